@@ -1,0 +1,183 @@
+"""Loading eval set files in every shape found in real ADK repositories.
+
+Accepted shapes (measured against google-adk 2.13, see ``../shared/fixtures/real-evalsets``):
+
+``evalset``
+    ADK's ``EvalSet`` JSON (``eval_set_id``, ``eval_cases``), in ``*.evalset.json`` or
+    ``*.test.json``; includes ``conversation_scenario`` cases.
+``evalset-camel``
+    The same with a camelCase top level (``evalSetId``, ``evalCases``), as ADK TypeScript
+    writes it. ADK Python's ``EvalSet`` rejects it; nested models accept camelCase aliases.
+``legacy-turns``
+    The flat legacy list ``[{"query", "expected_tool_use", "reference"}]``. Converted as
+    ``AgentEvaluator._get_eval_set_from_old_format`` does: the whole file is ONE eval case
+    whose turns are the items. (``adk eval`` fails on it with ``KeyError: 'data'``.)
+``legacy-cases``
+    The wrapped legacy list ``[{"name", "data", "initial_session"}]``, converted with ADK's
+    ``convert_eval_set_to_pydantic_schema`` (one case per item).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from google.adk.evaluation.eval_set import EvalSet
+from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import EvalSetError
+
+ACCEPTED_SHAPES = (
+    "ADK EvalSet JSON ({eval_set_id, eval_cases}); the same with camelCase keys "
+    "({evalSetId, evalCases}); a legacy list of turns ([{query, expected_tool_use, reference}]); "
+    "or a legacy list of cases ([{name, data, initial_session}])"
+)
+
+_CAMEL_TOP_LEVEL = {
+    "evalSetId": "eval_set_id",
+    "evalCases": "eval_cases",
+    "creationTimestamp": "creation_timestamp",
+}
+
+
+class LoadedEvalSet(BaseModel):
+    """An eval set file loaded into ADK's ``EvalSet``.
+
+    ``eval_id_lines`` maps each eval case id to the 1-based line of its ``eval_id`` in the
+    file (for annotations); ``notes`` are things the console should say about the file.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    eval_set: EvalSet
+    shape: str
+    content_hash: str
+    eval_id_lines: dict[str, int]
+    notes: list[str] = []
+
+
+def content_hash(data: bytes) -> str:
+    """``sha256:<hex>`` of the file bytes; used to tell whether baseline and head match."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _eval_id_lines(text: str, eval_ids: list[str], default: int = 1) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for eval_id in eval_ids:
+        pattern = re.compile(r'"(?:eval_id|evalId|name)"\s*:\s*' + re.escape(json.dumps(eval_id)))
+        match = pattern.search(text)
+        lines[eval_id] = text.count("\n", 0, match.start()) + 1 if match else default
+    return lines
+
+
+def _is_legacy_turn(item: Any) -> bool:
+    return isinstance(item, dict) and "query" in item
+
+
+def _is_legacy_case(item: Any) -> bool:
+    return isinstance(item, dict) and "data" in item and isinstance(item["data"], list)
+
+
+def _from_list(path: Path, data: list[Any]) -> tuple[EvalSet, str, list[str]]:
+    eval_set_id = _stem(path)
+    if data and all(_is_legacy_turn(i) for i in data):
+        # AgentEvaluator treats the whole file as one case whose turns are the items.
+        wrapped = [{"name": eval_set_id, "data": data, "initial_session": {}}]
+        note = (
+            f"{path}: legacy list of {len(data)} turns: loaded as ONE eval case "
+            f"`{eval_set_id}` with {len(data)} invocations, as ADK's AgentEvaluator does "
+            "(`adk eval` itself rejects this shape with KeyError: 'data')"
+        )
+        return convert_eval_set_to_pydantic_schema(eval_set_id, wrapped), "legacy-turns", [note]
+    if data and all(_is_legacy_case(i) for i in data):
+        for item in data:
+            bad = [t for t in item["data"] if not _is_legacy_turn(t)]
+            if bad:
+                raise EvalSetError(
+                    path, f"legacy case `{item.get('name')}` has a turn without `query`"
+                )
+        return convert_eval_set_to_pydantic_schema(eval_set_id, data), "legacy-cases", []
+    raise EvalSetError(path, f"a JSON list, but not a legacy eval set; accepted: {ACCEPTED_SHAPES}")
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".evalset.json", ".test.json", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def _from_dict(path: Path, data: dict[str, Any]) -> tuple[EvalSet, str]:
+    shape = "evalset"
+    if any(k in data for k in _CAMEL_TOP_LEVEL) and "eval_cases" not in data:
+        data = {_CAMEL_TOP_LEVEL.get(k, k): v for k, v in data.items()}
+        shape = "evalset-camel"
+    if "eval_cases" not in data or "eval_set_id" not in data:
+        raise EvalSetError(
+            path,
+            "a JSON object without `eval_set_id` and `eval_cases`; accepted: " + ACCEPTED_SHAPES,
+        )
+    try:
+        return EvalSet.model_validate(data), shape
+    except ValidationError as e:
+        raise EvalSetError(path, f"{_validation_message(e)}; accepted: {ACCEPTED_SHAPES}") from e
+
+
+def _validation_message(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ".".join(str(p) for p in first["loc"])
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"invalid eval set at `{location}`: {first['msg']}{more}"
+
+
+def load_eval_set(path: Path) -> LoadedEvalSet:
+    """Loads one eval set file in any accepted shape (see the module docstring).
+
+    Raises:
+        EvalSetError: the file is unreadable, not JSON (with line and column), or in no
+            accepted shape (the message lists the accepted shapes).
+    """
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text)
+    except OSError as e:
+        raise EvalSetError(path, f"cannot read: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise EvalSetError(path, f"not UTF-8 text: {e}") from e
+    except json.JSONDecodeError as e:
+        raise EvalSetError(
+            path, f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
+        ) from e
+    notes: list[str] = []
+    if isinstance(data, list):
+        eval_set, shape, notes = _from_list(path, data)
+    elif isinstance(data, dict):
+        eval_set, shape = _from_dict(path, data)
+    else:
+        raise EvalSetError(path, f"JSON {type(data).__name__}; accepted: {ACCEPTED_SHAPES}")
+    ids = [c.eval_id for c in eval_set.eval_cases]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise EvalSetError(path, f"duplicate eval_id(s): {', '.join(duplicates)}")
+    for case in eval_set.eval_cases:
+        if case.conversation is None and case.conversation_scenario is None:
+            raise EvalSetError(
+                path,
+                f"eval case `{case.eval_id}` has neither `conversation` nor "
+                "`conversation_scenario`",
+            )
+    return LoadedEvalSet(
+        path=path,
+        eval_set=eval_set,
+        shape=shape,
+        content_hash=content_hash(raw),
+        eval_id_lines=_eval_id_lines(text, ids),
+        notes=notes,
+    )

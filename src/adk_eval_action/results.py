@@ -1,0 +1,240 @@
+"""The results file: a versioned, self-describing record of one evaluation run.
+
+Shape (``schema_version`` 1)::
+
+    RunResults
+      metadata            git sha/ref, google-adk and tool versions, timestamps
+      suites[]            one per (agent, eval config)
+        eval_sets[]       file, eval_set_id, content hash, shape it was loaded from
+          eval_cases[]    eval_id, line of the eval_id in the file
+            runs[]        one per repeat (--num-runs); status, error, actual invocations
+              metrics[]   score, status, threshold, value range, per-invocation scores,
+                          per-rubric id/text/score/rationale
+        errors[]          config, eval set, agent, inference and metric errors
+      errors[]            errors that belong to no suite
+
+Scores are in the metric's own range (``min_value``..``max_value``). Every number shown in
+the PR comment can be recomputed from this file. ADK's own
+``.adk/eval_history/*.evalset_result.json`` files load into the same model
+(:func:`load_results`), so they can serve as a baseline.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .errors import ResultsFileError
+
+SCHEMA_VERSION = 1
+
+
+class MetricStatus(str, Enum):
+    """Status of one metric for one run of one eval case.
+
+    ``passed``/``failed``/``informational`` are the statuses ADK's evaluator gave
+    (google.adk.evaluation.evaluator.EvalStatus). ``not_evaluated`` is ADK's NOT_EVALUATED;
+    ``error`` is a metric that raised (judge not found, import error, judge unparsable).
+    Neither of the last two is ever a pass nor averaged in as 0.
+    """
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_EVALUATED = "not_evaluated"
+    INFORMATIONAL = "informational"
+    ERROR = "error"
+
+
+class CaseStatus(str, Enum):
+    """Status of one run of an eval case, as ADK's LocalEvalService derives it from metrics."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_EVALUATED = "not_evaluated"
+    ERROR = "error"
+
+
+class RubricScoreRecord(BaseModel):
+    """One rubric's verdict. ``score`` is 1.0 (yes) or 0.0 (no) per judge sample in ADK, a
+    mean when aggregated over invocations; None when the judge gave no verdict."""
+
+    rubric_id: str
+    text: str | None = None
+    type: str | None = None
+    score: float | None = None
+    rationale: str | None = None
+
+
+class InvocationScore(BaseModel):
+    """A metric's score for one invocation (turn) of an eval case."""
+
+    index: int
+    invocation_id: str = ""
+    score: float | None = None
+    status: MetricStatus
+    rubrics: list[RubricScoreRecord] = Field(default_factory=list)
+
+
+class MetricResult(BaseModel):
+    """One metric's result for one run of one eval case."""
+
+    metric_name: str
+    score: float | None = None
+    status: MetricStatus
+    threshold: float | None = None
+    min_value: float | None = None
+    max_value: float | None = None
+    higher_is_better: bool = True
+    informational: bool = False
+    reason: str | None = None
+    judge_model: str | None = None
+    rubrics: list[RubricScoreRecord] = Field(default_factory=list)
+    invocations: list[InvocationScore] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunRecord(BaseModel):
+    """One run (repeat) of one eval case. ``run`` counts from 1."""
+
+    run: int = 1
+    status: CaseStatus
+    error: str | None = None
+    metrics: list[MetricResult] = Field(default_factory=list)
+    session_id: str | None = None
+    actual_invocations: list[dict[str, Any]] | None = None
+
+
+class EvalCaseRecord(BaseModel):
+    """All runs of one eval case."""
+
+    eval_id: str
+    line: int | None = None
+    runs: list[RunRecord] = Field(default_factory=list)
+
+
+class EvalSetRecord(BaseModel):
+    """One eval set file and its cases. ``file`` is relative to the repository root."""
+
+    eval_set_id: str
+    file: str | None = None
+    shape: str | None = None
+    content_hash: str | None = None
+    eval_cases: list[EvalCaseRecord] = Field(default_factory=list)
+
+
+class ErrorRecord(BaseModel):
+    """An error, with where it happened and what to do about it."""
+
+    kind: Literal["config", "eval_set", "agent", "inference", "metric", "baseline", "internal"]
+    message: str
+    file: str | None = None
+    suite: str | None = None
+    eval_set_id: str | None = None
+    eval_id: str | None = None
+    metric: str | None = None
+    hint: str | None = None
+
+
+class SuiteRecord(BaseModel):
+    """One suite: an agent evaluated on some eval sets under one eval config."""
+
+    name: str
+    agent: str | None = None
+    eval_config_file: str | None = None
+    eval_config_hash: str | None = None
+    eval_config: dict[str, Any] | None = None
+    judge_models: dict[str, str] = Field(default_factory=dict)
+    num_runs: int = 1
+    eval_sets: list[EvalSetRecord] = Field(default_factory=list)
+    errors: list[ErrorRecord] = Field(default_factory=list)
+
+
+class RunMetadata(BaseModel):
+    """Where and how the results were produced. Times are ISO 8601 UTC; durations seconds."""
+
+    source: Literal["adk-eval-action", "adk-eval-history"] = "adk-eval-action"
+    tool_version: str | None = None
+    adk_version: str | None = None
+    python_version: str | None = None
+    git_sha: str | None = None
+    git_ref: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    duration_seconds: float | None = None
+
+
+class RunResults(BaseModel):
+    """The whole results file. See the module docstring for the shape."""
+
+    schema_version: int = SCHEMA_VERSION
+    metadata: RunMetadata = Field(default_factory=RunMetadata)
+    suites: list[SuiteRecord] = Field(default_factory=list)
+    errors: list[ErrorRecord] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    def all_errors(self) -> list[ErrorRecord]:
+        """Top-level and per-suite errors, in that order."""
+        return [*self.errors, *(e for s in self.suites for e in s.errors)]
+
+
+def utc_now() -> str:
+    """Current time as ISO 8601 UTC with seconds precision."""
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def save_results(results: RunResults, path: Path) -> None:
+    """Writes ``results`` as indented JSON to ``path``, creating parent folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(results.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+
+
+def load_results(path: Path) -> RunResults:
+    """Reads a results file of ours, or ADK eval_history file(s), into :class:`RunResults`.
+
+    ``path`` may be our ``results.json``, one ADK ``*.evalset_result.json`` file, or a folder
+    holding such files (the newest file per app and eval set is used).
+
+    Raises:
+        ResultsFileError: unreadable JSON, unknown shape, or an unsupported schema_version.
+    """
+    if path.is_dir():
+        from .adk_history import load_eval_history_dir
+
+        return load_eval_history_dir(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ResultsFileError(path, "file not found") from e
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ResultsFileError(path, f"not valid JSON: {e}") from e
+    # ADK before 1.x wrote the result JSON as a JSON string, so it may be encoded twice.
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as e:
+            raise ResultsFileError(path, f"not valid JSON: {e}") from e
+    if isinstance(data, dict) and "schema_version" in data:
+        if data["schema_version"] != SCHEMA_VERSION:
+            raise ResultsFileError(
+                path,
+                f"schema_version {data['schema_version']} is not supported by this version "
+                f"(expects {SCHEMA_VERSION}); re-run the evaluation with this version",
+            )
+        try:
+            return RunResults.model_validate(data)
+        except ValidationError as e:
+            raise ResultsFileError(path, f"not a valid results file: {e}") from e
+    if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
+        from .adk_history import load_eval_history_files
+
+        return load_eval_history_files([path])
+    raise ResultsFileError(
+        path,
+        "not a results file: expected an adk-eval-action results.json (with schema_version) "
+        "or an ADK eval_history *.evalset_result.json file",
+    )
