@@ -30,6 +30,7 @@ from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_py
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import EvalSetError
+from .rubrics import RubricFormatError, normalize_case_rubrics
 
 ACCEPTED_SHAPES = (
     "ADK EvalSet JSON ({eval_set_id, eval_cases}); the same with camelCase keys "
@@ -123,6 +124,12 @@ def _from_dict(path: Path, data: dict[str, Any]) -> tuple[EvalSet, str]:
             path,
             "a JSON object without `eval_set_id` and `eval_cases`; accepted: " + ACCEPTED_SHAPES,
         )
+    for index, case in enumerate(data["eval_cases"] if isinstance(data["eval_cases"], list) else []):
+        if isinstance(case, dict):
+            try:
+                normalize_case_rubrics(case, f"eval_cases[{index}]")
+            except RubricFormatError as e:
+                raise EvalSetError(path, str(e)) from e
     try:
         return EvalSet.model_validate(data), shape
     except ValidationError as e:

@@ -1,0 +1,184 @@
+"""Finding suites: agents, their eval sets and eval configs, by ADK's conventions.
+
+Without ``adk-eval.yaml``: every ``*.evalset.json`` and legacy ``*.test.json`` under the given
+paths (skipping ``.git``, virtualenvs, ``node_modules``, ``.adk``). The agent of an eval set
+is the nearest ancestor folder that ADK can load as an agent module, as ``adk eval AGENT_DIR``
+does (google.adk.cli.cli_eval: a folder with ``__init__.py`` that exposes ``agent``, i.e. an
+``agent.py``, an ``agent/`` package, or a ``root_agent.yaml``). The eval config is the
+``test_config.json`` beside the eval set, as ``AgentEvaluator.find_config_for_test_file``
+finds it, else ADK's default criteria. Eval sets sharing an agent and eval config form one
+suite named after the agent folder.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from .config import ProjectConfig
+from .errors import ConfigError
+
+EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", ".adk",
+     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+     "site-packages", "dist", "build"}
+)
+
+
+class Suite(BaseModel):
+    """An agent evaluated on eval sets under one eval config.
+
+    ``agent_dir`` is None when no agent module was found (``agent_error`` says why); such a
+    suite reports an error and the other suites still run.
+    """
+
+    name: str
+    agent_dir: Path | None
+    agent_error: str | None = None
+    eval_set_paths: list[Path]
+    eval_config_path: Path | None = None
+    num_runs: int | None = None
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    higher_is_better: dict[str, bool] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+def is_agent_dir(folder: Path) -> bool:
+    """True when ADK can load ``folder`` as an agent module (see module docstring)."""
+    return (folder / "__init__.py").is_file() and (
+        (folder / "agent.py").is_file()
+        or (folder / "agent" / "__init__.py").is_file()
+        or (folder / "root_agent.yaml").is_file()
+    )
+
+
+def find_agent_dir(eval_set: Path, stop: Path) -> Path | None:
+    """The nearest folder at or above the eval set's folder (not above ``stop``) that is an
+    agent module, or None."""
+    stop = stop.resolve()
+    for folder in [eval_set.resolve().parent, *eval_set.resolve().parent.parents]:
+        if is_agent_dir(folder):
+            return folder
+        if folder == stop or stop not in folder.parents:
+            return None
+    return None
+
+
+def _is_virtualenv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file()
+
+
+def find_eval_sets(paths: Iterable[Path], exclude: Iterable[str] = ()) -> list[Path]:
+    """Every eval set file under ``paths`` (files are taken as given), sorted, without
+    duplicates. ``exclude`` holds glob patterns matched against the path."""
+    found: set[Path] = set()
+    patterns = list(exclude)
+    for path in paths:
+        if path.is_file():
+            found.add(path.resolve())
+            continue
+        if not path.is_dir():
+            raise ConfigError(path, "no such file or folder")
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(root, d))
+            )
+            for name in files:
+                if name.endswith(EVAL_SET_SUFFIXES):
+                    found.add(Path(root, name).resolve())
+    return sorted(p for p in found if not any(p.match(pattern) for pattern in patterns))
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def discover_suites(paths: list[Path], root: Path, exclude: Iterable[str] = ()) -> list[Suite]:
+    """Suites found by ADK's conventions under ``paths`` (see the module docstring).
+
+    Raises:
+        ConfigError: a path does not exist.
+    """
+    groups: dict[tuple[Path | None, Path | None], list[Path]] = {}
+    for eval_set in find_eval_sets(paths, exclude):
+        agent = find_agent_dir(eval_set, root)
+        config = eval_set.parent / "test_config.json"
+        key = (agent, config if config.is_file() else None)
+        groups.setdefault(key, []).append(eval_set)
+    suites: list[Suite] = []
+    for (agent, config), eval_sets in groups.items():
+        name = agent.name if agent else "no-agent:" + _relative(eval_sets[0].parent, root)
+        notes = [
+            f"{_relative(p, root)}: no test_config.json beside it but `{c.name}` "
+            f"exists; using ADK's default criteria (name it in adk-eval.yaml to use it)"
+            for p in eval_sets
+            for c in (p.parent / "eval_config.json", p.parent.parent / "test_config.json")
+            if config is None and c.is_file()
+        ]
+        suites.append(
+            Suite(
+                name=name,
+                agent_dir=agent,
+                agent_error=None if agent else (
+                    f"no agent module found at or above {_relative(eval_sets[0].parent, root)}: "
+                    "ADK loads a folder with __init__.py and agent.py (as `adk eval AGENT_DIR`); "
+                    "name the agent of these eval sets in adk-eval.yaml"
+                ),
+                eval_set_paths=eval_sets,
+                eval_config_path=config,
+                notes=notes,
+            )
+        )
+    names = [s.name for s in suites]
+    for suite in suites:
+        if names.count(suite.name) > 1 and suite.eval_config_path is not None:
+            suite.name = f"{suite.name}:{_relative(suite.eval_config_path.parent, root)}"
+    return suites
+
+
+def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
+    """Suites named in ``adk-eval.yaml``; paths are relative to its folder.
+
+    Raises:
+        ConfigError: a suite's agent folder is missing, an eval set glob matches nothing, or
+            its eval config does not exist (each naming the file and field).
+    """
+    suites = []
+    for index, spec in enumerate(config.suites):
+        agent = (config.root / spec.agent).resolve()
+        where = f"suites[{index}]"
+        if not agent.is_dir():
+            raise ConfigError(config_path, f"agent folder {spec.agent} not found", f"{where}.agent")
+        eval_sets: list[Path] = []
+        for pattern in spec.eval_sets:
+            matches = sorted(glob.glob(str(config.root / pattern), recursive=True))
+            if not matches:
+                raise ConfigError(
+                    config_path, f"eval set glob {pattern!r} matches no file", f"{where}.eval_sets"
+                )
+            eval_sets.extend(Path(m).resolve() for m in matches)
+        eval_config = (config.root / spec.eval_config).resolve() if spec.eval_config else None
+        if eval_config is not None and not eval_config.is_file():
+            raise ConfigError(
+                config_path, f"eval config {spec.eval_config} not found", f"{where}.eval_config"
+            )
+        suites.append(
+            Suite(
+                name=spec.name,
+                agent_dir=agent,
+                eval_set_paths=sorted(set(eval_sets)),
+                eval_config_path=eval_config,
+                num_runs=spec.num_runs,
+                thresholds=spec.thresholds,
+                higher_is_better=spec.higher_is_better,
+            )
+        )
+    return suites
