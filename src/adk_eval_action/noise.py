@@ -170,7 +170,7 @@ def _ordered_shared_keys(
 ) -> list[K]:
     """Keys with at least one score on both sides, in a canonical order.
 
-    Sorting makes a seed's result independent of mapping insertion order (the index matrix
+    Sorting makes a seed's result independent of mapping insertion order (the counts matrix
     columns are positions in this list); unorderable keys fall back to baseline order.
     """
     shared = [k for k, runs in baseline.items() if len(runs) > 0 and len(head.get(k, ())) > 0]
