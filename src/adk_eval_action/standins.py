@@ -39,8 +39,12 @@ __all__ = [
     "ScriptedToolCall",
     "StandInJudge",
     "answer_judge_prompt",
+    "judge_prompt_kind",
     "property_verdict",
+    "quoted_phrases",
     "register_standins",
+    "response_matches_reference",
+    "sentence_label",
 ]
 
 TIMEOUT_JUDGE_MODEL = "stand-in-judge-timeout"
