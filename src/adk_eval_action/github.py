@@ -569,7 +569,8 @@ def compose_comment_body(
     renderer normally already fits; a custom template may not, so the markdown is cut at a
     line boundary and a note says where the full report is.
     """
-    footer = f"\n\n[Workflow run]({run_url})" if run_url else ""
+    # The renderer may already link the run (it gets run_url too); link it once.
+    footer = f"\n\n[Workflow run]({run_url})" if run_url and run_url not in markdown else ""
     footer += f"\n{marker}\n"
     room = limit - len(footer)
     body = markdown.rstrip("\n")

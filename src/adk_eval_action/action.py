@@ -1,0 +1,722 @@
+"""The GitHub Action entry points: `adk-eval-action action` and `adk-eval-action comment`.
+
+`action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*` (the
+runner keeps hyphens, so both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS` are read; contract §1),
+the `GITHUB_*` variables and the event payload, runs the pipeline, and publishes: one sticky
+PR comment, the job summary, step outputs, error annotations and log groups. It exits with
+the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error). The same
+command works in a plain `run:` step or on a laptop with the inputs given as flags.
+
+`comment` posts a comment rendered by an earlier run (the artifact of a fork PR's
+`pull_request` run) from a privileged `workflow_run` workflow. The artifact is untrusted:
+its PR number and head sha are checked against the API and the triggering run before
+anything is posted (docs/action.md, "Pull requests from forks").
+
+The environment is read once, in the click commands, into `ActionSettings`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import click
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError
+from .github import (
+    COMMENT_MAX_CHARS,
+    CommentResult,
+    EventContext,
+    EventContextError,
+    GitHubClient,
+    GitHubError,
+    NotFound,
+    PermissionDenied,
+    add_mask,
+    append_job_summary,
+    comment_marker,
+    compose_comment_body,
+    error_annotation,
+    get_pull,
+    group,
+    notice,
+    pulls_for_commit,
+    strip_markers,
+    upsert_sticky_comment,
+    warning,
+    write_outputs,
+)
+
+__all__ = [
+    "ActionSettings",
+    "ArtifactError",
+    "RequirementsError",
+    "action_command",
+    "comment_command",
+    "post_artifact_comment",
+    "run_action",
+]
+
+#: Files the action writes next to the results file; the fork recipe uploads all three.
+COMMENT_FILE = "adk-eval-comment.md"
+PR_FILE = "adk-eval-pr.json"
+#: Room kept for the run link and marker that `compose_comment_body` adds to the rendering.
+_FOOTER_RESERVE = 1_000
+
+Console = Callable[[str], None]
+
+
+class RequirementsError(AdkEvalActionError):
+    """The user's requirements could not be installed, or moved google-adk out of range."""
+
+
+class ArtifactError(AdkEvalActionError):
+    """A comment artifact is missing, malformed or does not match the PR it names."""
+
+
+# --------------------------------------------------------------------------- settings
+
+INPUTS = (
+    "paths", "config", "baseline", "num_runs", "parallelism", "template", "comment",
+    "comment_key", "github_token", "fail_on", "requirements", "working_directory",
+    "results_path", "comment_artifact",
+)
+
+
+def read_input(env: Mapping[str, str], name: str) -> str | None:
+    """Value of action input `name` from `INPUT_*`, or None when unset or empty.
+
+    The runner uppercases the name and keeps hyphens (`INPUT_NUM-RUNS`); underscores stay
+    underscores. Both spellings are read so either style in a caller's `with:` works.
+    """
+    upper = name.upper()
+    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('_', '-')}"):
+        value = env.get(key)
+        if value is not None and value.strip():
+            return value.strip()
+    return None
+
+
+def _split_list(value: Any) -> list[str]:
+    """Inputs that take several values accept newlines or commas between them."""
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out: list[str] = []
+    for item in items:
+        out += [p.strip() for p in str(item).replace(",", "\n").splitlines() if p.strip()]
+    return out
+
+
+class ActionSettings(BaseModel):
+    """Every input of action.yml plus what the runner's environment says, built once.
+
+    Flags override `INPUT_*`, which override defaults. The token is a SecretStr so no
+    repr, log line or error message can show it.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    paths: list[str] = Field(default_factory=lambda: ["."])
+    config: str | None = None
+    baseline: str | None = None
+    num_runs: int | None = Field(default=None, ge=1)
+    parallelism: int = Field(default=4, ge=1)
+    template: str | None = None
+    comment: Literal["update", "new", "off"] = "update"
+    comment_key: str = "default"
+    github_token: SecretStr = SecretStr("")
+    fail_on: Literal["threshold", "regression", "any", "none"] | None = None
+    requirements: list[str] = Field(default_factory=list)
+    working_directory: str = "."
+    results_path: str = "adk-eval-results.json"
+    comment_artifact: str | None = None
+    # From the runner's environment.
+    event: EventContext = Field(default_factory=EventContext)
+    output_file: Path | None = None
+    summary_file: Path | None = None
+    in_actions: bool = False
+
+    @field_validator("paths", "requirements", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> list[str]:
+        return _split_list(value)
+
+    @field_validator("comment", "fail_on", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @classmethod
+    def from_sources(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> ActionSettings:
+        """Merge click flags (None = not given) over `INPUT_*` over defaults.
+
+        Raises ValidationError for a bad value (the caller reports it as a usage error) and
+        EventContextError for an unreadable event payload.
+        """
+        values: dict[str, Any] = {}
+        for name in INPUTS:
+            flag = flags.get(name)
+            value = flag if flag not in (None, (), []) else read_input(env, name)
+            if value is not None:
+                values[name] = value
+        if "github_token" not in values and env.get("GITHUB_TOKEN"):
+            values["github_token"] = env["GITHUB_TOKEN"]  # plain `run:` steps and laptops
+        return cls(
+            **values,
+            event=EventContext.from_env(env),
+            output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
+            summary_file=(
+                Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
+            ),
+            in_actions=env.get("GITHUB_ACTIONS") == "true",
+        )
+
+    @property
+    def token(self) -> str:
+        return self.github_token.get_secret_value()
+
+
+# --------------------------------------------------------------------------- pipeline seam
+
+
+class Outcome(Protocol):
+    """The parts of `pipeline.PipelineOutcome` publishing reads."""
+
+    exit_code: int
+    passed: bool
+    results_path: Path
+    comment_markdown: str
+    summary_markdown: str
+    failures: list[Any]
+    metrics: dict[str, dict]
+    suites: list[str]
+
+
+PipelineRunner = Callable[[dict[str, Any], Console], Outcome]
+
+
+def _run_real_pipeline(options: dict[str, Any], console: Console) -> Outcome:
+    """Import late: the pipeline imports google-adk, which the user's requirements may
+    have just replaced."""
+    from .pipeline import RunOptions, run_pipeline
+
+    return run_pipeline(RunOptions(**options), console=console)
+
+
+def pipeline_options(settings: ActionSettings) -> dict[str, Any]:
+    """`pipeline.RunOptions` fields from the settings; paths relative to the working dir."""
+    results = Path(settings.results_path)
+    return {
+        "paths": [Path(p) for p in settings.paths] or [Path(".")],
+        "config": Path(settings.config) if settings.config else None,
+        "baseline": Path(settings.baseline) if settings.baseline else None,
+        "results_out": results,
+        "comment_out": None,  # written here, with marker and run link (`publish`)
+        "summary_out": None,  # appended here to GITHUB_STEP_SUMMARY under its 1 MiB cap
+        "num_runs": settings.num_runs,
+        "parallelism": settings.parallelism,
+        "template": Path(settings.template) if settings.template else None,
+        "fail_on": settings.fail_on,
+        "max_comment_chars": COMMENT_MAX_CHARS - _FOOTER_RESERVE,
+        "run_url": settings.event.run_url,
+    }
+
+
+# --------------------------------------------------------------------------- the action
+
+
+def run_action(
+    settings: ActionSettings,
+    console: Console,
+    *,
+    pipeline: PipelineRunner = _run_real_pipeline,
+    client_factory: Callable[[str, str], GitHubClient] | None = None,
+    reexec: Callable[[], None] | None = None,
+    skip_requirements: bool = False,
+) -> int:
+    """Run the evaluation and publish it; returns the process exit code.
+
+    `reexec` restarts the process once the user's requirements are installed, so that the
+    evaluation imports the packages they pinned (google-adk among them) fresh.
+    """
+    if settings.token:
+        console(add_mask(settings.token))
+    make_client = client_factory or (lambda token, api: GitHubClient(token, api))
+    if settings.comment_artifact:
+        return post_artifact_comment(
+            settings, Path(settings.comment_artifact), console, make_client=make_client,
+        )
+    if settings.event.event_name == "pull_request_target":
+        console(warning(
+            "This workflow runs on pull_request_target. Evaluating an agent runs its code; "
+            "never check out and evaluate pull request code here (docs/action.md, Security).",
+        ))
+    if settings.requirements and not skip_requirements:
+        with group("Install the agent's requirements", console):
+            install_requirements(settings.requirements, console)
+        if reexec is not None:
+            reexec()  # does not return in production
+    with group("Run evaluations", console):
+        # Agent output is untrusted text in this log; stop the runner from obeying
+        # workflow commands in it until the run is over (workflow-commands doc).
+        resume = f"adk-eval-{uuid.uuid4().hex}"
+        console(f"::stop-commands::{resume}")
+        try:
+            outcome = pipeline(pipeline_options(settings), console)
+        finally:
+            console(f"::{resume}::")
+    return publish(settings, outcome, console, make_client)
+
+
+def publish(
+    settings: ActionSettings,
+    outcome: Outcome,
+    console: Console,
+    make_client: Callable[[str, str], GitHubClient],
+) -> int:
+    """Log groups, annotations, PR comment, job summary, outputs; returns the exit code."""
+    event = settings.event
+    cwd = Path.cwd()
+    for suite in outcome.suites:
+        with group(f"Suite {suite}", console):
+            failed = [f for f in outcome.failures if f.suite == suite]
+            console(f"{len(failed)} failing eval case(s)" if failed else "all eval cases pass")
+            for failure in failed:
+                console(f"  {failure.eval_id}: {failure.message}")
+    # Worst first: the runner attaches only 10 errors per step (ExecutionContext.cs).
+    for failure in sorted(outcome.failures, key=lambda f: -f.severity):
+        file = _annotation_path(Path(failure.eval_set_file), cwd, event.workspace)
+        line = failure.line or _eval_id_line(cwd / failure.eval_set_file, failure.eval_id)
+        console(error_annotation(
+            failure.message, file=file, line=line, title=f"{failure.suite}: {failure.eval_id}",
+        ))
+
+    results_dir = Path(settings.results_path).parent
+    results_dir.mkdir(parents=True, exist_ok=True)
+    marker = comment_marker(settings.comment_key)
+    body = compose_comment_body(outcome.comment_markdown, marker, event.run_url)
+    comment_path = results_dir / COMMENT_FILE
+    comment_path.write_text(body, encoding="utf-8")
+
+    notes: list[str] = []
+    comment_url = ""
+    infra_failed = False
+    if settings.comment != "off":
+        try:
+            result = _post_run_comment(settings, body, marker, console, make_client)
+        except GitHubError as exc:
+            if isinstance(exc, PermissionDenied) and exc.read_only_token:
+                # A fork's token: the evaluation stands and the comment waits in a file.
+                console(warning(str(exc), title="PR comment not posted"))
+                notes.append(
+                    "The PR comment could not be posted with this read-only token (a pull "
+                    "request from a fork?). It is saved as "
+                    f"`{_shown(comment_path, event.workspace)}`; the fork recipe in the "
+                    "action's docs posts it from a workflow_run workflow."
+                )
+            else:
+                # The evaluation stands too; say loudly that publishing did not.
+                infra_failed = True
+                console(error_annotation(str(exc), title="PR comment not posted"))
+                notes.append(f"The PR comment could not be posted: {exc}")
+        else:
+            if result is not None:
+                comment_url = result.url
+                console(f"PR comment {result.action}: {result.url}")
+                notes.append(f"PR comment {result.action}: {result.url}")
+
+    pr_file = results_dir / PR_FILE
+    pr_file.write_text(json.dumps({
+        "repository": event.repository, "pr_number": event.pr_number,
+        "head_sha": event.head_sha, "comment_key": settings.comment_key,
+        "run_id": event.run_id,
+    }, indent=2) + "\n", encoding="utf-8")
+
+    if settings.summary_file is not None:
+        summary = outcome.summary_markdown
+        if notes:
+            summary = summary.rstrip("\n") + "\n\n" + "\n\n".join(notes) + "\n"
+        append_job_summary(settings.summary_file, summary)
+    if settings.output_file is not None:
+        write_outputs(settings.output_file, {
+            "passed": "true" if outcome.passed else "false",
+            "results_path": _shown(Path(outcome.results_path), event.workspace),
+            "comment_path": _shown(comment_path, event.workspace),
+            "comment_url": comment_url,
+            "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
+        })
+    if infra_failed and outcome.exit_code == EXIT_PASS:
+        return EXIT_USAGE
+    return outcome.exit_code
+
+
+def _post_run_comment(
+    settings: ActionSettings, body: str, marker: str, console: Console,
+    make_client: Callable[[str, str], GitHubClient],
+) -> CommentResult | None:
+    """Find this run's PR (over REST for push/issue_comment) and upsert the comment."""
+    event = settings.event
+    if not settings.token:
+        console(notice("No github_token: the PR comment is only written to a file."))
+        return None
+    if not event.repository:
+        return None
+    client = make_client(settings.token, event.api_url)
+    if event.pr_number is None and event.event_name in ("push", "workflow_dispatch") \
+            and event.head_sha:
+        pulls = [
+            p for p in pulls_for_commit(client, event.repository, event.head_sha)
+            if p.get("state") == "open" and (p.get("head") or {}).get("sha") == event.head_sha
+        ]
+        if not pulls:
+            console("No open pull request has this commit as its head: no PR comment.")
+            return None
+        event = event.with_pull(pulls[0])
+    elif event.pr_number is not None and event.head_sha is None:
+        event = event.with_pull(get_pull(client, event.repository, event.pr_number))
+    if event.pr_number is None:
+        console("This run is not about a pull request: no PR comment.")
+        return None
+    return upsert_sticky_comment(
+        client, event.repository, event.pr_number, body, marker=marker,
+        mode="new" if settings.comment == "new" else "update",
+    )
+
+
+def _shown(path: Path, workspace: Path | None) -> str:
+    """A path as later steps on the host can use it: relative to the workspace if inside."""
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    if workspace is not None:
+        try:
+            return absolute.resolve().relative_to(workspace.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def _annotation_path(path: Path, cwd: Path, workspace: Path | None) -> str:
+    """`file=` for an annotation; the runner maps container paths to repo-relative ones."""
+    return _shown(path if path.is_absolute() else cwd / path, workspace)
+
+
+def _eval_id_line(path: Path, eval_id: str) -> int | None:
+    """1-based line of `"eval_id": "<id>"` (or evalId/name) in an eval set file, if found."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    needle = json.dumps(eval_id)
+    fallback = None
+    for number, line in enumerate(lines, start=1):
+        if needle in line:
+            if any(key in line for key in ('"eval_id"', '"evalId"', '"name"')):
+                return number
+            fallback = fallback or number
+    return fallback
+
+
+# --------------------------------------------------------------------------- requirements
+
+
+def install_requirements(
+    specs: Sequence[str], console: Console,
+    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+) -> None:
+    """pip-install the user's agent dependencies into this environment.
+
+    Each spec is a requirements file (`pip install -r`), a `pyproject.toml`, or a folder
+    holding one (`pip install <folder>`). Our image does not carry the agent's own
+    dependencies, so this runs before the evaluation. Raises RequirementsError when a spec
+    is missing, pip fails, or google-adk ends outside the range this package supports.
+    """
+    args: list[str] = []
+    for spec in specs:
+        path = Path(spec)
+        if path.name == "pyproject.toml" and path.is_file():
+            args.append(str(path.parent.resolve()))
+        elif path.is_dir() and (path / "pyproject.toml").is_file():
+            args.append(str(path.resolve()))
+        elif path.is_file():
+            args += ["-r", str(path)]
+        else:
+            raise RequirementsError(f"requirements: {spec} is not a file or a project folder")
+    before = _dist_version("google-adk")
+    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *args]
+    console("$ " + " ".join(command))
+    completed = run(command, check=False)
+    if completed.returncode != 0:
+        raise RequirementsError(f"pip could not install {', '.join(specs)} "
+                                f"(exit {completed.returncode}); see the log above")
+    importlib.invalidate_caches()
+    after = _dist_version("google-adk")
+    if after != before:
+        supported = _supported_adk_range()
+        if after is None or (supported is not None and not _in_range(after, supported)):
+            raise RequirementsError(
+                f"Installing {', '.join(specs)} changed google-adk from {before} to {after}, "
+                f"outside the range this action supports ({supported}). Pin google-adk to a "
+                "supported version in your requirements, or remove it from them."
+            )
+        console(notice(f"Your requirements changed google-adk from {before} to {after}."))
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _supported_adk_range() -> str | None:
+    """The google-adk specifier this package declares (pyproject dependencies)."""
+    for requirement in importlib.metadata.requires("adk-eval-action") or []:
+        name = requirement.split(";")[0]
+        if name.replace("_", "-").lower().startswith("google-adk"):
+            spec = name[len("google-adk"):]
+            return spec.split("]", 1)[-1].strip() if "]" in spec else spec.strip()
+    return None
+
+
+def _in_range(version: str, specifier: str) -> bool:
+    from packaging.specifiers import SpecifierSet  # comes with pip's environment and ADK
+
+    return SpecifierSet(specifier).contains(version, prereleases=True)
+
+
+def _reexec_without_requirements() -> None:
+    """Start this command again, in a process that sees the freshly installed packages."""
+    argv = [sys.executable, "-c", "from adk_eval_action.cli import main; main()",
+            *sys.argv[1:], "--skip-requirements"]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)
+
+
+def _ensure_safe_directory(workspace: Path | None, console: Console) -> None:
+    """Let git work on the runner's checkout, which another user created (contract §1).
+
+    The image already trusts /github/workspace; a different GITHUB_WORKSPACE is added to
+    the container's system config. Best effort: outside a container this may not be ours
+    to change, and git is then usually fine anyway.
+    """
+    if workspace is None:
+        return
+    try:
+        listed = subprocess.run(
+            ["git", "config", "--system", "--get-all", "safe.directory"],
+            capture_output=True, text=True, check=False,
+        ).stdout.split()
+        if str(workspace) not in listed and "*" not in listed:
+            subprocess.run(
+                ["git", "config", "--system", "--add", "safe.directory", str(workspace)],
+                capture_output=True, check=False,
+            )
+    except OSError as exc:
+        console(f"git safe.directory not set: {exc}")
+
+
+# --------------------------------------------------------------------------- fork recipe
+
+
+class ArtifactContext(BaseModel):
+    """`adk-eval-pr.json` as written by `publish`; untrusted when read back."""
+
+    repository: str | None = None
+    pr_number: int | None = Field(default=None, ge=1)
+    head_sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
+    comment_key: str | None = None
+    run_id: str | None = None
+
+
+def post_artifact_comment(
+    settings: ActionSettings,
+    artifact: Path,
+    console: Console,
+    *,
+    make_client: Callable[[str, str], GitHubClient],
+    pr_number: int | None = None,
+    head_sha: str | None = None,
+) -> int:
+    """Post a comment rendered by an earlier run, after checking it belongs to this PR.
+
+    `artifact` is the downloaded folder (holding adk-eval-comment.md and adk-eval-pr.json)
+    or the comment file itself (then pr_number/head_sha must be given). Checks, with the
+    API as the authority: the PR exists in this repository; its head sha equals the
+    claimed one; on a workflow_run event, the claimed sha is the triggering run's head sha
+    and the number is among its pull_requests when GitHub lists any. A PR whose head moved
+    on is left alone (exit 0: the newer run comments). Returns the exit code.
+    """
+    event = settings.event
+    comment_file, context = _read_artifact(artifact)
+    number = pr_number or context.pr_number
+    claimed_sha = head_sha or context.head_sha
+    if not number or not claimed_sha:
+        raise ArtifactError("the artifact names no pull request number and head sha")
+    if not settings.token:
+        raise ArtifactError("no github_token to post the comment with")
+    if not event.repository:
+        raise ArtifactError("GITHUB_REPOSITORY is not set")
+    if context.repository and context.repository.lower() != event.repository.lower():
+        raise ArtifactError(f"the artifact is for {context.repository}, "
+                            f"not {event.repository}")
+    if event.event_name == "workflow_run":
+        listed = [p.get("number") for p in
+                  (event.payload.get("workflow_run") or {}).get("pull_requests") or []]
+        if event.head_sha and claimed_sha != event.head_sha:
+            raise ArtifactError("the artifact's head sha is not the head sha of the run "
+                                "that triggered this workflow")
+        if listed and number not in listed:
+            raise ArtifactError(f"PR #{number} is not among the triggering run's pull requests")
+    client = make_client(settings.token, event.api_url)
+    try:
+        pull = get_pull(client, event.repository, number)
+    except NotFound as exc:
+        raise ArtifactError(f"PR #{number} does not exist in {event.repository}") from exc
+    actual_sha = (pull.get("head") or {}).get("sha")
+    if actual_sha != claimed_sha:
+        console(notice(f"PR #{number} moved on to {actual_sha}; this comment is for "
+                       f"{claimed_sha} and is not posted."))
+        return EXIT_PASS
+    key = settings.comment_key if settings.comment_key != "default" else (
+        context.comment_key or "default")
+    marker = comment_marker(key)
+    untrusted = strip_markers(comment_file.read_text(encoding="utf-8", errors="replace"))
+    body = compose_comment_body(untrusted, marker)
+    result = upsert_sticky_comment(
+        client, event.repository, number, body, marker=marker,
+        mode="new" if settings.comment == "new" else "update",
+    )
+    console(f"PR comment {result.action}: {result.url}")
+    if settings.output_file is not None:
+        write_outputs(settings.output_file, {"comment_url": result.url})
+    return EXIT_PASS
+
+
+def _read_artifact(artifact: Path) -> tuple[Path, ArtifactContext]:
+    if artifact.is_dir():
+        comment_file, context_file = artifact / COMMENT_FILE, artifact / PR_FILE
+    else:
+        comment_file, context_file = artifact, artifact.with_name(PR_FILE)
+    if not comment_file.is_file():
+        raise ArtifactError(f"{comment_file} not found")
+    context = ArtifactContext()
+    if context_file.is_file():
+        try:
+            context = ArtifactContext.model_validate_json(context_file.read_text("utf-8"))
+        except (ValidationError, OSError) as exc:
+            raise ArtifactError(f"{context_file} is not a valid PR context: {exc}") from exc
+    return comment_file, context
+
+
+# --------------------------------------------------------------------------- click
+
+_INPUT_OPTIONS = [
+    click.option("--paths", multiple=True, help="Folders/eval set files (input `paths`)."),
+    click.option("--config", help="adk-eval.yaml (input `config`)."),
+    click.option("--baseline", help="Baseline results file (input `baseline`)."),
+    click.option("--num-runs", "num_runs", type=int, help="Runs per eval case."),
+    click.option("--parallelism", type=int, help="Concurrent inferences."),
+    click.option("--template", help="Jinja2 template for the comment."),
+    click.option("--comment", type=click.Choice(["update", "new", "off"]),
+                 help="Sticky comment mode."),
+    click.option("--comment-key", "comment_key", help="Keeps one comment per key."),
+    click.option("--github-token", "github_token", help="Token (default: $GITHUB_TOKEN)."),
+    click.option("--fail-on", "fail_on",
+                 type=click.Choice(["threshold", "regression", "any", "none"])),
+    click.option("--requirements", multiple=True, help="Agent requirements to install."),
+    click.option("--working-directory", "working_directory", help="Folder to run in."),
+    click.option("--results-path", "results_path", help="Where to write the results JSON."),
+    click.option("--comment-artifact", "comment_artifact",
+                 help="Post this earlier run's comment artifact instead of evaluating."),
+]
+
+
+def _with_inputs(func: Callable) -> Callable:
+    for option in reversed(_INPUT_OPTIONS):
+        func = option(func)
+    return func
+
+
+def _settings_or_exit(flags: dict[str, Any], console: Console) -> ActionSettings:
+    try:
+        return ActionSettings.from_sources(flags, dict(os.environ))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        console(error_annotation(f"invalid input: {problems}", title="adk-eval-action"))
+        raise SystemExit(EXIT_USAGE) from None
+    except EventContextError as exc:
+        console(error_annotation(str(exc), title="adk-eval-action"))
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def _exit_for(exc: Exception, console: Console) -> int:
+    """Named errors caught at the top become one clear annotation and an exit code."""
+    console(error_annotation(str(exc), title="adk-eval-action"))
+    return getattr(exc, "exit_code", EXIT_USAGE)
+
+
+@click.command("action")
+@_with_inputs
+@click.option("--skip-requirements", is_flag=True, hidden=True)
+def action_command(skip_requirements: bool, **flags: Any) -> None:
+    """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
+    console: Console = click.echo
+    settings = _settings_or_exit(flags, console)
+    if settings.in_actions:
+        _ensure_safe_directory(settings.event.workspace, console)
+    try:
+        os.chdir(settings.working_directory)
+    except OSError as exc:
+        console(error_annotation(f"working_directory: {exc}", title="adk-eval-action"))
+        sys.exit(EXIT_USAGE)
+    try:
+        code = run_action(
+            settings, console, reexec=_reexec_without_requirements,
+            skip_requirements=skip_requirements,
+        )
+    except (AdkEvalActionError, GitHubError) as exc:
+        code = _exit_for(exc, console)
+    sys.exit(code if code in (EXIT_PASS, EXIT_GATE_FAILED) else EXIT_USAGE)
+
+
+@click.command("comment")
+@click.argument("artifact", type=click.Path(path_type=Path))
+@click.option("--pr-number", "pr_number", type=int, help="PR to comment on (else from the "
+              "artifact's adk-eval-pr.json).")
+@click.option("--head-sha", "head_sha", help="Head sha the comment was rendered for.")
+@click.option("--comment-key", "comment_key", help="Keeps one comment per key.")
+@click.option("--comment", type=click.Choice(["update", "new"]), help="Sticky comment mode.")
+@click.option("--github-token", "github_token", help="Token (default: $GITHUB_TOKEN).")
+def comment_command(
+    artifact: Path, pr_number: int | None, head_sha: str | None, **flags: Any,
+) -> None:
+    """Post a previously rendered comment ARTIFACT (folder or .md file) on its PR.
+
+    For the fork recipe: run in a workflow_run workflow on the artifact that the
+    pull_request run uploaded; the PR number and head sha are re-checked with the API.
+    """
+    console: Console = click.echo
+    settings = _settings_or_exit({**flags, "comment_artifact": str(artifact)}, console)
+    if settings.token:
+        console(add_mask(settings.token))
+    client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
+    try:
+        code = post_artifact_comment(
+            settings, artifact, console, make_client=client_for,
+            pr_number=pr_number, head_sha=head_sha,
+        )
+    except (AdkEvalActionError, GitHubError) as exc:
+        code = _exit_for(exc, console)
+    sys.exit(code)
