@@ -425,6 +425,7 @@ class _SuiteRun:
             self._fail_all(eval_set_records, "agent", str(e))
             return self.record
         asyncio.run(self._run_all(config, eval_sets, eval_set_records, app, root_agent, num_runs))
+        infer_directions(self.record, set(self.suite.higher_is_better))
         return self.record
 
     def _eval_set_records(self, eval_sets: list[LoadedEvalSet]) -> dict[str, EvalSetRecord]:
@@ -540,6 +541,35 @@ class _SuiteRun:
             return
         case.runs.append(run_record_from_adk(result, run, config.metric_meta, recorder.reasons))
         case.runs.sort(key=lambda r: r.run)
+
+
+def infer_directions(record: SuiteRecord, explicit: set[str]) -> None:
+    """Marks a custom metric lower-is-better when its evaluator's statuses say so.
+
+    ADK's MetricInfo has no direction, but a custom metric decides pass/fail itself: a run
+    that passed with a score below its threshold (or failed above it) is evidence of a
+    lower-is-better metric. Metrics named in ``higher_is_better`` of adk-eval.yaml and
+    prebuilt metrics keep their direction.
+    """
+    runs = [r for s in record.eval_sets for c in s.eval_cases for r in c.runs]
+    evidence: dict[str, int] = {}
+    for metric in (m for r in runs for m in r.metrics):
+        if metric.metric_name in explicit or metric.metric_name in _PREBUILT:
+            continue
+        if metric.score is None or metric.threshold is None or metric.score == metric.threshold:
+            continue
+        above = metric.score > metric.threshold
+        if metric.status.value in ("passed", "failed"):
+            lower = above == (metric.status.value == "failed")
+            evidence[metric.metric_name] = evidence.get(metric.metric_name, 0) + (
+                1 if lower else -1
+            )
+    for metric in (m for r in runs for m in r.metrics):
+        if evidence.get(metric.metric_name, 0) > 0:
+            metric.higher_is_better = False
+
+
+_PREBUILT = frozenset(m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics())
 
 
 def _add_eval_set(manager: InMemoryEvalSetsManager, app_name: str, eval_set: EvalSet) -> None:

@@ -1,0 +1,174 @@
+"""Command line: ``adk-eval-action run | compare | render`` (and ``action`` / ``comment`` for
+GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastructure error.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import EXIT_USAGE, AdkEvalActionError, ResultsFileError
+
+GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+    click.option("--fail-on", type=click.Choice(["threshold", "regression", "any", "none"]),
+                 help="Which rule fails the gate (default: threshold)."),
+    click.option("--max-regression", type=float,
+                 help="Largest allowed drop of a metric's mean, in the metric's units."),
+    click.option("--min-effect", type=float, help="Smallest delta worth calling a change."),
+    click.option("--require-significance/--no-require-significance", default=None,
+                 help="Only fail a regression whose interval lies wholly beyond max_regression."),
+    click.option("--min-pass-rate", type=click.FloatRange(0, 1),
+                 help="Fraction of eval cases that must pass (default 1.0)."),
+    click.option("--gate-mode", type=click.Choice(["status", "mean"]),
+                 help="status: a case fails when any metric failed (as adk eval); "
+                      "mean: each metric's mean vs its threshold."),
+    click.option("--not-evaluated", type=click.Choice(["fail", "warn"]),
+                 help="Whether NOT_EVALUATED / errored metrics fail their case (default fail)."),
+]
+
+
+def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds the gate flags shared by ``run`` and ``compare``."""
+    for option in reversed(GATE_OPTIONS):
+        func = option(func)
+    return func
+
+
+def _quiet_adk() -> None:
+    # ADK marks its eval classes experimental and warns on every use; that is noise here.
+    warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
+    logging.basicConfig(level=logging.ERROR)
+
+
+def _fail(error: AdkEvalActionError) -> None:
+    click.echo(f"error: {error}", err=True)
+    sys.exit(error.exit_code)
+
+
+@click.group()
+@click.version_option(package_name="adk-eval-action")
+def main() -> None:
+    """Run google-adk evaluations, compare with a baseline, render the PR comment, gate."""
+    _quiet_adk()
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False),
+              help="adk-eval.yaml naming suites (default: ./adk-eval.yaml if present).")
+@click.option("--baseline", type=click.Path(path_type=Path),
+              help="Results file of the base branch (ours, or ADK eval_history file/folder).")
+@click.option("--results-out", type=click.Path(path_type=Path), default="adk-eval-results.json",
+              show_default=True)
+@click.option("--comment-out", type=click.Path(path_type=Path), help="Write the PR comment here.")
+@click.option("--summary-out", type=click.Path(path_type=Path), help="Write the job summary here.")
+@click.option("--print-comment", is_flag=True, help="Print the rendered comment to stdout.")
+@click.option("--num-runs", type=click.IntRange(min=1), help="Repeat each eval case N times.")
+@click.option("--parallelism", type=click.IntRange(min=1), help="Concurrent inferences.")
+@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Your own Jinja2 comment template.")
+@gate_options
+def run(paths: tuple[Path, ...], print_comment: bool, **kwargs: Any) -> None:
+    """Evaluate the eval sets under PATHS (default: .) with google-adk and gate."""
+    from .pipeline import RunOptions, run_pipeline
+
+    options = RunOptions(paths=list(paths) or [Path(".")], **kwargs)
+    try:
+        outcome = run_pipeline(options, console=lambda line: click.echo(line, err=True))
+    except AdkEvalActionError as e:
+        _fail(e)
+        return
+    if print_comment:
+        click.echo(outcome.comment_markdown)
+    sys.exit(outcome.exit_code)
+
+
+@main.command("compare")
+@click.argument("head", type=click.Path(path_type=Path, exists=True))
+@click.option("--baseline", type=click.Path(path_type=Path), help="Baseline results file.")
+@click.option("--comment-out", type=click.Path(path_type=Path))
+@click.option("--summary-out", type=click.Path(path_type=Path))
+@click.option("--print-comment", is_flag=True, help="Print the rendered comment to stdout.")
+@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@gate_options
+def compare_command(head: Path, print_comment: bool, **kwargs: Any) -> None:
+    """Compare a HEAD results file with --baseline and gate, without running any agent."""
+    from .config import GateConfig
+    from .pipeline import RunOptions, _gate_config, finish, load_baseline
+    from .results import load_results
+
+    console: Callable[[str], None] = lambda line: click.echo(line, err=True)  # noqa: E731
+    try:
+        results = load_results(head)
+    except ResultsFileError as e:
+        _fail(e)
+        return
+    options = RunOptions(results_out=head, **kwargs)
+    baseline, note = load_baseline(options.baseline, console)
+    from .config import ProjectConfig
+
+    gate = _gate_config(ProjectConfig(gate=GateConfig()), options)
+    outcome = finish(results, baseline, note, gate, options, console)
+    if print_comment:
+        click.echo(outcome.comment_markdown)
+    sys.exit(outcome.exit_code)
+
+
+@main.command("render")
+@click.argument("head", type=click.Path(path_type=Path, exists=True))
+@click.option("--baseline", type=click.Path(path_type=Path), help="Baseline results file.")
+@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--summary", is_flag=True, help="Render the job summary instead of the comment.")
+@click.option("--out", type=click.Path(path_type=Path), help="Write here instead of stdout.")
+def render_command(
+    head: Path, baseline: Path | None, template: Path | None, summary: bool, out: Path | None
+) -> None:
+    """Render the PR comment (or job summary) from results files; always exits 0 if it
+    rendered."""
+    from .compare import compare
+    from .config import GateConfig
+    from .gate import decide
+    from .pipeline import load_baseline
+    from .render import CommentContext, render_comment, render_summary
+    from .results import load_results
+
+    console: Callable[[str], None] = lambda line: click.echo(line, err=True)  # noqa: E731
+    try:
+        results = load_results(head)
+    except ResultsFileError as e:
+        _fail(e)
+        return
+    base, note = load_baseline(baseline, console)
+    comparison = compare(results, base, note)
+    context = CommentContext(
+        comparison=comparison, gate=decide(comparison, GateConfig()), results_path=str(head)
+    )
+    text = render_summary(context) if summary else render_comment(context, template)
+    if out:
+        out.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text)
+
+
+def _register_github_commands() -> None:
+    try:
+        from .action import action_command, comment_command
+    except ImportError:  # the GitHub commands are optional for the offline CLI
+        return
+    main.add_command(action_command, "action")
+    main.add_command(comment_command, "comment")
+
+
+_register_github_commands()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
+
+__all__ = ["main", "EXIT_USAGE"]

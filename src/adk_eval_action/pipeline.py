@@ -1,0 +1,310 @@
+"""The main job as one short pipeline: discover → evaluate → results → baseline → compare →
+render → gate. The CLI's ``run`` command and the action both call :func:`run_pipeline`.
+
+Exit codes: 0 the gate passed, 1 the gate failed, 2 a usage, config or infrastructure error
+(a broken eval set or eval config, an agent that does not import, no eval sets found). On
+exit 2 the results file and the comment are still written with everything that did run.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from .compare import Comparison, compare
+from .config import GateConfig, ProjectConfig, load_project_config
+from .discovery import Suite, discover_suites, suites_from_config
+from .engine import EngineSettings, evaluate_suite
+from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError, ResultsFileError
+from .gate import GateResult, decide
+from .render import CommentContext, render_comment, render_summary
+from .results import ErrorRecord, RunMetadata, RunResults, load_results, save_results, utc_now
+
+Console = Callable[[str], None]
+PROJECT_CONFIG_NAMES = ("adk-eval.yaml", "adk-eval.yml", "adk-eval.json")
+USAGE_ERROR_KINDS = {"config", "eval_set", "agent", "internal"}
+
+
+class RunOptions(BaseModel):
+    """Options of one run (CLI flags, action inputs). ``None`` means "from adk-eval.yaml or
+    the default"."""
+
+    paths: list[Path] = Field(default_factory=lambda: [Path(".")])
+    config: Path | None = None
+    baseline: Path | None = None
+    results_out: Path = Path("adk-eval-results.json")
+    comment_out: Path | None = None
+    summary_out: Path | None = None
+    num_runs: int | None = None
+    parallelism: int | None = None
+    template: Path | None = None
+    fail_on: str | None = None
+    max_regression: float | None = None
+    min_effect: float | None = None
+    require_significance: bool | None = None
+    min_pass_rate: float | None = None
+    gate_mode: str | None = None
+    not_evaluated: str | None = None
+    max_comment_chars: int = 65_536
+    run_url: str | None = None
+
+
+class CaseFailure(BaseModel):
+    """A failing eval case, for annotations. ``severity``: larger is worse."""
+
+    suite: str
+    eval_set_file: str
+    eval_id: str
+    line: int | None
+    message: str
+    severity: float
+
+
+class PipelineOutcome(BaseModel):
+    """What a run produced; see the module docstring for ``exit_code``."""
+
+    exit_code: int
+    passed: bool
+    results_path: Path
+    comment_markdown: str
+    summary_markdown: str
+    comment_path: Path | None = None
+    failures: list[CaseFailure] = Field(default_factory=list)
+    metrics: dict[str, dict] = Field(default_factory=dict)
+    suites: list[str] = Field(default_factory=list)
+    comparison: Comparison | None = None
+    gate: GateResult | None = None
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _metadata(root: Path) -> RunMetadata:
+    return RunMetadata(
+        tool_version=_version("adk-eval-action"),
+        adk_version=_version("google-adk"),
+        python_version=platform.python_version(),
+        git_sha=_git(["rev-parse", "HEAD"], root),
+        git_ref=_git(["rev-parse", "--abbrev-ref", "HEAD"], root),
+        started_at=utc_now(),
+    )
+
+
+def _project(options: RunOptions, root: Path) -> tuple[ProjectConfig, Path | None]:
+    path = options.config
+    if path is None:
+        path = next((root / n for n in PROJECT_CONFIG_NAMES if (root / n).is_file()), None)
+    if path is None:
+        return ProjectConfig(root=root), None
+    return load_project_config(path), path
+
+
+def _gate_config(project: ProjectConfig, options: RunOptions) -> GateConfig:
+    overrides = {
+        "fail_on": options.fail_on, "max_regression": options.max_regression,
+        "min_effect": options.min_effect, "require_significance": options.require_significance,
+        "min_pass_rate": options.min_pass_rate, "mode": options.gate_mode,
+        "not_evaluated": options.not_evaluated,
+    }
+    data = project.gate.model_dump()
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return GateConfig.model_validate(data)
+
+
+def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], ProjectConfig]:
+    """Suites from ``adk-eval.yaml`` when present (``--config`` or in the current folder),
+    else discovered under ``options.paths``.
+
+    Raises:
+        ConfigError: invalid config, missing path, or no eval set found.
+    """
+    root = Path.cwd()
+    project, path = _project(options, root)
+    if path is not None:
+        console(f"config: {path}")
+        suites = suites_from_config(project, path) if project.suites else []
+        if suites:
+            return suites, project
+    suites = discover_suites(options.paths, root, project.exclude)
+    if not suites:
+        from .errors import ConfigError
+
+        raise ConfigError(
+            ", ".join(str(p) for p in options.paths),
+            "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
+            "them, or name suites in adk-eval.yaml",
+        )
+    return suites, project
+
+
+def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults, ProjectConfig]:
+    """Discovers and evaluates every suite; never loses a suite's results to another's error.
+
+    Raises:
+        AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
+    """
+    root = Path.cwd()
+    suites, project = find_suites(options, console)
+    results = RunResults(metadata=_metadata(root))
+    start = time.monotonic()
+    settings = EngineSettings(
+        num_runs=options.num_runs or project.num_runs,
+        parallelism=options.parallelism or project.parallelism,
+        repo_root=root,
+    )
+    for suite in suites:
+        try:
+            results.suites.append(evaluate_suite(suite, settings, console))
+        except Exception as e:  # noqa: BLE001 - keep the other suites' results
+            results.errors.append(ErrorRecord(
+                kind="internal", suite=suite.name,
+                message=f"{type(e).__name__}: {e}", hint="please report this as a bug",
+            ))
+    results.metadata.finished_at = utc_now()
+    results.metadata.duration_seconds = round(time.monotonic() - start, 3)
+    return results, project
+
+
+def load_baseline(path: Path | None, console: Console) -> tuple[RunResults | None, str]:
+    """Loads the baseline results file; an unreadable baseline becomes "no baseline" with the
+    reason, never an error of the run."""
+    if path is None:
+        return None, "none given (pass --baseline with a results file of the base branch)"
+    try:
+        baseline = load_results(path)
+    except ResultsFileError as e:
+        console(f"warning: baseline not used: {e}")
+        return None, f"the baseline file could not be read ({e})"
+    meta = baseline.metadata
+    parts = [f"`{path.name}`"]
+    if meta.source == "adk-eval-history":
+        parts.append("ADK eval_history")
+    if meta.git_sha:
+        parts.append(f"commit {meta.git_sha[:12]}")
+    if meta.finished_at:
+        parts.append(f"recorded {meta.finished_at}")
+    return baseline, ", ".join(parts)
+
+
+def _failures(gate: GateResult) -> list[CaseFailure]:
+    failures = []
+    for index, case in enumerate(gate.failing_cases):
+        failed = [
+            f"{d.metric_name} {d.head if d.head is not None else 'n/a'}"
+            + (f" ({d.reason})" if d.reason else "")
+            for d in case.metrics
+            if d.head_status and d.head_status.value in ("failed", "error", "not_evaluated")
+        ]
+        message = f"eval case {case.eval_id} {case.change.replace('_', ' ')}: " + (
+            "; ".join(failed) or case.error or case.head_status.value if case.head_status else ""
+        )
+        failures.append(CaseFailure(
+            suite=case.suite, eval_set_file=case.file or "", eval_id=case.eval_id,
+            line=case.line, message=message, severity=float(len(gate.failing_cases) - index),
+        ))
+    return failures
+
+
+def _metrics_output(comparison: Comparison) -> dict[str, dict]:
+    return {
+        f"{m.suite}/{m.metric_name}": {
+            "head": m.head.mean if m.head else None,
+            "baseline": m.baseline.mean if m.baseline else None,
+            "delta": m.delta,
+            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
+            "classification": m.classification,
+        }
+        for m in comparison.metrics
+    }
+
+
+def print_table(comparison: Comparison, gate: GateResult, console: Console) -> None:
+    """A short per-metric table and the verdict on the console."""
+    console("")
+    console(f"{'suite':<20} {'metric':<42} {'baseline':>9} {'head':>9} {'delta':>9} {'thr':>6}")
+    for m in comparison.metrics:
+        base = "" if not m.baseline or m.baseline.mean is None else f"{m.baseline.mean:.3f}"
+        head = "" if not m.head or m.head.mean is None else f"{m.head.mean:.3f}"
+        delta = "" if m.delta is None else f"{m.delta:+.3f}"
+        side = m.head or m.baseline
+        thr = "" if not side or side.threshold is None else f"{side.threshold:g}"
+        console(f"{m.suite[:20]:<20} {m.metric_name[:42]:<42} {base:>9} {head:>9} {delta:>9} "
+                f"{thr:>6}")
+    for error in comparison.errors:
+        where = ", ".join(x for x in (error.file, error.eval_id) if x)
+        console(f"error ({error.kind}{': ' + where if where else ''}): {error.message}")
+    verdict = "PASSED" if gate.passed else "FAILED"
+    console(f"gate {verdict}: {gate.cases_passed}/{gate.cases_total} eval cases passed")
+    for reason in gate.reasons:
+        console(f"  - {reason}")
+
+
+def finish(
+    results: RunResults,
+    baseline: RunResults | None,
+    baseline_note: str,
+    gate_config: GateConfig,
+    options: RunOptions,
+    console: Console,
+) -> PipelineOutcome:
+    """Compare, gate, render and write files for results that are already computed."""
+    comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect)
+    gate = decide(comparison, gate_config)
+    context = CommentContext(
+        comparison=comparison, gate=gate, run_url=options.run_url,
+        results_path=str(options.results_out),
+    )
+    comment = render_comment(context, options.template, options.max_comment_chars)
+    summary = render_summary(context)
+    if options.comment_out:
+        options.comment_out.parent.mkdir(parents=True, exist_ok=True)
+        options.comment_out.write_text(comment, encoding="utf-8")
+    if options.summary_out:
+        options.summary_out.parent.mkdir(parents=True, exist_ok=True)
+        options.summary_out.write_text(summary, encoding="utf-8")
+    print_table(comparison, gate, console)
+    usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
+    exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
+    return PipelineOutcome(
+        exit_code=exit_code, passed=gate.passed and not usage_error,
+        results_path=options.results_out, comment_markdown=comment, summary_markdown=summary,
+        comment_path=options.comment_out, failures=_failures(gate),
+        metrics=_metrics_output(comparison), suites=[s.name for s in results.suites],
+        comparison=comparison, gate=gate,
+    )
+
+
+def run_pipeline(options: RunOptions, console: Console = print) -> PipelineOutcome:
+    """Runs the whole job (module docstring).
+
+    Raises:
+        AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
+    """
+    results, project = evaluate(options, console)
+    save_results(results, options.results_out)
+    console(f"results: {options.results_out}")
+    baseline, note = load_baseline(options.baseline, console)
+    return finish(results, baseline, note, _gate_config(project, options), options, console)
+
+
+__all__ = ["AdkEvalActionError", "CaseFailure", "PipelineOutcome", "RunOptions", "run_pipeline"]

@@ -1,0 +1,153 @@
+"""Rendering the PR comment and job summary with Jinja2.
+
+The comment is a pure function of (:class:`CommentContext`, template): no I/O besides
+reading the template. The packaged templates live in ``adk_eval_action/templates``; a user's
+template (``--template``) is rendered in jinja2's ``SandboxedEnvironment`` with the same
+context and filters. Any text that comes from an agent, a judge or a user file goes through
+the ``md`` filter, which escapes HTML and table syntax so it cannot break the comment.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from jinja2 import PackageLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import BaseModel, Field
+
+from .compare import Comparison
+from .gate import GateResult
+
+GITHUB_COMMENT_LIMIT = 65_536
+
+
+class CommentContext(BaseModel):
+    """Everything a comment or summary template sees.
+
+    Attributes:
+        comparison: per-metric, per-rubric and per-case comparison (see compare.Comparison).
+        gate: the decision and its reasons.
+        run_url: link to the workflow run, when on GitHub.
+        results_path: where the full results file was written.
+        show_cases / show_rubrics: False when dropped to fit the size limit.
+        omitted: what was left out, for a note in the comment.
+        chart: mermaid xychart source of baseline vs head per metric ("" when none).
+    """
+
+    comparison: Comparison
+    gate: GateResult
+    run_url: str | None = None
+    results_path: str | None = None
+    show_cases: bool = True
+    show_rubrics: bool = True
+    omitted: list[str] = Field(default_factory=list)
+    chart: str = ""
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
+
+
+def md(value: Any, limit: int = 300) -> str:
+    """Escapes text for a Markdown table cell: HTML entities, table pipes, Markdown
+    punctuation; newlines become spaces; cut to ``limit`` characters."""
+    text = " ".join(str(value if value is not None else "").split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def score(value: float | None, digits: int = 3) -> str:
+    """A score with up to ``digits`` decimals, or an em dash for None."""
+    if value is None:
+        return "—"
+    text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
+    return text if text not in ("-0", "") else "0"
+
+
+def delta(value: float | None, higher_is_better: bool = True, digits: int = 3) -> str:
+    """A signed delta with an arrow that says whether it is better (🟢) or worse (🔴)."""
+    if value is None:
+        return "—"
+    if abs(value) < 10 ** -(digits + 1):
+        return "±0"
+    better = (value > 0) == higher_is_better
+    return f"{'+' if value > 0 else '−'}{score(abs(value), digits)} {'🟢' if better else '🔴'}"
+
+
+def pct(value: float | None) -> str:
+    """A fraction as a whole percentage, or an em dash."""
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _environment(loader: Any = None) -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=loader or PackageLoader("adk_eval_action", "templates"),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(md=md, score=score, delta=delta, pct=pct)
+    return env
+
+
+def render_template(context: CommentContext, template: Path | str) -> str:
+    """Renders ``template`` (a packaged name such as ``comment.md.j2``, or a user's file)."""
+    if isinstance(template, Path):
+        env = _environment(loader=None)
+        compiled = env.from_string(template.read_text(encoding="utf-8"))
+    else:
+        compiled = _environment().get_template(template)
+    return compiled.render(**_template_vars(context))
+
+
+def _template_vars(context: CommentContext) -> dict[str, Any]:
+    variables = dict(context)
+    variables["ctx"] = context
+    return variables
+
+
+def render_comment(
+    context: CommentContext, template: Path | None = None, max_chars: int = GITHUB_COMMENT_LIMIT
+) -> str:
+    """Renders the PR comment within ``max_chars``: drops per-case details first, then
+    per-rubric rows, saying what was left out; cuts hard as a last resort."""
+    source: Path | str = template or "comment.md.j2"
+    body = render_template(context, source)
+    if len(body) <= max_chars:
+        return body
+    where = "the job summary and the results file"
+    if context.results_path:
+        where = f"the job summary and `{context.results_path}`"
+    trimmed = context.model_copy(update={
+        "show_cases": False,
+        "omitted": [*context.omitted, f"per-case details (see {where})"],
+    })
+    body = render_template(trimmed, source)
+    if len(body) <= max_chars:
+        return body
+    trimmed = trimmed.model_copy(update={
+        "show_rubrics": False,
+        "omitted": [*trimmed.omitted, f"per-rubric rows (see {where})"],
+    })
+    body = render_template(trimmed, source)
+    if len(body) <= max_chars:
+        return body
+    note = f"\n\n… comment cut to fit GitHub's limit; see {where}.\n"
+    return body[: max_chars - len(note)] + note
+
+
+def render_summary(context: CommentContext, max_bytes: int = 1024 * 1024 - 1024) -> str:
+    """Renders the job summary (all details, the chart) within GitHub's 1 MiB step limit."""
+    body = render_template(context, "summary.md.j2")
+    if len(body.encode("utf-8")) <= max_bytes:
+        return body
+    trimmed = context.model_copy(update={
+        "show_cases": False, "omitted": [*context.omitted, "per-case details (results file)"],
+    })
+    body = render_template(trimmed, "summary.md.j2")
+    return body.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
