@@ -1,0 +1,65 @@
+"""Shared fixtures: a copy of the bundled example repository and an in-process CLI runner.
+
+Every test that evaluates runs real google-adk code (LocalEvalService, its evaluators and
+judge prompts) on agents whose models are the deterministic stand-ins of
+``adk_eval_action.standins``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from adk_eval_action.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture
+def example_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh copy of ``examples/`` as the current directory (a repository root)."""
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    monkeypatch.chdir(root)
+    return root
+
+
+CliRun = Callable[..., Result]
+
+
+@pytest.fixture
+def cli() -> CliRun:
+    """Runs ``adk-eval-action ARGS`` in process; returns click's Result (exit_code, output)."""
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+    return run
+
+
+def load_json(path: Path) -> Any:
+    """Parsed JSON of a file."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def case_runs(results: dict[str, Any], eval_id: str) -> list[dict[str, Any]]:
+    """The runs of an eval case, searched through every suite and eval set."""
+    for suite in results["suites"]:
+        for eval_set in suite["eval_sets"]:
+            for case in eval_set["eval_cases"]:
+                if case["eval_id"] == eval_id:
+                    return case["runs"]
+    raise KeyError(eval_id)
+
+
+def metric(run: dict[str, Any], name: str) -> dict[str, Any]:
+    """One metric result of a run, by name."""
+    return next(m for m in run["metrics"] if m["metric_name"] == name)

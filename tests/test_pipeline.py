@@ -1,0 +1,139 @@
+"""The main job end to end on the example repository, through the CLI and real google-adk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import CliRun, case_runs, load_json, metric
+
+
+@pytest.fixture
+def baseline_and_head(example_repo: Path, cli: CliRun) -> tuple[Path, Path, str]:
+    """Runs the good agent (baseline) and the regressed variant compared with it."""
+    base = cli("run", "travel_agent", "--results-out", "base.json")
+    assert base.exit_code == 0, base.output
+    head = cli(
+        "run", "--config", "regressed.adk-eval.yaml", "--baseline", "base.json",
+        "--results-out", "head.json", "--comment-out", "comment.md", "--summary-out", "sum.md",
+    )
+    assert head.exit_code == 1, head.output
+    return example_repo / "base.json", example_repo / "head.json", head.output
+
+
+def test_wrong_tool_argument_scores_zero_trajectory(baseline_and_head: tuple) -> None:
+    _, head, _ = baseline_and_head
+    run = case_runs(load_json(head), "weather_paris")[0]
+    assert metric(run, "tool_trajectory_avg_score")["score"] == 0.0
+    assert metric(run, "tool_trajectory_avg_score")["status"] == "failed"
+    assert run["status"] == "failed"
+
+
+def test_untyped_case_rubric_reaches_judge_and_shows_delta(
+    baseline_and_head: tuple, example_repo: Path
+) -> None:
+    base, head, _ = baseline_and_head
+    rubric_metric = "rubric_based_final_response_quality_v1"
+    base_run = case_runs(load_json(base), "weather_tokyo_rubrics")[0]
+    head_run = case_runs(load_json(head), "weather_tokyo_rubrics")[0]
+    base_rubrics = {r["rubric_id"]: r for r in metric(base_run, rubric_metric)["rubrics"]}
+    head_rubrics = {r["rubric_id"]: r for r in metric(head_run, rubric_metric)["rubrics"]}
+    # The case rubric has no `type` in the eval set; google-adk alone would drop it.
+    assert base_rubrics["states_celsius"]["score"] == 1.0
+    assert head_rubrics["states_celsius"]["score"] == 0.0
+    assert head_rubrics["states_celsius"]["type"] == "FINAL_RESPONSE_QUALITY"
+    assert head_rubrics["states_celsius"]["text"].startswith("The final answer gives")
+    per_invocation = metric(head_run, rubric_metric)["invocations"][0]["rubrics"]
+    assert any(r["rubric_id"] == "states_celsius" and r["rationale"] for r in per_invocation)
+    comment = (example_repo / "comment.md").read_text()
+    row = next(line for line in comment.splitlines() if "`states\\_celsius`" in line)
+    assert "| 1 | 0 | −1 🔴 |" in row
+
+
+def test_custom_metrics_keep_range_and_both_kinds_run(baseline_and_head: tuple) -> None:
+    base, head, _ = baseline_and_head
+    run = case_runs(load_json(head), "currency_usd_eur")[0]
+    politeness = metric(run, "politeness")  # sync, range [-1, 1]
+    assert (politeness["min_value"], politeness["max_value"]) == (-1.0, 1.0)
+    assert politeness["score"] == -1.0
+    brevity = metric(run, "brevity")  # async, lower is better
+    assert brevity["score"] == 44.0
+    assert brevity["status"] == "failed"
+    assert brevity["higher_is_better"] is False
+    good = case_runs(load_json(base), "currency_usd_eur")[0]
+    assert metric(good, "brevity")["score"] == 8.0 and metric(good, "brevity")["status"] == "passed"
+
+
+def test_legacy_test_json_runs_as_one_case(baseline_and_head: tuple) -> None:
+    base, _, _ = baseline_and_head
+    results = load_json(base)
+    eval_set = next(
+        s for s in results["suites"][0]["eval_sets"] if s["eval_set_id"] == "legacy_weather"
+    )
+    assert eval_set["shape"] == "legacy-turns"
+    (case,) = eval_set["eval_cases"]
+    run = case["runs"][0]
+    assert len(run["actual_invocations"]) == 2
+    assert metric(run, "tool_trajectory_avg_score")["score"] == 1.0
+
+
+def test_comment_and_summary_have_deltas(baseline_and_head: tuple, example_repo: Path) -> None:
+    _, _, output = baseline_and_head
+    comment = (example_repo / "comment.md").read_text()
+    assert comment.startswith("### ADK evaluation")
+    assert "❌ **ADK eval failed**" in comment
+    assert "| travel\\_agent | `tool_trajectory_avg_score` | 1 | 0.7 | −0.3 🔴" in comment
+    assert "### Rubrics" in comment
+    assert "newly failing" in comment
+    assert "gate FAILED" in output
+    assert (example_repo / "sum.md").read_text().startswith("## ADK evaluation")
+
+
+def test_results_metadata_and_hashes(baseline_and_head: tuple) -> None:
+    base, _, _ = baseline_and_head
+    results = load_json(base)
+    assert results["schema_version"] == 1
+    meta = results["metadata"]
+    assert meta["adk_version"] and meta["tool_version"] and meta["started_at"]
+    suite = results["suites"][0]
+    assert suite["eval_config_hash"].startswith("sha256:")
+    assert all(s["content_hash"].startswith("sha256:") for s in suite["eval_sets"])
+    assert suite["judge_models"] == {"rubric_based_final_response_quality_v1": "stand-in-judge"}
+
+
+def test_compare_and_render_commands_need_no_agent(
+    baseline_and_head: tuple, cli: CliRun, example_repo: Path
+) -> None:
+    base, head, _ = baseline_and_head
+    result = cli("compare", str(head), "--baseline", str(base), "--print-comment")
+    assert result.exit_code == 1
+    assert "−0.3 🔴" in result.output
+    same = cli("compare", str(base), "--baseline", str(base))
+    assert same.exit_code == 0
+    rendered = cli("render", str(head), "--baseline", str(base))
+    assert rendered.exit_code == 0
+    assert rendered.output.strip() == (example_repo / "comment.md").read_text().strip()
+
+
+def test_no_baseline_says_so(example_repo: Path, cli: CliRun) -> None:
+    result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
+    assert result.exit_code == 0, result.output
+    assert "No baseline: none given" in result.output
+    assert "✅ **ADK eval passed**: 5/5 eval cases passed" in result.output
+
+
+def test_unreadable_baseline_is_no_baseline(example_repo: Path, cli: CliRun) -> None:
+    (example_repo / "bad.json").write_text("{not json")
+    result = cli("run", "travel_agent", "--baseline", "bad.json", "--print-comment")
+    assert result.exit_code == 0
+    assert "the baseline file could not be read" in result.output
+
+
+def test_num_runs_keeps_every_run(example_repo: Path, cli: CliRun) -> None:
+    result = cli("run", "travel_agent/eval/travel.evalset.json", "--num-runs", "2",
+                 "--results-out", "r.json")
+    assert result.exit_code == 0, result.output
+    runs = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")
+    assert [r["run"] for r in runs] == [1, 2]
+    assert all(len(r["actual_invocations"]) == 3 for r in runs)
