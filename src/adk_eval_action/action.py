@@ -295,7 +295,8 @@ def publish(
                 console(f"  {failure.eval_id}: {failure.message}")
     # Worst first: the runner attaches only 10 errors per step (ExecutionContext.cs).
     for failure in sorted(outcome.failures, key=lambda f: -f.severity):
-        file = _annotation_path(Path(failure.eval_set_file), cwd, event.workspace)
+        # Relative to the workspace: the repository root that annotations refer to.
+        file = _shown(Path(failure.eval_set_file), event.workspace)
         line = failure.line or _eval_id_line(cwd / failure.eval_set_file, failure.eval_id)
         console(error_annotation(
             failure.message, file=file, line=line, title=f"{failure.suite}: {failure.eval_id}",
@@ -404,9 +405,6 @@ def _shown(path: Path, workspace: Path | None) -> str:
     return path.as_posix()
 
 
-def _annotation_path(path: Path, cwd: Path, workspace: Path | None) -> str:
-    """`file=` for an annotation; the runner maps container paths to repo-relative ones."""
-    return _shown(path if path.is_absolute() else cwd / path, workspace)
 
 
 def _eval_id_line(path: Path, eval_id: str) -> int | None:
@@ -430,7 +428,7 @@ def _eval_id_line(path: Path, eval_id: str) -> int | None:
 
 def install_requirements(
     specs: Sequence[str], console: Console,
-    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+    run: Callable[..., subprocess.CompletedProcess] | None = None,
 ) -> None:
     """pip-install the user's agent dependencies into this environment.
 
@@ -453,7 +451,7 @@ def install_requirements(
     before = _dist_version("google-adk")
     command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *args]
     console("$ " + " ".join(command))
-    completed = run(command, check=False)
+    completed = (run or subprocess.run)(command, check=False)
     if completed.returncode != 0:
         raise RequirementsError(f"pip could not install {', '.join(specs)} "
                                 f"(exit {completed.returncode}); see the log above")

@@ -1,0 +1,447 @@
+"""`adk-eval-action action` / `comment` as the runner starts them: INPUT_* and GITHUB_* env,
+an event payload, output and summary files, and the REST stand-in as GitHub.
+
+The end-to-end tests run the real pipeline on a copy of examples/ (offline stand-in model);
+the others use a fake pipeline only to reach publishing paths cheaply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from adk_eval_action import action as action_module
+from adk_eval_action.action import (
+    ActionSettings,
+    ArtifactError,
+    RequirementsError,
+    action_command,
+    comment_command,
+    install_requirements,
+    post_artifact_comment,
+    read_input,
+    run_action,
+)
+from adk_eval_action.github import DEFAULT_BOT_LOGIN, GitHubClient, comment_marker
+from adk_eval_action.pipeline import CaseFailure, PipelineOutcome
+from github_stub import GitHubStub, Token
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+REPO = "octo/agents"
+TOKEN = "ghs_actiontoken987"
+HEAD = "a" * 40
+SUITE_YAML = """\
+suites:
+  - name: travel
+    agent: {agent}
+    eval_sets: ["travel_agent/eval/travel.evalset.json"]
+    eval_config: travel_agent/eval/test_config.json
+"""
+
+
+def make_workspace(root: Path) -> Path:
+    """examples/ plus a config whose suite `travel` is the regressed agent (the PR head)
+    and `baseline.yaml` with the same suite on the good agent (the base branch)."""
+    ws = root / "workspace"
+    shutil.copytree(EXAMPLES, ws, ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+    (ws / "adk-eval.yaml").write_text(SUITE_YAML.format(agent="travel_agent_regressed"))
+    (ws / "baseline.yaml").write_text(SUITE_YAML.format(agent="travel_agent"))
+    return ws
+
+
+@pytest.fixture(scope="session")
+def baseline_results(tmp_path_factory) -> Path:
+    """Results of the good agent, as a push to main would record them (real pipeline)."""
+    ws = make_workspace(tmp_path_factory.mktemp("base"))
+    out = ws / "baseline-results.json"
+    subprocess.run(
+        [sys.executable, "-c", "from adk_eval_action.cli import main; main()", "run",
+         "--config", "baseline.yaml", "--results-out", str(out)],
+        cwd=ws, check=True, capture_output=True, timeout=600,
+    )
+    return out
+
+
+def pull_request_event(path: Path, number: int = 12, head_sha: str = HEAD,
+                       fork: bool = False) -> Path:
+    path.write_text(json.dumps({
+        "action": "synchronize", "number": number,
+        "pull_request": {
+            "number": number,
+            "head": {"sha": head_sha, "ref": "feature",
+                     "repo": {"full_name": "forker/agents" if fork else REPO, "fork": fork}},
+            "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
+        },
+        "repository": {"full_name": REPO},
+    }))
+    return path
+
+
+def runner_env(ws: Path, stub: GitHubStub, event: Path, event_name: str = "pull_request",
+               files: Path | None = None, **inputs: str) -> dict[str, str]:
+    """What the runner sets: every declared input (default "" when none), GITHUB_*.
+    The output and summary files go to `files` (default: beside the workspace)."""
+    files = files or ws.parent
+    env = {f"INPUT_{name.upper()}": "" for name in action_module.INPUTS}
+    env.update({
+        "INPUT_PATHS": ".", "INPUT_COMMENT": "update", "INPUT_COMMENT_KEY": "default",
+        "INPUT_PARALLELISM": "4", "INPUT_RESULTS_PATH": "adk-eval-results.json",
+        "INPUT_WORKING_DIRECTORY": str(ws), "INPUT_GITHUB_TOKEN": TOKEN,
+        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": stub.api_url, "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_RUN_ID": "4242", "GITHUB_SHA": "f" * 40, "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_OUTPUT": str(files / "output.txt"),
+        "GITHUB_STEP_SUMMARY": str(files / "summary.md"),
+    })
+    env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
+    return env
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    text = path.read_text()
+    return {m.group(1): m.group(3) for m in
+            re.finditer(r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", text, re.S | re.M)}
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """The action runs in its working directory; tests run in theirs."""
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def stub():
+    with GitHubStub(tokens={
+        TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True),
+        "ro": Token(DEFAULT_BOT_LOGIN, writable=False, installation=True),
+    }) as server:
+        yield server
+
+
+# --------------------------------------------------------------------------- real pipeline
+
+
+def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_results,
+                                                     monkeypatch):
+    ws = make_workspace(tmp_path)
+    shutil.copy(baseline_results, ws / "base.json")
+    stub.add_pull(12, HEAD)
+    env = runner_env(ws, stub, pull_request_event(tmp_path / "event.json"),
+                     baseline="base.json", config="adk-eval.yaml")
+    monkeypatch.chdir(tmp_path)
+
+    first = CliRunner().invoke(action_command, [], env=env)
+    assert first.exit_code == 1, first.output  # the regressed agent fails the gate
+    lines = first.output.splitlines()
+    assert lines[0] == f"::add-mask::{TOKEN}"
+    assert TOKEN not in "\n".join(lines[1:])
+
+    comments = stub.comments(12)
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert comment_marker("default") in body
+    assert "https://github.example/octo/agents/actions/runs/4242" in body
+    assert re.search(r"`politeness` \| 1 \| 0\.333 \| −0\.667", body)  # per-metric delta
+    assert "`states\\_celsius`" in body and "| 1 | 0 | −1" in body  # per-rubric delta
+
+    annotations = [x for x in lines if x.startswith("::error ")]
+    assert annotations and all(
+        "file=travel_agent/eval/travel.evalset.json,line=" in a for a in annotations)
+    assert "::group::Suite travel" in lines
+    stop = next(x for x in lines if x.startswith("::stop-commands::"))
+    assert f"::{stop.split('::')[2]}::" in lines  # commands resumed after the run
+
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert outputs["passed"] == "false"
+    assert outputs["results_path"] == "adk-eval-results.json"
+    assert outputs["comment_path"] == "adk-eval-comment.md"
+    assert outputs["comment_url"] == comments[0]["html_url"]
+    metrics = json.loads(outputs["metrics"])
+    assert metrics["travel/politeness"]["delta"] == pytest.approx(-2 / 3)
+    assert (ws / "adk-eval-results.json").is_file()
+    assert "ADK eval" in (tmp_path / "summary.md").read_text()
+
+    second = CliRunner().invoke(action_command, [], env=env)
+    assert second.exit_code == 1, second.output
+    again = stub.comments(12)
+    assert len(again) == 1 and again[0]["id"] == comments[0]["id"]
+    assert len(stub.requests("PATCH")) == 1 and len(stub.requests("POST")) == 1
+
+
+def test_cli_flags_work_without_the_runner(tmp_path, baseline_results, monkeypatch):
+    """A plain `run:` step / laptop: same inputs as flags, no GitHub at all."""
+    ws = make_workspace(tmp_path)
+    monkeypatch.chdir(ws)
+    result = CliRunner().invoke(action_command, [
+        "--config", "baseline.yaml", "--baseline", str(baseline_results),
+        "--comment", "off", "--results-path", "out/results.json",
+    ], env={"GITHUB_TOKEN": ""})
+    assert result.exit_code == 0, result.output
+    assert (ws / "out" / "results.json").is_file()
+    assert (ws / "out" / "adk-eval-comment.md").read_text().rstrip().endswith(
+        comment_marker())
+
+
+# --------------------------------------------------------------------------- fake pipeline
+
+
+def fake_outcome(tmp: Path, exit_code: int = 0, failures: list[CaseFailure] | None = None,
+                 ) -> PipelineOutcome:
+    return PipelineOutcome(
+        exit_code=exit_code, passed=exit_code == 0, results_path=tmp / "r.json",
+        comment_markdown="### ADK evaluation\n\nall good\n", summary_markdown="# Summary\n",
+        failures=failures or [], metrics={"s/m": {"head": 1.0, "delta": 0.0}},
+        suites=sorted({f.suite for f in failures or []}) or ["s"],
+    )
+
+
+def settings_for(tmp_path: Path, stub: GitHubStub, event: Path | None = None,
+                 event_name: str = "pull_request", **inputs: str) -> ActionSettings:
+    env = runner_env(tmp_path, stub, event or pull_request_event(tmp_path / "event.json"),
+                     event_name, files=tmp_path, **inputs)
+    return ActionSettings.from_sources({}, env)
+
+
+def run_fake(settings: ActionSettings, outcome: PipelineOutcome, **kw: Any) -> tuple[int, list]:
+    printed: list[str] = []
+    seen: dict[str, Any] = {}
+
+    def pipeline(options: dict[str, Any], console) -> PipelineOutcome:
+        seen.update(options)
+        return outcome
+
+    def client(token: str, api: str) -> GitHubClient:
+        return GitHubClient(token, api, sleep=lambda s: None)
+
+    code = run_action(settings, printed.append, pipeline=pipeline, client_factory=client, **kw)
+    printed.append(json.dumps(seen, default=str))
+    return code, printed
+
+
+def test_inputs_read_in_both_spellings_and_flags_win(tmp_path, stub):
+    env = {"INPUT_NUM-RUNS": "3", "INPUT_COMMENT_KEY": "e2e", "INPUT_FAIL-ON": "Regression",
+           "INPUT_PATHS": "agents/a\nagents/b, agents/c", "INPUT_PARALLELISM": ""}
+    assert read_input(env, "num_runs") == "3" and read_input(env, "parallelism") is None
+    settings = ActionSettings.from_sources({"comment_key": "flag"}, env)
+    assert (settings.num_runs, settings.comment_key, settings.fail_on) == (3, "flag",
+                                                                           "regression")
+    assert settings.paths == ["agents/a", "agents/b", "agents/c"] and settings.parallelism == 4
+    assert TOKEN not in repr(ActionSettings.from_sources({"github_token": TOKEN}, {}))
+
+
+def test_bad_input_is_a_usage_error(tmp_path, stub, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = runner_env(tmp_path, stub, pull_request_event(tmp_path / "e.json"), files=tmp_path,
+                     comment="maybe")
+    result = CliRunner().invoke(action_command, [], env=env)
+    assert result.exit_code == 2 and "::error title=adk-eval-action::invalid input" in \
+        result.output
+
+
+def test_annotations_worst_first_and_grouped_per_suite(tmp_path, stub):
+    (tmp_path / "set.evalset.json").write_text('{\n  "eval_cases": [\n    {\n'
+                                               '      "eval_id": "late"\n    }\n  ]\n}\n')
+    failures = [
+        CaseFailure(suite="b", eval_set_file="set.evalset.json", eval_id="late", line=None,
+                    message="mild", severity=1.0),
+        CaseFailure(suite="a", eval_set_file="set.evalset.json", eval_id="x", line=9,
+                    message="worst: 100%, really", severity=5.0),
+    ]
+    stub.add_pull(12, HEAD)
+    code, printed = run_fake(settings_for(tmp_path, stub, comment="off"),
+                             fake_outcome(tmp_path, 1, failures))
+    assert code == 1
+    errors = [p for p in printed if p.startswith("::error ")]
+    assert errors[0] == ("::error file=set.evalset.json,line=9,title=a%3A x::"
+                         "worst: 100%25, really")
+    assert errors[1].startswith("::error file=set.evalset.json,line=4,title=b%3A late::")
+    assert printed.index("::group::Suite a") < printed.index("::group::Suite b")
+    assert stub.requests() == []  # comment: off makes no REST call
+
+
+def test_fork_pull_request_read_only_token_keeps_the_verdict(tmp_path, stub):
+    stub.add_pull(12, HEAD, fork=True)
+    event = pull_request_event(tmp_path / "event.json", fork=True)
+    settings = settings_for(tmp_path, stub, event, github_token="ro")
+    code, printed = run_fake(settings, fake_outcome(tmp_path, 0))
+    assert code == 0 and settings.event.is_fork
+    assert any(p.startswith("::warning title=PR comment not posted::") for p in printed)
+    assert stub.comments() == []
+    assert "fork recipe" in (tmp_path / "summary.md").read_text()
+    saved = (tmp_path / "adk-eval-comment.md").read_text()
+    assert "all good" in saved and comment_marker() in saved
+    context = json.loads((tmp_path / "adk-eval-pr.json").read_text())
+    assert context == {"repository": REPO, "pr_number": 12, "head_sha": HEAD,
+                       "comment_key": "default", "run_id": "4242"}
+
+
+def test_publishing_failure_is_an_infrastructure_error(tmp_path, stub):
+    stub.add_pull(12, HEAD)
+    stub.fail_next(500, method="POST", times=5)
+    code, printed = run_fake(settings_for(tmp_path, stub), fake_outcome(tmp_path, 0))
+    assert code == 2
+    assert any(p.startswith("::error title=PR comment not posted::") for p in printed)
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert outputs["passed"] == "true" and outputs["comment_url"] == ""
+
+
+def test_push_comments_on_the_open_pr_of_that_commit(tmp_path, stub):
+    stub.add_pull(31, "c" * 40)
+    event = tmp_path / "push.json"
+    event.write_text(json.dumps({"after": "c" * 40, "ref": "refs/heads/feature"}))
+    code, _ = run_fake(settings_for(tmp_path, stub, event, "push"), fake_outcome(tmp_path))
+    assert code == 0 and len(stub.comments(31)) == 1
+
+
+def test_push_without_pr_writes_results_and_summary_only(tmp_path, stub):
+    event = tmp_path / "push.json"
+    event.write_text(json.dumps({"after": "d" * 40, "ref": "refs/heads/main"}))
+    code, printed = run_fake(settings_for(tmp_path, stub, event, "push"),
+                             fake_outcome(tmp_path))
+    assert code == 0 and stub.comments() == [] and not stub.requests("POST")
+    assert (tmp_path / "summary.md").read_text().startswith("# Summary")
+    assert any("No open pull request" in p for p in printed)
+
+
+def test_issue_comment_looks_up_the_pull_request(tmp_path, stub):
+    stub.add_pull(8, "e" * 40)
+    event = tmp_path / "ic.json"
+    event.write_text(json.dumps({"issue": {"number": 8, "pull_request": {"url": "u"}}}))
+    run_fake(settings_for(tmp_path, stub, event, "issue_comment"), fake_outcome(tmp_path))
+    assert len(stub.comments(8)) == 1
+
+
+def test_pull_request_target_warns(tmp_path, stub):
+    stub.add_pull(12, HEAD)
+    _, printed = run_fake(settings_for(tmp_path, stub, event_name="pull_request_target",
+                                       comment="off"), fake_outcome(tmp_path))
+    assert any(p.startswith("::warning::") and "pull_request_target" in p for p in printed)
+
+
+def test_pipeline_options_follow_inputs(tmp_path, stub):
+    settings = settings_for(tmp_path, stub, comment="off", num_runs="3", fail_on="any",
+                            results_path="out/r.json", template="t.md.j2")
+    _, printed = run_fake(settings, fake_outcome(tmp_path))
+    options = json.loads(printed[-1])
+    assert options["num_runs"] == 3 and options["fail_on"] == "any"
+    assert options["results_out"] == "out/r.json" and options["template"] == "t.md.j2"
+    assert options["max_comment_chars"] < 65_536
+    assert options["run_url"] == "https://github.example/octo/agents/actions/runs/4242"
+
+
+# --------------------------------------------------------------------------- requirements
+
+
+def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, monkeypatch):
+    (tmp_path / "requirements.txt").write_text("six\n")
+    calls: list[list[str]] = []
+    monkeypatch.setattr(action_module.subprocess, "run",
+                        lambda cmd, **kw: calls.append(cmd) or
+                        subprocess.CompletedProcess(cmd, 0))
+    monkeypatch.chdir(tmp_path)
+
+    class Restarted(Exception):
+        pass
+
+    def reexec() -> None:
+        raise Restarted
+
+    settings = settings_for(tmp_path, stub, requirements="requirements.txt", comment="off")
+    with pytest.raises(Restarted):
+        run_fake(settings, fake_outcome(tmp_path), reexec=reexec)
+    assert calls and calls[0][-2:] == ["-r", "requirements.txt"]
+    code, _ = run_fake(settings, fake_outcome(tmp_path), reexec=reexec,
+                       skip_requirements=True)
+    assert code == 0
+
+
+def test_requirements_moving_adk_out_of_range_is_said_clearly(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='agent'\n")
+    versions = iter(["2.13.0", "1.2.0"])
+    monkeypatch.setattr(action_module, "_dist_version", lambda name: next(versions))
+    ok = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0)  # noqa: E731
+    with pytest.raises(RequirementsError, match=r"from 2\.13\.0 to 1\.2\.0, outside .*>=1\.18"):
+        install_requirements([str(tmp_path / "pyproject.toml")], print, run=ok)
+    with pytest.raises(RequirementsError, match="not a file"):
+        install_requirements([str(tmp_path / "missing.txt")], print, run=ok)
+
+
+# --------------------------------------------------------------------------- fork recipe
+
+
+def write_artifact(folder: Path, number: int = 12, head_sha: str = HEAD,
+                   body: str = "### ADK evaluation\n") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "adk-eval-comment.md").write_text(body)
+    (folder / "adk-eval-pr.json").write_text(json.dumps({
+        "repository": REPO, "pr_number": number, "head_sha": head_sha,
+        "comment_key": "default", "run_id": "1"}))
+    return folder
+
+
+def workflow_run_event(path: Path, head_sha: str = HEAD) -> Path:
+    path.write_text(json.dumps({"workflow_run": {
+        "head_sha": head_sha, "head_branch": "feature", "pull_requests": [],
+        "repository": {"full_name": REPO}, "head_repository": {"full_name": "forker/agents"},
+    }}))
+    return path
+
+
+def test_comment_command_posts_a_verified_artifact(tmp_path, stub, monkeypatch):
+    stub.add_pull(12, HEAD, fork=True)
+    evil = f"hi {comment_marker('other-suite')}\n"
+    artifact = write_artifact(tmp_path / "artifact", body=evil)
+    env = runner_env(tmp_path, stub, workflow_run_event(tmp_path / "wr.json"), "workflow_run",
+                     files=tmp_path)
+    env["INPUT_GITHUB_TOKEN"] = ""
+    env["GITHUB_TOKEN"] = TOKEN
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(comment_command, [str(artifact)], env=env)
+    assert result.exit_code == 0, result.output
+    [posted] = stub.comments(12)
+    assert comment_marker("other-suite") not in posted["body"]
+    assert posted["body"].rstrip().endswith(comment_marker("default"))
+    again = CliRunner().invoke(comment_command, [str(artifact)], env=env)
+    assert again.exit_code == 0 and len(stub.comments(12)) == 1
+
+
+def test_comment_artifact_for_an_older_head_is_not_posted(tmp_path, stub):
+    stub.add_pull(12, "9" * 40)
+    settings = settings_for(tmp_path, stub, workflow_run_event(tmp_path / "wr.json"),
+                            "workflow_run")
+    printed: list[str] = []
+    code = post_artifact_comment(settings, write_artifact(tmp_path / "a"), printed.append,
+                                 make_client=lambda t, a: GitHubClient(t, a))
+    assert code == 0 and stub.comments() == [] and "moved on" in printed[-1]
+
+
+def test_comment_artifact_not_from_the_triggering_run_is_refused(tmp_path, stub):
+    stub.add_pull(12, HEAD)
+    settings = settings_for(tmp_path, stub, workflow_run_event(tmp_path / "wr.json", "1" * 40),
+                            "workflow_run")
+    with pytest.raises(ArtifactError, match="triggered this workflow"):
+        post_artifact_comment(settings, write_artifact(tmp_path / "a"), print,
+                              make_client=lambda t, a: GitHubClient(t, a))
+    with pytest.raises(ArtifactError, match="does not exist"):
+        post_artifact_comment(
+            settings_for(tmp_path, stub), write_artifact(tmp_path / "b", number=99), print,
+            make_client=lambda t, a: GitHubClient(t, a))
+    assert stub.comments() == []
+
+
+def test_comment_artifact_input_of_the_action(tmp_path, stub):
+    stub.add_pull(12, HEAD)
+    artifact = write_artifact(tmp_path / "art")
+    settings = settings_for(tmp_path, stub, workflow_run_event(tmp_path / "wr.json"),
+                            "workflow_run", comment_artifact=str(artifact))
+    code, _ = run_fake(settings, fake_outcome(tmp_path))
+    assert code == 0 and len(stub.comments(12)) == 1
