@@ -15,6 +15,14 @@ conventions (see :mod:`adk_eval_action.discovery`). Example::
       mode: status          # status (as `adk eval` decides) | mean
       min_pass_rate: 1.0    # fraction of eval cases that must pass
       not_evaluated: fail   # fail | warn
+      fail_on: threshold    # threshold | regression | any | none (docs/gating.md)
+      max_regression: 0.05  # largest allowed drop of a metric's mean, metric units
+      min_effect: 0.02      # smallest delta worth calling regressed / improved
+      require_significance: false
+      max_token_increase: 0.2   # token_usage_v1 may grow 20% (relative)
+      on_token_increase: warn   # warn | fail
+      metrics:              # per-metric overrides; `suite/metric` for one suite
+        response_match_score: {max_regression: 0.1}
 
 Paths are relative to the folder of the config file. Eval configs are ADK's ``EvalConfig``
 (google.adk.evaluation.eval_config) plus rubric short forms (:mod:`adk_eval_action.rubrics`);
@@ -44,8 +52,31 @@ DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_
 """ADK's default criteria when no eval config is found (eval_config._DEFAULT_EVAL_CONFIG)."""
 
 
+class MetricGateRule(BaseModel):
+    """Regression rules for one metric (``gate.metrics.<name>`` in ``adk-eval.yaml``).
+
+    Units are the metric's own (as its scores). A field left unset inherits the gate-wide
+    value; :meth:`GateConfig.rule_for` returns the resolved rule with every field set.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_regression: float | None = Field(default=None, ge=0.0)
+    min_effect: float | None = Field(default=None, ge=0.0)
+    require_significance: bool | None = None
+
+
 class GateConfig(BaseModel):
-    """How the pass/fail decision is made (see :mod:`adk_eval_action.gate`)."""
+    """How the pass/fail decision is made (see :mod:`adk_eval_action.gate` and
+    ``docs/gating.md``).
+
+    ``max_regression`` unset means "no drop beyond ``min_effect``". ``metrics`` maps a
+    metric name, or ``suite/metric`` for one suite only (which wins), to overrides of
+    ``max_regression``, ``min_effect`` and ``require_significance``.
+    ``max_token_increase`` is a relative budget for ``token_usage_v1`` (0.2: head may use
+    20% more tokens than the baseline); ``on_token_increase`` says whether exceeding it
+    warns or fails.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -56,6 +87,43 @@ class GateConfig(BaseModel):
     max_regression: float | None = Field(default=None, ge=0.0)
     min_effect: float = Field(default=0.0, ge=0.0)
     require_significance: bool = False
+    max_token_increase: float | None = Field(default=None, ge=0.0)
+    on_token_increase: Literal["warn", "fail"] = "warn"
+    metrics: dict[str, MetricGateRule] = Field(default_factory=dict)
+
+    def override_for(self, suite: str, metric: str) -> MetricGateRule | None:
+        """The ``metrics`` overrides of one metric, field by field: ``suite/metric`` over
+        ``metric``; None when neither entry exists."""
+        entries = [self.metrics.get(metric), self.metrics.get(f"{suite}/{metric}")]
+        present = [e for e in entries if e is not None]
+        if not present:
+            return None
+        merged: dict[str, object] = {}
+        for entry in present:
+            merged.update(entry.model_dump(exclude_none=True))
+        return MetricGateRule.model_validate(merged)
+
+    def rule_for(self, suite: str, metric: str) -> MetricGateRule:
+        """The resolved regression rule of one metric: its override, else the gate-wide
+        value; ``max_regression`` defaults to the resolved ``min_effect`` (a drop too small
+        to call is too small to fail)."""
+        override = self.override_for(suite, metric) or MetricGateRule()
+        min_effect = override.min_effect if override.min_effect is not None else self.min_effect
+        max_regression = next(
+            v for v in (override.max_regression, self.max_regression, min_effect) if v is not None
+        )
+        significance = override.require_significance
+        return MetricGateRule(
+            max_regression=max_regression,
+            min_effect=min_effect,
+            require_significance=self.require_significance
+            if significance is None
+            else significance,
+        )
+
+    def min_effect_for(self, suite: str, metric: str) -> float:
+        """The resolved ``min_effect`` of one metric (for classification in compare)."""
+        return float(self.rule_for(suite, metric).min_effect or 0.0)
 
 
 class SuiteConfig(BaseModel):
@@ -158,9 +226,7 @@ class LoadedEvalConfig(BaseModel):
 
 
 _EVAL_CONFIG_KEYS = {
-    name
-    for field, info in EvalConfig.model_fields.items()
-    for name in (field, info.alias or field)
+    name for field, info in EvalConfig.model_fields.items() for name in (field, info.alias or field)
 }
 
 
@@ -194,8 +260,10 @@ def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> lis
             continue
         info = known.get(name)
         interval = info.metric_value_info.interval if info else None
-        if interval is not None and isinstance(threshold, (int, float)) and not (
-            interval.min_value <= threshold <= interval.max_value
+        if (
+            interval is not None
+            and isinstance(threshold, (int, float))
+            and not (interval.min_value <= threshold <= interval.max_value)
         ):
             warnings.append(
                 f"{where}: threshold {threshold} of `{name}` is outside its value range "
@@ -287,9 +355,11 @@ def load_eval_config(
     metas = {
         name: MetricMeta(
             min_value=info.metric_value_info.interval.min_value
-            if info.metric_value_info.interval else None,
+            if info.metric_value_info.interval
+            else None,
             max_value=info.metric_value_info.interval.max_value
-            if info.metric_value_info.interval else None,
+            if info.metric_value_info.interval
+            else None,
             higher_is_better=(higher_is_better or {}).get(name, name not in EFFICIENCY_METRICS),
         )
         for name, info in known.items()
