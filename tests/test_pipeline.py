@@ -15,8 +15,17 @@ def baseline_and_head(example_repo: Path, cli: CliRun) -> tuple[Path, Path, str]
     base = cli("run", "travel_agent", "--results-out", "base.json")
     assert base.exit_code == 0, base.output
     head = cli(
-        "run", "--config", "regressed.adk-eval.yaml", "--baseline", "base.json",
-        "--results-out", "head.json", "--comment-out", "comment.md", "--summary-out", "sum.md",
+        "run",
+        "--config",
+        "regressed.adk-eval.yaml",
+        "--baseline",
+        "base.json",
+        "--results-out",
+        "head.json",
+        "--comment-out",
+        "comment.md",
+        "--summary-out",
+        "sum.md",
     )
     assert head.exit_code == 1, head.output
     return example_repo / "base.json", example_repo / "head.json", head.output
@@ -131,8 +140,9 @@ def test_unreadable_baseline_is_no_baseline(example_repo: Path, cli: CliRun) -> 
 
 
 def test_num_runs_keeps_every_run(example_repo: Path, cli: CliRun) -> None:
-    result = cli("run", "travel_agent/eval/travel.evalset.json", "--num-runs", "2",
-                 "--results-out", "r.json")
+    result = cli(
+        "run", "travel_agent/eval/travel.evalset.json", "--num-runs", "2", "--results-out", "r.json"
+    )
     assert result.exit_code == 0, result.output
     runs = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")
     assert [r["run"] for r in runs] == [1, 2]

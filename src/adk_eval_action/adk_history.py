@@ -89,9 +89,9 @@ def _rubric_catalogue(result: EvalCaseResult) -> dict[str, RubricInfo]:
     return catalogue
 
 
-def _rubrics(scores: Iterable[Any] | None, catalogue: Mapping[str, RubricInfo]) -> list[
-    RubricScoreRecord
-]:
+def _rubrics(
+    scores: Iterable[Any] | None, catalogue: Mapping[str, RubricInfo]
+) -> list[RubricScoreRecord]:
     records = []
     for score in scores or []:
         info = catalogue.get(score.rubric_id, RubricInfo())
@@ -157,9 +157,7 @@ def metric_result_from_adk(
                     rubrics=_rubrics(inv_metric.details.rubric_scores, catalogue),
                 )
             )
-    informational = (
-        status == MetricStatus.INFORMATIONAL or metric.metric_name in EFFICIENCY_METRICS
-    )
+    informational = status == MetricStatus.INFORMATIONAL or metric.metric_name in EFFICIENCY_METRICS
     return MetricResult(
         metric_name=metric.metric_name,
         score=metric.score,
@@ -167,7 +165,9 @@ def metric_result_from_adk(
         threshold=None if informational else _threshold(metric),
         min_value=meta.min_value,
         max_value=meta.max_value,
-        higher_is_better=False if metric.metric_name in EFFICIENCY_METRICS else meta.higher_is_better,
+        higher_is_better=False
+        if metric.metric_name in EFFICIENCY_METRICS
+        else meta.higher_is_better,
         informational=informational,
         reason=reason,
         judge_model=_judge_model(metric),

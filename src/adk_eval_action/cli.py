@@ -16,20 +16,38 @@ import click
 from .errors import EXIT_USAGE, AdkEvalActionError, ResultsFileError
 
 GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-    click.option("--fail-on", type=click.Choice(["threshold", "regression", "any", "none"]),
-                 help="Which rule fails the gate (default: threshold)."),
-    click.option("--max-regression", type=float,
-                 help="Largest allowed drop of a metric's mean, in the metric's units."),
+    click.option(
+        "--fail-on",
+        type=click.Choice(["threshold", "regression", "any", "none"]),
+        help="Which rule fails the gate (default: threshold).",
+    ),
+    click.option(
+        "--max-regression",
+        type=float,
+        help="Largest allowed drop of a metric's mean, in the metric's units.",
+    ),
     click.option("--min-effect", type=float, help="Smallest delta worth calling a change."),
-    click.option("--require-significance/--no-require-significance", default=None,
-                 help="Only fail a regression whose interval lies wholly beyond max_regression."),
-    click.option("--min-pass-rate", type=click.FloatRange(0, 1),
-                 help="Fraction of eval cases that must pass (default 1.0)."),
-    click.option("--gate-mode", type=click.Choice(["status", "mean"]),
-                 help="status: a case fails when any metric failed (as adk eval); "
-                      "mean: each metric's mean vs its threshold."),
-    click.option("--not-evaluated", type=click.Choice(["fail", "warn"]),
-                 help="Whether NOT_EVALUATED / errored metrics fail their case (default fail)."),
+    click.option(
+        "--require-significance/--no-require-significance",
+        default=None,
+        help="Only fail a regression whose interval lies wholly beyond max_regression.",
+    ),
+    click.option(
+        "--min-pass-rate",
+        type=click.FloatRange(0, 1),
+        help="Fraction of eval cases that must pass (default 1.0).",
+    ),
+    click.option(
+        "--gate-mode",
+        type=click.Choice(["status", "mean"]),
+        help="status: a case fails when any metric failed (as adk eval); "
+        "mean: each metric's mean vs its threshold.",
+    ),
+    click.option(
+        "--not-evaluated",
+        type=click.Choice(["fail", "warn"]),
+        help="Whether NOT_EVALUATED / errored metrics fail their case (default fail).",
+    ),
 ]
 
 
@@ -61,19 +79,32 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False),
-              help="adk-eval.yaml naming suites (default: ./adk-eval.yaml if present).")
-@click.option("--baseline", type=click.Path(path_type=Path),
-              help="Results file of the base branch (ours, or ADK eval_history file/folder).")
-@click.option("--results-out", type=click.Path(path_type=Path), default="adk-eval-results.json",
-              show_default=True)
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="adk-eval.yaml naming suites (default: ./adk-eval.yaml if present).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    help="Results file of the base branch (ours, or ADK eval_history file/folder).",
+)
+@click.option(
+    "--results-out",
+    type=click.Path(path_type=Path),
+    default="adk-eval-results.json",
+    show_default=True,
+)
 @click.option("--comment-out", type=click.Path(path_type=Path), help="Write the PR comment here.")
 @click.option("--summary-out", type=click.Path(path_type=Path), help="Write the job summary here.")
 @click.option("--print-comment", is_flag=True, help="Print the rendered comment to stdout.")
 @click.option("--num-runs", type=click.IntRange(min=1), help="Repeat each eval case N times.")
 @click.option("--parallelism", type=click.IntRange(min=1), help="Concurrent inferences.")
-@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="Your own Jinja2 comment template.")
+@click.option(
+    "--template",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Your own Jinja2 comment template.",
+)
 @gate_options
 def run(paths: tuple[Path, ...], print_comment: bool, **kwargs: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate."""

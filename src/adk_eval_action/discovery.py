@@ -24,9 +24,26 @@ from .errors import ConfigError
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", ".adk",
-     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-     "site-packages", "dist", "build"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "node_modules",
+        ".adk",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        "dist",
+        "build",
+    }
 )
 
 
@@ -127,7 +144,9 @@ def discover_suites(paths: list[Path], root: Path, exclude: Iterable[str] = ()) 
             Suite(
                 name=name,
                 agent_dir=agent,
-                agent_error=None if agent else (
+                agent_error=None
+                if agent
+                else (
                     f"no agent module found at or above {_relative(eval_sets[0].parent, root)}: "
                     "ADK loads a folder with __init__.py and agent.py (as `adk eval AGENT_DIR`); "
                     "name the agent of these eval sets in adk-eval.yaml"

@@ -121,7 +121,9 @@ class _JudgeFailureHandler(logging.Handler):
 def _exception_reason(error: BaseException) -> str:
     if isinstance(error, ImportError):
         cause = error.__cause__
-        return f"{error}{f' ({cause})' if cause else ''}: check the custom metric's code_config.name"
+        return (
+            f"{error}{f' ({cause})' if cause else ''}: check the custom metric's code_config.name"
+        )
     text = str(error) or type(error).__name__
     if "not found in registry" in text:
         return f"{text}: not a google-adk metric and not in custom_metrics"
@@ -169,7 +171,8 @@ class _RecordingEvaluator(Evaluator):
         ):
             self._recorder.record(
                 self._metric.metric_name,
-                "the judge gave no parsable verdict" if _judge_model(self._metric)
+                "the judge gave no parsable verdict"
+                if _judge_model(self._metric)
                 else "the metric returned NOT_EVALUATED",
             )
         return result
@@ -181,7 +184,8 @@ class _RecordingEvaluator(Evaluator):
         criterion = self._metric.criterion.model_dump() if self._metric.criterion else {}
         has_config_rubrics = bool(criterion.get("rubrics"))
         judged = [
-            i for i, inv in enumerate(actual)
+            i
+            for i, inv in enumerate(actual)
             if has_config_rubrics or any(r.type == rubric_type for r in inv.rubrics or [])
         ]
         if not judged:
@@ -195,9 +199,8 @@ class _RecordingEvaluator(Evaluator):
         )
         by_index = dict(zip(judged, inner.per_invocation_results, strict=False))
         per_invocation = [
-            by_index.get(i) or PerInvocationResult(
-                actual_invocation=inv, eval_status=EvalStatus.NOT_EVALUATED
-            )
+            by_index.get(i)
+            or PerInvocationResult(actual_invocation=inv, eval_status=EvalStatus.NOT_EVALUATED)
             for i, inv in enumerate(actual)
         ]
         return inner.model_copy(update={"per_invocation_results": per_invocation})
@@ -249,9 +252,7 @@ def _import_agent(agent_dir: Path, repo_root: Path) -> tuple[Any, Any]:
         module = importlib.import_module(name)
         agent_module = getattr(module, "agent", None) or importlib.import_module(f"{name}.agent")
     except Exception as e:
-        raise AgentLoadError(
-            f"agent {agent_dir} failed to import: {type(e).__name__}: {e}"
-        ) from e
+        raise AgentLoadError(f"agent {agent_dir} failed to import: {type(e).__name__}: {e}") from e
     from google.adk.apps.app import App
 
     app = getattr(agent_module, "app", None)
@@ -373,7 +374,9 @@ class _SuiteRun:
         record.eval_config_file = self._rel(suite.eval_config_path)
         try:
             config = load_eval_config(
-                suite.eval_config_path, suite.thresholds, suite.higher_is_better,
+                suite.eval_config_path,
+                suite.thresholds,
+                suite.higher_is_better,
                 display_path=self._rel(suite.eval_config_path),
             )
         except AdkEvalActionError as e:
@@ -384,10 +387,12 @@ class _SuiteRun:
         record.eval_config_hash = config.content_hash
         record.eval_config = config.eval_config.model_dump(mode="json", exclude_none=True)
         record.judge_models = {
-            name: judge for name, judge in (
+            name: judge
+            for name, judge in (
                 (m.metric_name, _judge_model(m))
                 for m in get_eval_metrics_from_config(config.eval_config)
-            ) if judge
+            )
+            if judge
         }
         loaded_sets = []
         for path in suite.eval_set_paths:
@@ -396,8 +401,13 @@ class _SuiteRun:
                 notes = [*loaded.notes, *prepare_eval_set(loaded, config)]
             except EvalSetError as e:
                 record.errors.append(
-                    _error("eval_set", str(e), suite.name, file=self._rel(path),
-                           hint="fix the file; the other eval sets still ran")
+                    _error(
+                        "eval_set",
+                        str(e),
+                        suite.name,
+                        file=self._rel(path),
+                        hint="fix the file; the other eval sets still ran",
+                    )
                 )
                 continue
             for note in notes:
@@ -447,8 +457,13 @@ class _SuiteRun:
 
     def _fail_all(self, records: dict[str, EvalSetRecord], kind: str, message: str) -> None:
         self.record.errors.append(
-            _error(kind, message, self.suite.name, file=self._rel(self.suite.agent_dir),
-                   hint="fix the agent module so `adk eval` could load it")
+            _error(
+                kind,
+                message,
+                self.suite.name,
+                file=self._rel(self.suite.agent_dir),
+                hint="fix the agent module so `adk eval` could load it",
+            )
         )
         self.console(f"error: {message}")
 
@@ -465,36 +480,65 @@ class _SuiteRun:
         app_name = self.suite.agent_dir.name if self.suite.agent_dir else self.suite.name
         for loaded in eval_sets:
             _add_eval_set(manager, app_name, loaded.eval_set)
-        registry = register_custom_metrics_from_config(config.eval_config, MetricEvaluatorRegistry())
+        registry = register_custom_metrics_from_config(
+            config.eval_config, MetricEvaluatorRegistry()
+        )
         eval_metrics = get_eval_metrics_from_config(config.eval_config)
         session_service = InMemorySessionService()
         handler = _JudgeFailureHandler(level=logging.WARNING)
         judge_logger = logging.getLogger("google_adk.google.adk.evaluation.llm_as_judge")
         judge_logger.addHandler(handler)
+        # ADK logs judge failures at WARNING; keep them for the reasons, not the console.
+        saved = (judge_logger.level, judge_logger.propagate)
+        judge_logger.setLevel(logging.WARNING)
+        judge_logger.propagate = False
         try:
             for run in range(1, num_runs + 1):
                 await self._one_run(
-                    run, manager, app_name, app, root_agent, registry, eval_metrics,
-                    session_service, eval_sets, records, config,
+                    run,
+                    manager,
+                    app_name,
+                    app,
+                    root_agent,
+                    registry,
+                    eval_metrics,
+                    session_service,
+                    eval_sets,
+                    records,
+                    config,
                 )
         finally:
             judge_logger.removeHandler(handler)
+            judge_logger.setLevel(saved[0])
+            judge_logger.propagate = saved[1]
 
     async def _one_run(
-        self, run: int, manager: InMemoryEvalSetsManager, app_name: str, app: Any,
-        root_agent: Any, registry: MetricEvaluatorRegistry, eval_metrics: list[EvalMetric],
-        session_service: InMemorySessionService, eval_sets: list[LoadedEvalSet],
-        records: dict[str, EvalSetRecord], config: LoadedEvalConfig,
+        self,
+        run: int,
+        manager: InMemoryEvalSetsManager,
+        app_name: str,
+        app: Any,
+        root_agent: Any,
+        registry: MetricEvaluatorRegistry,
+        eval_metrics: list[EvalMetric],
+        session_service: InMemorySessionService,
+        eval_sets: list[LoadedEvalSet],
+        records: dict[str, EvalSetRecord],
+        config: LoadedEvalConfig,
     ) -> None:
         service = LocalEvalService(
-            root_agent=root_agent, eval_sets_manager=manager, session_service=session_service,
-            metric_evaluator_registry=registry, app=app,
+            root_agent=root_agent,
+            eval_sets_manager=manager,
+            session_service=session_service,
+            metric_evaluator_registry=registry,
+            app=app,
         )
         inference_config = InferenceConfig(parallelism=self.settings.parallelism)
         inferences: list[InferenceResult] = []
         for loaded in eval_sets:
             request = InferenceRequest(
-                app_name=app_name, eval_set_id=loaded.eval_set.eval_set_id,
+                app_name=app_name,
+                eval_set_id=loaded.eval_set.eval_set_id,
                 inference_config=inference_config,
             )
             async for result in service.perform_inference(request):
@@ -504,40 +548,68 @@ class _SuiteRun:
         async def evaluate(inference: InferenceResult) -> None:
             async with semaphore:
                 await self._evaluate_inference(
-                    run, inference, root_agent, app, manager, registry, session_service,
-                    eval_metrics, records, config,
+                    run,
+                    inference,
+                    root_agent,
+                    app,
+                    manager,
+                    registry,
+                    session_service,
+                    eval_metrics,
+                    records,
+                    config,
                 )
 
         await asyncio.gather(*(evaluate(i) for i in inferences))
 
     async def _evaluate_inference(
-        self, run: int, inference: InferenceResult, root_agent: Any, app: Any,
-        manager: InMemoryEvalSetsManager, registry: MetricEvaluatorRegistry,
-        session_service: InMemorySessionService, eval_metrics: list[EvalMetric],
-        records: dict[str, EvalSetRecord], config: LoadedEvalConfig,
+        self,
+        run: int,
+        inference: InferenceResult,
+        root_agent: Any,
+        app: Any,
+        manager: InMemoryEvalSetsManager,
+        registry: MetricEvaluatorRegistry,
+        session_service: InMemorySessionService,
+        eval_metrics: list[EvalMetric],
+        records: dict[str, EvalSetRecord],
+        config: LoadedEvalConfig,
     ) -> None:
         eval_set_record = records[inference.eval_set_id]
         case = next(c for c in eval_set_record.eval_cases if c.eval_id == inference.eval_case_id)
         if inference.status == InferenceStatus.FAILURE:
             message = f"inference failed: {inference.error_message}"
             case.runs.append(RunRecord(run=run, status=CaseStatus.ERROR, error=message))
-            self.record.errors.append(_error(
-                "inference", message, self.suite.name, file=eval_set_record.file,
-                eval_set_id=inference.eval_set_id, eval_id=inference.eval_case_id,
-            ))
+            self.record.errors.append(
+                _error(
+                    "inference",
+                    message,
+                    self.suite.name,
+                    file=eval_set_record.file,
+                    eval_set_id=inference.eval_set_id,
+                    eval_id=inference.eval_case_id,
+                )
+            )
             return
         args = {
-            "root_agent": root_agent, "eval_sets_manager": manager,
-            "session_service": session_service, "app": app,
+            "root_agent": root_agent,
+            "eval_sets_manager": manager,
+            "session_service": session_service,
+            "app": app,
         }
         result, recorder, error = await _evaluate_one(args, registry, inference, eval_metrics)
         if result is None:
             case.runs.append(RunRecord(run=run, status=CaseStatus.ERROR, error=error))
-            self.record.errors.append(_error(
-                "metric", f"evaluation failed: {error}", self.suite.name,
-                file=eval_set_record.file, eval_set_id=inference.eval_set_id,
-                eval_id=inference.eval_case_id,
-            ))
+            self.record.errors.append(
+                _error(
+                    "metric",
+                    f"evaluation failed: {error}",
+                    self.suite.name,
+                    file=eval_set_record.file,
+                    eval_set_id=inference.eval_set_id,
+                    eval_id=inference.eval_case_id,
+                )
+            )
             return
         case.runs.append(run_record_from_adk(result, run, config.metric_meta, recorder.reasons))
         case.runs.sort(key=lambda r: r.run)

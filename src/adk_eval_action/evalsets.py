@@ -124,7 +124,9 @@ def _from_dict(path: Path, data: dict[str, Any]) -> tuple[EvalSet, str]:
             path,
             "a JSON object without `eval_set_id` and `eval_cases`; accepted: " + ACCEPTED_SHAPES,
         )
-    for index, case in enumerate(data["eval_cases"] if isinstance(data["eval_cases"], list) else []):
+    for index, case in enumerate(
+        data["eval_cases"] if isinstance(data["eval_cases"], list) else []
+    ):
         if isinstance(case, dict):
             try:
                 normalize_case_rubrics(case, f"eval_cases[{index}]")

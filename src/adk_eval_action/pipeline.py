@@ -121,9 +121,12 @@ def _project(options: RunOptions, root: Path) -> tuple[ProjectConfig, Path | Non
 
 def _gate_config(project: ProjectConfig, options: RunOptions) -> GateConfig:
     overrides = {
-        "fail_on": options.fail_on, "max_regression": options.max_regression,
-        "min_effect": options.min_effect, "require_significance": options.require_significance,
-        "min_pass_rate": options.min_pass_rate, "mode": options.gate_mode,
+        "fail_on": options.fail_on,
+        "max_regression": options.max_regression,
+        "min_effect": options.min_effect,
+        "require_significance": options.require_significance,
+        "min_pass_rate": options.min_pass_rate,
+        "mode": options.gate_mode,
         "not_evaluated": options.not_evaluated,
     }
     data = project.gate.model_dump()
@@ -176,10 +179,14 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
         try:
             results.suites.append(evaluate_suite(suite, settings, console))
         except Exception as e:  # noqa: BLE001 - keep the other suites' results
-            results.errors.append(ErrorRecord(
-                kind="internal", suite=suite.name,
-                message=f"{type(e).__name__}: {e}", hint="please report this as a bug",
-            ))
+            results.errors.append(
+                ErrorRecord(
+                    kind="internal",
+                    suite=suite.name,
+                    message=f"{type(e).__name__}: {e}",
+                    hint="please report this as a bug",
+                )
+            )
     results.metadata.finished_at = utc_now()
     results.metadata.duration_seconds = round(time.monotonic() - start, 3)
     return results, project
@@ -218,10 +225,16 @@ def _failures(gate: GateResult) -> list[CaseFailure]:
         message = f"eval case {case.eval_id} {case.change.replace('_', ' ')}: " + (
             "; ".join(failed) or case.error or case.head_status.value if case.head_status else ""
         )
-        failures.append(CaseFailure(
-            suite=case.suite, eval_set_file=case.file or "", eval_id=case.eval_id,
-            line=case.line, message=message, severity=float(len(gate.failing_cases) - index),
-        ))
+        failures.append(
+            CaseFailure(
+                suite=case.suite,
+                eval_set_file=case.file or "",
+                eval_id=case.eval_id,
+                line=case.line,
+                message=message,
+                severity=float(len(gate.failing_cases) - index),
+            )
+        )
     return failures
 
 
@@ -248,8 +261,9 @@ def print_table(comparison: Comparison, gate: GateResult, console: Console) -> N
         delta = "" if m.delta is None else f"{m.delta:+.3f}"
         side = m.head or m.baseline
         thr = "" if not side or side.threshold is None else f"{side.threshold:g}"
-        console(f"{m.suite[:20]:<20} {m.metric_name[:42]:<42} {base:>9} {head:>9} {delta:>9} "
-                f"{thr:>6}")
+        console(
+            f"{m.suite[:20]:<20} {m.metric_name[:42]:<42} {base:>9} {head:>9} {delta:>9} {thr:>6}"
+        )
     for error in comparison.errors:
         where = ", ".join(x for x in (error.file, error.eval_id) if x)
         console(f"error ({error.kind}{': ' + where if where else ''}): {error.message}")
@@ -271,7 +285,9 @@ def finish(
     comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect)
     gate = decide(comparison, gate_config)
     context = CommentContext(
-        comparison=comparison, gate=gate, run_url=options.run_url,
+        comparison=comparison,
+        gate=gate,
+        run_url=options.run_url,
         results_path=str(options.results_out),
     )
     comment = render_comment(context, options.template, options.max_comment_chars)
@@ -286,11 +302,17 @@ def finish(
     usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     return PipelineOutcome(
-        exit_code=exit_code, passed=gate.passed and not usage_error,
-        results_path=options.results_out, comment_markdown=comment, summary_markdown=summary,
-        comment_path=options.comment_out, failures=_failures(gate),
-        metrics=_metrics_output(comparison), suites=[s.name for s in results.suites],
-        comparison=comparison, gate=gate,
+        exit_code=exit_code,
+        passed=gate.passed and not usage_error,
+        results_path=options.results_out,
+        comment_markdown=comment,
+        summary_markdown=summary,
+        comment_path=options.comment_out,
+        failures=_failures(gate),
+        metrics=_metrics_output(comparison),
+        suites=[s.name for s in results.suites],
+        comparison=comparison,
+        gate=gate,
     )
 
 

@@ -123,17 +123,21 @@ def render_comment(
     where = "the job summary and the results file"
     if context.results_path:
         where = f"the job summary and `{context.results_path}`"
-    trimmed = context.model_copy(update={
-        "show_cases": False,
-        "omitted": [*context.omitted, f"per-case details (see {where})"],
-    })
+    trimmed = context.model_copy(
+        update={
+            "show_cases": False,
+            "omitted": [*context.omitted, f"per-case details (see {where})"],
+        }
+    )
     body = render_template(trimmed, source)
     if len(body) <= max_chars:
         return body
-    trimmed = trimmed.model_copy(update={
-        "show_rubrics": False,
-        "omitted": [*trimmed.omitted, f"per-rubric rows (see {where})"],
-    })
+    trimmed = trimmed.model_copy(
+        update={
+            "show_rubrics": False,
+            "omitted": [*trimmed.omitted, f"per-rubric rows (see {where})"],
+        }
+    )
     body = render_template(trimmed, source)
     if len(body) <= max_chars:
         return body
@@ -146,8 +150,11 @@ def render_summary(context: CommentContext, max_bytes: int = 1024 * 1024 - 1024)
     body = render_template(context, "summary.md.j2")
     if len(body.encode("utf-8")) <= max_bytes:
         return body
-    trimmed = context.model_copy(update={
-        "show_cases": False, "omitted": [*context.omitted, "per-case details (results file)"],
-    })
+    trimmed = context.model_copy(
+        update={
+            "show_cases": False,
+            "omitted": [*context.omitted, "per-case details (results file)"],
+        }
+    )
     body = render_template(trimmed, "summary.md.j2")
     return body.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")

@@ -101,7 +101,8 @@ def normalize_case_rubrics(case: dict[str, Any], where: str) -> None:
     for index, invocation in enumerate(conversation or []):
         if isinstance(invocation, dict) and invocation.get("rubrics") is not None:
             invocation["rubrics"] = [
-                r for r, _ in normalize_rubric_list(
+                r
+                for r, _ in normalize_rubric_list(
                     invocation["rubrics"], f"{where}.conversation[{index}].rubrics"
                 )
             ]

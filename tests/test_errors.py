@@ -1,0 +1,215 @@
+"""Bad input gets a clear error and loses nothing; rubric rules; config lint."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import CliRun, case_runs, load_json, metric
+
+RUBRIC = "rubric_based_final_response_quality_v1"
+
+
+def _write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) if not isinstance(data, str) else data)
+    return path
+
+
+def _evalset(example_repo: Path) -> dict[str, Any]:
+    return load_json(example_repo / "travel_agent/eval/travel.evalset.json")
+
+
+def test_broken_eval_set_exits_2_naming_file_and_keeps_others(
+    example_repo: Path, cli: CliRun
+) -> None:
+    _write(example_repo / "travel_agent/eval/broken.evalset.json", '{"eval_set_id": "x",\n  oops')
+    result = cli("run", "travel_agent", "--results-out", "r.json", "--comment-out", "c.md")
+    assert result.exit_code == 2
+    assert "travel_agent/eval/broken.evalset.json" in result.output
+    assert "not valid JSON at line 2, column 3" in result.output
+    results = load_json(example_repo / "r.json")
+    assert case_runs(results, "weather_paris")[0]["status"] == "passed"
+    comment = (example_repo / "c.md").read_text()
+    assert "broken.evalset.json" in comment and "**eval_set**" in comment
+    assert "could not evaluate everything" in comment
+
+
+def test_unknown_shape_lists_accepted_shapes(example_repo: Path, cli: CliRun) -> None:
+    _write(example_repo / "travel_agent/eval/odd.test.json", {"cases": []})
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert "odd.test.json" in result.output
+    assert "legacy list of turns" in result.output
+
+
+def test_agent_import_error_errors_its_suite_only(example_repo: Path, cli: CliRun) -> None:
+    broken = example_repo / "broken_agent"
+    shutil.copytree(
+        example_repo / "travel_agent", broken, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (broken / "agent.py").write_text("import not_a_module_anywhere\n")
+    result = cli("run", ".", "--results-out", "r.json", "--comment-out", "c.md")
+    assert result.exit_code == 2
+    results = load_json(example_repo / "r.json")
+    by_name = {s["name"]: s for s in results["suites"]}
+    assert by_name["broken_agent"]["errors"][0]["kind"] == "agent"
+    assert (
+        "No module named 'not_a_module_anywhere'" in by_name["broken_agent"]["errors"][0]["message"]
+    )
+    assert case_runs({"suites": [by_name["travel_agent"]]}, "weather_paris")[0]["status"] == (
+        "passed"
+    )
+    assert "not\\_a\\_module\\_anywhere" in (example_repo / "c.md").read_text()
+
+
+def test_duplicate_rubric_ids_are_refused(example_repo: Path, cli: CliRun) -> None:
+    data = _evalset(example_repo)
+    case = data["eval_cases"][-1]
+    case["rubrics"].append({"rubric_id": "friendly", "rubric_content": {"text_property": "x"}})
+    _write(example_repo / "travel_agent/eval/travel.evalset.json", data)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert "eval case `weather_tokyo_rubrics`: rubric id(s) friendly defined more than once" in (
+        result.output
+    )
+
+
+def _single_case_set(example_repo: Path, case: dict[str, Any], config: dict[str, Any]) -> None:
+    folder = example_repo / "travel_agent/eval"
+    for path in folder.glob("*.json"):
+        path.unlink()
+    _write(folder / "one.evalset.json", {"eval_set_id": "one", "eval_cases": [case]})
+    _write(folder / "test_config.json", config)
+
+
+def _rubric_config(judge: str = "stand-in-judge", rubrics: list[Any] | None = None) -> dict:
+    criterion: dict[str, Any] = {"threshold": 0.5, "judge_model_options": {"judge_model": judge}}
+    if rubrics is not None:
+        criterion["rubrics"] = rubrics
+    return {"criteria": {RUBRIC: criterion}}
+
+
+def _trip_case(example_repo: Path, **extra: Any) -> dict[str, Any]:
+    case = next(
+        c for c in _evalset(example_repo)["eval_cases"] if c["eval_id"] == "multi_turn_trip"
+    )
+    case.pop("rubrics", None)
+    case.update(extra)
+    return case
+
+
+def test_string_rubrics_and_final_only_rubric(example_repo: Path, cli: CliRun) -> None:
+    case = _trip_case(
+        example_repo,
+        rubrics=[
+            {
+                "id": "ends_with_tokyo",
+                "text": 'The final answer mentions "Tokyo".',
+                "applies_to": "final",
+            },
+        ],
+    )
+    _single_case_set(
+        example_repo, case, _rubric_config(rubrics=['The answer never mentions "sorry".'])
+    )
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 0, result.output
+    run = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0]
+    invocations = metric(run, RUBRIC)["invocations"]
+    assert len(invocations) == 3
+    ids = [sorted(r["rubric_id"] for r in inv["rubrics"]) for inv in invocations]
+    # rubric_0 (a plain string in the config) on every turn; the final-only one on the last.
+    assert ids == [["rubric_0"], ["rubric_0"], ["ends_with_tokyo", "rubric_0"]]
+
+
+def test_rubric_metric_without_rubrics_is_an_error_not_a_pass(
+    example_repo: Path, cli: CliRun
+) -> None:
+    _single_case_set(example_repo, _trip_case(example_repo), _rubric_config())
+    result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
+    assert result.exit_code == 1
+    run = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0]
+    m = metric(run, RUBRIC)
+    assert m["status"] == "error" and "score" not in m
+    assert m["reason"].startswith(f"ValueError: no rubrics for `{RUBRIC}`")
+    assert "no rubrics for" in result.output
+
+
+def test_judge_timeout_is_reported_and_warn_mode_passes(example_repo: Path, cli: CliRun) -> None:
+    case = _trip_case(example_repo, rubrics=['The final answer mentions "Tokyo".'])
+    _single_case_set(example_repo, case, _rubric_config(judge="stand-in-judge-timeout"))
+    result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
+    assert result.exit_code == 1
+    m = metric(case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0], RUBRIC)
+    assert m["status"] == "error"
+    assert "judge call failed" in m["reason"] and "timed out" in m["reason"]
+    assert "judge call failed" in result.output
+    warn = cli("run", "travel_agent", "--results-out", "r2.json", "--not-evaluated", "warn")
+    assert warn.exit_code == 0
+
+
+def test_judge_without_parsable_verdict(example_repo: Path, cli: CliRun) -> None:
+    case = _trip_case(example_repo, rubrics=['The final answer mentions "Tokyo".'])
+    _single_case_set(example_repo, case, _rubric_config(judge="stand-in-judge-garbage"))
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 1
+    m = metric(case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0], RUBRIC)
+    assert m["status"] == "error"
+    assert m["reason"] == "the judge gave no parsable verdict"
+
+
+def test_config_lint_warnings(example_repo: Path, cli: CliRun) -> None:
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["criteria"]["response_match_scor"] = 0.5
+    config["criteria"]["tool_trajectory_avg_score"] = 1.5
+    config["criteria"][RUBRIC]["judge_model"] = "gemini-2.5-pro"
+    config["criteria"]["token_usage_v1"] = 100
+    config["metrics"] = ["x"]
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    out = result.output
+    assert "unknown top-level key `metrics`" in out
+    assert (
+        "`response_match_scor` is not known to google-adk; did you mean `response_match_score`"
+        in out
+    )
+    assert (
+        "threshold 1.5 of `tool_trajectory_avg_score` is outside its value range [0.0, 1.0]" in out
+    )
+    assert f"`criteria.{RUBRIC}.judge_model` is ignored by ADK" in out
+    assert "`token_usage_v1` is an informational efficiency metric" in out
+
+
+def test_custom_metric_import_error_names_the_path(example_repo: Path, cli: CliRun) -> None:
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["custom_metrics"]["politeness"]["code_config"]["name"] = "travel_agent.metrics.nope"
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 1
+    m = metric(case_runs(load_json(example_repo / "r.json"), "weather_paris")[0], "politeness")
+    assert m["status"] == "error"
+    assert "travel_agent.metrics.nope" in m["reason"]
+    assert "brevity" in [
+        x["metric_name"]
+        for x in case_runs(load_json(example_repo / "r.json"), "weather_paris")[0]["metrics"]
+    ]
+
+
+def test_invalid_project_config_names_file_and_field(example_repo: Path, cli: CliRun) -> None:
+    _write(
+        example_repo / "adk-eval.yaml",
+        "suites:\n  - name: x\n    agent: travel_agent\n    eval_sets: []\n",
+    )
+    result = cli("run")
+    assert result.exit_code == 2
+    assert "adk-eval.yaml (field `suites.0.eval_sets`)" in result.output
+
+
+def test_no_eval_sets_is_a_usage_error(tmp_path: Path, cli: CliRun, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("run", ".")
+    assert result.exit_code == 2
+    assert "no eval sets found" in result.output
