@@ -1,0 +1,190 @@
+"""The action's container, started the way GitHub's runner starts it.
+
+Builds the image from the Dockerfile with podman (no Docker engine on these machines; see
+`.ci/container.sh`), then runs it like ContainerActionHandler does: workspace mounted at
+/github/workspace as the working directory, the event at /github/workflow/event.json, the
+file commands under /github/file_commands, HOME=/github/home, every input of action.yml as
+INPUT_<NAME> (its default when the workflow gives none), GITHUB_* variables, and
+GITHUB_API_URL pointing at the REST stand-in on this host (`--network host`).
+
+Skips, saying why, only where podman cannot run containers. Set ADK_EVAL_REQUIRE_CONTAINER=1
+(CI on a machine prepared by .ci/container.sh) to make that a failure instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adk_eval_action.github import DEFAULT_BOT_LOGIN, comment_marker
+from github_stub import GitHubStub, Token
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+IMAGE = "localhost/adk-eval-action:test"
+REPO = "octo/agents"
+TOKEN = "ghs_containertoken555"
+HEAD = "c0ffee" + "0" * 34
+SUITE_YAML = """\
+suites:
+  - name: travel
+    agent: {agent}
+    eval_sets: ["travel_agent/eval/travel.evalset.json"]
+    eval_config: travel_agent/eval/test_config.json
+"""
+
+
+def _podman_problem() -> str | None:
+    """Why podman cannot run a container here, or None when it can."""
+    if shutil.which("podman") is None:
+        return "podman is not installed (run .ci/container.sh to prepare this machine)"
+    probe = subprocess.run(
+        ["podman", "run", "--rm", "--network", "host", "docker.io/library/debian:bookworm-slim",
+         "true"], capture_output=True, text=True, timeout=120, check=False,
+    )
+    if probe.returncode != 0:
+        return f"podman cannot run a container here: {probe.stderr.strip()[-300:]}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    problem = _podman_problem()
+    if problem:
+        if os.environ.get("ADK_EVAL_REQUIRE_CONTAINER") == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    command = ["podman", "build", "--network", "host", "-t", IMAGE]
+    # Behind this network's TLS proxy pip needs the host's CA bundle: mounted for the build
+    # only and named by PIP_CERT, never copied into the image.
+    ca = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
+    if Path(ca).is_file():
+        command += ["-v", f"{ca}:/etc/ssl/host-ca.crt:ro",
+                    "--build-arg", "PIP_CERT=/etc/ssl/host-ca.crt"]
+    started = time.monotonic()
+    built = subprocess.run([*command, str(ROOT)], capture_output=True, text=True,
+                           timeout=1800, check=False)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    print(f"image built in {time.monotonic() - started:.0f} s")
+    return IMAGE
+
+
+def action_inputs(**given: str) -> dict[str, str]:
+    """INPUT_* as the runner sets them from action.yml: every input, default if not given."""
+    spec = yaml.safe_load((ROOT / "action.yml").read_text())
+    env = {}
+    for name, meta in spec["inputs"].items():
+        value = given.get(name, str(meta.get("default", "")))
+        env[f"INPUT_{name.upper()}"] = TOKEN if value == "${{ github.token }}" else value
+    return env
+
+
+class Runner:
+    """Lays out the runner's host folders and starts the container like the runner does."""
+
+    def __init__(self, root: Path, stub: GitHubStub) -> None:
+        self.root = root
+        self.stub = stub
+        self.workspace = root / "workspace"
+        shutil.copytree(EXAMPLES, self.workspace,
+                        ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+        (self.workspace / "adk-eval.yaml").write_text(
+            SUITE_YAML.format(agent="travel_agent_regressed"))
+        (self.workspace / "baseline.yaml").write_text(SUITE_YAML.format(agent="travel_agent"))
+        for name in ("workflow", "file_commands", "home"):
+            (root / name).mkdir()
+
+    def run(self, event_name: str, payload: dict, **inputs: str) -> tuple[int, str, dict, str]:
+        """One step: returns exit code, log, outputs and the step summary."""
+        (self.root / "workflow" / "event.json").write_text(json.dumps(payload))
+        step = f"{time.monotonic_ns()}"
+        output = self.root / "file_commands" / f"set_output_{step}"
+        summary = self.root / "file_commands" / f"step_summary_{step}"
+        output.touch()
+        summary.touch()
+        env = {
+            **action_inputs(**inputs),
+            "HOME": "/github/home", "CI": "true", "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": "/github/workflow/event.json",
+            "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": self.stub.api_url, "GITHUB_SERVER_URL": "https://github.example",
+            "GITHUB_RUN_ID": "1001", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "e" * 40,
+            "GITHUB_REF": "refs/pull/12/merge",
+            "GITHUB_OUTPUT": f"/github/file_commands/{output.name}",
+            "GITHUB_STEP_SUMMARY": f"/github/file_commands/{summary.name}",
+        }
+        command = ["podman", "run", "--rm", "--network", "host", "--workdir", "/github/workspace"]
+        for host, inside in (("workspace", "workspace"), ("workflow", "workflow"),
+                             ("file_commands", "file_commands"), ("home", "home")):
+            command += ["-v", f"{self.root / host}:/github/{inside}"]
+        for key, value in env.items():
+            command += ["-e", f"{key}={value}"]
+        done = subprocess.run([*command, IMAGE], capture_output=True, text=True, timeout=900,
+                              check=False)
+        log = done.stdout + done.stderr
+        outputs = {m.group(1): m.group(3) for m in re.finditer(
+            r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", output.read_text(), re.S | re.M)}
+        return done.returncode, log, outputs, summary.read_text()
+
+
+def test_container_run_as_the_runner_does(image, tmp_path):
+    with GitHubStub(tokens={TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True)}) as stub:
+        runner = Runner(tmp_path, stub)
+        stub.add_pull(12, HEAD)
+
+        # A push to main records the baseline: no PR for that commit, results only.
+        started = time.monotonic()
+        code, log, outputs, _ = runner.run(
+            "push", {"after": "e" * 40, "ref": "refs/heads/main"},
+            config="baseline.yaml", results_path="baseline/adk-eval-results.json",
+        )
+        first_run = time.monotonic() - started
+        assert code == 0, log[-4000:]
+        assert outputs["passed"] == "true"
+        assert outputs["results_path"] == "baseline/adk-eval-results.json"
+        assert stub.comments() == []
+
+        pull_request = {
+            "action": "synchronize", "number": 12,
+            "pull_request": {
+                "number": 12,
+                "head": {"sha": HEAD, "ref": "feature", "repo": {"full_name": REPO}},
+                "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
+            },
+        }
+        inputs = {"config": "adk-eval.yaml", "baseline": "baseline/adk-eval-results.json",
+                  "comment_key": "travel"}
+        code, log, outputs, summary = runner.run("pull_request", pull_request, **inputs)
+        assert code == 1, log[-4000:]  # the regressed agent fails the gate
+        assert TOKEN not in log.replace(f"::add-mask::{TOKEN}", "")
+
+        [comment] = stub.comments(12)
+        body = comment["body"]
+        assert body.rstrip().endswith(comment_marker("travel"))
+        assert "https://github.example/octo/agents/actions/runs/1001" in body
+        assert re.search(r"`tool_trajectory_avg_score` \| 1 \| 0\.75 \| −0\.25", body)
+        assert re.search(r"`friendly`.*\| 1 \| 0\.667 \| −0\.333", body)  # per-rubric delta
+        assert outputs["passed"] == "false" and outputs["comment_url"] == comment["html_url"]
+        assert json.loads(outputs["metrics"])["travel/politeness"]["baseline"] == 1.0
+        assert outputs["comment_path"] == "adk-eval-comment.md"
+        assert (runner.workspace / "adk-eval-results.json").is_file()
+        assert "ADK eval" in summary and "PR comment created" in summary
+        assert re.search(r"^::error file=travel_agent/eval/travel\.evalset\.json,line=\d+",
+                         log, re.M)
+        assert "::group::Suite travel" in log
+
+        code, log, outputs, summary = runner.run("pull_request", pull_request, **inputs)
+        assert code == 1, log[-4000:]
+        [updated] = stub.comments(12)
+        assert updated["id"] == comment["id"]
+        assert len(stub.requests("POST")) == 1 and len(stub.requests("PATCH")) == 1
+        assert "PR comment updated" in summary
+        print(f"first container run {first_run:.0f} s")
