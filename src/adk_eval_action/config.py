@@ -163,7 +163,8 @@ def _read_mapping(path: Path) -> Any:
             return json.loads(text)
         return yaml.safe_load(text)
     except json.JSONDecodeError as e:
-        raise ConfigError(path, f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from e
+        where = f"line {e.lineno}, column {e.colno}"
+        raise ConfigError(path, f"not valid JSON at {where}: {e.msg}") from e
     except yaml.YAMLError as e:
         raise ConfigError(path, f"not valid YAML: {e}") from e
 
