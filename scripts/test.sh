@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set-up and tests in one command: a virtualenv in .venv with the package and its test
+# dependencies (first run only), then ruff and the whole pytest suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis" 2>/dev/null; then
+  "$PYTHON" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e ".[test]"
+fi
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/python -m pytest "$@"
