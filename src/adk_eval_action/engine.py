@@ -403,7 +403,7 @@ class _SuiteRun:
                 record.errors.append(
                     _error(
                         "eval_set",
-                        str(e),
+                        str(e).replace(str(path), self._rel(path) or str(path)),
                         suite.name,
                         file=self._rel(path),
                         hint="fix the file; the other eval sets still ran",
@@ -411,7 +411,7 @@ class _SuiteRun:
                 )
                 continue
             for note in notes:
-                self.console(f"note: {note}")
+                self.console(f"note: {note.replace(str(path), self._rel(path) or str(path))}")
             loaded_sets.append(loaded)
         return config, loaded_sets
 
