@@ -6,37 +6,74 @@ Rules (all scores in the metric's own range):
   has a score; NOT_EVALUATED and errored runs are counted separately, never averaged as 0.
 * Its pass rate is passed / (passed + failed) over case runs, by the status ADK's evaluator
   gave the metric.
-* A rubric's value is the mean, by rubric id, of its per-case (overall) score.
+* A rubric's value is the mean, by rubric id, of its per-case (overall) score over cases and
+  runs.
 * Eval cases match by (suite, eval set id, eval id). A case passes when every run passed;
   it is ``error`` when a run errored, ``not_evaluated`` when no metric gave a verdict.
-* With ``num_runs`` ≥ 2 on both sides each delta gets a paired-bootstrap interval over eval
-  cases (:mod:`adk_eval_action.noise`) and a classification.
+* Noise (:mod:`adk_eval_action.noise`): every metric and rubric delta gets a 95% paired
+  bootstrap interval over eval cases (each case's runs averaged first; 2000 resamples,
+  seeded, so the same inputs give the same numbers) unless every paired case has a single
+  run on both sides, in which case the interval says so (``ONE_RUN_REASON``). The interval
+  is of the mean per-case change over cases scored on both sides, which can differ from
+  ``delta`` (all scores on each side) when cases were added or removed. Each delta is then
+  classified regressed / improved / unchanged / inconclusive against ``min_effect``
+  (:func:`adk_eval_action.noise.classify`), from the point delta when there is no interval.
+* A case is flaky on a side when its pass/fail status, overall or for one metric, differs
+  across runs (:func:`adk_eval_action.noise.flaky_cases`).
+
+Cost: one walk over each side's results, then one bootstrap draw per distinct number of
+paired cases shared by all metrics and rubrics; ~0.5 s for 10,000 cases x 8 metrics x 3
+runs (``benchmarks/bench_compare.py``).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
-from typing import Any, Literal
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
-from .noise import DeltaInterval, bootstrap_counts, classify, flaky_cases, paired_bootstrap
+from .noise import (
+    Classification,
+    DeltaInterval,
+    bootstrap_counts,
+    classify,
+    flaky_cases,
+    paired_bootstrap,
+)
 from .results import (
     CaseStatus,
     ErrorRecord,
     MetricResult,
     MetricStatus,
     RunMetadata,
+    RunRecord,
     RunResults,
 )
 
 CaseKey = tuple[str, str, str]
-Classification = Literal["regressed", "improved", "unchanged", "inconclusive"]
+"""(suite, eval set id, eval id)."""
+MetricKey = tuple[str, str]
+"""(suite, metric name)."""
+RubricKey = tuple[str, str, str]
+"""(suite, metric name, rubric id)."""
+MinEffect = float | Callable[[str, str], float]
+"""The smallest delta worth calling, in metric units: one value, or a function of
+(suite, metric name) such as :meth:`adk_eval_action.config.GateConfig.min_effect_for`."""
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_CONFIDENCE = 0.95
 
 
 class MetricSide(BaseModel):
-    """One metric on one side (baseline or head) of the comparison."""
+    """One metric on one side (baseline or head) of the comparison.
+
+    ``mean`` is over every scored case run (metric units); ``scored`` counts those runs;
+    ``passed``/``failed``/``not_evaluated``/``errors`` count case runs by status.
+    """
 
     mean: float | None = None
     scored: int = 0
@@ -59,7 +96,11 @@ class MetricSide(BaseModel):
 
 
 class MetricComparison(BaseModel):
-    """A metric of a suite, baseline vs head. ``delta`` = head mean − baseline mean."""
+    """A metric of a suite, baseline vs head. ``delta`` = head mean − baseline mean.
+
+    ``interval`` is the paired bootstrap of the per-case change (None without a baseline;
+    without bounds, its ``reason`` says why); ``classification`` is None without a delta.
+    """
 
     suite: str
     metric_name: str
@@ -71,18 +112,30 @@ class MetricComparison(BaseModel):
 
     @property
     def informational(self) -> bool:
+        """True for efficiency metrics (tokens, duration, tool calls): shown, never gated."""
         side = self.head or self.baseline
         return bool(side and side.informational)
 
     @property
+    def higher_is_better(self) -> bool:
+        """The metric's direction (head's when known)."""
+        side = self.head or self.baseline
+        return side.higher_is_better if side else True
+
+    @property
     def only_in(self) -> Literal["head", "baseline"] | None:
+        """Which side alone has the metric, or None when both have it."""
         if self.head is None:
             return "baseline"
         return "head" if self.baseline is None else None
 
 
 class RubricComparison(BaseModel):
-    """A rubric (by id) of a rubric metric, baseline vs head; scores are in [0, 1]."""
+    """A rubric (by id) of a rubric metric, baseline vs head; scores are in [0, 1].
+
+    ``*_n`` count the scored (case, run) verdicts; ``interval`` and ``classification`` as
+    for :class:`MetricComparison`, over per-case rubric means.
+    """
 
     suite: str
     metric_name: str
@@ -93,11 +146,12 @@ class RubricComparison(BaseModel):
     baseline_n: int = 0
     head_n: int = 0
     delta: float | None = None
+    interval: DeltaInterval | None = None
     classification: Classification | None = None
 
 
 class MetricDelta(BaseModel):
-    """One metric of one eval case: mean over runs on each side."""
+    """One metric of one eval case: mean over scored runs on each side (metric units)."""
 
     metric_name: str
     baseline: float | None = None
@@ -108,7 +162,12 @@ class MetricDelta(BaseModel):
 
 
 class CaseComparison(BaseModel):
-    """One eval case, baseline vs head."""
+    """One eval case, baseline vs head.
+
+    ``flaky_head`` / ``flaky_baseline`` map ``"overall"`` or a metric name to
+    ``(passing runs, runs with a verdict)`` where runs disagree, e.g.
+    ``{"response_match_score": (2, 3)}``.
+    """
 
     suite: str
     eval_set_id: str
@@ -118,7 +177,12 @@ class CaseComparison(BaseModel):
     baseline_status: CaseStatus | None = None
     head_status: CaseStatus | None = None
     change: Literal[
-        "newly_failing", "newly_passing", "new", "removed", "errored", "still_failing",
+        "newly_failing",
+        "newly_passing",
+        "new",
+        "removed",
+        "errored",
+        "still_failing",
         "unchanged",
     ]
     metrics: list[MetricDelta] = Field(default_factory=list)
@@ -130,12 +194,19 @@ class CaseComparison(BaseModel):
 
     @property
     def key(self) -> CaseKey:
+        """(suite, eval set id, eval id)."""
         return (self.suite, self.eval_set_id, self.eval_id)
+
+    @property
+    def flaky(self) -> bool:
+        """Flaky on either side."""
+        return bool(self.flaky_head or self.flaky_baseline)
 
 
 class Comparison(BaseModel):
     """Everything the comment, summary and gate need. ``baseline_note`` says which
-    baseline was used or why there is none."""
+    baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
+    interval (e.g. one run per case), None when some do or there is no baseline."""
 
     has_baseline: bool
     baseline_note: str
@@ -148,144 +219,304 @@ class Comparison(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     num_runs: int = 1
     comparability: list[str] = Field(default_factory=list)
+    confidence: float = DEFAULT_CONFIDENCE
+    no_interval_reason: str | None = None
+
+    @property
+    def flaky_cases(self) -> list[CaseComparison]:
+        """Cases flaky on either side, in case order."""
+        return [c for c in self.cases if c.flaky_head or c.flaky_baseline]
 
 
-def _case_status(runs: list) -> CaseStatus:
-    """A case fails when any run failed; otherwise a run error, or a metric that errored
-    or was not evaluated (ADK skips those when it derives a case's status), makes it
-    ``error`` / ``not_evaluated``, never ``passed``."""
-    statuses = [r.status for r in runs]
+_UNSCORED = (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED)
+# A case metric's status is its first run's status unless a later run is one of these:
+# a failure anywhere is what the reader must see.
+_WORST = (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED, MetricStatus.FAILED)
+
+
+@dataclass(slots=True)
+class _CaseMetric:
+    """One metric of one eval case on one side, accumulated over the case's runs."""
+
+    scores: list[float] = field(default_factory=list)
+    verdicts: list[bool] = field(default_factory=list)
+    not_evaluated: int = 0
+    errors: int = 0
+    status: MetricStatus | None = None
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class _Case:
+    """One eval case on one side."""
+
+    file: str | None
+    line: int | None
+    runs: list[RunRecord]
+    metrics: dict[str, _CaseMetric]
+    flaky: dict[str, tuple[int, int]]
+
+
+@dataclass(slots=True)
+class _Side:
+    """One side's results indexed once, so nothing below re-walks them (a walk per metric
+    was the hot spot at 10,000 cases)."""
+
+    cases: dict[CaseKey, _Case] = field(default_factory=dict)
+    first_result: dict[MetricKey, MetricResult] = field(default_factory=dict)
+    metric_cases: dict[MetricKey, dict[CaseKey, _CaseMetric]] = field(default_factory=dict)
+    reasons: dict[MetricKey, dict[str, None]] = field(default_factory=dict)
+    rubric_scores: dict[RubricKey, dict[CaseKey, list[float]]] = field(default_factory=dict)
+    rubric_text: dict[RubricKey, str | None] = field(default_factory=dict)
+    rubric_verdicts: dict[RubricKey, int] = field(default_factory=dict)
+    num_runs: int = 1
+
+
+def _case_status(runs: list[RunRecord]) -> CaseStatus:
+    statuses = {r.status for r in runs}
     if not statuses or CaseStatus.ERROR in statuses:
         return CaseStatus.ERROR
     if CaseStatus.FAILED in statuses:
         return CaseStatus.FAILED
-    metric_statuses = {m.status for r in runs for m in r.metrics if not m.informational}
-    if MetricStatus.ERROR in metric_statuses:
-        return CaseStatus.ERROR
-    if CaseStatus.NOT_EVALUATED in statuses or MetricStatus.NOT_EVALUATED in metric_statuses:
+    if CaseStatus.NOT_EVALUATED in statuses:
         return CaseStatus.NOT_EVALUATED
     return CaseStatus.PASSED
 
 
-def _index(results: RunResults) -> dict[CaseKey, tuple[str | None, int | None, list]]:
-    index = {}
+def _add_rubrics(side: _Side, suite: str, metric: MetricResult, key: CaseKey) -> None:
+    for rubric in metric.rubrics:
+        rkey = (suite, metric.metric_name, rubric.rubric_id)
+        per_case = side.rubric_scores.get(rkey)
+        if per_case is None:
+            per_case = side.rubric_scores[rkey] = {}
+            side.rubric_verdicts[rkey] = 0
+        if side.rubric_text.get(rkey) is None:
+            side.rubric_text[rkey] = rubric.text
+        if rubric.score is not None:
+            per_case.setdefault(key, []).append(rubric.score)
+            side.rubric_verdicts[rkey] += 1
+
+
+def _index_case(side: _Side, suite: str, key: CaseKey, runs: list[RunRecord]) -> _Case:
+    metrics: dict[str, _CaseMetric] = {}
+    overall = []
+    for run in runs:
+        overall.append(run.status == CaseStatus.PASSED)
+        for metric in run.metrics:
+            name = metric.metric_name
+            acc = metrics.get(name)
+            if acc is None:
+                acc = metrics[name] = _CaseMetric()
+                mkey = (suite, name)
+                if mkey not in side.first_result:
+                    side.first_result[mkey] = metric
+                    side.metric_cases[mkey] = {}
+                    side.reasons[mkey] = {}
+                side.metric_cases[mkey][key] = acc
+            status = metric.status
+            if status == MetricStatus.PASSED:
+                acc.verdicts.append(True)
+            elif status == MetricStatus.FAILED:
+                acc.verdicts.append(False)
+            elif status == MetricStatus.NOT_EVALUATED:
+                acc.not_evaluated += 1
+            elif status == MetricStatus.ERROR:
+                acc.errors += 1
+            if metric.score is not None and status not in _UNSCORED:
+                acc.scores.append(metric.score)
+            if acc.status is None or (status in _WORST and acc.status not in _WORST):
+                acc.status = status
+            if metric.reason:
+                acc.reason = acc.reason or metric.reason
+                side.reasons[(suite, name)][metric.reason] = None
+            if metric.rubrics:
+                _add_rubrics(side, suite, metric, key)
+    verdicts: dict[str, list[bool]] = {"overall": overall}
+    verdicts.update((name, acc.verdicts) for name, acc in metrics.items())
+    return _Case(file=None, line=None, runs=runs, metrics=metrics, flaky=flaky_cases(verdicts))
+
+
+def _index_side(results: RunResults) -> _Side:
+    side = _Side(num_runs=max((s.num_runs for s in results.suites), default=1))
     for suite in results.suites:
         for eval_set in suite.eval_sets:
             for case in eval_set.eval_cases:
                 key = (suite.name, eval_set.eval_set_id, case.eval_id)
-                index[key] = (eval_set.file, case.line, case.runs)
-    return index
+                indexed = _index_case(side, suite.name, key, case.runs)
+                indexed.file, indexed.line = eval_set.file, case.line
+                side.cases[key] = indexed
+    return side
 
 
-def _metric_sides(results: RunResults) -> dict[tuple[str, str], MetricSide]:
-    sums: dict[tuple[str, str], list[float]] = defaultdict(list)
-    sides: dict[tuple[str, str], MetricSide] = {}
-    for suite, metric in _iter_metrics(results):
-        key = (suite, metric.metric_name)
-        side = sides.setdefault(key, MetricSide(
-            threshold=metric.threshold, min_value=metric.min_value, max_value=metric.max_value,
-            higher_is_better=metric.higher_is_better, informational=metric.informational,
-        ))
-        if metric.status == MetricStatus.ERROR:
-            side.errors += 1
-        elif metric.status == MetricStatus.NOT_EVALUATED:
-            side.not_evaluated += 1
-        elif metric.status == MetricStatus.PASSED:
-            side.passed += 1
-        elif metric.status == MetricStatus.FAILED:
-            side.failed += 1
-        if metric.reason and metric.reason not in side.reasons:
-            side.reasons.append(metric.reason)
-        if metric.score is not None and metric.status not in (
-            MetricStatus.ERROR, MetricStatus.NOT_EVALUATED
-        ):
-            sums[key].append(metric.score)
-    for key, side in sides.items():
-        side.scored = len(sums[key])
-        side.mean = sum(sums[key]) / len(sums[key]) if sums[key] else None
-    return sides
+def _metric_side(side: _Side, key: MetricKey) -> MetricSide:
+    first = side.first_result[key]
+    per_case = side.metric_cases[key].values()
+    scores = [s for acc in per_case for s in acc.scores]
+    passed = sum(v for acc in per_case for v in acc.verdicts)
+    verdicts = sum(len(acc.verdicts) for acc in per_case)
+    return MetricSide(
+        mean=math.fsum(scores) / len(scores) if scores else None,
+        scored=len(scores),
+        passed=passed,
+        failed=verdicts - passed,
+        not_evaluated=sum(acc.not_evaluated for acc in per_case),
+        errors=sum(acc.errors for acc in per_case),
+        threshold=first.threshold,
+        min_value=first.min_value,
+        max_value=first.max_value,
+        higher_is_better=first.higher_is_better,
+        informational=first.informational,
+        reasons=list(side.reasons[key]),
+    )
 
 
-def _iter_metrics(results: RunResults) -> Iterable[tuple[str, MetricResult]]:
-    for suite in results.suites:
-        for eval_set in suite.eval_sets:
-            for case in eval_set.eval_cases:
-                for run in case.runs:
-                    for metric in run.metrics:
-                        yield suite.name, metric
+def _scores_by_case(side: _Side, key: MetricKey) -> dict[CaseKey, list[float]]:
+    return {k: acc.scores for k, acc in side.metric_cases[key].items() if acc.scores}
 
 
-def _per_case_scores(results: RunResults, suite: str, metric: str) -> dict[CaseKey, list[float]]:
-    scores: dict[CaseKey, list[float]] = {}
-    for s in results.suites:
-        if s.name != suite:
-            continue
-        for eval_set in s.eval_sets:
-            for case in eval_set.eval_cases:
-                values = [
-                    m.score for r in case.runs for m in r.metrics
-                    if m.metric_name == metric and m.score is not None
-                    and m.status not in (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED)
-                ]
-                if values:
-                    scores[(s.name, eval_set.eval_set_id, case.eval_id)] = values
-    return scores
+@dataclass(slots=True)
+class _Bootstrap:
+    """Paired bootstrap settings plus one resampling draw per paired-case count, shared by
+    every metric and rubric (:func:`adk_eval_action.noise.bootstrap_counts`: the same
+    numbers as separate seeded calls, a fraction of the time)."""
 
+    seed: int
+    n_resamples: int
+    confidence: float
+    counts: dict[int, np.ndarray] = field(default_factory=dict)
 
-def _rubric_means(results: RunResults) -> dict[tuple[str, str, str], tuple[list[float], str | None]]:
-    means: dict[tuple[str, str, str], tuple[list[float], str | None]] = {}
-    for suite, metric in _iter_metrics(results):
-        for rubric in metric.rubrics:
-            key = (suite, metric.metric_name, rubric.rubric_id)
-            values, text = means.get(key, ([], None))
-            if rubric.score is not None:
-                values.append(rubric.score)
-            means[key] = (values, text or rubric.text)
-    return means
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    def interval(
+        self, baseline: Mapping[CaseKey, list[float]], head: Mapping[CaseKey, list[float]]
+    ) -> DeltaInterval:
+        shared = [k for k in baseline if k in head]
+        # Without repeats paired_bootstrap returns before resampling; skip the draw too.
+        repeats = any(len(baseline[k]) > 1 or len(head[k]) > 1 for k in shared)
+        counts = None
+        if len(shared) >= 2 and repeats:
+            counts = self.counts.get(len(shared))
+            if counts is None:
+                counts = self.counts[len(shared)] = bootstrap_counts(
+                    len(shared), n_resamples=self.n_resamples, seed=self.seed
+                )
+        return paired_bootstrap(
+            baseline,
+            head,
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+            require_repeats=True,
+            counts=counts,
+        )
 
 
 def _delta(head: float | None, baseline: float | None) -> float | None:
     return None if head is None or baseline is None else head - baseline
 
 
-def _metric_deltas(head_runs: list, base_runs: list) -> list[MetricDelta]:
-    names: list[str] = []
-    for run in [*head_runs, *base_runs]:
-        for metric in run.metrics:
-            if metric.metric_name not in names:
-                names.append(metric.metric_name)
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def _ordered(head: Mapping, baseline: Mapping) -> list:
+    """Head's keys in head order, then baseline-only keys."""
+    return [*head, *(k for k in baseline if k not in head)]
+
+
+def _compare_metrics(
+    head: _Side,
+    baseline: _Side | None,
+    min_effect: Callable[[str, str], float],
+    bootstrap: _Bootstrap,
+) -> list[MetricComparison]:
+    rows = []
+    base_keys = baseline.first_result if baseline else {}
+    for key in _ordered(head.first_result, base_keys):
+        head_side = _metric_side(head, key) if key in head.first_result else None
+        base_side = _metric_side(baseline, key) if baseline and key in base_keys else None
+        row = MetricComparison(
+            suite=key[0],
+            metric_name=key[1],
+            baseline=base_side,
+            head=head_side,
+            delta=_delta(
+                head_side.mean if head_side else None, base_side.mean if base_side else None
+            ),
+        )
+        if baseline is not None and row.delta is not None:
+            row.interval = bootstrap.interval(
+                _scores_by_case(baseline, key), _scores_by_case(head, key)
+            )
+            row.classification = classify(
+                row.interval,
+                row.delta,
+                min_effect=min_effect(*key),
+                higher_is_better=row.higher_is_better,
+            )
+        rows.append(row)
+    return rows
+
+
+def _compare_rubrics(
+    head: _Side,
+    baseline: _Side | None,
+    min_effect: Callable[[str, str], float],
+    bootstrap: _Bootstrap,
+) -> list[RubricComparison]:
+    rows = []
+    base_scores = baseline.rubric_scores if baseline else {}
+    for key in _ordered(head.rubric_scores, base_scores):
+        head_cases = head.rubric_scores.get(key, {})
+        base_cases = base_scores.get(key, {})
+        head_values = [s for scores in head_cases.values() for s in scores]
+        base_values = [s for scores in base_cases.values() for s in scores]
+        text = head.rubric_text.get(key) or (baseline.rubric_text.get(key) if baseline else None)
+        row = RubricComparison(
+            suite=key[0],
+            metric_name=key[1],
+            rubric_id=key[2],
+            text=text,
+            head_mean=_mean(head_values),
+            baseline_mean=_mean(base_values),
+            head_n=len(head_values),
+            baseline_n=len(base_values),
+        )
+        row.delta = _delta(row.head_mean, row.baseline_mean)
+        if baseline is not None and row.delta is not None:
+            row.interval = bootstrap.interval(base_cases, head_cases)
+            # A rubric is a yes/no verdict on its metric's scale: the metric's min_effect.
+            row.classification = classify(
+                row.interval, row.delta, min_effect=min_effect(key[0], key[1])
+            )
+        rows.append(row)
+    return rows
+
+
+def _metric_deltas(head: _Case | None, baseline: _Case | None) -> list[MetricDelta]:
+    head_metrics = head.metrics if head else {}
+    base_metrics = baseline.metrics if baseline else {}
     deltas = []
-    for name in names:
-        head = [m for r in head_runs for m in r.metrics if m.metric_name == name]
-        base = [m for r in base_runs for m in r.metrics if m.metric_name == name]
-        head_mean = _mean([m.score for m in head if m.score is not None])
-        base_mean = _mean([m.score for m in base if m.score is not None])
-        status = next((m.status for m in head if m.status in (
-            MetricStatus.ERROR, MetricStatus.NOT_EVALUATED, MetricStatus.FAILED)), None)
-        status = status or (head[0].status if head else None)
-        reason = next((m.reason for m in head if m.reason), None)
-        deltas.append(MetricDelta(
-            metric_name=name, baseline=base_mean, head=head_mean,
-            delta=_delta(head_mean, base_mean), head_status=status, reason=reason,
-        ))
+    for name in _ordered(head_metrics, base_metrics):
+        head_acc, base_acc = head_metrics.get(name), base_metrics.get(name)
+        head_mean = _mean(head_acc.scores) if head_acc else None
+        base_mean = _mean(base_acc.scores) if base_acc else None
+        deltas.append(
+            MetricDelta(
+                metric_name=name,
+                baseline=base_mean,
+                head=head_mean,
+                delta=_delta(head_mean, base_mean),
+                head_status=head_acc.status if head_acc else None,
+                reason=head_acc.reason if head_acc else None,
+            )
+        )
     return deltas
 
 
-def _metric_flakiness(runs: list) -> dict[str, tuple[int, int]]:
-    statuses: dict[str, list[bool]] = defaultdict(list)
-    for run in runs:
-        statuses["overall"].append(run.status == CaseStatus.PASSED)
-        for metric in run.metrics:
-            if metric.status in (MetricStatus.PASSED, MetricStatus.FAILED):
-                statuses[metric.metric_name].append(metric.status == MetricStatus.PASSED)
-    return {str(k): v for k, v in flaky_cases(statuses).items()}
-
-
-def _case_change(head: CaseStatus | None, base: CaseStatus | None) -> str:
+def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline: bool) -> str:
+    if not has_baseline:
+        if head in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED):
+            return "errored"
+        return "still_failing" if head == CaseStatus.FAILED else "unchanged"
     if base is None:
         return "new"
     if head is None:
@@ -301,30 +532,43 @@ def _case_change(head: CaseStatus | None, base: CaseStatus | None) -> str:
     return "still_failing" if failing else "unchanged"
 
 
-def _compare_cases(head: RunResults, baseline: RunResults | None) -> list[CaseComparison]:
-    head_index = _index(head)
-    base_index = _index(baseline) if baseline else {}
+def _compare_cases(head: _Side, baseline: _Side | None) -> list[CaseComparison]:
+    base_cases = baseline.cases if baseline else {}
     cases = []
-    for key in [*head_index, *(k for k in base_index if k not in head_index)]:
-        file, line, head_runs = head_index.get(key, (None, None, []))
-        base_file, base_line, base_runs = base_index.get(key, (None, None, []))
-        head_status = _case_status(head_runs) if key in head_index else None
-        base_status = _case_status(base_runs) if key in base_index else None
-        change = _case_change(head_status, base_status) if baseline else (
-            "errored" if head_status in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED)
-            else "still_failing" if head_status == CaseStatus.FAILED else "unchanged"
+    for key in _ordered(head.cases, base_cases):
+        head_case, base_case = head.cases.get(key), base_cases.get(key)
+        head_runs = head_case.runs if head_case else []
+        head_status = _case_status(head_runs) if head_case else None
+        base_status = _case_status(base_case.runs) if base_case else None
+        where = head_case or base_case
+        cases.append(
+            CaseComparison(
+                suite=key[0],
+                eval_set_id=key[1],
+                eval_id=key[2],
+                file=where.file if where else None,
+                line=where.line if where else None,
+                baseline_status=base_status,
+                head_status=head_status,
+                change=_case_change(head_status, base_status, baseline is not None),
+                metrics=_metric_deltas(head_case, base_case),
+                error=next((r.error for r in head_runs if r.error), None),
+                head_passes=sum(r.status == CaseStatus.PASSED for r in head_runs),
+                head_runs=len(head_runs),
+                flaky_head=head_case.flaky if head_case else {},
+                flaky_baseline=base_case.flaky if base_case else {},
+            )
         )
-        flaky_head = _metric_flakiness(head_runs)
-        cases.append(CaseComparison(
-            suite=key[0], eval_set_id=key[1], eval_id=key[2], file=file or base_file,
-            line=line or base_line, baseline_status=base_status, head_status=head_status,
-            change=change, metrics=_metric_deltas(head_runs, base_runs),
-            error=next((r.error for r in head_runs if r.error), None),
-            head_passes=sum(r.status == CaseStatus.PASSED for r in head_runs),
-            head_runs=len(head_runs), flaky_head=flaky_head,
-            flaky_baseline=_metric_flakiness(base_runs),
-        ))
     return cases
+
+
+def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
+    """The reason no delta has an interval, when none has; None when one has or none
+    was attempted."""
+    intervals = [m.interval for m in metrics if m.interval is not None]
+    if not intervals or any(i.has_interval for i in intervals):
+        return None
+    return intervals[0].reason
 
 
 def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
@@ -351,7 +595,8 @@ def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
         base_sets = {e.eval_set_id: e for e in other.eval_sets}
         for eval_set in suite.eval_sets:
             base_set = base_sets.get(eval_set.eval_set_id)
-            if base_set and base_set.content_hash and base_set.content_hash != eval_set.content_hash:
+            changed = base_set and base_set.content_hash != eval_set.content_hash
+            if changed and base_set.content_hash:
                 notes.append(f"suite `{suite.name}`: eval set `{eval_set.eval_set_id}` changed")
     return notes
 
@@ -361,69 +606,45 @@ def compare(
     baseline: RunResults | None,
     baseline_note: str,
     *,
-    min_effect: float = 0.0,
+    min_effect: MinEffect = 0.0,
     seed: int = 0,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Comparison:
-    """Compares ``head`` with ``baseline`` (None: head scores only).
+    """Compares ``head`` with ``baseline`` (None: head scores only) by the module's rules.
 
-    ``min_effect`` is the smallest delta (metric units) worth calling regressed or improved.
+    Args:
+        head: Results of the PR head.
+        baseline: Results of the base branch, or None.
+        baseline_note: Which baseline this is, or why there is none (shown in the comment).
+        min_effect: Smallest delta worth calling regressed or improved (metric units), one
+            value or a function of (suite, metric name).
+        seed: Bootstrap seed; the same inputs and seed give the same intervals.
+        n_resamples: Bootstrap resamples, ``>= 1``.
+        confidence: Two-sided interval level in ``(0, 1)``.
+
+    Raises:
+        ValueError: A ``min_effect`` below 0, a non-finite score, or a bad ``confidence``.
     """
-    head_sides = _metric_sides(head)
-    base_sides = _metric_sides(baseline) if baseline else {}
-    num_runs = max((s.num_runs for s in head.suites), default=1)
-    metrics = []
-    counts_cache: dict[int, Any] = {}
-    for key in [*head_sides, *(k for k in base_sides if k not in head_sides)]:
-        head_side, base_side = head_sides.get(key), base_sides.get(key)
-        row = MetricComparison(
-            suite=key[0], metric_name=key[1], baseline=base_side, head=head_side,
-            delta=_delta(head_side.mean if head_side else None,
-                         base_side.mean if base_side else None),
-        )
-        if baseline and row.delta is not None:
-            side = head_side or base_side
-            higher = side.higher_is_better if side else True
-            repeats = num_runs >= 2 and min((s.num_runs for s in baseline.suites), default=1) >= 2
-            if repeats:
-                base_scores = _per_case_scores(baseline, *key)
-                head_scores = _per_case_scores(head, *key)
-                n_paired = len(base_scores.keys() & head_scores.keys())
-                # One resampling draw per paired-case count, shared by the metrics
-                # (noise.bootstrap_counts): the same numbers, a fraction of the time.
-                if n_paired >= 2 and n_paired not in counts_cache:
-                    counts_cache[n_paired] = bootstrap_counts(n_paired, seed=seed)
-                row.interval = paired_bootstrap(
-                    base_scores, head_scores, seed=seed, counts=counts_cache.get(n_paired)
-                )
-            row.classification = classify(
-                row.interval, row.delta, min_effect=min_effect, higher_is_better=higher
-            )
-        metrics.append(row)
-    head_rubrics = _rubric_means(head)
-    base_rubrics = _rubric_means(baseline) if baseline else {}
-    rubrics = []
-    for key in [*head_rubrics, *(k for k in base_rubrics if k not in head_rubrics)]:
-        head_values, head_text = head_rubrics.get(key, ([], None))
-        base_values, base_text = base_rubrics.get(key, ([], None))
-        row = RubricComparison(
-            suite=key[0], metric_name=key[1], rubric_id=key[2], text=head_text or base_text,
-            head_mean=_mean(head_values), baseline_mean=_mean(base_values),
-            head_n=len(head_values), baseline_n=len(base_values),
-        )
-        row.delta = _delta(row.head_mean, row.baseline_mean)
-        if row.delta is not None:
-            row.classification = classify(None, row.delta, min_effect=min_effect)
-        rubrics.append(row)
+    effect: Callable[[str, str], float] = (
+        min_effect if callable(min_effect) else (lambda _suite, _metric: float(min_effect))
+    )
+    head_side = _index_side(head)
+    base_side = _index_side(baseline) if baseline is not None else None
+    bootstrap = _Bootstrap(seed=seed, n_resamples=n_resamples, confidence=confidence)
+    metrics = _compare_metrics(head_side, base_side, effect, bootstrap)
     return Comparison(
         has_baseline=baseline is not None,
         baseline_note=baseline_note,
         head_metadata=head.metadata,
         baseline_metadata=baseline.metadata if baseline else None,
         metrics=metrics,
-        rubrics=rubrics,
-        cases=_compare_cases(head, baseline),
+        rubrics=_compare_rubrics(head_side, base_side, effect, bootstrap),
+        cases=_compare_cases(head_side, base_side),
         errors=head.all_errors(),
         warnings=head.warnings,
-        num_runs=num_runs,
+        num_runs=head_side.num_runs,
         comparability=_comparability(head, baseline) if baseline else [],
+        confidence=confidence,
+        no_interval_reason=_no_interval_reason(metrics),
     )
