@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from .baseline import DEFAULT_ARTIFACT_NAME, BaselineContext, resolve_baseline
 from .compare import Comparison, compare
 from .config import GateConfig, ProjectConfig, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
@@ -37,7 +38,13 @@ class RunOptions(BaseModel):
 
     paths: list[Path] = Field(default_factory=lambda: [Path(".")])
     config: Path | None = None
-    baseline: Path | None = None
+    # auto | artifact | rerun | none | a results file (baseline.py); None is auto.
+    baseline: str | Path | None = None
+    record: bool = False
+    base_ref: str | None = None
+    artifact_name: str = DEFAULT_ARTIFACT_NAME
+    baseline_rerun: bool = False
+    github: BaselineContext | None = None
     results_out: Path = Path("adk-eval-results.json")
     comment_out: Path | None = None
     summary_out: Path | None = None
@@ -325,7 +332,7 @@ def run_pipeline(options: RunOptions, console: Console = print) -> PipelineOutco
     results, project = evaluate(options, console)
     save_results(results, options.results_out)
     console(f"results: {options.results_out}")
-    baseline, note = load_baseline(options.baseline, console)
+    baseline, note = resolve_baseline(options, results, console)
     return finish(results, baseline, note, _gate_config(project, options), options, console)
 
 
