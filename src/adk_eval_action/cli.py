@@ -86,9 +86,20 @@ def main() -> None:
 )
 @click.option(
     "--baseline",
-    type=click.Path(path_type=Path),
-    help="Results file of the base branch (ours, or ADK eval_history file/folder).",
+    default="auto",
+    show_default=True,
+    help="auto | artifact | rerun | none | a results file of the base branch (ours, or ADK "
+    "eval_history file/folder). See docs/baselines.md.",
 )
+@click.option("--record", is_flag=True,
+              help="This run records the baseline (push to the default branch): no lookup.")
+@click.option("--base-ref",
+              help="Base branch for rerun/artifact (default: the remote's default branch).")
+@click.option("--artifact-name", default="adk-eval-baseline", show_default=True,
+              help="Name of the baseline artifact the recording workflow uploads.")
+@click.option("--baseline-rerun/--no-baseline-rerun", default=False,
+              help="With --baseline auto: re-run the merge-base when no artifact is found "
+              "(twice the LLM calls).")
 @click.option(
     "--results-out",
     type=click.Path(path_type=Path),
