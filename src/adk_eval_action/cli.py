@@ -33,6 +33,16 @@ GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         help="Only fail a regression whose interval lies wholly beyond max_regression.",
     ),
     click.option(
+        "--max-token-increase",
+        type=click.FloatRange(min=0),
+        help="Largest allowed relative growth of token_usage_v1 (0.2 = +20%).",
+    ),
+    click.option(
+        "--on-token-increase",
+        type=click.Choice(["warn", "fail"]),
+        help="Whether exceeding --max-token-increase warns or fails (default warn).",
+    ),
+    click.option(
         "--min-pass-rate",
         type=click.FloatRange(0, 1),
         help="Fraction of eval cases that must pass (default 1.0).",
@@ -91,15 +101,26 @@ def main() -> None:
     help="auto | artifact | rerun | none | a results file of the base branch (ours, or ADK "
     "eval_history file/folder). See docs/baselines.md.",
 )
-@click.option("--record", is_flag=True,
-              help="This run records the baseline (push to the default branch): no lookup.")
-@click.option("--base-ref",
-              help="Base branch for rerun/artifact (default: the remote's default branch).")
-@click.option("--artifact-name", default="adk-eval-baseline", show_default=True,
-              help="Name of the baseline artifact the recording workflow uploads.")
-@click.option("--baseline-rerun/--no-baseline-rerun", default=False,
-              help="With --baseline auto: re-run the merge-base when no artifact is found "
-              "(twice the LLM calls).")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="This run records the baseline (push to the default branch): no lookup.",
+)
+@click.option(
+    "--base-ref", help="Base branch for rerun/artifact (default: the remote's default branch)."
+)
+@click.option(
+    "--artifact-name",
+    default="adk-eval-baseline",
+    show_default=True,
+    help="Name of the baseline artifact the recording workflow uploads.",
+)
+@click.option(
+    "--baseline-rerun/--no-baseline-rerun",
+    default=False,
+    help="With --baseline auto: re-run the merge-base when no artifact is found "
+    "(twice the LLM calls).",
+)
 @click.option(
     "--results-out",
     type=click.Path(path_type=Path),
@@ -174,6 +195,7 @@ def render_command(
 ) -> None:
     """Render the PR comment (or job summary) from results files; always exits 0 if it
     rendered."""
+    from .chart import metric_chart_markdown
     from .compare import compare
     from .config import GateConfig
     from .gate import decide
@@ -190,7 +212,10 @@ def render_command(
     base, note = load_baseline(baseline, console)
     comparison = compare(results, base, note)
     context = CommentContext(
-        comparison=comparison, gate=decide(comparison, GateConfig()), results_path=str(head)
+        comparison=comparison,
+        gate=decide(comparison, GateConfig()),
+        results_path=str(head),
+        chart=metric_chart_markdown(comparison),
     )
     text = render_summary(context) if summary else render_comment(context, template)
     if out:

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .baseline import DEFAULT_ARTIFACT_NAME, BaselineContext, resolve_baseline
+from .chart import metric_chart_markdown
 from .compare import Comparison, compare
 from .config import GateConfig, ProjectConfig, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
@@ -55,6 +56,8 @@ class RunOptions(BaseModel):
     max_regression: float | None = None
     min_effect: float | None = None
     require_significance: bool | None = None
+    max_token_increase: float | None = None
+    on_token_increase: str | None = None
     min_pass_rate: float | None = None
     gate_mode: str | None = None
     not_evaluated: str | None = None
@@ -132,6 +135,8 @@ def _gate_config(project: ProjectConfig, options: RunOptions) -> GateConfig:
         "max_regression": options.max_regression,
         "min_effect": options.min_effect,
         "require_significance": options.require_significance,
+        "max_token_increase": options.max_token_increase,
+        "on_token_increase": options.on_token_increase,
         "min_pass_rate": options.min_pass_rate,
         "mode": options.gate_mode,
         "not_evaluated": options.not_evaluated,
@@ -289,13 +294,14 @@ def finish(
     console: Console,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed."""
-    comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect)
+    comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect_for)
     gate = decide(comparison, gate_config)
     context = CommentContext(
         comparison=comparison,
         gate=gate,
         run_url=options.run_url,
         results_path=str(options.results_out),
+        chart=metric_chart_markdown(comparison),
     )
     comment = render_comment(context, options.template, options.max_comment_chars)
     summary = render_summary(context)
