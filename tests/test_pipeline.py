@@ -147,3 +147,21 @@ def test_num_runs_keeps_every_run(example_repo: Path, cli: CliRun) -> None:
     runs = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")
     assert [r["run"] for r in runs] == [1, 2]
     assert all(len(r["actual_invocations"]) == 3 for r in runs)
+
+
+def test_user_template_is_sandboxed_and_gets_the_context(
+    example_repo: Path, cli: CliRun
+) -> None:
+    (example_repo / "t.j2").write_text(
+        "{{ gate.passed }} {{ comparison.metrics | length }} "
+        "{% for m in comparison.metrics %}{{ m.metric_name | md }};{% endfor %}"
+        "{{ ''.__class__.__mro__ if false else '' }}"
+    )
+    result = cli("run", "travel_agent", "--template", "t.j2", "--print-comment")
+    assert result.exit_code == 0, result.output
+    assert "True 9 tool\\_trajectory\\_avg\\_score;" in result.output
+    (example_repo / "evil.j2").write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
+    evil = cli("run", "travel_agent", "--template", "evil.j2", "--results-out", "r.json")
+    assert evil.exit_code == 2
+    assert "evil.j2: template error: SecurityError" in evil.output
+    assert (example_repo / "r.json").is_file()

@@ -215,7 +215,7 @@ def load_baseline(path: Path | None, console: Console) -> tuple[RunResults | Non
         console(f"warning: baseline not used: {e}")
         return None, f"the baseline file could not be read ({e})"
     meta = baseline.metadata
-    parts = [f"`{path.name}`"]
+    parts = [path.name]
     if meta.source == "adk-eval-history":
         parts.append("ADK eval_history")
     if meta.git_sha:

@@ -14,11 +14,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jinja2 import PackageLoader, StrictUndefined
+from jinja2 import PackageLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field
 
 from .compare import Comparison
+from .errors import ConfigError
 from .gate import GateResult
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -96,13 +97,21 @@ def _environment(loader: Any = None) -> SandboxedEnvironment:
 
 
 def render_template(context: CommentContext, template: Path | str) -> str:
-    """Renders ``template`` (a packaged name such as ``comment.md.j2``, or a user's file)."""
-    if isinstance(template, Path):
-        env = _environment(loader=None)
-        compiled = env.from_string(template.read_text(encoding="utf-8"))
-    else:
-        compiled = _environment().get_template(template)
-    return compiled.render(**_template_vars(context))
+    """Renders ``template`` (a packaged name such as ``comment.md.j2``, or a user's file).
+
+    Raises:
+        ConfigError: the user's template is unreadable, invalid, or does something the
+            sandbox forbids (names the template file).
+    """
+    try:
+        if isinstance(template, Path):
+            env = _environment(loader=None)
+            compiled = env.from_string(template.read_text(encoding="utf-8"))
+        else:
+            compiled = _environment().get_template(template)
+        return compiled.render(**_template_vars(context))
+    except (OSError, TemplateError) as e:
+        raise ConfigError(template, f"template error: {type(e).__name__}: {e}") from e
 
 
 def _template_vars(context: CommentContext) -> dict[str, Any]:
