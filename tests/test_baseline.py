@@ -1,0 +1,398 @@
+"""Baseline strategies against real google-adk runs of the offline example agent:
+artifact (REST stand-in with a redirect to a blob host), rerun (temporary git repositories,
+also shallow), file, auto, record, and unreadable baselines."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from adk_eval_action.baseline import (
+    BaselineContext,
+    ResolvedBaseline,
+    format_age,
+    parse_spec,
+    resolve_baseline,
+)
+from adk_eval_action.compare import compare
+from adk_eval_action.config import GateConfig
+from adk_eval_action.pipeline import RunOptions, finish, run_pipeline
+from adk_eval_action.render import md
+from adk_eval_action.results import RunResults, load_results, save_results
+from artifact_stub import ArtifactStub, Token
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+REPO = "octo/agents"
+TOKEN = "ghs_artifacttoken"
+NOW = dt.datetime(2026, 1, 3, 12, 0, tzinfo=dt.timezone.utc)
+MERGE_BASE = "a" * 40
+PARENT = "b" * 40
+GRANDPARENT = "c" * 40
+HEAD_SHA = "d" * 40
+
+
+def quiet(_line: str) -> None:
+    """A console that drops the log."""
+
+
+@pytest.fixture(autouse=True)
+def _keep_cwd():
+    cwd = Path.cwd()
+    yield
+    os.chdir(cwd)
+
+
+@pytest.fixture(scope="session")
+def good_results(tmp_path_factory) -> Path:
+    """Results of the good example agent (the baseline of the regressed one)."""
+    out = tmp_path_factory.mktemp("good") / "adk-eval-results.json"
+    cwd = Path.cwd()
+    os.chdir(EXAMPLES)
+    try:
+        outcome = run_pipeline(
+            RunOptions(paths=[Path("travel_agent")], baseline="none", results_out=out), quiet
+        )
+    finally:
+        os.chdir(cwd)
+    assert outcome.exit_code == 0
+    return out
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------- small rules
+
+
+def test_parse_spec():
+    assert parse_spec(None) == ("auto", None)
+    assert parse_spec("ReRun") == ("rerun", None)
+    assert parse_spec(Path("none")) == ("none", None)
+    assert parse_spec("out/base.json") == ("file", Path("out/base.json"))
+
+
+def test_format_age():
+    assert format_age("2026-01-01T12:00:00+00:00", NOW) == "2 days"
+    assert format_age("2026-01-03T07:00:00Z", NOW) == "5 h"
+    assert format_age("2026-01-03T11:59:50Z", NOW) == "1 min"
+    assert format_age("not a time", NOW) is None and format_age(None, NOW) is None
+
+
+def test_note_names_source_commit_run_and_age():
+    note = ResolvedBaseline(
+        results=RunResults(), source="artifact", label="artifact adk-eval-baseline",
+        commit=MERGE_BASE, relation="merge-base with main",
+        run_url="https://github.com/octo/agents/actions/runs/7",
+        recorded_at="2026-01-01T12:00:00Z",
+    ).note(NOW)
+    assert note == (
+        f"artifact adk-eval-baseline, commit {MERGE_BASE[:12]} (merge-base with main), "
+        "run https://github.com/octo/agents/actions/runs/7, recorded 2 days ago"
+    )
+    assert len(note) < 300  # the comment template cuts the note at 300 characters
+
+
+# --------------------------------------------------------------------------- artifact
+
+
+@pytest.fixture
+def stub():
+    with ArtifactStub(tokens={TOKEN: Token("github-actions[bot]", installation=True)}) as server:
+        server.add_commits([MERGE_BASE, PARENT, GRANDPARENT])
+        server.set_merge_base("main", HEAD_SHA, MERGE_BASE)
+        yield server
+
+
+def context_for(stub: ArtifactStub, **kw) -> BaselineContext:
+    return BaselineContext(
+        repository=REPO, api_url=stub.api_url, server_url=stub.base_url, token=TOKEN,
+        head_sha=HEAD_SHA, base_ref="main", event_name="pull_request", **kw,
+    )
+
+
+def artifact_options(stub: ArtifactStub, **kw) -> RunOptions:
+    return RunOptions(baseline="artifact", github=context_for(stub), **kw)
+
+
+def head_of(results_file: Path) -> RunResults:
+    return load_results(results_file)
+
+
+def test_artifact_skips_expired_failed_and_pull_request_runs(stub, good_results):
+    data = zipped({"adk-eval-results.json": good_results.read_bytes()})
+    stub.add_artifact(GRANDPARENT, data, created_at="2025-12-20T00:00:00Z")
+    chosen = stub.add_artifact(PARENT, data, created_at="2026-01-01T00:00:00Z")
+    stub.add_artifact(MERGE_BASE, data, expired=True, created_at="2026-01-02T00:00:00Z")
+    stub.add_artifact(MERGE_BASE, data, conclusion="failure", created_at="2026-01-02T01:00:00Z")
+    stub.add_artifact(MERGE_BASE, data, event="pull_request", created_at="2026-01-02T02:00:00Z")
+    stub.add_artifact(MERGE_BASE, data, fork=True, created_at="2026-01-02T03:00:00Z")
+    stub.add_artifact(MERGE_BASE, data, name="other-name", created_at="2026-01-02T04:00:00Z")
+    head = head_of(good_results)
+    baseline, note = resolve_baseline(artifact_options(stub), head, quiet, now=NOW)
+    assert baseline is not None and baseline.suites[0].name == "travel_agent"
+    run_url = stub.runs[chosen["workflow_run"]["id"]]["html_url"]
+    assert note.startswith(f"artifact adk-eval-baseline, commit {PARENT[:12]} (1 first-parent")
+    assert run_url in note and "merge-base with main" in note
+    # The blob host got the download, without the token.
+    assert stub.blob.seen_headers and all(
+        "Authorization" not in h and TOKEN not in json.dumps(h) for h in stub.blob.seen_headers
+    )
+    zips = [r for r in stub.requests("GET") if r.path.endswith("/zip")]
+    assert [r.path.split("/")[-2] for r in zips] == [str(chosen["id"])]
+    assert all(r.headers.get("Authorization") == f"Bearer {TOKEN}" for r in zips)
+
+
+def test_artifact_of_the_merge_base_wins_and_pages_are_followed(stub, good_results):
+    data = zipped({"adk-eval-results.json": good_results.read_bytes()})
+    stub.add_artifact(MERGE_BASE, data, created_at="2025-12-01T00:00:00Z")
+    for index in range(120):  # newer artifacts of unrelated commits push it to page 2
+        stub.add_artifact(f"{index:040x}", b"", created_at="2026-01-02T00:00:00Z")
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet,
+                                      now=NOW)
+    assert baseline is not None
+    assert f"commit {MERGE_BASE[:12]} (merge-base with main)" in note
+    pages = [r for r in stub.requests("GET") if r.path.endswith("/actions/artifacts")]
+    assert len(pages) == 2
+
+
+def test_no_artifact_is_no_baseline_with_the_reason(stub, good_results):
+    stub.add_artifact(MERGE_BASE, b"", expired=True)
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet)
+    assert baseline is None
+    assert "no artifact adk-eval-baseline" in note and MERGE_BASE[:12] in note
+
+
+def test_permission_error_says_actions_read(stub, good_results):
+    stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": b"{}"}))
+    stub.fail_next(403, message="Resource not accessible by integration", path=r"/zip$")
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet)
+    assert baseline is None and "actions: read" in note
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("corrupt", "not a valid zip"),
+    ("schema", "schema_version 99"),
+    ("suites", "are not the head's"),
+    ("empty", "holds no adk-eval-results.json"),
+])
+def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expected):
+    good = json.loads(good_results.read_text())
+    if content == "corrupt":
+        data = b"PK\x03\x04 this is not a zip"
+    elif content == "schema":
+        data = zipped({"adk-eval-results.json": json.dumps({**good, "schema_version": 99})})
+    elif content == "suites":
+        renamed = {**good, "suites": [{**s, "name": "other_agent"} for s in good["suites"]]}
+        data = zipped({"adk-eval-results.json": json.dumps(renamed)})
+    else:
+        data = zipped({"notes.txt": b"hello"})
+    stub.add_artifact(MERGE_BASE, data)
+    lines: list[str] = []
+    baseline, note = resolve_baseline(
+        artifact_options(stub), head_of(good_results), lines.append
+    )
+    assert baseline is None and expected in note
+    assert any(line.startswith("warning: baseline not used") for line in lines)
+
+
+def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_path):
+    stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
+    os.chdir(EXAMPLES)
+    outcome = run_pipeline(artifact_options(
+        stub, config=Path("regressed.adk-eval.yaml"), results_out=tmp_path / "head.json",
+    ), quiet)
+    assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
+    comment = outcome.comment_markdown
+    assert "Baseline: artifact adk-eval-baseline, commit " + MERGE_BASE[:12] in comment
+    assert "/actions/runs/" in comment
+    assert outcome.comparison and outcome.comparison.has_baseline
+
+
+# --------------------------------------------------------------------------- auto, none, record
+
+
+def test_auto_without_github_and_rerun_off_is_none(good_results):
+    baseline, note = resolve_baseline(RunOptions(), head_of(good_results), quiet)
+    assert baseline is None
+    assert "no GitHub context" in note and "baseline_rerun is off" in note
+
+
+def test_auto_prefers_the_artifact(stub, good_results):
+    stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
+    options = RunOptions(github=context_for(stub), baseline_rerun=True)
+    baseline, note = resolve_baseline(options, head_of(good_results), quiet)
+    assert baseline is not None and note.startswith("artifact adk-eval-baseline")
+
+
+def test_record_and_none(good_results):
+    head = head_of(good_results)
+    baseline, note = resolve_baseline(RunOptions(record=True), head, quiet)
+    assert baseline is None and "records the baseline" in note
+    baseline, note = resolve_baseline(RunOptions(baseline="none"), head, quiet)
+    assert baseline is None and note == "baseline none requested"
+
+
+def test_file_baseline_and_unreadable_file(good_results, tmp_path):
+    head = head_of(good_results)
+    baseline, note = resolve_baseline(RunOptions(baseline=str(good_results)), head, quiet)
+    assert baseline is not None and note.startswith("file adk-eval-results.json, commit")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    baseline, note = resolve_baseline(RunOptions(baseline=broken), head, quiet)
+    assert baseline is None and "could not be read" in note and "not valid JSON" in note
+
+
+def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path):
+    head = head_of(good_results)
+    base = head.model_copy(deep=True)
+    base.metadata.adk_version = "1.18.0"
+    base.suites[0].eval_sets[0].content_hash = "sha256:" + "0" * 64
+    base.suites[0].judge_models = {"rubric_based_final_response_quality_v1": "gemini-2.5-flash"}
+    base.suites[0].num_runs = 3
+    base_file = tmp_path / "base.json"
+    save_results(base, base_file)
+    baseline, note = resolve_baseline(RunOptions(baseline=base_file), head, quiet)
+    assert baseline is not None and "re-scored" not in note  # an eval set changed
+    outcome = finish(head, baseline, note, GateConfig(), RunOptions(), quiet)
+    comment = outcome.comment_markdown
+    assert "not measured the same way" in comment
+    assert "google-adk 1.18.0 (baseline)" in comment
+    assert md(f"eval set `{base.suites[0].eval_sets[0].eval_set_id}` changed") in comment
+    assert "judge models differ" in comment and md("num_runs 3 (baseline) vs 1") in comment
+
+
+# --------------------------------------------------------------------------- rerun (git)
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always", *args],
+        cwd=cwd, capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV},
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def agent_repo(tmp_path_factory) -> dict[str, object]:
+    """A git repository: `main` holds the example agent; `pr` (branched from it) changes the
+    agent so weather replies drop "Celsius"; `main` then moves on with an unrelated commit,
+    so the merge-base is not main's tip."""
+    repo = tmp_path_factory.mktemp("repo") / "agents"
+    shutil.copytree(
+        EXAMPLES / "travel_agent", repo / "travel_agent",
+        ignore=shutil.ignore_patterns("__pycache__", ".adk"),
+    )
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base agent")
+    merge_base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-qb", "pr")
+    agent = repo / "travel_agent" / "agent.py"
+    agent.write_text(agent.read_text().replace(' degrees Celsius."', ' degrees."'))
+    git(repo, "commit", "-qam", "agent: shorter weather replies")
+    git(repo, "checkout", "-q", "main")
+    (repo / "README.md").write_text("agents\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "docs")
+    git(repo, "checkout", "-q", "pr")
+    return {"path": repo, "merge_base": merge_base}
+
+
+def _scores(comparison) -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    """(metric) -> (baseline mean, head mean), timing metrics left out (wall clock)."""
+    return {
+        (m.suite, m.metric_name): (
+            m.baseline.mean if m.baseline else None, m.head.mean if m.head else None,
+        )
+        for m in comparison.metrics if m.metric_name != "invocation_duration_v1"
+    }
+
+
+def test_rerun_evaluates_the_merge_base_in_a_worktree(agent_repo, tmp_path):
+    repo: Path = agent_repo["path"]  # type: ignore[assignment]
+    merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
+    os.chdir(repo)
+    lines: list[str] = []
+    outcome = run_pipeline(RunOptions(
+        baseline="rerun", base_ref="main", results_out=tmp_path / "head.json",
+    ), lines.append)
+    comparison = outcome.comparison
+    assert comparison is not None and comparison.has_baseline
+    assert comparison.baseline_metadata and comparison.baseline_metadata.git_sha == merge_base
+    note = comparison.baseline_note
+    assert note.startswith(f"re-run in a git worktree, commit {merge_base[:12]} (merge-base "
+                           "with main)")
+    assert "LLM calls of two evaluations" in note
+    assert f"Baseline: re-run in a git worktree, commit {merge_base[:12]}" in (
+        outcome.comment_markdown
+    )
+    # The worktree is gone and the checkout is untouched.
+    assert git(repo, "worktree", "list").count("\n") == 0
+    assert git(repo, "status", "--porcelain") == ""
+    # The deltas equal those of evaluating each commit by hand.
+    by_hand = tmp_path / "by-hand"
+    git(repo, "worktree", "add", "-q", "--detach", str(by_hand), merge_base)
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "adk_eval_action.cli", "run", ".", "--baseline", "none",
+             "--results-out", str(tmp_path / "base.json")],
+            cwd=by_hand, capture_output=True, text=True, check=False,
+        )
+    finally:
+        git(repo, "worktree", "remove", "--force", str(by_hand))
+    manual = compare(load_results(tmp_path / "head.json"), load_results(tmp_path / "base.json"),
+                     "by hand")
+    assert _scores(comparison) == _scores(manual)
+    rows = {m.metric_name: m for m in comparison.metrics}
+    assert rows["response_match_score"].delta is not None
+    assert rows["response_match_score"].delta < 0  # "Celsius" dropped from the replies
+
+
+def test_rerun_on_a_shallow_clone_fetches_the_base(agent_repo, tmp_path):
+    """The laptop/CI command: a depth-1 clone of the PR branch, base from origin's HEAD."""
+    repo: Path = agent_repo["path"]  # type: ignore[assignment]
+    merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "pr", repo.as_uri(), str(clone))
+    # As a single-branch checkout knows it: origin's HEAD names main, which is not fetched.
+    git(clone, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    done = subprocess.run(
+        [sys.executable, "-m", "adk_eval_action.cli", "run", ".", "--baseline", "rerun",
+         "--results-out", str(tmp_path / "head.json"), "--print-comment"],
+        cwd=clone, capture_output=True, text=True, check=False,
+        env={**os.environ, **GIT_ENV, "GIT_ALLOW_PROTOCOL": "file"},
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert f"Baseline: re-run in a git worktree, commit {merge_base[:12]}" in done.stdout
+    assert "unshallow" in done.stderr
+    assert git(clone, "worktree", "list").count("\n") == 0
+
+
+def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):
+    os.chdir(tmp_path)
+    baseline, note = resolve_baseline(
+        RunOptions(baseline="rerun"), head_of(good_results), quiet
+    )
+    assert baseline is None and "not inside a git checkout" in note
