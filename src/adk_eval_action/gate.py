@@ -1,34 +1,49 @@
-"""The pass/fail decision, with reasons.
+"""The pass/fail decision, with reasons (the rules in full: ``docs/gating.md``).
 
-Default (``mode: status``, ``fail_on: threshold``), as ``adk eval`` decides
-(google.adk.evaluation.local_eval_service._generate_final_eval_status): an eval case fails
-when any of its metrics failed by the status that metric's evaluator gave it (so a
-lower-is-better custom metric works), and the run fails when any case fails.
+``fail_on`` picks the rules that can fail the gate:
 
-* ``min_pass_rate`` lets a fraction of eval cases fail (passing cases / all head cases).
-* ``mode: mean`` instead compares each metric's mean over cases and runs with its
-  threshold, in the metric's direction.
-* NOT_EVALUATED and metric errors fail the case by default (``not_evaluated: fail``) or only
-  warn (``warn``); they are never counted as passes.
-* Informational metrics (efficiency) never fail.
-* ``fail_on: regression`` fails when a metric's mean drops by more than ``max_regression``
-  (metric units) against the baseline (with ``require_significance``, only when the whole
-  bootstrap interval lies beyond it); ``any`` applies both rules; ``none`` never fails.
+* ``threshold`` (default), as ``adk eval`` decides
+  (google.adk.evaluation.local_eval_service._generate_final_eval_status): in ``mode:
+  status`` an eval case fails when any of its metrics failed by the status that metric's
+  evaluator gave it (so a lower-is-better custom metric works), and the run fails when the
+  share of passing cases is below ``min_pass_rate`` (1.0: any failing case fails the run).
+  ``mode: mean`` instead compares each metric's mean over cases and runs with its threshold,
+  in the metric's direction. NOT_EVALUATED and metric errors fail their case by default
+  (``not_evaluated: fail``) or only warn (``warn``); they are never counted as passes.
+* ``regression``: a metric whose mean got worse than the baseline's by more than
+  ``max_regression`` (metric units; unset: ``min_effect``) fails; with
+  ``require_significance`` only when its whole bootstrap interval lies beyond
+  ``max_regression`` (:func:`adk_eval_action.noise.regression_fails`). ``gate.metrics``
+  overrides ``max_regression``, ``min_effect`` and ``require_significance`` per metric
+  (:meth:`adk_eval_action.config.GateConfig.rule_for`).
+* ``any``: both; ``none``: nothing fails (reasons become warnings, so the comment still
+  says what would have failed).
+
+Informational metrics (tokens, duration, tool calls) never fail by these rules. Only
+``max_token_increase`` looks at one of them: when ``token_usage_v1`` grows by more than that
+fraction of its baseline mean, it warns, or fails with ``on_token_increase: fail``.
+
+Every reason starts with the rule's name and says by how much the rule was missed.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from .compare import CaseComparison, Comparison
+from .compare import CaseComparison, Comparison, MetricComparison
 from .config import GateConfig
-from .noise import regression_fails
+from .noise import DeltaInterval, regression_fails
 from .results import CaseStatus
+
+TOKEN_METRIC = "token_usage_v1"
+"""ADK's informational token count metric (google.adk.evaluation: tokens per invocation)."""
 
 
 class GateResult(BaseModel):
-    """The decision. ``reasons`` say which rule failed and by how much; ``failing_cases``
-    are worst first (for annotations)."""
+    """The decision. ``reasons`` say which rule failed and by how much; ``warnings`` what
+    did not fail but should be read; ``failing_cases`` are worst first (for annotations).
+    ``pass_rate`` is passing (or, with ``not_evaluated: warn``, not failing) head cases over
+    all head cases."""
 
     passed: bool
     reasons: list[str] = Field(default_factory=list)
@@ -47,81 +62,179 @@ def _case_fails(case: CaseComparison, config: GateConfig) -> bool:
 
 
 def _severity(case: CaseComparison) -> float:
-    """Larger is worse: errors first, then by the largest score drop."""
+    """Larger is worse: errors first, then newly failing, then by the largest score drop."""
     drops = [-(m.delta or 0.0) for m in case.metrics]
     base = 10.0 if case.head_status == CaseStatus.ERROR else 0.0
     return base + (1.0 if case.change == "newly_failing" else 0.0) + max(drops, default=0.0)
 
 
-def _threshold_rules(comparison: Comparison, config: GateConfig, result: GateResult) -> None:
+def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult) -> None:
+    """Fills the case counts, pass rate and failing cases (shown whatever ``fail_on``)."""
     head_cases = [c for c in comparison.cases if c.head_status is not None]
     failing = [c for c in head_cases if _case_fails(c, config)]
-    unknown = [c for c in head_cases if c.head_status in (CaseStatus.ERROR,
-                                                         CaseStatus.NOT_EVALUATED)]
-    if config.not_evaluated == "warn" and unknown:
-        result.warnings.append(
-            f"{len(unknown)} eval case(s) not evaluated or errored (not_evaluated: warn)"
-        )
     result.cases_total = len(head_cases)
     result.cases_passed = sum(c.head_status == CaseStatus.PASSED for c in head_cases)
     result.failing_cases = sorted(failing, key=_severity, reverse=True)
     ok_cases = len(head_cases) - len(failing)
     result.pass_rate = ok_cases / len(head_cases) if head_cases else None
+    unknown = [
+        c for c in head_cases if c.head_status in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED)
+    ]
+    if config.not_evaluated == "warn" and unknown:
+        result.warnings.append(
+            f"{len(unknown)} eval case(s) not evaluated or errored (not_evaluated: warn)"
+        )
+
+
+def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateResult) -> list[str]:
     if config.mode == "status":
+        failing = len(result.failing_cases)
         if result.pass_rate is not None and result.pass_rate < config.min_pass_rate:
-            result.reasons.append(
-                f"{len(failing)} of {len(head_cases)} eval case(s) failed: pass rate "
-                f"{result.pass_rate:.0%} is below min_pass_rate {config.min_pass_rate:.0%}"
-            )
-        return
+            return [
+                f"min_pass_rate: {failing} of {result.cases_total} eval case(s) failed; pass "
+                f"rate {result.pass_rate:.0%} is below min_pass_rate {config.min_pass_rate:.0%}"
+            ]
+        return []
+    reasons = []
     for row in comparison.metrics:
         head = row.head
         if head is None or head.informational or head.threshold is None:
             continue
         if head.mean is None:
             if config.not_evaluated == "fail":
-                result.reasons.append(f"`{row.metric_name}` ({row.suite}) has no score")
+                reasons.append(f"threshold: `{row.metric_name}` ({row.suite}) has no score")
             continue
         ok = head.mean >= head.threshold if head.higher_is_better else head.mean <= head.threshold
         if not ok:
             sign = "below" if head.higher_is_better else "above"
-            result.reasons.append(
-                f"`{row.metric_name}` ({row.suite}) mean {head.mean:.3f} is {sign} its threshold "
-                f"{head.threshold:g} by {abs(head.mean - head.threshold):.3f}"
+            reasons.append(
+                f"threshold: `{row.metric_name}` ({row.suite}) mean {head.mean:.3f} is {sign} "
+                f"its threshold {head.threshold:g} by {abs(head.mean - head.threshold):.3f}"
             )
+    return reasons
 
 
-def _regression_rules(comparison: Comparison, config: GateConfig, result: GateResult) -> None:
+def _interval_text(interval: DeltaInterval | None) -> str:
+    if interval is None or interval.low is None or interval.high is None:
+        return "no interval"
+    level = f"{interval.confidence:.0%}"
+    return f"{level} interval [{interval.low:+.3f}, {interval.high:+.3f}]"
+
+
+def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, str | None]:
+    """(reason, warning) of the regression rule for one metric; both None when it holds."""
+    rule = config.rule_for(row.suite, row.metric_name)
+    budget = rule.max_regression or 0.0
+    significance = bool(rule.require_significance)
+    higher = row.higher_is_better
+    assert row.delta is not None
+    worse = -row.delta if higher else row.delta
+    if worse <= budget:
+        return None, None
+    name = f"`{row.metric_name}` ({row.suite})"
+    moved = "dropped" if higher else "rose"
+    what = (
+        f"{name} {moved} by {worse:.3f}, {worse - budget:.3f} beyond max_regression "
+        f"{budget:g} ({_interval_text(row.interval)})"
+    )
+    if regression_fails(
+        row.interval,
+        row.delta,
+        max_regression=budget,
+        require_significance=significance,
+        higher_is_better=higher,
+    ):
+        note = (
+            "; the whole interval lies beyond it"
+            if significance and row.interval and (row.interval.has_interval)
+            else ""
+        )
+        return f"max_regression: {what}{note}", None
+    # Only reachable with require_significance: the point drop is over budget, the
+    # interval is not wholly beyond it, so noise could explain the drop.
+    return None, (
+        f"max_regression: {what}, but the interval reaches within max_regression "
+        "(require_significance): not failing"
+    )
+
+
+def _regression_rules(comparison: Comparison, config: GateConfig) -> tuple[list[str], list[str]]:
+    reasons: list[str] = []
+    warnings: list[str] = []
     if not comparison.has_baseline:
-        return
-    budget = config.max_regression if config.max_regression is not None else 0.0
+        return reasons, warnings
     for row in comparison.metrics:
         if row.delta is None or row.informational:
             continue
-        higher = row.head.higher_is_better if row.head else True
-        if regression_fails(
-            row.interval, row.delta, max_regression=budget,
-            require_significance=config.require_significance, higher_is_better=higher,
-        ):
-            result.reasons.append(
-                f"`{row.metric_name}` ({row.suite}) regressed by {abs(row.delta):.3f} "
-                f"(max_regression {budget:g})"
-            )
+        reason, warning = _regression(row, config)
+        reasons += [reason] if reason else []
+        warnings += [warning] if warning else []
+    return reasons, warnings
+
+
+def _token_rule(comparison: Comparison, config: GateConfig) -> list[str]:
+    """Messages for each suite whose token usage grew beyond ``max_token_increase``."""
+    budget = config.max_token_increase
+    if budget is None or not comparison.has_baseline:
+        return []
+    messages = []
+    for row in comparison.metrics:
+        if row.metric_name != TOKEN_METRIC or row.delta is None or not row.baseline:
+            continue
+        base = row.baseline.mean
+        if not base or base <= 0 or row.head is None or row.head.mean is None:
+            continue
+        growth = row.delta / base
+        if growth <= budget:
+            continue
+        significance = config.rule_for(row.suite, row.metric_name).require_significance
+        interval = row.interval
+        if significance and interval and interval.low is not None and interval.low / base <= budget:
+            continue
+        messages.append(
+            f"max_token_increase: `{TOKEN_METRIC}` ({row.suite}) grew {growth:.0%} "
+            f"({base:.1f} → {row.head.mean:.1f}), {growth - budget:.0%} beyond "
+            f"max_token_increase {budget:.0%} ({_interval_text(interval)})"
+        )
+    return messages
+
+
+def _unused_overrides(comparison: Comparison, config: GateConfig) -> list[str]:
+    """Warnings for ``gate.metrics`` keys that match no metric (a typo gates nothing)."""
+    names = {m.metric_name for m in comparison.metrics}
+    names |= {f"{m.suite}/{m.metric_name}" for m in comparison.metrics}
+    return [
+        f"gate.metrics.{key} matches no metric of this run"
+        for key in config.metrics
+        if key not in names
+    ]
 
 
 def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     """Applies the gate rules (module docstring) to a comparison."""
     result = GateResult(passed=True)
-    if config.fail_on in ("threshold", "any"):
-        _threshold_rules(comparison, config, result)
-    else:
-        # Failing cases are still listed (annotations, comment) when they do not gate.
-        probe = GateResult(passed=True)
-        _threshold_rules(comparison, config, probe)
-        result.failing_cases = probe.failing_cases
-        result.cases_total, result.cases_passed = probe.cases_total, probe.cases_passed
-        result.pass_rate = probe.pass_rate
+    _case_counts(comparison, config, result)
+    threshold = _threshold_reasons(comparison, config, result)
+    regression, regression_warnings = _regression_rules(comparison, config)
+    tokens = _token_rule(comparison, config)
+    gating = {
+        "threshold": threshold,
+        "regression": regression,
+        "any": threshold + regression,
+        "none": [],
+    }[config.fail_on]
+    if config.on_token_increase == "fail" and config.fail_on != "none":
+        gating = gating + tokens
+    # A rule that does not gate still shows in the comment, as a warning; the regression
+    # rule only when a budget was set, else every small drop would warn.
+    budget_set = config.max_regression is not None or any(
+        o.max_regression is not None for o in config.metrics.values()
+    )
+    shown = threshold + tokens + (regression + regression_warnings if budget_set else [])
     if config.fail_on in ("regression", "any"):
-        _regression_rules(comparison, config, result)
+        shown += regression_warnings
+    result.reasons = gating
+    result.warnings += [m for m in dict.fromkeys(shown) if m not in gating]
+    result.warnings += _unused_overrides(comparison, config)
     result.passed = not result.reasons
     return result
