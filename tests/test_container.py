@@ -160,10 +160,13 @@ def test_container_run_as_the_runner_does(image, tmp_path):
                 "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
             },
         }
+        # Already satisfied, so pip needs no index; the process still restarts after it.
+        (runner.workspace / "agent-requirements.txt").write_text("requests\n")
         inputs = {"config": "adk-eval.yaml", "baseline": "baseline/adk-eval-results.json",
-                  "comment_key": "travel"}
+                  "comment_key": "travel", "requirements": "agent-requirements.txt"}
         code, log, outputs, summary = runner.run("pull_request", pull_request, **inputs)
         assert code == 1, log[-4000:]  # the regressed agent fails the gate
+        assert "-r agent-requirements.txt" in log and "::group::Run evaluations" in log
         assert TOKEN not in log.replace(f"::add-mask::{TOKEN}", "")
 
         [comment] = stub.comments(12)

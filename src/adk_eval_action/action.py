@@ -491,12 +491,17 @@ def _in_range(version: str, specifier: str) -> bool:
     return SpecifierSet(specifier).contains(version, prereleases=True)
 
 
-def _reexec_without_requirements() -> None:
-    """Start this command again, in a process that sees the freshly installed packages."""
+def _reexec_without_requirements(start_dir: Path) -> None:
+    """Start this command again, in a process that sees the freshly installed packages.
+
+    It starts from `start_dir`, where this process started, because it applies
+    working_directory again.
+    """
     argv = [sys.executable, "-c", "from adk_eval_action.cli import main; main()",
             *sys.argv[1:], "--skip-requirements"]
     sys.stdout.flush()
     sys.stderr.flush()
+    os.chdir(start_dir)
     os.execv(sys.executable, argv)
 
 
@@ -674,6 +679,7 @@ def action_command(skip_requirements: bool, **flags: Any) -> None:
     settings = _settings_or_exit(flags, console)
     if settings.in_actions:
         _ensure_safe_directory(settings.event.workspace, console)
+    start_dir = Path.cwd()
     try:
         os.chdir(settings.working_directory)
     except OSError as exc:
@@ -681,7 +687,7 @@ def action_command(skip_requirements: bool, **flags: Any) -> None:
         sys.exit(EXIT_USAGE)
     try:
         code = run_action(
-            settings, console, reexec=_reexec_without_requirements,
+            settings, console, reexec=lambda: _reexec_without_requirements(start_dir),
             skip_requirements=skip_requirements,
         )
     except (AdkEvalActionError, GitHubError) as exc:
