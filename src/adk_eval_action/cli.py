@@ -111,7 +111,7 @@ def main() -> None:
 )
 @click.option(
     "--artifact-name",
-    default="adk-eval-baseline",
+    default="adk-eval-results",
     show_default=True,
     help="Name of the baseline artifact the recording workflow uploads.",
 )
