@@ -130,7 +130,7 @@ class ArtifactStub(GitHubStub):
             self.merge_bases[(base, head)] = sha
 
     def add_artifact(
-        self, head_sha: str, zip_bytes: bytes, *, name: str = "adk-eval-baseline",
+        self, head_sha: str, zip_bytes: bytes, *, name: str = "adk-eval-results",
         conclusion: str = "success", event: str = "push", expired: bool = False,
         created_at: str = "2026-01-01T00:00:00Z", fork: bool = False,
     ) -> dict[str, Any]:

@@ -95,13 +95,13 @@ def test_format_age():
 
 def test_note_names_source_commit_run_and_age():
     note = ResolvedBaseline(
-        results=RunResults(), source="artifact", label="artifact adk-eval-baseline",
+        results=RunResults(), source="artifact", label="artifact adk-eval-results",
         commit=MERGE_BASE, relation="merge-base with main",
         run_url="https://github.com/octo/agents/actions/runs/7",
         recorded_at="2026-01-01T12:00:00Z",
     ).note(NOW)
     assert note == (
-        f"artifact adk-eval-baseline, commit {MERGE_BASE[:12]} (merge-base with main), "
+        f"artifact adk-eval-results, commit {MERGE_BASE[:12]} (merge-base with main), "
         "run https://github.com/octo/agents/actions/runs/7, recorded 2 days ago"
     )
     assert len(note) < 300  # the comment template cuts the note at 300 characters
@@ -146,7 +146,7 @@ def test_artifact_skips_expired_failed_and_pull_request_runs(stub, good_results)
     baseline, note = resolve_baseline(artifact_options(stub), head, quiet, now=NOW)
     assert baseline is not None and baseline.suites[0].name == "travel_agent"
     run_url = stub.runs[chosen["workflow_run"]["id"]]["html_url"]
-    assert note.startswith(f"artifact adk-eval-baseline, commit {PARENT[:12]} (1 first-parent")
+    assert note.startswith(f"artifact adk-eval-results, commit {PARENT[:12]} (1 first-parent")
     assert run_url in note and "merge-base with main" in note
     # The blob host got the download, without the token.
     assert stub.blob.seen_headers and all(
@@ -174,7 +174,7 @@ def test_no_artifact_is_no_baseline_with_the_reason(stub, good_results):
     stub.add_artifact(MERGE_BASE, b"", expired=True)
     baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet)
     assert baseline is None
-    assert "no artifact adk-eval-baseline" in note and MERGE_BASE[:12] in note
+    assert "no artifact adk-eval-results" in note and MERGE_BASE[:12] in note
 
 
 def test_permission_error_says_actions_read(stub, good_results):
@@ -218,7 +218,7 @@ def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_
     ), quiet)
     assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
     comment = outcome.comment_markdown
-    assert "Baseline: artifact adk-eval-baseline, commit " + MERGE_BASE[:12] in comment
+    assert "Baseline: artifact adk-eval-results, commit " + MERGE_BASE[:12] in comment
     assert "/actions/runs/" in comment
     assert outcome.comparison and outcome.comparison.has_baseline
 
@@ -236,7 +236,7 @@ def test_auto_prefers_the_artifact(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     options = RunOptions(github=context_for(stub), baseline_rerun=True)
     baseline, note = resolve_baseline(options, head_of(good_results), quiet)
-    assert baseline is not None and note.startswith("artifact adk-eval-baseline")
+    assert baseline is not None and note.startswith("artifact adk-eval-results")
 
 
 def test_record_and_none(good_results):

@@ -6,12 +6,12 @@ The ``baseline`` input / ``--baseline`` flag is one of (docs/baselines.md):
 ``auto`` (default)
     ``artifact``; else ``rerun`` when ``baseline_rerun`` is on; else none.
 ``artifact``
-    The newest unexpired artifact named ``artifact_name`` (default ``adk-eval-baseline``)
-    uploaded by a successful, non-pull-request run of this repository whose head sha is the
-    merge-base of the base branch and the PR head, else of the nearest first-parent ancestor
-    of the merge-base that has one (at most :data:`ANCESTOR_LIMIT` commits back). Needs the
-    GitHub context and a token with ``actions: read`` (contract §5, "Artifacts from another
-    run").
+    The newest unexpired artifact named ``artifact_name`` (default ``adk-eval-results``, the
+    name docs/action.md's workflow uploads) from a successful, non-pull-request run of this
+    repository whose head sha is the merge-base of the base branch and the PR head, else
+    of the nearest first-parent ancestor of the merge-base that has one (at most
+    :data:`ANCESTOR_LIMIT` commits back). Needs the GitHub context and a token with
+    ``actions: read`` (contract §5, "Artifacts from another run").
 ``rerun``
     Evaluates the merge-base in a ``git worktree`` with the same suites and settings, in a
     child process so the base commit's agent code never shares ``sys.modules`` with the
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 Console = Callable[[str], None]
 ClientFactory = Callable[[str, str], GitHubClient]
 
-DEFAULT_ARTIFACT_NAME = "adk-eval-baseline"
+DEFAULT_ARTIFACT_NAME = "adk-eval-results"
 #: How many first-parent ancestors of the merge-base are searched for an artifact.
 ANCESTOR_LIMIT = 20
 #: Pages of 100 artifacts listed at most (GitHub keeps artifacts 90 days by default).
