@@ -66,7 +66,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .errors import AdkEvalActionError, ResultsFileError
-from .github import GitHubClient, GitHubError
+from .github import GitHubClient, GitHubError, NotFound
 from .results import SCHEMA_VERSION, RunResults, load_results
 
 if TYPE_CHECKING:
@@ -357,7 +357,12 @@ def find_artifact(
             if run_id is None:
                 continue
             if run_id not in runs:
-                runs[run_id] = client.get_json(f"{_repo(repository)}/actions/runs/{int(run_id)}")
+                try:
+                    runs[run_id] = client.get_json(
+                        f"{_repo(repository)}/actions/runs/{int(run_id)}"
+                    )
+                except NotFound:  # the run was deleted; its artifact is not trusted
+                    runs[run_id] = {}
             run = runs[run_id]
             if run.get("conclusion") != "success" or str(run.get("event", "")).startswith(
                 "pull_request"
@@ -464,7 +469,10 @@ def artifact_baseline(
         )
         head = context.head_sha or "HEAD"
         merge_base = merge_base_via_api(client, repo, base, head)
-        chain = first_parent_chain(client, repo, merge_base)
+        try:
+            chain = first_parent_chain(client, repo, merge_base)
+        except NotFound:  # history not listable: the merge-base alone
+            chain = [merge_base]
         match = find_artifact(client, repo, name, chain)
         console(f"baseline: artifact {match.artifact_id} of {match.head_sha[:12]}")
         data = download_artifact_zip(client, repo, match.artifact_id)
