@@ -89,7 +89,7 @@ def test_parse_spec():
 def test_format_age():
     assert format_age("2026-01-01T12:00:00+00:00", NOW) == "2 days"
     assert format_age("2026-01-03T07:00:00Z", NOW) == "5 h"
-    assert format_age("2026-01-03T11:59:50Z", NOW) == "1 min"
+    assert format_age("2026-01-03T11:59:50Z", NOW) == "less than an hour"
     assert format_age("not a time", NOW) is None and format_age(None, NOW) is None
 
 

@@ -196,7 +196,8 @@ def parse_spec(value: str | Path | None) -> tuple[str, Path | None]:
 
 
 def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str | None:
-    """``"3 days"``, ``"5 h"``, ``"12 min"`` since an ISO 8601 time; None if unknown."""
+    """``"3 days"``, ``"5 h"`` or ``"less than an hour"`` since an ISO 8601 time; None if
+    unknown."""
     if not recorded_at:
         return None
     try:
@@ -209,7 +210,8 @@ def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str |
     if seconds < 0:
         return None
     if seconds < 3600:
-        return f"{max(1, int(seconds // 60))} min"
+        # Coarse on purpose: a comment rendered again a minute later reads the same.
+        return "less than an hour"
     if seconds < 2 * 86400:
         return f"{int(seconds // 3600)} h"
     return f"{int(seconds // 86400)} days"
@@ -762,6 +764,9 @@ def _auto(
     else:
         reasons.append("baseline_rerun is off")
     reason = "; ".join(reasons)
+    if context is None or not context.usable:
+        reason = (f"none given (auto: {reason}; pass --baseline rerun, --baseline-rerun or a "
+                  "results file)")
     console(f"note: no baseline: {reason}")
     return ResolvedBaseline(reason=reason)
 

@@ -17,16 +17,22 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .baseline import DEFAULT_ARTIFACT_NAME, BaselineContext, resolve_baseline
+from .baseline import (
+    DEFAULT_ARTIFACT_NAME,
+    BaselineContext,
+    BaselineUnreadable,
+    file_baseline,
+    resolve_baseline,
+)
 from .chart import metric_chart_markdown
 from .compare import Comparison, compare
 from .config import GateConfig, ProjectConfig, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
 from .engine import EngineSettings, evaluate_suite
-from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError, ResultsFileError
+from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError
 from .gate import GateResult, decide
 from .render import CommentContext, render_comment, render_summary
-from .results import ErrorRecord, RunMetadata, RunResults, load_results, save_results, utc_now
+from .results import ErrorRecord, RunMetadata, RunResults, save_results, utc_now
 
 Console = Callable[[str], None]
 PROJECT_CONFIG_NAMES = ("adk-eval.yaml", "adk-eval.yml", "adk-eval.json")
@@ -206,23 +212,15 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
 
 def load_baseline(path: Path | None, console: Console) -> tuple[RunResults | None, str]:
     """Loads the baseline results file; an unreadable baseline becomes "no baseline" with the
-    reason, never an error of the run."""
+    reason, never an error of the run. The note is the one ``run`` shows (baseline.py)."""
     if path is None:
         return None, "none given (pass --baseline with a results file of the base branch)"
     try:
-        baseline = load_results(path)
-    except ResultsFileError as e:
+        resolved = file_baseline(Path(path))
+    except BaselineUnreadable as e:
         console(f"warning: baseline not used: {e}")
-        return None, f"the baseline file could not be read ({e})"
-    meta = baseline.metadata
-    parts = [path.name]
-    if meta.source == "adk-eval-history":
-        parts.append("ADK eval_history")
-    if meta.git_sha:
-        parts.append(f"commit {meta.git_sha[:12]}")
-    if meta.finished_at:
-        parts.append(f"recorded {meta.finished_at}")
-    return baseline, ", ".join(parts)
+        return None, str(e)
+    return resolved.results, resolved.note()
 
 
 def _failures(gate: GateResult) -> list[CaseFailure]:
