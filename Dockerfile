@@ -8,11 +8,7 @@
 # name it in PIP_CERT; it is never copied into an image layer:
 #   podman build --network host -v "$SSL_CERT_FILE:/etc/ssl/host-ca.crt:ro" \
 #     --build-arg PIP_CERT=/etc/ssl/host-ca.crt -t adk-eval-action .
-FROM debian:bookworm-slim
-
-# Unset on GitHub's runners; see the header for builds behind a proxy. An ARG is in the
-# environment of every RUN below, where pip reads it.
-ARG PIP_CERT
+FROM debian:bookworm-slim AS base
 
 ENV DEBIAN_FRONTEND=noninteractive \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -31,21 +27,27 @@ RUN apt-get update \
  # "detected dubious ownership". System scope because HOME is /github/home at run time.
  && git config --system --add safe.directory /github/workspace
 
-WORKDIR /src
+# Only the dependency list of pyproject.toml, so that the next stage's slow install
+# (google-adk[eval], minutes) is redone only when the dependencies change.
+FROM base AS dependencies
+COPY pyproject.toml /tmp/pyproject.toml
+RUN python3 -c "import tomllib; deps = tomllib.load(open('/tmp/pyproject.toml', 'rb'))['project']['dependencies']; print('\n'.join(deps))" > /tmp/requirements.txt
 
-# Dependencies first, from pyproject.toml alone, so that editing the source does not
-# reinstall google-adk (several minutes) on the next build.
-COPY pyproject.toml ./
-RUN python3 -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; open('/tmp/requirements.txt', 'w').write('\n'.join(deps) + '\n')" \
- && /opt/venv/bin/pip install -r /tmp/requirements.txt \
- && rm /tmp/requirements.txt
+FROM base
+# Unset on GitHub's runners; see the header for builds behind a proxy. An ARG is in the
+# environment of every RUN below, where pip reads it.
+ARG PIP_CERT
 
-COPY . ./
+COPY --from=dependencies /tmp/requirements.txt /tmp/requirements.txt
+RUN pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
+
+COPY . /src
 # pyproject.toml names README.md as the long description; a build context without it
-# (a trimmed checkout) must still build.
-RUN test -f README.md || : > README.md \
- && /opt/venv/bin/pip install --no-deps . \
- && /opt/venv/bin/python -m compileall -q /opt/venv/lib \
+# (a trimmed checkout) must still build. Bytecode is compiled now, not on every start.
+RUN cd /src \
+ && { test -f README.md || : > README.md; } \
+ && pip install --no-deps . \
+ && python -m compileall -q /opt/venv/lib \
  && rm -rf /src
 
 WORKDIR /github/workspace
