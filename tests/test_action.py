@@ -169,6 +169,9 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
     assert metrics["travel/politeness"]["delta"] == pytest.approx(-2 / 3)
     assert (ws / "adk-eval-results.json").is_file()
     assert "ADK eval" in (tmp_path / "summary.md").read_text()
+    written = [ws / "adk-eval-results.json", ws / "adk-eval-comment.md",
+               ws / "adk-eval-pr.json", tmp_path / "summary.md", tmp_path / "output.txt"]
+    assert not [p for p in written if TOKEN in p.read_text()]  # no secret in any file
 
     second = CliRunner().invoke(action_command, [], env=env)
     assert second.exit_code == 1, second.output
@@ -282,6 +285,18 @@ def test_fork_pull_request_read_only_token_keeps_the_verdict(tmp_path, stub):
     context = json.loads((tmp_path / "adk-eval-pr.json").read_text())
     assert context == {"repository": REPO, "pr_number": 12, "head_sha": HEAD,
                        "comment_key": "default", "run_id": "4242"}
+
+
+def test_nothing_to_evaluate_is_exit_2_with_summary_and_outputs(tmp_path, stub):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = runner_env(empty, stub, pull_request_event(tmp_path / "e.json"), files=tmp_path)
+    result = CliRunner().invoke(action_command, [], env=env)
+    assert result.exit_code == 2, result.output
+    assert "::error title=adk-eval-action::" in result.output
+    assert "could not run" in (tmp_path / "summary.md").read_text()
+    assert read_outputs(tmp_path / "output.txt")["passed"] == "false"
+    assert stub.comments() == []
 
 
 def test_publishing_failure_is_an_infrastructure_error(tmp_path, stub):

@@ -664,6 +664,19 @@ def _settings_or_exit(flags: dict[str, Any], console: Console) -> ActionSettings
         raise SystemExit(EXIT_USAGE) from None
 
 
+def report_failure(settings: ActionSettings, exc: Exception) -> None:
+    """When nothing could be evaluated, still say so in the job summary and outputs, so a
+    later `if:` on `passed` and a reader of the summary both see the failure."""
+    if settings.summary_file is not None:
+        append_job_summary(settings.summary_file,
+                           f"### ADK evaluation\n\n❌ adk-eval-action could not run: {exc}\n")
+    if settings.output_file is not None:
+        write_outputs(settings.output_file, {
+            "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
+            "metrics": "{}",
+        })
+
+
 def _exit_for(exc: Exception, console: Console) -> int:
     """Named errors caught at the top become one clear annotation and an exit code."""
     console(error_annotation(str(exc), title="adk-eval-action"))
@@ -692,6 +705,7 @@ def action_command(skip_requirements: bool, **flags: Any) -> None:
         )
     except (AdkEvalActionError, GitHubError) as exc:
         code = _exit_for(exc, console)
+        report_failure(settings, exc)
     sys.exit(code if code in (EXIT_PASS, EXIT_GATE_FAILED) else EXIT_USAGE)
 
 
