@@ -36,6 +36,7 @@ class Failure:
     body: dict[str, Any]
     method: str | None = None
     path_pattern: str | None = None
+    after: bool = False  # process the request first, then answer with the failure
 
 
 @dataclass
@@ -117,9 +118,13 @@ class GitHubStub:
     def fail_next(
         self, status: int, *, headers: dict[str, str] | None = None,
         message: str | None = None, times: int = 1, method: str | None = None,
-        path: str | None = None,
+        path: str | None = None, after: bool = False,
     ) -> None:
-        """Queue `times` canned failures for the next requests matching method/path regex."""
+        """Queue `times` canned failures for the next requests matching method/path regex.
+
+        `after=True` carries the request out before failing, like a 502 from a proxy whose
+        upstream did create the comment.
+        """
         default = {
             403: "API rate limit exceeded for installation.",
             429: "You have exceeded a secondary rate limit.",
@@ -133,7 +138,7 @@ class GitHubStub:
         with self.lock:
             for _ in range(times):
                 self.state.failures.append(
-                    Failure(status, dict(headers or {}), body, method, path))
+                    Failure(status, dict(headers or {}), body, method, path, after))
 
     def add_pull(
         self, number: int, head_sha: str, *, base_ref: str = "main", head_ref: str = "feature",
@@ -220,6 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        if getattr(self, "_suppressed", False):
+            return  # the canned failure answers instead (fail_next(after=True))
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -251,9 +258,10 @@ class _Handler(BaseHTTPRequestHandler):
         with stub.lock:
             stub.state.requests.append(Recorded(method, path, query, dict(self.headers), body))
             failure = self._take_failure(method, path)
-        if failure is not None:
+        if failure is not None and not failure.after:
             self._send(failure.status, failure.body, failure.headers)
             return
+        self._suppressed = failure is not None
         if stub.prefix:
             if not path.startswith(stub.prefix + "/"):
                 self._error(404, "Not Found")
@@ -266,6 +274,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with stub.lock:
             self._route(method, path, query, body, token)
+        if failure is not None:
+            self._suppressed = False
+            self._send(failure.status, failure.body, failure.headers)
 
     def _take_failure(self, method: str, path: str) -> Failure | None:
         for index, failure in enumerate(self.server_stub.state.failures):

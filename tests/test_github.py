@@ -222,6 +222,25 @@ def test_failed_create_is_not_duplicated(stub):
     assert result.action == "created" and len(stub.comments(7)) == 1
 
 
+def test_create_that_landed_despite_a_502_is_not_duplicated(stub):
+    client, _ = client_for(stub)
+    marker = comment_marker()
+    stub.fail_next(502, method="POST", after=True)
+    result = upsert_sticky_comment(client, REPO, 7, f"x\n{marker}", marker=marker)
+    assert result.action == "updated" and len(stub.comments(7)) == 1
+
+
+def test_failed_create_in_new_mode_is_not_duplicated(stub):
+    client, _ = client_for(stub)
+    marker = comment_marker()
+    stub.add_comment(7, f"last run\n{marker}", DEFAULT_BOT_LOGIN)
+    stub.fail_next(502, method="POST")
+    result = upsert_sticky_comment(client, REPO, 7, f"this run\n{marker}", marker=marker,
+                                   mode="new")
+    assert result.action == "created"
+    assert [c["body"].split("\n")[0] for c in stub.comments(7)] == ["last run", "this run"]
+
+
 def test_writes_are_spaced_a_second_apart(stub):
     ticks = iter(range(100))
     client, sleeps = client_for(stub, clock=lambda: next(ticks) * 0.25)

@@ -646,10 +646,13 @@ def upsert_sticky_comment(
     repo_path = _repo_path(repository)
     last_error: TransientError | None = None
     for attempt in range(1, max_attempts + 1):
-        existing = (
-            find_sticky_comment(client, repository, pr_number, marker, login)
-            if mode == "update" or attempt > 1 else None
-        )
+        if mode == "update":
+            existing = find_sticky_comment(client, repository, pr_number, marker, login)
+        elif attempt > 1:
+            # "new" mode: only the comment a failed create may have made, i.e. this body.
+            existing = find_sticky_comment(client, repository, pr_number, body, login)
+        else:
+            existing = None
         try:
             if existing is not None:
                 data = client.patch_json(
