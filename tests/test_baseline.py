@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import requests
 
 from adk_eval_action.baseline import (
     BaselineContext,
@@ -131,6 +132,20 @@ def artifact_options(stub: ArtifactStub, **kw) -> RunOptions:
 
 def head_of(results_file: Path) -> RunResults:
     return load_results(results_file)
+
+
+def test_blob_host_rejects_a_token(stub):
+    """The stand-in behaves as the blob store does: a second credential is a 400."""
+    artifact = stub.add_artifact(MERGE_BASE, b"zip")
+    url = f"{stub.blob.base_url}/blobs/blob-{artifact['id']}?sig=abc"
+    assert requests.get(url, headers={"Authorization": "Bearer x"}, timeout=5).status_code == 400
+    assert requests.get(url, timeout=5).content == b"zip"
+    expired = stub.add_artifact(MERGE_BASE, b"zip", expired=True)
+    client_response = requests.get(
+        f"{stub.api_url}/repos/{REPO}/actions/artifacts/{expired['id']}/zip",
+        headers={"Authorization": f"Bearer {TOKEN}"}, allow_redirects=False, timeout=5,
+    )
+    assert client_response.status_code == 410
 
 
 def test_artifact_skips_expired_failed_and_pull_request_runs(stub, good_results):
