@@ -114,10 +114,13 @@ def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateR
     return reasons
 
 
-def _interval_text(interval: DeltaInterval | None) -> str:
+def _interval_text(interval: DeltaInterval | None, scale: float | None = None) -> str:
+    """``95% interval [-0.519, -0.009]`` in metric units, or in % of ``scale``."""
     if interval is None or interval.low is None or interval.high is None:
         return "no interval"
     level = f"{interval.confidence:.0%}"
+    if scale:
+        return f"{level} interval [{interval.low / scale:+.0%}, {interval.high / scale:+.0%}]"
     return f"{level} interval [{interval.low:+.3f}, {interval.high:+.3f}]"
 
 
@@ -133,10 +136,9 @@ def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, 
         return None, None
     name = f"`{row.metric_name}` ({row.suite})"
     moved = "dropped" if higher else "rose"
-    what = (
-        f"{name} {moved} by {worse:.3f}, {worse - budget:.3f} beyond max_regression "
-        f"{budget:g} ({_interval_text(row.interval)})"
-    )
+    beyond = f", {worse - budget:.3f} beyond max_regression {budget:g}" if budget else ""
+    limit = "" if budget else "max_regression 0; "
+    what = f"{name} {moved} by {worse:.3f}{beyond} ({limit}{_interval_text(row.interval)})"
     if regression_fails(
         row.interval,
         row.delta,
@@ -194,7 +196,7 @@ def _token_rule(comparison: Comparison, config: GateConfig) -> list[str]:
         messages.append(
             f"max_token_increase: `{TOKEN_METRIC}` ({row.suite}) grew {growth:.0%} "
             f"({base:.1f} → {row.head.mean:.1f}), {growth - budget:.0%} beyond "
-            f"max_token_increase {budget:.0%} ({_interval_text(interval)})"
+            f"max_token_increase {budget:.0%} ({_interval_text(interval, base)})"
         )
     return messages
 
