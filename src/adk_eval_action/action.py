@@ -284,69 +284,34 @@ def publish(
     console: Console,
     make_client: Callable[[str, str], GitHubClient],
 ) -> int:
-    """Log groups, annotations, PR comment, job summary, outputs; returns the exit code."""
-    event = settings.event
-    cwd = Path.cwd()
-    for suite in outcome.suites:
-        with group(f"Suite {suite}", console):
-            failed = [f for f in outcome.failures if f.suite == suite]
-            console(f"{len(failed)} failing eval case(s)" if failed else "all eval cases pass")
-            for failure in failed:
-                console(f"  {failure.eval_id}: {failure.message}")
-    # Worst first: the runner attaches only 10 errors per step (ExecutionContext.cs).
-    for failure in sorted(outcome.failures, key=lambda f: -f.severity):
-        # Relative to the workspace: the repository root that annotations refer to.
-        file = _shown(Path(failure.eval_set_file), event.workspace)
-        line = failure.line or _eval_id_line(cwd / failure.eval_set_file, failure.eval_id)
-        console(error_annotation(
-            failure.message, file=file, line=line, title=f"{failure.suite}: {failure.eval_id}",
-        ))
+    """Log groups, annotations, PR comment, job summary, outputs; returns the exit code.
 
+    A comment that could not be posted turns a passing run into exit 2 (infrastructure),
+    except with a fork's read-only token, where it is saved for the fork recipe.
+    """
+    event = settings.event
+    log_suites(outcome, event.workspace, console)
     results_dir = Path(settings.results_path).parent
     results_dir.mkdir(parents=True, exist_ok=True)
     marker = comment_marker(settings.comment_key)
-    body = compose_comment_body(outcome.comment_markdown, marker, event.run_url)
     comment_path = results_dir / COMMENT_FILE
+    body = compose_comment_body(outcome.comment_markdown, marker, event.run_url)
     comment_path.write_text(body, encoding="utf-8")
-
-    notes: list[str] = []
-    comment_url = ""
-    infra_failed = False
-    if settings.comment != "off":
-        try:
-            result = _post_run_comment(settings, body, marker, console, make_client)
-        except GitHubError as exc:
-            if isinstance(exc, PermissionDenied) and exc.read_only_token:
-                # A fork's token: the evaluation stands and the comment waits in a file.
-                console(warning(str(exc), title="PR comment not posted"))
-                notes.append(
-                    "The PR comment could not be posted with this read-only token (a pull "
-                    "request from a fork?). It is saved as "
-                    f"`{_shown(comment_path, event.workspace)}`; the fork recipe in the "
-                    "action's docs posts it from a workflow_run workflow."
-                )
-            else:
-                # The evaluation stands too; say loudly that publishing did not.
-                infra_failed = True
-                console(error_annotation(str(exc), title="PR comment not posted"))
-                notes.append(f"The PR comment could not be posted: {exc}")
-        else:
-            if result is not None:
-                comment_url = result.url
-                console(f"PR comment {result.action}: {result.url}")
-                notes.append(f"PR comment {result.action}: {result.url}")
-
-    pr_file = results_dir / PR_FILE
-    pr_file.write_text(json.dumps({
+    (results_dir / PR_FILE).write_text(json.dumps({
         "repository": event.repository, "pr_number": event.pr_number,
         "head_sha": event.head_sha, "comment_key": settings.comment_key,
         "run_id": event.run_id,
     }, indent=2) + "\n", encoding="utf-8")
 
+    comment_url, note, infra_failed = "", "", False
+    if settings.comment != "off":
+        comment_url, note, infra_failed = publish_comment(
+            settings, body, marker, _shown(comment_path, event.workspace), console, make_client,
+        )
     if settings.summary_file is not None:
         summary = outcome.summary_markdown
-        if notes:
-            summary = summary.rstrip("\n") + "\n\n" + "\n\n".join(notes) + "\n"
+        if note:
+            summary = summary.rstrip("\n") + "\n\n" + note + "\n"
         append_job_summary(settings.summary_file, summary)
     if settings.output_file is not None:
         write_outputs(settings.output_file, {
@@ -359,6 +324,50 @@ def publish(
     if infra_failed and outcome.exit_code == EXIT_PASS:
         return EXIT_USAGE
     return outcome.exit_code
+
+
+def log_suites(outcome: Outcome, workspace: Path | None, console: Console) -> None:
+    """One log group per suite, then an error annotation per failing eval case at the line
+    of its eval_id, worst first: the runner attaches only 10 per step (ExecutionContext.cs)."""
+    for suite in outcome.suites:
+        with group(f"Suite {suite}", console):
+            failed = [f for f in outcome.failures if f.suite == suite]
+            console(f"{len(failed)} failing eval case(s)" if failed else "all eval cases pass")
+            for failure in failed:
+                console(f"  {failure.eval_id}: {failure.message}")
+    for failure in sorted(outcome.failures, key=lambda f: -f.severity):
+        line = failure.line or _eval_id_line(Path(failure.eval_set_file), failure.eval_id)
+        console(error_annotation(
+            failure.message, line=line, title=f"{failure.suite}: {failure.eval_id}",
+            # Relative to the workspace: the repository root that annotations refer to.
+            file=_shown(Path(failure.eval_set_file), workspace),
+        ))
+
+
+def publish_comment(
+    settings: ActionSettings, body: str, marker: str, saved_as: str, console: Console,
+    make_client: Callable[[str, str], GitHubClient],
+) -> tuple[str, str, bool]:
+    """Post the sticky comment; returns (comment URL or "", note for the summary,
+    whether publishing failed for a reason other than a fork's read-only token)."""
+    try:
+        result = _post_run_comment(settings, body, marker, console, make_client)
+    except GitHubError as exc:
+        if isinstance(exc, PermissionDenied) and exc.read_only_token:
+            # A fork's token: the evaluation stands and the comment waits in a file.
+            console(warning(str(exc), title="PR comment not posted"))
+            return "", (
+                "The PR comment could not be posted with this read-only token (a pull "
+                f"request from a fork?). It is saved as `{saved_as}`; the fork recipe in "
+                "the action's docs posts it from a workflow_run workflow."
+            ), False
+        # The evaluation stands too; say loudly that publishing did not.
+        console(error_annotation(str(exc), title="PR comment not posted"))
+        return "", f"The PR comment could not be posted: {exc}", True
+    if result is None:
+        return "", "", False
+    console(f"PR comment {result.action}: {result.url}")
+    return result.url, f"PR comment {result.action}: {result.url}", False
 
 
 def _post_run_comment(
