@@ -353,6 +353,32 @@ def test_pipeline_options_follow_inputs(tmp_path, stub):
     assert options["run_url"] == "https://github.example/octo/agents/actions/runs/4242"
 
 
+def test_baseline_search_gets_the_pr_context(tmp_path, stub):
+    options = action_module.pipeline_options(settings_for(tmp_path, stub))
+    assert (options["baseline"], options["record"], options["base_ref"]) == ("auto", False,
+                                                                             "main")
+    github = options["github"]
+    assert (github.repository, github.head_sha, github.api_url) == (REPO, HEAD, stub.api_url)
+    assert github.token.get_secret_value() == TOKEN and TOKEN not in repr(github)
+    options = action_module.pipeline_options(settings_for(
+        tmp_path, stub, baseline="main.json", artifact_name="evals", baseline_rerun="true"))
+    assert (options["baseline"], options["artifact_name"], options["baseline_rerun"]) == (
+        "main.json", "evals", True)
+
+
+@pytest.mark.parametrize(("ref", "record", "expected"), [
+    ("refs/heads/main", "", True), ("refs/heads/feature", "", False),
+    ("refs/heads/feature", "true", True), ("refs/heads/main", "false", False),
+])
+def test_push_to_the_default_branch_records(tmp_path, stub, ref, record, expected):
+    event = tmp_path / "push.json"
+    event.write_text(json.dumps({"after": "d" * 40, "ref": ref,
+                                 "repository": {"default_branch": "main"}}))
+    env = runner_env(tmp_path, stub, event, "push", files=tmp_path, record=record)
+    env["GITHUB_REF"] = ref
+    assert ActionSettings.from_sources({}, env).records_baseline is expected
+
+
 # --------------------------------------------------------------------------- requirements
 
 

@@ -86,9 +86,9 @@ class ArtifactError(AdkEvalActionError):
 # --------------------------------------------------------------------------- settings
 
 INPUTS = (
-    "paths", "config", "baseline", "num_runs", "parallelism", "template", "comment",
-    "comment_key", "github_token", "fail_on", "requirements", "working_directory",
-    "results_path", "comment_artifact",
+    "paths", "config", "baseline", "record", "base_ref", "artifact_name", "baseline_rerun",
+    "num_runs", "parallelism", "template", "comment", "comment_key", "github_token",
+    "fail_on", "requirements", "working_directory", "results_path", "comment_artifact",
 )
 
 
@@ -128,7 +128,11 @@ class ActionSettings(BaseModel):
 
     paths: list[str] = Field(default_factory=lambda: ["."])
     config: str | None = None
-    baseline: str | None = None
+    baseline: str = "auto"  # auto | artifact | rerun | none | a results file (baseline.py)
+    record: bool | None = None  # None: on for a push to the default branch
+    base_ref: str | None = None
+    artifact_name: str = "adk-eval-results"
+    baseline_rerun: bool = False
     num_runs: int | None = Field(default=None, ge=1)
     parallelism: int = Field(default=4, ge=1)
     template: str | None = None
@@ -185,6 +189,18 @@ class ActionSettings(BaseModel):
     def token(self) -> str:
         return self.github_token.get_secret_value()
 
+    @property
+    def records_baseline(self) -> bool:
+        """Whether this run's results are the next baseline: the `record` input, else a
+        push to the repository's default branch (the event names it), else any push."""
+        if self.record is not None:
+            return self.record
+        event = self.event
+        if event.event_name != "push":
+            return False
+        default = (event.payload.get("repository") or {}).get("default_branch")
+        return not default or event.ref == f"refs/heads/{default}"
+
 
 # --------------------------------------------------------------------------- pipeline seam
 
@@ -214,12 +230,28 @@ def _run_real_pipeline(options: dict[str, Any], console: Console) -> Outcome:
 
 
 def pipeline_options(settings: ActionSettings) -> dict[str, Any]:
-    """`pipeline.RunOptions` fields from the settings; paths relative to the working dir."""
+    """`pipeline.RunOptions` fields from the settings; paths relative to the working dir.
+
+    The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
+    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
+    """
+    from .baseline import BaselineContext  # late, as the pipeline (see _run_real_pipeline)
+
+    event = settings.event
     results = Path(settings.results_path)
     return {
         "paths": [Path(p) for p in settings.paths] or [Path(".")],
         "config": Path(settings.config) if settings.config else None,
-        "baseline": Path(settings.baseline) if settings.baseline else None,
+        "baseline": settings.baseline,
+        "record": settings.records_baseline,
+        "base_ref": settings.base_ref or event.base_ref,
+        "artifact_name": settings.artifact_name,
+        "baseline_rerun": settings.baseline_rerun,
+        "github": BaselineContext(
+            repository=event.repository, api_url=event.api_url, server_url=event.server_url,
+            token=settings.github_token, head_sha=event.head_sha,
+            base_ref=settings.base_ref or event.base_ref, event_name=event.event_name,
+        ),
         "results_out": results,
         "comment_out": None,  # written here, with marker and run link (`publish`)
         "summary_out": None,  # appended here to GITHUB_STEP_SUMMARY under its 1 MiB cap
@@ -635,7 +667,13 @@ def _read_artifact(artifact: Path) -> tuple[Path, ArtifactContext]:
 _INPUT_OPTIONS = [
     click.option("--paths", multiple=True, help="Folders/eval set files (input `paths`)."),
     click.option("--config", help="adk-eval.yaml (input `config`)."),
-    click.option("--baseline", help="Baseline results file (input `baseline`)."),
+    click.option("--baseline", help="auto | artifact | rerun | none | a results file."),
+    click.option("--record/--no-record", default=None,
+                 help="This run records the baseline (default: on pushes to main)."),
+    click.option("--base-ref", "base_ref", help="Base branch (default: the PR's)."),
+    click.option("--artifact-name", "artifact_name", help="Baseline artifact name."),
+    click.option("--baseline-rerun/--no-baseline-rerun", "baseline_rerun", default=None,
+                 help="Let auto re-run the merge-base when no artifact is found."),
     click.option("--num-runs", "num_runs", type=int, help="Runs per eval case."),
     click.option("--parallelism", type=int, help="Concurrent inferences."),
     click.option("--template", help="Jinja2 template for the comment."),
