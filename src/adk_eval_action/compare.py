@@ -299,6 +299,17 @@ class _CaseMetric:
 
 
 @dataclass(slots=True)
+class _Totals:
+    """One metric on one side over all cases: every scored value and run counts by status."""
+
+    scores: list[float] = field(default_factory=list)
+    passed: int = 0
+    verdicts: int = 0
+    not_evaluated: int = 0
+    errors: int = 0
+
+
+@dataclass(slots=True)
 class _Case:
     """One eval case on one side."""
 
@@ -316,7 +327,7 @@ class _Side:
 
     cases: dict[CaseKey, _Case] = field(default_factory=dict)
     first_result: dict[MetricKey, MetricResult] = field(default_factory=dict)
-    metric_cases: dict[MetricKey, dict[CaseKey, _CaseMetric]] = field(default_factory=dict)
+    totals: dict[MetricKey, _Totals] = field(default_factory=dict)
     reasons: dict[MetricKey, dict[str, None]] = field(default_factory=dict)
     metric_per_case: dict[MetricKey, _PerCase] = field(default_factory=dict)
     rubric_values: dict[RubricKey, list[float]] = field(default_factory=dict)
@@ -352,21 +363,18 @@ def _add_rubrics(
             side.rubric_values[rkey].append(rubric.score)
 
 
-def _new_case_metric(side: _Side, suite: str, key: CaseKey, metric: MetricResult) -> _CaseMetric:
+def _new_case_metric(side: _Side, suite: str, metric: MetricResult) -> _CaseMetric:
     acc = _CaseMetric()
     mkey = (suite, metric.metric_name)
     if mkey not in side.first_result:
         side.first_result[mkey] = metric
-        side.metric_cases[mkey] = {}
+        side.totals[mkey] = _Totals()
         side.metric_per_case[mkey] = _PerCase()
         side.reasons[mkey] = {}
-    side.metric_cases[mkey][key] = acc
     return acc
 
 
-def _index_case(
-    side: _Side, suite: str, key: CaseKey, case_id: int, runs: list[RunRecord]
-) -> _Case:
+def _index_case(side: _Side, suite: str, case_id: int, runs: list[RunRecord]) -> _Case:
     # The innermost loop of compare (once per metric result): keep it flat.
     metrics: dict[str, _CaseMetric] = {}
     case_rubrics: dict[RubricKey, list[float]] = {}
@@ -376,7 +384,7 @@ def _index_case(
         for metric in run.metrics:
             acc = metrics.get(metric.metric_name)
             if acc is None:
-                acc = metrics[metric.metric_name] = _new_case_metric(side, suite, key, metric)
+                acc = metrics[metric.metric_name] = _new_case_metric(side, suite, metric)
             status = metric.status
             if status in (_PASSED, _FAILED):
                 acc.verdicts.append(status == _PASSED)
@@ -400,8 +408,14 @@ def _index_case(
             side.rubric_per_case[rkey].add(case_id, scores)
     verdicts: dict[str, list[bool]] = {"overall": overall} if len(runs) > 1 else {}
     for name, acc in metrics.items():
+        totals = side.totals[(suite, name)]
         if acc.scores:
             acc.mean = side.metric_per_case[(suite, name)].add(case_id, acc.scores)
+            totals.scores.extend(acc.scores)
+        totals.passed += acc.verdicts.count(True)
+        totals.verdicts += len(acc.verdicts)
+        totals.not_evaluated += acc.not_evaluated
+        totals.errors += acc.errors
         if len(acc.verdicts) > 1:
             verdicts[name] = acc.verdicts
     # noise.flaky_cases is the rule; a case whose runs all agree cannot be flaky, so only
@@ -420,7 +434,7 @@ def _index_side(results: RunResults, case_ids: dict[CaseKey, int]) -> _Side:
             for case in eval_set.eval_cases:
                 key = (suite.name, eval_set.eval_set_id, case.eval_id)
                 case_id = case_ids.setdefault(key, len(case_ids))
-                indexed = _index_case(side, suite.name, key, case_id, case.runs)
+                indexed = _index_case(side, suite.name, case_id, case.runs)
                 indexed.file, indexed.line = eval_set.file, case.line
                 side.cases[key] = indexed
     return side
@@ -428,17 +442,15 @@ def _index_side(results: RunResults, case_ids: dict[CaseKey, int]) -> _Side:
 
 def _metric_side(side: _Side, key: MetricKey) -> MetricSide:
     first = side.first_result[key]
-    per_case = side.metric_cases[key].values()
-    scores = [s for acc in per_case for s in acc.scores]
-    passed = sum(acc.verdicts.count(True) for acc in per_case)
-    verdicts = sum(len(acc.verdicts) for acc in per_case)
+    totals = side.totals[key]
+    scores = totals.scores
     return MetricSide(
         mean=math.fsum(scores) / len(scores) if scores else None,
         scored=len(scores),
-        passed=passed,
-        failed=verdicts - passed,
-        not_evaluated=sum(acc.not_evaluated for acc in per_case),
-        errors=sum(acc.errors for acc in per_case),
+        passed=totals.passed,
+        failed=totals.verdicts - totals.passed,
+        not_evaluated=totals.not_evaluated,
+        errors=totals.errors,
         threshold=first.threshold,
         min_value=first.min_value,
         max_value=first.max_value,
