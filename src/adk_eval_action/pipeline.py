@@ -29,7 +29,7 @@ from .compare import Comparison, compare
 from .config import GateConfig, ProjectConfig, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
 from .engine import EngineSettings, evaluate_suite
-from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError
+from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError, ConfigError
 from .gate import GateResult, decide
 from .render import CommentContext, render_comment, render_summary
 from .results import ErrorRecord, RunMetadata, RunResults, save_results, utc_now
@@ -160,6 +160,11 @@ def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], Pro
         ConfigError: invalid config, missing path, or no eval set found.
     """
     root = Path.cwd()
+    missing = [str(p) for p in options.paths if not p.exists()]
+    if missing:
+        from .errors import ConfigError
+
+        raise ConfigError(", ".join(missing), "no such file or folder")
     project, path = _project(options, root)
     if path is not None:
         console(f"config: {path}")
@@ -194,6 +199,8 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
         repo_root=root,
     )
     for suite in suites:
+        if options.num_runs is not None:
+            suite.num_runs = options.num_runs  # a flag given on the command line wins
         try:
             results.suites.append(evaluate_suite(suite, settings, console))
         except Exception as e:  # noqa: BLE001 - keep the other suites' results
@@ -207,6 +214,15 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
             )
     results.metadata.finished_at = utc_now()
     results.metadata.duration_seconds = round(time.monotonic() - start, 3)
+    cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)
+    if cases == 0 and not results.all_errors():
+        results.errors.append(
+            ErrorRecord(
+                kind="config",
+                message="the eval sets found hold no eval cases, so nothing was evaluated",
+                hint="add eval cases, or point PATHS or adk-eval.yaml at eval sets that have them",
+            )
+        )
     return results, project
 
 
@@ -261,7 +277,9 @@ def _metrics_output(comparison: Comparison) -> dict[str, dict]:
     }
 
 
-def print_table(comparison: Comparison, gate: GateResult, console: Console) -> None:
+def print_table(
+    comparison: Comparison, gate: GateResult, console: Console, usage_error: bool = False
+) -> None:
     """A short per-metric table and the verdict on the console."""
     console("")
     console(f"{'suite':<20} {'metric':<42} {'baseline':>9} {'head':>9} {'delta':>9} {'thr':>6}")
@@ -278,9 +296,26 @@ def print_table(comparison: Comparison, gate: GateResult, console: Console) -> N
         where = ", ".join(x for x in (error.file, error.eval_id) if x)
         console(f"error ({error.kind}{': ' + where if where else ''}): {error.message}")
     verdict = "PASSED" if gate.passed else "FAILED"
+    if usage_error:
+        verdict = "INCOMPLETE (errors above; exit 2)" + ("" if gate.passed else ", and FAILED")
     console(f"gate {verdict}: {gate.cases_passed}/{gate.cases_total} eval cases passed")
     for reason in gate.reasons:
         console(f"  - {reason}")
+
+
+def write_text(path: Path | None, text: str) -> None:
+    """Writes ``text`` to ``path`` (None: nothing), creating parent folders.
+
+    Raises:
+        ConfigError: the file cannot be written (names it).
+    """
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
 
 
 def finish(
@@ -303,14 +338,10 @@ def finish(
     )
     comment = render_comment(context, options.template, options.max_comment_chars)
     summary = render_summary(context)
-    if options.comment_out:
-        options.comment_out.parent.mkdir(parents=True, exist_ok=True)
-        options.comment_out.write_text(comment, encoding="utf-8")
-    if options.summary_out:
-        options.summary_out.parent.mkdir(parents=True, exist_ok=True)
-        options.summary_out.write_text(summary, encoding="utf-8")
-    print_table(comparison, gate, console)
+    write_text(options.comment_out, comment)
+    write_text(options.summary_out, summary)
     usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
+    print_table(comparison, gate, console, usage_error)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     return PipelineOutcome(
         exit_code=exit_code,
@@ -334,7 +365,10 @@ def run_pipeline(options: RunOptions, console: Console = print) -> PipelineOutco
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
     results, project = evaluate(options, console)
-    save_results(results, options.results_out)
+    try:
+        save_results(results, options.results_out)
+    except OSError as e:
+        raise ConfigError(options.results_out, f"cannot write the results file: {e}") from e
     console(f"results: {options.results_out}")
     baseline, note = resolve_baseline(options, results, console)
     return finish(results, baseline, note, _gate_config(project, options), options, console)
