@@ -235,12 +235,24 @@ def _registered_metrics() -> dict[str, MetricInfo]:
     return {m.metric_name: m for m in MetricEvaluatorRegistry().get_registered_metrics()}
 
 
+def _refuse_missing_criteria(data: dict[str, Any], path: Path) -> None:
+    """An eval config without ``criteria`` would run no metric but the efficiency ones, which
+    ADK accepts without a word; refuse it, suggesting the key that was probably meant."""
+    close = [k for k in data if difflib.get_close_matches(k, ["criteria"], n=1)]
+    hint = f"; did you mean `criteria` instead of `{close[0]}`?" if close else ""
+    raise ConfigError(path, f"no `criteria`, so no metric would be evaluated{hint}", "criteria")
+
+
 def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> list[str]:
-    warnings = [
-        f"{where}: unknown top-level key `{key}` is ignored by ADK's EvalConfig"
-        for key in data
-        if key not in _EVAL_CONFIG_KEYS
-    ]
+    warnings = []
+    for key in data:
+        if key in _EVAL_CONFIG_KEYS:
+            continue
+        close = difflib.get_close_matches(key, sorted(_EVAL_CONFIG_KEYS), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        warnings.append(
+            f"{where}: unknown top-level key `{key}` is ignored by ADK's EvalConfig{hint}"
+        )
     criteria = data.get("criteria") or {}
     for name, criterion in criteria.items():
         if name not in known:
@@ -334,19 +346,21 @@ def load_eval_config(
             raise ConfigError(path, "an eval config must be a mapping with `criteria`")
     data = json.loads(json.dumps(data))  # a private deep copy we may rewrite
     known = {**_registered_metrics(), **_custom_metric_infos(data)}
-    warnings = _lint(data, where, known)
+    if "criteria" not in data and path is not None:
+        _refuse_missing_criteria(data, path)
     criteria = data.setdefault("criteria", {}) if isinstance(data.get("criteria"), dict) else {}
+    for name, value in (threshold_overrides or {}).items():
+        if isinstance(criteria.get(name), dict):
+            criteria[name]["threshold"] = value
+        else:
+            criteria[name] = value
+    warnings = _lint(data, where, known)
     for name in [n for n in criteria if n in EFFICIENCY_METRICS]:
         warnings.append(
             f"{where}: `{name}` is an informational efficiency metric; ADK reports it for every "
             "eval and rejects a threshold for it, so this entry is ignored"
         )
         del criteria[name]
-    for name, value in (threshold_overrides or {}).items():
-        if isinstance(criteria.get(name), dict):
-            criteria[name]["threshold"] = value
-        else:
-            criteria[name] = value
     final_rubrics = _normalize_criteria_rubrics(data, path)
     try:
         eval_config = EvalConfig.model_validate(data)

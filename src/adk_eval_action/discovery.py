@@ -74,16 +74,46 @@ def is_agent_dir(folder: Path) -> bool:
     )
 
 
-def find_agent_dir(eval_set: Path, stop: Path) -> Path | None:
-    """The nearest folder at or above the eval set's folder (not above ``stop``) that is an
-    agent module, or None."""
+def _ancestors(eval_set: Path, stop: Path) -> list[Path]:
     stop = stop.resolve()
+    folders = []
     for folder in [eval_set.resolve().parent, *eval_set.resolve().parent.parents]:
+        folders.append(folder)
+        if folder == stop or stop not in folder.parents:
+            break
+    return folders
+
+
+def find_agent_dir(eval_set: Path, stop: Path) -> Path | None:
+    """The agent of an eval set: the nearest folder at or above the eval set's folder (not
+    above ``stop``) that is an agent module; else, for the layout of google/adk-samples
+    (``my_agent/`` beside ``eval/data/x.test.json``), the only agent-module child of the
+    nearest ancestor that has exactly one. None when neither exists."""
+    folders = _ancestors(eval_set, stop)
+    for folder in folders:
         if is_agent_dir(folder):
             return folder
-        if folder == stop or stop not in folder.parents:
+    for folder in folders:
+        children = [c for c in sorted(folder.iterdir()) if c.is_dir() and is_agent_dir(c)]
+        if len(children) == 1:
+            return children[0]
+        if len(children) > 1:
             return None
     return None
+
+
+def _no_agent_hint(eval_set: Path, stop: Path, root: Path) -> str:
+    near = [f for f in _ancestors(eval_set, stop) if (f / "agent.py").is_file()]
+    if near:
+        return (
+            f"{_relative(near[0], root)} has agent.py but no __init__.py; ADK loads an agent "
+            "folder as a package: add __init__.py with `from . import agent`"
+        )
+    return (
+        f"no agent module found at or above {_relative(eval_set.parent, root)}: ADK loads a "
+        "folder with __init__.py and agent.py (as `adk eval AGENT_DIR`); name the agent of "
+        "these eval sets in adk-eval.yaml"
+    )
 
 
 def _is_virtualenv(folder: Path) -> bool:
@@ -144,18 +174,17 @@ def discover_suites(paths: list[Path], root: Path, exclude: Iterable[str] = ()) 
             Suite(
                 name=name,
                 agent_dir=agent,
-                agent_error=None
-                if agent
-                else (
-                    f"no agent module found at or above {_relative(eval_sets[0].parent, root)}: "
-                    "ADK loads a folder with __init__.py and agent.py (as `adk eval AGENT_DIR`); "
-                    "name the agent of these eval sets in adk-eval.yaml"
-                ),
+                agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
                 eval_set_paths=eval_sets,
                 eval_config_path=config,
                 notes=notes,
             )
         )
+    names = [s.name for s in suites]
+    for suite in suites:
+        if names.count(suite.name) > 1 and suite.agent_dir is not None:
+            # Same-named agents in different folders: the path tells them apart.
+            suite.name = _relative(suite.agent_dir, root)
     names = [s.name for s in suites]
     for suite in suites:
         if names.count(suite.name) > 1 and suite.eval_config_path is not None:
@@ -185,6 +214,11 @@ def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
                 )
             eval_sets.extend(Path(m).resolve() for m in matches)
         eval_config = (config.root / spec.eval_config).resolve() if spec.eval_config else None
+        if eval_config is None:
+            # As AgentEvaluator: the test_config.json beside the eval sets, when they share one.
+            beside = {p.parent / "test_config.json" for p in eval_sets}
+            if len(beside) == 1 and next(iter(beside)).is_file():
+                eval_config = next(iter(beside))
         if eval_config is not None and not eval_config.is_file():
             raise ConfigError(
                 config_path, f"eval config {spec.eval_config} not found", f"{where}.eval_config"

@@ -24,6 +24,7 @@ import importlib
 import inspect
 import logging
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def _exception_reason(error: BaseException) -> str:
         return (
             f"{error}{f' ({cause})' if cause else ''}: check the custom metric's code_config.name"
         )
-    text = str(error) or type(error).__name__
+    text = (str(error) or type(error).__name__).rstrip(".")
     if "not found in registry" in text:
         return f"{text}: not a google-adk metric and not in custom_metrics"
     return f"{type(error).__name__}: {text}"
@@ -268,6 +269,18 @@ def _import_agent(agent_dir: Path, repo_root: Path) -> tuple[Any, Any]:
     )
 
 
+def _where_raised(error: BaseException, agent_dir: Path) -> str:
+    """`` (at agent.py:3)``: the innermost traceback frame inside the agent folder, if any."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if isinstance(error, SyntaxError) and error.filename:
+        frames.append(traceback.FrameSummary(error.filename, error.lineno or 0, ""))
+    inside = [f for f in frames if f.filename.startswith(str(agent_dir))]
+    if not inside:
+        return ""
+    frame = inside[-1]
+    return f" (at {Path(frame.filename).relative_to(agent_dir.parent)}:{frame.lineno})"
+
+
 def prepare_eval_set(loaded: LoadedEvalSet, config: LoadedEvalConfig) -> list[str]:
     """Applies the suite's rubric rules to an eval set in place; returns console notes.
 
@@ -299,6 +312,20 @@ def prepare_eval_set(loaded: LoadedEvalSet, config: LoadedEvalConfig) -> list[st
             f"{default_type} so `{default_metric}` judges them (google-adk drops untyped ones)"
         )
     return notes
+
+
+def _refuse_repeated_id(
+    loaded: LoadedEvalSet, earlier: list[LoadedEvalSet], rel: Callable[[Path], str | None]
+) -> None:
+    """Raises EvalSetError when an earlier eval set of the suite has the same eval_set_id:
+    results key cases by (suite, eval set id, eval id), and ADK refuses it too."""
+    for other in earlier:
+        if other.eval_set.eval_set_id == loaded.eval_set.eval_set_id:
+            raise EvalSetError(
+                loaded.path,
+                f"eval_set_id `{loaded.eval_set.eval_set_id}` is also the id of "
+                f"{rel(other.path)}; give each eval set of a suite its own eval_set_id",
+            )
 
 
 def _config_rubrics(criterion: Any) -> list[Rubric]:
@@ -384,6 +411,7 @@ class _SuiteRun:
             return None
         for warning in config.warnings:
             self.console(f"warning: {warning}")
+        record.warnings.extend(config.warnings)
         record.eval_config_hash = config.content_hash
         record.eval_config = config.eval_config.model_dump(mode="json", exclude_none=True)
         record.judge_models = {
@@ -394,10 +422,11 @@ class _SuiteRun:
             )
             if judge
         }
-        loaded_sets = []
+        loaded_sets: list[LoadedEvalSet] = []
         for path in suite.eval_set_paths:
             try:
                 loaded = load_eval_set(path)
+                _refuse_repeated_id(loaded, loaded_sets, self._rel)
                 notes = [*loaded.notes, *prepare_eval_set(loaded, config)]
             except EvalSetError as e:
                 record.errors.append(
@@ -436,7 +465,42 @@ class _SuiteRun:
             return self.record
         asyncio.run(self._run_all(config, eval_sets, eval_set_records, app, root_agent, num_runs))
         infer_directions(self.record, set(self.suite.higher_is_better))
+        self._metric_errors()
         return self.record
+
+    def _metric_errors(self) -> None:
+        """One error record per (metric, reason): a metric that could not be evaluated is
+        shown with its reason, never passed over."""
+        seen: dict[tuple[str, str], tuple[EvalSetRecord, str, int]] = {}
+        for eval_set in self.record.eval_sets:
+            for case in eval_set.eval_cases:
+                for run in case.runs:
+                    for metric in run.metrics:
+                        if metric.status.value not in ("error", "not_evaluated"):
+                            continue
+                        if metric.informational:
+                            continue
+                        reason = metric.reason or "the metric returned NOT_EVALUATED"
+                        first = seen.get((metric.metric_name, reason))
+                        count = first[2] + 1 if first else 1
+                        seen[(metric.metric_name, reason)] = (
+                            first[0] if first else eval_set,
+                            first[1] if first else case.eval_id,
+                            count,
+                        )
+        for (metric_name, reason), (eval_set, eval_id, count) in seen.items():
+            self.record.errors.append(
+                _error(
+                    "metric",
+                    f"`{metric_name}` not evaluated in {count} run(s): {reason}",
+                    self.suite.name,
+                    file=eval_set.file,
+                    eval_set_id=eval_set.eval_set_id,
+                    eval_id=eval_id,
+                    metric=metric_name,
+                    hint="counts as a failure of its eval case (not_evaluated: fail)",
+                )
+            )
 
     def _eval_set_records(self, eval_sets: list[LoadedEvalSet]) -> dict[str, EvalSetRecord]:
         records = {}

@@ -212,6 +212,7 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
                     hint="please report this as a bug",
                 )
             )
+    results.warnings.extend(w for s in results.suites for w in s.warnings)
     results.metadata.finished_at = utc_now()
     results.metadata.duration_seconds = round(time.monotonic() - start, 3)
     cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)

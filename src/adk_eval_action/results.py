@@ -152,6 +152,7 @@ class SuiteRecord(BaseModel):
     num_runs: int = 1
     eval_sets: list[EvalSetRecord] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
 
 class RunMetadata(BaseModel):

@@ -38,20 +38,25 @@ class RubricFormatError(ValueError):
     """A rubric entry is in no accepted form; the message says which entry and why."""
 
 
-def normalize_rubric(entry: Any, position: int, where: str) -> tuple[dict[str, Any], AppliesTo]:
+def normalize_rubric(
+    entry: Any, position: int, where: str, id_prefix: str = ""
+) -> tuple[dict[str, Any], AppliesTo]:
     """Returns ``(ADK rubric dict, applies_to)`` for one rubric entry in any accepted form.
 
     Args:
         entry: a string, ``{id, text, type?, applies_to?}``, or ADK's rubric JSON (snake or
             camelCase), optionally with ``applies_to``.
-        position: 0-based position in its list; a string rubric gets id ``rubric_<position>``.
+        position: 0-based position in its list; a string rubric gets id
+            ``<id_prefix>rubric_<position>``.
         where: human description of the list (for error messages).
+        id_prefix: prefix of generated ids; eval cases use ``<eval_id>.`` so that short-form
+            rubrics of a case never collide with the config's ``rubric_0``.
 
     Raises:
         RubricFormatError: the entry has no text, or ``applies_to`` is not every/final.
     """
     if isinstance(entry, str):
-        return _adk_rubric(f"rubric_{position}", entry, None), "every"
+        return _adk_rubric(f"{id_prefix}rubric_{position}", entry, None), "every"
     if not isinstance(entry, dict):
         raise RubricFormatError(f"{where}[{position}]: a rubric must be a string or a mapping")
     entry = dict(entry)
@@ -65,7 +70,7 @@ def normalize_rubric(entry: Any, position: int, where: str) -> tuple[dict[str, A
     text = entry.get("text")
     if not isinstance(text, str) or not text.strip():
         raise RubricFormatError(f"{where}[{position}]: a rubric mapping needs `text`")
-    rubric_id = str(entry.get("id", f"rubric_{position}"))
+    rubric_id = str(entry.get("id", f"{id_prefix}rubric_{position}"))
     return _adk_rubric(rubric_id, text, entry.get("type")), applies_to
 
 
@@ -76,7 +81,9 @@ def _adk_rubric(rubric_id: str, text: str, rubric_type: str | None) -> dict[str,
     return rubric
 
 
-def normalize_rubric_list(entries: Any, where: str) -> list[tuple[dict[str, Any], AppliesTo]]:
+def normalize_rubric_list(
+    entries: Any, where: str, id_prefix: str = ""
+) -> list[tuple[dict[str, Any], AppliesTo]]:
     """Normalizes a list of rubric entries (see :func:`normalize_rubric`).
 
     Raises:
@@ -84,7 +91,7 @@ def normalize_rubric_list(entries: Any, where: str) -> list[tuple[dict[str, Any]
     """
     if not isinstance(entries, list):
         raise RubricFormatError(f"{where}: rubrics must be a list")
-    return [normalize_rubric(e, i, where) for i, e in enumerate(entries)]
+    return [normalize_rubric(e, i, where, id_prefix) for i, e in enumerate(entries)]
 
 
 def normalize_case_rubrics(case: dict[str, Any], where: str) -> None:
@@ -98,19 +105,22 @@ def normalize_case_rubrics(case: dict[str, Any], where: str) -> None:
         RubricFormatError: an invalid rubric entry.
     """
     conversation = case.get("conversation")
+    prefix = f"{case.get('eval_id', case.get('evalId', 'case'))}."
     for index, invocation in enumerate(conversation or []):
         if isinstance(invocation, dict) and invocation.get("rubrics") is not None:
             invocation["rubrics"] = [
                 r
                 for r, _ in normalize_rubric_list(
-                    invocation["rubrics"], f"{where}.conversation[{index}].rubrics"
+                    invocation["rubrics"],
+                    f"{where}.conversation[{index}].rubrics",
+                    f"{prefix}turn{index + 1}.",
                 )
             ]
     key = "rubrics" if "rubrics" in case else None
     if key is None or case[key] is None:
         return
     every, final = [], []
-    for rubric, applies_to in normalize_rubric_list(case[key], f"{where}.rubrics"):
+    for rubric, applies_to in normalize_rubric_list(case[key], f"{where}.rubrics", prefix):
         (final if applies_to == "final" else every).append(rubric)
     case[key] = every
     if final and isinstance(conversation, list) and conversation:
