@@ -213,3 +213,76 @@ def test_no_eval_sets_is_a_usage_error(tmp_path: Path, cli: CliRun, monkeypatch:
     result = cli("run", ".")
     assert result.exit_code == 2
     assert "no eval sets found" in result.output
+
+
+def test_same_named_agents_get_distinct_suites(example_repo: Path, cli: CliRun) -> None:
+    for folder in ("x", "y"):
+        shutil.copytree(
+            example_repo / "travel_agent",
+            example_repo / folder / "travel_agent",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    result = cli("run", "x", "y", "--results-out", "r.json")
+    assert result.exit_code == 0, result.output
+    names = sorted(s["name"] for s in load_json(example_repo / "r.json")["suites"])
+    assert names == ["x/travel_agent", "y/travel_agent"]
+
+
+def test_repeated_eval_set_id_is_an_eval_set_error(example_repo: Path, cli: CliRun) -> None:
+    folder = example_repo / "travel_agent/eval"
+    shutil.copy(folder / "travel.evalset.json", folder / "travel_copy.evalset.json")
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert "eval_set_id `travel` is also the id of travel_agent/eval/travel.evalset.json" in (
+        result.output
+    )
+    assert case_runs(load_json(example_repo / "r.json"), "weather_paris")[0]["status"] == "passed"
+
+
+def test_adk_samples_layout_finds_the_sibling_agent(example_repo: Path, cli: CliRun) -> None:
+    project = example_repo / "samples" / "my_project"
+    shutil.copytree(
+        example_repo / "travel_agent",
+        project / "travel_agent",
+        ignore=shutil.ignore_patterns("__pycache__", "eval"),
+    )
+    shutil.copytree(example_repo / "travel_agent/eval", project / "eval" / "data")
+    result = cli("run", "samples", "--results-out", "r.json")
+    assert result.exit_code == 0, result.output
+    suite = load_json(example_repo / "r.json")["suites"][0]
+    assert suite["agent"] == "samples/my_project/travel_agent"
+    assert suite["eval_config_file"] == "samples/my_project/eval/data/test_config.json"
+
+
+def test_config_suite_uses_test_config_beside_its_eval_sets(
+    example_repo: Path, cli: CliRun
+) -> None:
+    _write(
+        example_repo / "adk-eval.yaml",
+        "suites:\n  - name: t\n    agent: travel_agent\n"
+        "    eval_sets: [travel_agent/eval/travel.evalset.json]\n",
+    )
+    result = cli("run", "--results-out", "r.json")
+    assert result.exit_code == 0, result.output
+    suite = load_json(example_repo / "r.json")["suites"][0]
+    assert suite["eval_config_file"] == "travel_agent/eval/test_config.json"
+
+
+def test_missing_criteria_suggests_the_key(example_repo: Path, cli: CliRun) -> None:
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["critera"] = config.pop("criteria")
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert "did you mean `criteria` instead of `critera`" in result.output
+
+
+def test_zero_eval_cases_is_a_usage_error(example_repo: Path, cli: CliRun) -> None:
+    folder = example_repo / "travel_agent/eval"
+    for path in folder.glob("*.json"):
+        if path.name != "test_config.json":
+            path.unlink()
+    _write(folder / "empty.evalset.json", {"eval_set_id": "empty", "eval_cases": []})
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert "hold no eval cases" in result.output
