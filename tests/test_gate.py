@@ -1,0 +1,246 @@
+"""Tests of the gate rules (:mod:`adk_eval_action.gate`, docs/gating.md) on hand-built
+results, their config (``gate:`` in adk-eval.yaml) and their CLI flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from adk_eval_action.cli import main
+from adk_eval_action.compare import Comparison, compare
+from adk_eval_action.config import GateConfig, load_project_config
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.gate import decide
+from adk_eval_action.results import RunResults, save_results
+from results_builder import metric, results, scores_side, tokens
+
+N = 12
+
+
+def _side(level: float, spread: float = 0.0, name: str = "response_match_score") -> RunResults:
+    """N cases, 3 runs each, around ``level``; ``spread`` alternates cases up and down."""
+    return scores_side(
+        {
+            f"c{i:02d}": [level + (spread if i % 2 else -spread) + d for d in (0.0, 0.01, -0.01)]
+            for i in range(N)
+        },
+        name=name,
+        threshold=0.3,
+    )
+
+
+def _gate(head: RunResults, base: RunResults | None, **config: object):
+    gate_config = GateConfig.model_validate(config)
+    comparison = compare(head, base, "b", min_effect=gate_config.min_effect_for)
+    return decide(comparison, gate_config), comparison
+
+
+def test_threshold_is_the_default_and_ignores_regressions() -> None:
+    result, _ = _gate(_side(0.5), _side(0.9))
+    assert result.passed and not result.reasons
+    failing = scores_side({"a": [0.1]}, threshold=0.5)
+    result, _ = _gate(failing, None)
+    assert not result.passed
+    assert result.reasons == [
+        "min_pass_rate: 1 of 1 eval case(s) failed; pass rate 0% is below min_pass_rate 100%"
+    ]
+
+
+def test_regression_beyond_max_regression_fails_and_says_by_how_much() -> None:
+    result, _ = _gate(_side(0.7), _side(0.9), fail_on="regression", max_regression=0.05)
+    assert not result.passed
+    (reason,) = result.reasons
+    assert reason.startswith(
+        "max_regression: `response_match_score` (travel) dropped by 0.200, 0.150 beyond "
+        "max_regression 0.05 (95% interval ["
+    )
+
+
+def test_drop_within_max_regression_passes() -> None:
+    result, _ = _gate(_side(0.85), _side(0.9), fail_on="regression", max_regression=0.1)
+    assert result.passed and not result.reasons
+
+
+def test_max_regression_defaults_to_min_effect() -> None:
+    result, _ = _gate(_side(0.88), _side(0.9), fail_on="regression", min_effect=0.05)
+    assert result.passed
+    result, _ = _gate(_side(0.88), _side(0.9), fail_on="regression")
+    assert not result.passed and "(max_regression 0; 95% interval" in result.reasons[0]
+
+
+def test_require_significance_fails_only_when_the_whole_interval_is_beyond() -> None:
+    # A clear drop of 0.3: the interval lies wholly beyond max_regression 0.1.
+    result, _ = _gate(
+        _side(0.6), _side(0.9), fail_on="regression", max_regression=0.1, require_significance=True
+    )
+    assert not result.passed
+    assert result.reasons[0].endswith("; the whole interval lies beyond it")
+    # The same mean drop with large case-to-case swings: the interval reaches back within.
+    noisy, comparison = _gate(
+        _side(0.6, spread=0.5),
+        _side(0.9),
+        fail_on="regression",
+        max_regression=0.1,
+        require_significance=True,
+    )
+    row = comparison.metrics[0]
+    assert row.interval.high > -0.1 > row.delta
+    assert noisy.passed
+    assert any("require_significance): not failing" in w for w in noisy.warnings)
+
+
+def test_per_metric_override_and_suite_precedence() -> None:
+    def both(level: float) -> RunResults:
+        return results(
+            {
+                f"c{i}": [
+                    [metric("response_match_score", level), metric("safety", level)],
+                    [metric("response_match_score", level), metric("safety", level)],
+                ]
+                for i in range(N)
+            }
+        )
+
+    config = {
+        "fail_on": "regression",
+        "max_regression": 0.05,
+        "metrics": {"response_match_score": {"max_regression": 0.5}},
+    }
+    result, _ = _gate(both(0.7), both(0.9), **config)
+    assert [r.split("`")[1] for r in result.reasons] == ["safety"]
+    config["metrics"]["travel/response_match_score"] = {"max_regression": 0.1}
+    result, _ = _gate(both(0.7), both(0.9), **config)
+    assert [r.split("`")[1] for r in result.reasons] == ["response_match_score", "safety"]
+    rule = GateConfig.model_validate(config).rule_for("travel", "response_match_score")
+    assert rule.max_regression == 0.1 and rule.require_significance is False
+    assert GateConfig.model_validate(config).rule_for("other", "response_match_score") == (
+        rule.model_copy(update={"max_regression": 0.5})
+    )
+
+
+def test_override_naming_no_metric_warns() -> None:
+    result, _ = _gate(_side(0.9), _side(0.9), metrics={"respons_match_score": {"min_effect": 1}})
+    assert "gate.metrics.respons_match_score matches no metric of this run" in result.warnings
+
+
+def test_lower_is_better_metric_regresses_upwards() -> None:
+    def brevity(level: float) -> RunResults:
+        return scores_side(
+            {f"c{i}": [level, level + 1] for i in range(N)},
+            name="brevity",
+            threshold=100.0,
+            higher_is_better=False,
+            max_value=1000.0,
+        )
+
+    result, _ = _gate(brevity(20), brevity(10), fail_on="regression", max_regression=5)
+    assert result.reasons[0].startswith("max_regression: `brevity` (travel) rose by 10.000")
+    result, _ = _gate(brevity(5), brevity(10), fail_on="regression", max_regression=5)
+    assert result.passed
+
+
+def test_fail_on_none_never_fails_but_still_warns() -> None:
+    failing = scores_side({"a": [0.1, 0.1]}, threshold=0.5)
+    result, _ = _gate(failing, _side(0.9), fail_on="none", max_regression=0.0)
+    assert result.passed and not result.reasons
+    assert any(w.startswith("min_pass_rate:") for w in result.warnings)
+    assert any(w.startswith("max_regression:") for w in result.warnings)
+
+
+def test_fail_on_any_applies_both_rules() -> None:
+    head = results(
+        {
+            **{f"c{i}": [[metric("response_match_score", 0.4)]] * 2 for i in range(N)},
+            "broken": [[metric("response_match_score", 0.1)]] * 2,
+        }
+    )
+    result, _ = _gate(head, _side(0.9), fail_on="any", max_regression=0.1)
+    rules = [r.split(":")[0] for r in result.reasons]
+    assert rules == ["min_pass_rate", "max_regression"]
+
+
+def test_informational_metrics_never_fail_the_regression_rule() -> None:
+    base = results({f"c{i}": [[tokens(100)], [tokens(101)]] for i in range(N)})
+    head = results({f"c{i}": [[tokens(300)], [tokens(301)]] for i in range(N)})
+    result, _ = _gate(head, base, fail_on="regression")
+    assert result.passed
+
+
+@pytest.mark.parametrize(("action", "passes"), [("warn", True), ("fail", False)])
+def test_max_token_increase_warns_or_fails(action: str, passes: bool) -> None:
+    base = results({f"c{i}": [[tokens(100)], [tokens(102)]] for i in range(N)})
+    head = results({f"c{i}": [[tokens(130)], [tokens(132)]] for i in range(N)})
+    result, _ = _gate(head, base, max_token_increase=0.2, on_token_increase=action)
+    assert result.passed is passes
+    messages = result.warnings if passes else result.reasons
+    (message,) = [m for m in messages if m.startswith("max_token_increase")]
+    assert "`token_usage_v1` (travel) grew 30% (101.0 → 131.0), 10% beyond " in message
+    assert "max_token_increase 20%" in message
+    ok, _ = _gate(head, base, max_token_increase=0.5, on_token_increase=action)
+    assert ok.passed and not any(w.startswith("max_token_increase") for w in ok.warnings)
+
+
+def test_no_baseline_no_regression_rule() -> None:
+    result, _ = _gate(_side(0.5), None, fail_on="regression", max_regression=0.0)
+    assert result.passed
+
+
+def test_gate_config_from_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "adk-eval.yaml"
+    path.write_text(
+        "gate:\n"
+        "  fail_on: regression\n"
+        "  max_regression: 0.05\n"
+        "  require_significance: true\n"
+        "  max_token_increase: 0.25\n"
+        "  metrics:\n"
+        "    response_match_score: {max_regression: 0.1}\n"
+        "    travel/safety: {min_effect: 0.02, require_significance: false}\n"
+    )
+    gate = load_project_config(path).gate
+    assert gate.rule_for("travel", "response_match_score").max_regression == 0.1
+    safety = gate.rule_for("travel", "safety")
+    assert safety.max_regression == 0.05 and safety.require_significance is False
+    assert gate.min_effect_for("travel", "safety") == 0.02
+    path.write_text("gate:\n  metrics:\n    x: {max_regresion: 0.1}\n")
+    with pytest.raises(ConfigError, match="max_regresion"):
+        load_project_config(path)
+
+
+def _files(tmp_path: Path, head: RunResults, base: RunResults) -> tuple[str, str]:
+    save_results(head, tmp_path / "head.json")
+    save_results(base, tmp_path / "base.json")
+    return str(tmp_path / "head.json"), str(tmp_path / "base.json")
+
+
+def test_cli_gate_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    head, base = _files(tmp_path, _side(0.7), _side(0.9))
+    runner = CliRunner()
+
+    def run(*flags: str):
+        return runner.invoke(main, ["compare", head, "--baseline", base, *flags])
+
+    assert run().exit_code == 0
+    failed = run("--fail-on", "regression", "--max-regression", "0.1")
+    assert failed.exit_code == 1
+    assert "max_regression: `response_match_score` (travel) dropped by 0.200" in failed.output
+    assert run("--fail-on", "regression", "--max-regression", "0.3").exit_code == 0
+    assert run("--fail-on", "regression", "--min-effect", "0.25").exit_code == 0
+    significant = run(
+        "--fail-on", "regression", "--max-regression", "0.1", "--require-significance"
+    )
+    assert significant.exit_code == 1
+    assert run("--fail-on", "bogus").exit_code == 2
+
+
+def test_comment_names_the_failed_rule(tmp_path: Path) -> None:
+    from adk_eval_action.render import CommentContext, render_comment
+
+    result, comparison = _gate(_side(0.7), _side(0.9), fail_on="regression", max_regression=0.1)
+    comment = render_comment(CommentContext(comparison=comparison, gate=result))
+    assert "❌ **ADK eval failed**" in comment
+    assert "max\\_regression: \\`response\\_match\\_score\\` (travel) dropped by 0.200" in comment
+    assert isinstance(comparison, Comparison)
