@@ -25,7 +25,7 @@ from .baseline import (
     resolve_baseline,
 )
 from .chart import metric_chart_markdown
-from .compare import Comparison, compare
+from .compare import Comparison, compare, gc_paused
 from .config import GateConfig, ProjectConfig, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
 from .engine import EngineSettings, evaluate_suite
@@ -328,17 +328,21 @@ def finish(
     console: Console,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed."""
-    comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect_for)
-    gate = decide(comparison, gate_config)
-    context = CommentContext(
-        comparison=comparison,
-        gate=gate,
-        run_url=options.run_url,
-        results_path=str(options.results_out),
-        chart=metric_chart_markdown(comparison),
-    )
-    comment = render_comment(context, options.template, options.max_comment_chars)
-    summary = render_summary(context)
+    # No cyclic GC while these allocate: it would re-scan every loaded result (compare.gc_paused).
+    with gc_paused():
+        comparison = compare(
+            results, baseline, baseline_note, min_effect=gate_config.min_effect_for
+        )
+        gate = decide(comparison, gate_config)
+        context = CommentContext(
+            comparison=comparison,
+            gate=gate,
+            run_url=options.run_url,
+            results_path=str(options.results_out),
+            chart=metric_chart_markdown(comparison),
+        )
+        comment = render_comment(context, options.template, options.max_comment_chars)
+        summary = render_summary(context)
     write_text(options.comment_out, comment)
     write_text(options.summary_out, summary)
     usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
