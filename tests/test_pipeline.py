@@ -149,9 +149,7 @@ def test_num_runs_keeps_every_run(example_repo: Path, cli: CliRun) -> None:
     assert all(len(r["actual_invocations"]) == 3 for r in runs)
 
 
-def test_user_template_is_sandboxed_and_gets_the_context(
-    example_repo: Path, cli: CliRun
-) -> None:
+def test_user_template_is_sandboxed_and_gets_the_context(example_repo: Path, cli: CliRun) -> None:
     (example_repo / "t.j2").write_text(
         "{{ gate.passed }} {{ comparison.metrics | length }} "
         "{% for m in comparison.metrics %}{{ m.metric_name | md }};{% endfor %}"
@@ -165,3 +163,29 @@ def test_user_template_is_sandboxed_and_gets_the_context(
     assert evil.exit_code == 2
     assert "evil.j2: template error: SecurityError" in evil.output
     assert (example_repo / "r.json").is_file()
+
+
+def test_missing_baseline_file_is_a_usage_error(example_repo: Path, cli: CliRun) -> None:
+    result = cli("run", "travel_agent", "--baseline", "base.jsn", "--fail-on", "regression")
+    assert result.exit_code == 2
+    assert "base.jsn: baseline file not found (--baseline)" in result.output
+    assert "suite travel_agent" not in result.output  # nothing was evaluated
+
+
+def test_compare_uses_the_gate_of_adk_eval_yaml(
+    baseline_and_head: tuple, cli: CliRun, example_repo: Path
+) -> None:
+    base, head, _ = baseline_and_head
+    assert cli("compare", str(head), "--baseline", str(base)).exit_code == 1
+    (example_repo / "adk-eval.yaml").write_text("gate:\n  min_pass_rate: 0.2\n")
+    assert cli("compare", str(head), "--baseline", str(base)).exit_code == 0
+
+
+def test_render_with_a_broken_template_is_exit_2(
+    baseline_and_head: tuple, cli: CliRun, example_repo: Path
+) -> None:
+    _, head, _ = baseline_and_head
+    (example_repo / "bad.j2").write_text("{{ nope.nothing }}")
+    result = cli("render", str(head), "--template", "bad.j2")
+    assert result.exit_code == 2
+    assert "bad.j2: template error: UndefinedError" in result.output

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_USAGE, AdkEvalActionError, ResultsFileError
+from .errors import EXIT_USAGE, AdkEvalActionError
 
 GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
@@ -71,7 +71,9 @@ def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _quiet_adk() -> None:
     # ADK marks its eval classes experimental and warns on every use; that is noise here.
     warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
-    logging.getLogger("google_adk").setLevel(logging.ERROR)
+    # ADK logs each failed inference or metric with a full traceback; the results keep the
+    # reason and the console prints it once, so ADK's own log stays quiet.
+    logging.getLogger("google_adk").setLevel(logging.CRITICAL)
     logging.basicConfig(level=logging.ERROR)
 
 
@@ -144,7 +146,8 @@ def run(paths: tuple[Path, ...], print_comment: bool, **kwargs: Any) -> None:
 
     options = RunOptions(paths=list(paths) or [Path(".")], **kwargs)
     try:
-        outcome = run_pipeline(options, console=lambda line: click.echo(line, err=True))
+        _explicit_baseline(options.baseline)
+        outcome = run_pipeline(options, console=_console)
     except AdkEvalActionError as e:
         _fail(e)
         return
@@ -153,9 +156,31 @@ def run(paths: tuple[Path, ...], print_comment: bool, **kwargs: Any) -> None:
     sys.exit(outcome.exit_code)
 
 
+def _console(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _explicit_baseline(value: Path | None) -> Path | None:
+    """A baseline file named on the command line must exist: a typo would otherwise turn
+    regression gating off without a word.
+
+    Raises:
+        ConfigError: the file does not exist.
+    """
+    from .baseline import parse_spec
+    from .errors import ConfigError
+
+    mode, path = parse_spec(value)
+    if mode == "file" and path is not None and not path.exists():
+        raise ConfigError(path, "baseline file not found (--baseline)")
+    return path if mode == "file" else None
+
+
 @main.command("compare")
 @click.argument("head", type=click.Path(path_type=Path, exists=True))
 @click.option("--baseline", type=click.Path(path_type=Path), help="Baseline results file.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False),
+              help="adk-eval.yaml whose `gate:` applies (default: ./adk-eval.yaml if present).")
 @click.option("--comment-out", type=click.Path(path_type=Path))
 @click.option("--summary-out", type=click.Path(path_type=Path))
 @click.option("--print-comment", is_flag=True, help="Print the rendered comment to stdout.")
@@ -163,22 +188,20 @@ def run(paths: tuple[Path, ...], print_comment: bool, **kwargs: Any) -> None:
 @gate_options
 def compare_command(head: Path, print_comment: bool, **kwargs: Any) -> None:
     """Compare a HEAD results file with --baseline and gate, without running any agent."""
-    from .config import GateConfig
-    from .pipeline import RunOptions, _gate_config, finish, load_baseline
+    from .pipeline import RunOptions, _gate_config, _project, finish, load_baseline
     from .results import load_results
 
-    console: Callable[[str], None] = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
+        baseline_path = _explicit_baseline(kwargs.pop("baseline"))
         results = load_results(head)
-    except ResultsFileError as e:
+        options = RunOptions(results_out=head, baseline=baseline_path, **kwargs)
+        project, _ = _project(options, Path.cwd())
+        baseline, note = load_baseline(baseline_path, _console)
+        outcome = finish(results, baseline, note, _gate_config(project, options), options,
+                         _console)
+    except AdkEvalActionError as e:
         _fail(e)
         return
-    options = RunOptions(results_out=head, **kwargs)
-    baseline, note = load_baseline(options.baseline, console)
-    from .config import ProjectConfig
-
-    gate = _gate_config(ProjectConfig(gate=GateConfig()), options)
-    outcome = finish(results, baseline, note, gate, options, console)
     if print_comment:
         click.echo(outcome.comment_markdown)
     sys.exit(outcome.exit_code)
@@ -193,34 +216,35 @@ def compare_command(head: Path, print_comment: bool, **kwargs: Any) -> None:
 def render_command(
     head: Path, baseline: Path | None, template: Path | None, summary: bool, out: Path | None
 ) -> None:
-    """Render the PR comment (or job summary) from results files; always exits 0 if it
-    rendered."""
+    """Render the PR comment (or job summary) from results files; exits 0 when it rendered,
+    2 when an input or the template is unusable."""
     from .chart import metric_chart_markdown
     from .compare import compare
-    from .config import GateConfig
     from .gate import decide
-    from .pipeline import load_baseline
+    from .pipeline import RunOptions, _gate_config, _project, load_baseline, write_text
     from .render import CommentContext, render_comment, render_summary
     from .results import load_results
 
-    console: Callable[[str], None] = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
+        baseline_path = _explicit_baseline(baseline)
         results = load_results(head)
-    except ResultsFileError as e:
+        base, note = load_baseline(baseline_path, _console)
+        options = RunOptions(results_out=head)
+        project, _ = _project(options, Path.cwd())
+        comparison = compare(results, base, note)
+        context = CommentContext(
+            comparison=comparison,
+            gate=decide(comparison, _gate_config(project, options)),
+            results_path=str(head),
+            chart=metric_chart_markdown(comparison),
+        )
+        text = render_summary(context) if summary else render_comment(context, template)
+        if out:
+            write_text(out, text)
+    except AdkEvalActionError as e:
         _fail(e)
         return
-    base, note = load_baseline(baseline, console)
-    comparison = compare(results, base, note)
-    context = CommentContext(
-        comparison=comparison,
-        gate=decide(comparison, GateConfig()),
-        results_path=str(head),
-        chart=metric_chart_markdown(comparison),
-    )
-    text = render_summary(context) if summary else render_comment(context, template)
-    if out:
-        out.write_text(text, encoding="utf-8")
-    else:
+    if not out:
         click.echo(text)
 
 
