@@ -27,7 +27,9 @@ SHARED = REPO.parent / "shared"
 def example_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh copy of ``examples/`` as the current directory (a repository root)."""
     root = tmp_path / "repo"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".adk", "adk-eval-*"))
+    shutil.copytree(
+        EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".adk", "adk-eval-*")
+    )
     monkeypatch.chdir(root)
     return root
 
