@@ -326,7 +326,8 @@ def test_regression_fails_rule(
 ) -> None:
     interval = _interval(min(a, b), max(a, b), delta)
     sign = 1.0 if higher else -1.0
-    point_fails = sign * delta < -budget
+    tolerance = 1e-9  # noise._TOLERANCE: a drop equal to the budget is within it
+    point_fails = sign * delta < -budget - tolerance
     g_high = max(sign * interval.low, sign * interval.high)  # type: ignore[operator]
 
     loose = regression_fails(
@@ -344,10 +345,17 @@ def test_regression_fails_rule(
         higher_is_better=higher,
     )
     assert loose == point_fails
-    assert strict == (point_fails and g_high < -budget)
+    assert strict == (point_fails and g_high < -budget - tolerance)
     assert not strict or loose  # significance can only make the gate more lenient
     if sign * delta >= 0:
         assert not loose  # an improvement never fails
+
+
+def test_a_drop_equal_to_the_budget_does_not_fail() -> None:
+    # 1.0 - 0.7 is 0.30000000000000004 in floating point.
+    assert not regression_fails(
+        None, 0.7 - 1.0, max_regression=0.3, require_significance=False, higher_is_better=True
+    )
 
 
 def test_regression_fails_examples() -> None:

@@ -161,10 +161,14 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     except UnicodeDecodeError as e:
         raise EvalSetError(path, f"not UTF-8 text: {e}") from e
     except json.JSONDecodeError as e:
+        if not text.strip():
+            raise EvalSetError(path, f"the file is empty; accepted: {ACCEPTED_SHAPES}") from e
         raise EvalSetError(
             path, f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
         ) from e
     notes: list[str] = []
+    if data == []:
+        raise EvalSetError(path, "an empty JSON list: no eval cases")
     if isinstance(data, list):
         eval_set, shape, notes = _from_list(path, data)
     elif isinstance(data, dict):
