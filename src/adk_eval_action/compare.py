@@ -349,12 +349,18 @@ class _Side:
 
 
 def _case_status(runs: list[RunRecord]) -> CaseStatus:
+    """A case fails when any run failed; otherwise a run error, or a metric that errored or
+    was not evaluated (ADK skips those when it derives a case's status), makes it ``error``
+    or ``not_evaluated``: never ``passed``."""
     statuses = {r.status for r in runs}
     if not statuses or CaseStatus.ERROR in statuses:
         return CaseStatus.ERROR
     if CaseStatus.FAILED in statuses:
         return CaseStatus.FAILED
-    if CaseStatus.NOT_EVALUATED in statuses:
+    metric_statuses = {m.status for r in runs for m in r.metrics if not m.informational}
+    if MetricStatus.ERROR in metric_statuses:
+        return CaseStatus.ERROR
+    if CaseStatus.NOT_EVALUATED in statuses or MetricStatus.NOT_EVALUATED in metric_statuses:
         return CaseStatus.NOT_EVALUATED
     return CaseStatus.PASSED
 
