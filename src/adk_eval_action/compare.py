@@ -330,6 +330,7 @@ class _Case:
     runs: list[RunRecord]
     metrics: dict[str, _CaseMetric]
     flaky: dict[str, tuple[int, int]]
+    status: CaseStatus
 
 
 @dataclass(slots=True)
@@ -348,19 +349,20 @@ class _Side:
     num_runs: int = 1
 
 
-def _case_status(runs: list[RunRecord]) -> CaseStatus:
-    """A case fails when any run failed; otherwise a run error, or a metric that errored or
-    was not evaluated (ADK skips those when it derives a case's status), makes it ``error``
-    or ``not_evaluated``: never ``passed``."""
-    statuses = {r.status for r in runs}
-    if not statuses or CaseStatus.ERROR in statuses:
+def _case_status(
+    run_statuses: set[CaseStatus], metric_error: bool, metric_not_evaluated: bool
+) -> CaseStatus:
+    """A case fails when any run failed; otherwise a run error, or a (non-informational)
+    metric that errored or was not evaluated (ADK skips those when it derives a case's
+    status), makes it ``error`` or ``not_evaluated``: never ``passed``. The flags come from
+    the index walk, which sees every metric anyway."""
+    if not run_statuses or CaseStatus.ERROR in run_statuses:
         return CaseStatus.ERROR
-    if CaseStatus.FAILED in statuses:
+    if CaseStatus.FAILED in run_statuses:
         return CaseStatus.FAILED
-    metric_statuses = {m.status for r in runs for m in r.metrics if not m.informational}
-    if MetricStatus.ERROR in metric_statuses:
+    if metric_error:
         return CaseStatus.ERROR
-    if CaseStatus.NOT_EVALUATED in statuses or MetricStatus.NOT_EVALUATED in metric_statuses:
+    if CaseStatus.NOT_EVALUATED in run_statuses or metric_not_evaluated:
         return CaseStatus.NOT_EVALUATED
     return CaseStatus.PASSED
 
@@ -397,8 +399,11 @@ def _index_case(side: _Side, suite: str, case_id: int, runs: list[RunRecord]) ->
     metrics: dict[str, _CaseMetric] = {}
     case_rubrics: dict[RubricKey, list[float]] = {}
     overall = []
+    run_statuses = set()
+    metric_error = metric_not_evaluated = False
     for run in runs:
         overall.append(run.status == _CASE_PASSED)
+        run_statuses.add(run.status)
         for metric in run.metrics:
             acc = metrics.get(metric.metric_name)
             if acc is None:
@@ -410,8 +415,10 @@ def _index_case(side: _Side, suite: str, case_id: int, runs: list[RunRecord]) ->
                     acc.scores.append(metric.score)
             elif status == _NOT_EVALUATED:
                 acc.not_evaluated += 1
+                metric_not_evaluated = metric_not_evaluated or not metric.informational
             elif status == _ERROR:
                 acc.errors += 1
+                metric_error = metric_error or not metric.informational
             elif metric.score is not None:
                 acc.scores.append(metric.score)
             if acc.status is None or (status in _WORST and acc.status not in _WORST):
@@ -440,7 +447,8 @@ def _index_case(side: _Side, suite: str, case_id: int, runs: list[RunRecord]) ->
     # disagreeing entries are handed over (most cases agree, and this runs per case).
     mixed = {name: v for name, v in verdicts.items() if True in v and False in v}
     flaky = flaky_cases(mixed) if mixed else {}
-    return _Case(file=None, line=None, runs=runs, metrics=metrics, flaky=flaky)
+    status = _case_status(run_statuses, metric_error, metric_not_evaluated)
+    return _Case(file=None, line=None, runs=runs, metrics=metrics, flaky=flaky, status=status)
 
 
 def _index_side(results: RunResults, case_ids: dict[CaseKey, int]) -> _Side:
@@ -737,8 +745,8 @@ def _compare_cases(head: _Side, baseline: _Side | None) -> list[CaseComparison]:
     for key in _ordered(head.cases, base_cases):
         head_case, base_case = head.cases.get(key), base_cases.get(key)
         head_runs = head_case.runs if head_case else []
-        head_status = _case_status(head_runs) if head_case else None
-        base_status = _case_status(base_case.runs) if base_case else None
+        head_status = head_case.status if head_case else None
+        base_status = base_case.status if base_case else None
         where = head_case or base_case
         cases.append(
             CaseComparison(

@@ -125,35 +125,46 @@ def _interval_text(interval: DeltaInterval | None, scale: float | None = None) -
 
 
 def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, str | None]:
-    """(reason, warning) of the regression rule for one metric; both None when it holds."""
+    """(reason, warning) of the regression rule for one metric; both None when it holds.
+
+    The decision is :func:`adk_eval_action.noise.regression_fails` (its float tolerance
+    included); this only words it.
+    """
     rule = config.rule_for(row.suite, row.metric_name)
     budget = rule.max_regression or 0.0
     significance = bool(rule.require_significance)
     higher = row.higher_is_better
     assert row.delta is not None
-    worse = -row.delta if higher else row.delta
-    if worse <= budget:
+
+    def fails(with_significance: bool) -> bool:
+        return regression_fails(
+            row.interval,
+            row.delta or 0.0,
+            max_regression=budget,
+            require_significance=with_significance,
+            higher_is_better=higher,
+        )
+
+    over_budget = fails(False)
+    if not over_budget:
         return None, None
+    worse = -row.delta if higher else row.delta
     name = f"`{row.metric_name}` ({row.suite})"
     moved = "dropped" if higher else "rose"
     beyond = f", {worse - budget:.3f} beyond max_regression {budget:g}" if budget else ""
     limit = "" if budget else "max_regression 0; "
     what = f"{name} {moved} by {worse:.3f}{beyond} ({limit}{_interval_text(row.interval)})"
-    if regression_fails(
-        row.interval,
-        row.delta,
-        max_regression=budget,
-        require_significance=significance,
-        higher_is_better=higher,
-    ):
+    if not significance:
+        return f"max_regression: {what}", None
+    if fails(True):
         note = (
             "; the whole interval lies beyond it"
-            if significance and row.interval and (row.interval.has_interval)
+            if row.interval and (row.interval.has_interval)
             else ""
         )
         return f"max_regression: {what}{note}", None
-    # Only reachable with require_significance: the point drop is over budget, the
-    # interval is not wholly beyond it, so noise could explain the drop.
+    # The point drop is over budget but the interval reaches back within it: noise could
+    # explain the drop, so require_significance lets it pass.
     return None, (
         f"max_regression: {what}, but the interval reaches within max_regression "
         "(require_significance): not failing"
