@@ -367,75 +367,79 @@ def _case_status(
     return CaseStatus.PASSED
 
 
-def _add_rubrics(
-    side: _Side, suite: str, metric: MetricResult, case_rubrics: dict[RubricKey, list[float]]
-) -> None:
-    for rubric in metric.rubrics:
-        rkey = (suite, metric.metric_name, rubric.rubric_id)
-        if rkey not in side.rubric_values:
-            side.rubric_values[rkey] = []
-            side.rubric_per_case[rkey] = _PerCase()
-        if side.rubric_text.get(rkey) is None:
-            side.rubric_text[rkey] = rubric.text
-        scores = case_rubrics.setdefault(rkey, [])
-        if rubric.score is not None:
-            scores.append(rubric.score)
-            side.rubric_values[rkey].append(rubric.score)
+def _register_metric(side: _Side, mkey: MetricKey, metric: MetricResult) -> None:
+    """First sight of a metric on this side: keep its threshold, range and direction."""
+    side.first_result[mkey] = metric
+    side.totals[mkey] = _Totals()
+    side.metric_per_case[mkey] = _PerCase()
+    side.reasons[mkey] = {}
 
 
-def _new_case_metric(side: _Side, suite: str, metric: MetricResult) -> _CaseMetric:
-    acc = _CaseMetric()
-    mkey = (suite, metric.metric_name)
-    if mkey not in side.first_result:
-        side.first_result[mkey] = metric
-        side.totals[mkey] = _Totals()
-        side.metric_per_case[mkey] = _PerCase()
-        side.reasons[mkey] = {}
-    return acc
+def _register_rubric(side: _Side, rkey: RubricKey) -> None:
+    side.rubric_values[rkey] = []
+    side.rubric_per_case[rkey] = _PerCase()
+    side.rubric_text[rkey] = None
 
 
 def _index_case(side: _Side, suite: str, case_id: int, runs: list[RunRecord]) -> _Case:
-    # The innermost loop of compare (once per metric result): keep it flat.
+    # The innermost loops of compare (once per metric result, once per rubric verdict) run
+    # ~10^6 times at 10,000 cases: kept flat, with no call on the common path.
     metrics: dict[str, _CaseMetric] = {}
     case_rubrics: dict[RubricKey, list[float]] = {}
     overall = []
     run_statuses = set()
     metric_error = metric_not_evaluated = False
     for run in runs:
-        overall.append(run.status == _CASE_PASSED)
-        run_statuses.add(run.status)
+        run_status = run.status
+        overall.append(run_status == _CASE_PASSED)
+        run_statuses.add(run_status)
         for metric in run.metrics:
-            acc = metrics.get(metric.metric_name)
+            name = metric.metric_name
+            acc = metrics.get(name)
             if acc is None:
-                acc = metrics[metric.metric_name] = _new_case_metric(side, suite, metric)
+                acc = metrics[name] = _CaseMetric()
+                if (suite, name) not in side.first_result:
+                    _register_metric(side, (suite, name), metric)
             status = metric.status
+            score = metric.score
             if status in (_PASSED, _FAILED):
                 acc.verdicts.append(status == _PASSED)
-                if metric.score is not None:
-                    acc.scores.append(metric.score)
+                if score is not None:
+                    acc.scores.append(score)
             elif status == _NOT_EVALUATED:
                 acc.not_evaluated += 1
                 metric_not_evaluated = metric_not_evaluated or not metric.informational
             elif status == _ERROR:
                 acc.errors += 1
                 metric_error = metric_error or not metric.informational
-            elif metric.score is not None:
-                acc.scores.append(metric.score)
+            elif score is not None:
+                acc.scores.append(score)
             if acc.status is None or (status in _WORST and acc.status not in _WORST):
                 acc.status = status
             if metric.reason:
                 acc.reason = acc.reason or metric.reason
-                side.reasons[(suite, metric.metric_name)][metric.reason] = None
-            if metric.rubrics:
-                _add_rubrics(side, suite, metric, case_rubrics)
+                side.reasons[(suite, name)][metric.reason] = None
+            for rubric in metric.rubrics:
+                rkey = (suite, name, rubric.rubric_id)
+                scores = case_rubrics.get(rkey)
+                if scores is None:
+                    scores = case_rubrics[rkey] = []
+                    if rkey not in side.rubric_values:
+                        _register_rubric(side, rkey)
+                if side.rubric_text[rkey] is None:
+                    side.rubric_text[rkey] = rubric.text
+                if rubric.score is not None:
+                    scores.append(rubric.score)
     for rkey, scores in case_rubrics.items():
         if scores:
             side.rubric_per_case[rkey].add(case_id, scores)
+            side.rubric_values[rkey].extend(scores)
     verdicts: dict[str, list[bool]] = {"overall": overall} if len(runs) > 1 else {}
     for name, acc in metrics.items():
-        totals = side.totals[(suite, name)]
+        mkey = (suite, name)
+        totals = side.totals[mkey]
         if acc.scores:
-            acc.mean = side.metric_per_case[(suite, name)].add(case_id, acc.scores)
+            acc.mean = side.metric_per_case[mkey].add(case_id, acc.scores)
             totals.scores.extend(acc.scores)
         totals.passed += acc.verdicts.count(True)
         totals.verdicts += len(acc.verdicts)
