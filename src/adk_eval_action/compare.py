@@ -22,8 +22,11 @@ Rules (all scores in the metric's own range):
   across runs (:func:`adk_eval_action.noise.flaky_cases`).
 
 Cost: one walk over each side's results, then one bootstrap draw per distinct number of
-paired cases shared by all metrics and rubrics; ~0.5 s for 10,000 cases x 8 metrics x 3
-runs (``benchmarks/bench_compare.py``).
+paired cases, shared by all metrics and rubrics, and one matrix product per block for all
+of them. For 10,000 cases x 8 metrics x 3 runs (``benchmarks/bench_compare.py``) ~3.5 s
+on a 2-core EPYC VM: ~2 s walking the 480,000 result objects (reading their attributes
+alone takes ~0.8 s), ~0.4 s drawing the resamples, ~0.5 s building the per-case rows;
+~220 MB allocated at peak.
 """
 
 from __future__ import annotations
