@@ -24,8 +24,8 @@ Rules (all scores in the metric's own range):
 Cost: one walk over each side's results, then one bootstrap draw per distinct number of
 paired cases, shared by all metrics and rubrics, and one matrix product per block for all
 of them. For 10,000 cases x 8 metrics x 3 runs (``benchmarks/bench_compare.py``) ~3.5 s
-on a 2-core EPYC VM: ~2 s walking the 480,000 result objects (reading their attributes
-alone takes ~0.8 s), ~0.4 s drawing the resamples, ~0.5 s building the per-case rows;
+on a 2-core EPYC VM: ~2 s walking the 480,000 result objects (reading their fields
+alone takes ~1.2 s), ~0.4 s drawing the resamples, ~0.5 s building the per-case rows;
 ~220 MB allocated at peak.
 """
 
