@@ -56,7 +56,7 @@ def test_untyped_case_rubric_reaches_judge_and_shows_delta(
     per_invocation = metric(head_run, rubric_metric)["invocations"][0]["rubrics"]
     assert any(r["rubric_id"] == "states_celsius" and r["rationale"] for r in per_invocation)
     comment = (example_repo / "comment.md").read_text()
-    row = next(line for line in comment.splitlines() if "`states\\_celsius`" in line)
+    row = next(line for line in comment.splitlines() if "`states_celsius`" in line)
     assert "| 1 | 0 | −1 🔴 |" in row
 
 
