@@ -241,6 +241,17 @@ def test_inputs_read_in_both_spellings_and_flags_win(tmp_path, stub):
     assert TOKEN not in repr(ActionSettings.from_sources({"github_token": TOKEN}, {}))
 
 
+def test_gate_rule_inputs_reach_the_pipeline(tmp_path, stub):
+    settings = settings_for(tmp_path, stub, **{
+        "MAX_REGRESSION": "0.05", "MIN-EFFECT": "0.02", "REQUIRE_SIGNIFICANCE": "true",
+        "MAX_TOKEN_INCREASE": "0.2", "FAIL_ON": "any",
+    })
+    _, printed = run_fake(settings, fake_outcome(tmp_path))
+    seen = json.loads(printed[-1])
+    assert (seen["max_regression"], seen["min_effect"], seen["require_significance"],
+            seen["max_token_increase"], seen["fail_on"]) == (0.05, 0.02, True, 0.2, "any")
+
+
 def test_bad_input_is_a_usage_error(tmp_path, stub, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env = runner_env(tmp_path, stub, pull_request_event(tmp_path / "e.json"), files=tmp_path,

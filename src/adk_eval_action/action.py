@@ -89,6 +89,7 @@ INPUTS = (
     "paths", "config", "baseline", "record", "base_ref", "artifact_name", "baseline_rerun",
     "num_runs", "parallelism", "template", "comment", "comment_key", "github_token",
     "fail_on", "requirements", "working_directory", "results_path", "comment_artifact",
+    "max_regression", "min_effect", "require_significance", "max_token_increase",
 )
 
 
@@ -140,6 +141,11 @@ class ActionSettings(BaseModel):
     comment_key: str = "default"
     github_token: SecretStr = SecretStr("")
     fail_on: Literal["threshold", "regression", "any", "none"] | None = None
+    # Gate rules (docs/gating.md); None: the gate section of adk-eval.yaml, else the default.
+    max_regression: float | None = Field(default=None, ge=0)
+    min_effect: float | None = Field(default=None, ge=0)
+    require_significance: bool | None = None
+    max_token_increase: float | None = Field(default=None, ge=0)
     requirements: list[str] = Field(default_factory=list)
     working_directory: str = "."
     results_path: str = "adk-eval-results.json"
@@ -259,6 +265,10 @@ def pipeline_options(settings: ActionSettings) -> dict[str, Any]:
         "parallelism": settings.parallelism,
         "template": Path(settings.template) if settings.template else None,
         "fail_on": settings.fail_on,
+        "max_regression": settings.max_regression,
+        "min_effect": settings.min_effect,
+        "require_significance": settings.require_significance,
+        "max_token_increase": settings.max_token_increase,
         "max_comment_chars": COMMENT_MAX_CHARS - _FOOTER_RESERVE,
         "run_url": settings.event.run_url,
     }
@@ -683,6 +693,14 @@ _INPUT_OPTIONS = [
     click.option("--github-token", "github_token", help="Token (default: $GITHUB_TOKEN)."),
     click.option("--fail-on", "fail_on",
                  type=click.Choice(["threshold", "regression", "any", "none"])),
+    click.option("--max-regression", "max_regression", type=float,
+                 help="Largest allowed drop of a metric's mean (metric units)."),
+    click.option("--min-effect", "min_effect", type=float,
+                 help="Smallest delta worth calling a change."),
+    click.option("--require-significance/--no-require-significance", "require_significance",
+                 default=None, help="Only a regression whose interval clears the budget fails."),
+    click.option("--max-token-increase", "max_token_increase", type=float,
+                 help="Largest allowed relative token_usage_v1 increase (0.2 = 20%)."),
     click.option("--requirements", multiple=True, help="Agent requirements to install."),
     click.option("--working-directory", "working_directory", help="Folder to run in."),
     click.option("--results-path", "results_path", help="Where to write the results JSON."),
