@@ -72,7 +72,15 @@ MinEffect = float | Callable[[str, str], float]
 (suite, metric name) such as :meth:`adk_eval_action.config.GateConfig.min_effect_for`."""
 
 DEFAULT_RESAMPLES = 2000
-CHANGE_ORDER = ("errored", "newly_failing", "newly_passing", "still_failing", "new", "removed")
+CHANGE_ORDER = (
+    "errored",
+    "newly_failing",
+    "newly_passing",
+    "still_failing",
+    "failing",
+    "new",
+    "removed",
+)
 """How the comment orders changed eval cases: what needs a look first."""
 DEFAULT_CONFIDENCE = 0.95
 
@@ -192,6 +200,7 @@ class CaseComparison(BaseModel):
         "removed",
         "errored",
         "still_failing",
+        "failing",
         "unchanged",
     ]
     metrics: list[MetricDelta] = Field(default_factory=list)
@@ -730,7 +739,8 @@ def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline:
     if not has_baseline:
         if head in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED):
             return "errored"
-        return "still_failing" if head == CaseStatus.FAILED else "unchanged"
+        # Nothing to be "still" failing against on a first run.
+        return "failing" if head == CaseStatus.FAILED else "unchanged"
     if base is None:
         return "new"
     if head is None:
