@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import importlib
 import inspect
 import logging
@@ -690,7 +691,7 @@ def infer_directions(record: SuiteRecord, explicit: set[str]) -> None:
     runs = [r for s in record.eval_sets for c in s.eval_cases for r in c.runs]
     evidence: dict[str, int] = {}
     for metric in (m for r in runs for m in r.metrics):
-        if metric.metric_name in explicit or metric.metric_name in _PREBUILT:
+        if metric.metric_name in explicit or metric.metric_name in _prebuilt_metrics():
             continue
         if metric.score is None or metric.threshold is None or metric.score == metric.threshold:
             continue
@@ -705,7 +706,10 @@ def infer_directions(record: SuiteRecord, explicit: set[str]) -> None:
             metric.higher_is_better = False
 
 
-_PREBUILT = frozenset(m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics())
+@functools.cache
+def _prebuilt_metrics() -> frozenset[str]:
+    """Names of the metrics google-adk ships (built on first use, not at import)."""
+    return frozenset(m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics())
 
 
 def _add_eval_set(manager: InMemoryEvalSetsManager, app_name: str, eval_set: EvalSet) -> None:
