@@ -157,7 +157,8 @@ def test_body_without_marker_gets_one(stub):
 
 
 def test_marker_key_cannot_close_the_html_comment():
-    assert comment_marker("a --> b") == "<!-- adk-eval-action:a-----b -->"
+    marker = comment_marker("a --> b")
+    assert marker.startswith("<!-- adk-eval-action:a-----b-") and marker.count("-->") == 1
     assert strip_markers(f"x{comment_marker('other')}y") == "xy"
 
 
@@ -420,3 +421,9 @@ def test_workflow_command_escaping():
     with group("suite: demo", printed.append):
         printed.append("inside")
     assert printed == ["::group::suite: demo", "inside", "::endgroup::"]
+
+
+def test_comment_keys_that_differ_in_punctuation_keep_their_own_marker():
+    assert comment_marker("a b") != comment_marker("a-b")
+    assert comment_marker("a-b") == "<!-- adk-eval-action:a-b -->"
+    assert "-->" not in comment_marker("x --> y")[:-4]

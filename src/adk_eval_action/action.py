@@ -368,6 +368,10 @@ def publish(
     return outcome.exit_code
 
 
+# The runner attaches at most 10 annotations per type per step (ExecutionContext.cs).
+MAX_ANNOTATIONS = 10
+
+
 def log_suites(outcome: Outcome, workspace: Path | None, console: Console) -> None:
     """One log group per suite, then an error annotation per failing eval case at the line
     of its eval_id, worst first: the runner attaches only 10 per step (ExecutionContext.cs)."""
@@ -377,7 +381,11 @@ def log_suites(outcome: Outcome, workspace: Path | None, console: Console) -> No
             console(f"{len(failed)} failing eval case(s)" if failed else "all eval cases pass")
             for failure in failed:
                 console(f"  {failure.eval_id}: {failure.message}")
-    for failure in sorted(outcome.failures, key=lambda f: -f.severity):
+    ranked = sorted(outcome.failures, key=lambda f: -f.severity)
+    if len(ranked) > MAX_ANNOTATIONS:
+        console(f"{len(ranked) - MAX_ANNOTATIONS} more failing eval case(s) are listed in the "
+                "suite groups above and in the job summary")
+    for failure in ranked[:MAX_ANNOTATIONS]:
         line = failure.line or _eval_id_line(Path(failure.eval_set_file), failure.eval_id)
         console(error_annotation(
             failure.message, line=line, title=f"{failure.suite}: {failure.eval_id}",

@@ -521,8 +521,11 @@ class Git:
         except (OSError, subprocess.SubprocessError) as e:
             raise RerunError(f"git {args[0]} failed: {type(e).__name__}: {e}") from e
         if check and done.returncode != 0:
-            detail = (done.stderr or done.stdout).strip().splitlines()
-            raise RerunError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else ''}")
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            # git's first "fatal:"/"error:" line says what went wrong; later lines are advice.
+            detail = next((x for x in lines if x.startswith(("fatal:", "error:"))), None)
+            detail = detail or (lines[0] if lines else f"exit {done.returncode}")
+            raise RerunError(f"git {' '.join(args[:2])} failed: {detail}")
         return done.stdout.strip()
 
     def ok(self, *args: str) -> bool:

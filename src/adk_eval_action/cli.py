@@ -5,7 +5,9 @@ GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastruc
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -77,6 +79,16 @@ def _quiet_adk() -> None:
     logging.basicConfig(level=logging.ERROR)
 
 
+def _exit_on_sigterm() -> None:
+    # A cancelled job, `timeout` and `docker stop` send SIGTERM; turning it into SystemExit
+    # lets `finally` blocks run, so a baseline re-run removes its git worktree.
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
+
+
 def _fail(error: AdkEvalActionError) -> None:
     click.echo(f"error: {error}", err=True)
     sys.exit(error.exit_code)
@@ -87,6 +99,7 @@ def _fail(error: AdkEvalActionError) -> None:
 def main() -> None:
     """Run google-adk evaluations, compare with a baseline, render the PR comment, gate."""
     _quiet_adk()
+    _exit_on_sigterm()
 
 
 @main.command()

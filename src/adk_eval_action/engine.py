@@ -527,7 +527,7 @@ class _SuiteRun:
                 message,
                 self.suite.name,
                 file=self._rel(self.suite.agent_dir),
-                hint="fix the agent module so `adk eval` could load it",
+                hint="fix the agent module so that adk eval could load it",
             )
         )
         self.console(f"error: {message}")

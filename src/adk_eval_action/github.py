@@ -9,6 +9,7 @@ Nothing here reads `os.environ`: callers pass the environment mapping they were 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -549,9 +550,14 @@ def comment_marker(key: str = "default") -> str:
     """Hidden HTML comment that identifies our comment for one suite/workflow (`key`).
 
     Several workflows or suites on one PR each keep their own comment by using distinct
-    keys. The key is reduced to `[A-Za-z0-9._/-]` so it cannot close the HTML comment.
+    keys. The key is reduced to `[A-Za-z0-9._/-]` so it cannot close the HTML comment; a
+    key that had to be changed gets a short hash of the original, so `a b` and `a-b` keep
+    two comments.
     """
-    safe = re.sub(r"[^A-Za-z0-9._/-]", "-", key.strip()) or "default"
+    key = key.strip() or "default"
+    safe = re.sub(r"[^A-Za-z0-9._/-]", "-", key)
+    if safe != key:
+        safe += "-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
     return f"{_MARKER_PREFIX}{safe} -->"
 
 

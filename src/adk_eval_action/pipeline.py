@@ -101,7 +101,10 @@ class PipelineOutcome(BaseModel):
 def _git(args: list[str], cwd: Path) -> str | None:
     try:
         out = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
+            # safe.directory: a checkout owned by another user (the runner's container runs as
+            # root) must still give its sha.
+            ["git", "-c", "safe.directory=*", *args],
+            cwd=cwd, capture_output=True, text=True, timeout=10, check=True,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -244,7 +247,7 @@ def _failures(gate: GateResult) -> list[CaseFailure]:
     failures = []
     for index, case in enumerate(gate.failing_cases):
         failed = [
-            f"{d.metric_name} {d.head if d.head is not None else 'n/a'}"
+            f"{d.metric_name} {format(d.head, '.3g') if d.head is not None else 'n/a'}"
             + (f" ({d.reason})" if d.reason else "")
             for d in case.metrics
             if d.head_status and d.head_status.value in ("failed", "error", "not_evaluated")
