@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import resource
 import statistics
 import sys
 import time
-import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
+from _measure import maxrss_mb, timed, traced_peak_mb
 
 from adk_eval_action.noise import (
     DeltaInterval,
@@ -106,32 +105,6 @@ def run_naive(metrics: Sequence[Metric], n_resamples: int, seed: int) -> None:
     """naive_bootstrap for every metric (results discarded; only timing matters)."""
     for _, baseline, head, _ in metrics:
         naive_bootstrap(baseline, head, n_resamples, 0.95, seed)
-
-
-def timed(fn: Callable[[], object], repeat: int) -> list[float]:
-    """Wall-clock seconds of ``repeat`` calls."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
-
-
-def traced_peak_mb(fn: Callable[[], object]) -> float:
-    """Peak traced Python/numpy allocation during one call, in MB (10**6 bytes)."""
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 1e6
-    finally:
-        tracemalloc.stop()
-
-
-def maxrss_mb() -> float:
-    """Process high-water resident set size in MB (ru_maxrss is KiB on Linux, B on macOS)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 1e6 if sys.platform == "darwin" else rss * 1024 / 1e6
 
 
 def main(argv: Sequence[str] | None = None) -> None:
