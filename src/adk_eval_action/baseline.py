@@ -177,9 +177,10 @@ class ResolvedBaseline(BaseModel):
             parts.append(f"recorded {age} ago")
         parts += self.extra
         if self.rescored:
+            # A re-run baseline did run the base agent; the re-score only skipped a third run.
+            how = "" if self.source == "rerun" else ", no agent run"
             parts.append(
-                "re-scored under the head's eval config (" + ", ".join(self.rescored)
-                + "), no agent run"
+                "re-scored under the head's eval config (" + ", ".join(self.rescored) + ")" + how
             )
         return ", ".join(p for p in parts if p)
 
