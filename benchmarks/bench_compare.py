@@ -32,7 +32,7 @@ from _measure import maxrss_mb, timed, traced_peak_mb
 from adk_eval_action.chart import metric_chart_markdown
 from adk_eval_action.compare import Comparison, compare, gc_paused
 from adk_eval_action.config import GateConfig
-from adk_eval_action.gate import decide
+from adk_eval_action.gate import GateResult, decide
 from adk_eval_action.render import CommentContext, render_comment, render_summary
 from adk_eval_action.results import (
     CaseStatus,
@@ -133,14 +133,18 @@ def compare_gate_render(head: RunResults, baseline: RunResults) -> tuple[Compari
     config = GateConfig(fail_on="any", min_effect=0.01, max_regression=0.02)
     with gc_paused():
         comparison = compare(head, baseline, "bench baseline", min_effect=config.min_effect_for)
-        gate = decide(comparison, config)
-        context = CommentContext(
-            comparison=comparison,
-            gate=gate,
-            results_path="results.json",
-            chart=metric_chart_markdown(comparison),
-        )
+        context = _context(comparison, decide(comparison, config))
         return comparison, render_comment(context), render_summary(context)
+
+
+def _context(comparison: Comparison, gate: GateResult) -> CommentContext:
+    """The render input, as ``pipeline.finish`` builds it."""
+    return CommentContext(
+        comparison=comparison,
+        gate=gate,
+        results_path="results.json",
+        chart=metric_chart_markdown(comparison),
+    )
 
 
 def paused(fn: Callable[[], object]) -> Callable[[], object]:
@@ -205,13 +209,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         head, baseline, "bench baseline", min_effect=config.min_effect_for
     )
     stages["gate"] = lambda: decide(comparison, config)
-    gate = decide(comparison, config)
-    context = CommentContext(
-        comparison=comparison,
-        gate=gate,
-        results_path="results.json",
-        chart=metric_chart_markdown(comparison),
-    )
+    context = _context(comparison, decide(comparison, config))
     stages["floor: read both sides' fields"] = lambda: read_floor(head) + read_floor(baseline)
     stages["chart"] = lambda: metric_chart_markdown(comparison)
     stages["render comment"] = lambda: render_comment(context)

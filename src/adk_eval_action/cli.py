@@ -231,11 +231,15 @@ def render_command(
 ) -> None:
     """Render the PR comment (or job summary) from results files; exits 0 when it rendered,
     2 when an input or the template is unusable."""
-    from .chart import metric_chart_markdown
-    from .compare import compare
-    from .gate import decide
-    from .pipeline import RunOptions, _gate_config, _project, load_baseline, write_text
-    from .render import CommentContext, render_comment, render_summary
+    from .pipeline import (
+        RunOptions,
+        _gate_config,
+        _project,
+        comment_context,
+        load_baseline,
+        write_text,
+    )
+    from .render import render_comment, render_summary
     from .results import load_results
 
     try:
@@ -244,13 +248,7 @@ def render_command(
         base, note = load_baseline(baseline_path, _console)
         options = RunOptions(results_out=head)
         project, _ = _project(options, Path.cwd())
-        comparison = compare(results, base, note)
-        context = CommentContext(
-            comparison=comparison,
-            gate=decide(comparison, _gate_config(project, options)),
-            results_path=str(head),
-            chart=metric_chart_markdown(comparison),
-        )
+        context = comment_context(results, base, note, _gate_config(project, options), options)
         text = render_summary(context) if summary else render_comment(context, template)
         if out:
             write_text(out, text)

@@ -26,6 +26,7 @@ import inspect
 import logging
 import sys
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -362,7 +363,6 @@ async def _evaluate_one(
 ) -> tuple[Any | None, MetricRecorder, str | None]:
     """Evaluates one inference result with its own recorder, so reasons stay per case."""
     recorder = MetricRecorder()
-    _CURRENT_RECORDER.set(recorder)
     service = LocalEvalService(
         **service_args,
         metric_evaluator_registry=_RecordingRegistry(registry, recorder),  # type: ignore[arg-type]
@@ -471,25 +471,22 @@ class _SuiteRun:
 
     def _metric_errors(self) -> None:
         """One error record per (metric, reason): a metric that could not be evaluated is
-        shown with its reason, never passed over."""
-        seen: dict[tuple[str, str], tuple[EvalSetRecord, str, int]] = {}
+        shown with its reason, never passed over. The record names the first case."""
+        counts: Counter[tuple[str, str]] = Counter()
+        first_case: dict[tuple[str, str], tuple[EvalSetRecord, str]] = {}
         for eval_set in self.record.eval_sets:
             for case in eval_set.eval_cases:
-                for run in case.runs:
-                    for metric in run.metrics:
-                        if metric.status.value not in ("error", "not_evaluated"):
-                            continue
-                        if metric.informational:
-                            continue
-                        reason = metric.reason or "the metric returned NOT_EVALUATED"
-                        first = seen.get((metric.metric_name, reason))
-                        count = first[2] + 1 if first else 1
-                        seen[(metric.metric_name, reason)] = (
-                            first[0] if first else eval_set,
-                            first[1] if first else case.eval_id,
-                            count,
-                        )
-        for (metric_name, reason), (eval_set, eval_id, count) in seen.items():
+                for metric in (m for r in case.runs for m in r.metrics):
+                    if metric.informational or metric.status.value not in (
+                        "error",
+                        "not_evaluated",
+                    ):
+                        continue
+                    key = (metric.metric_name, metric.reason or "the metric returned NOT_EVALUATED")
+                    counts[key] += 1
+                    first_case.setdefault(key, (eval_set, case.eval_id))
+        for (metric_name, reason), count in counts.items():
+            eval_set, eval_id = first_case[(metric_name, reason)]
             self.record.errors.append(
                 _error(
                     "metric",

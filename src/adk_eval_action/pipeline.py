@@ -104,7 +104,11 @@ def _git(args: list[str], cwd: Path) -> str | None:
             # safe.directory: a checkout owned by another user (the runner's container runs as
             # root) must still give its sha.
             ["git", "-c", "safe.directory=*", *args],
-            cwd=cwd, capture_output=True, text=True, timeout=10, check=True,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -165,8 +169,6 @@ def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], Pro
     root = Path.cwd()
     missing = [str(p) for p in options.paths if not p.exists()]
     if missing:
-        from .errors import ConfigError
-
         raise ConfigError(", ".join(missing), "no such file or folder")
     project, path = _project(options, root)
     if path is not None:
@@ -176,8 +178,6 @@ def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], Pro
             return suites, project
     suites = discover_suites(options.paths, root, project.exclude)
     if not suites:
-        from .errors import ConfigError
-
         raise ConfigError(
             ", ".join(str(p) for p in options.paths),
             "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
@@ -322,6 +322,24 @@ def write_text(path: Path | None, text: str) -> None:
         raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
 
 
+def comment_context(
+    results: RunResults,
+    baseline: RunResults | None,
+    baseline_note: str,
+    gate_config: GateConfig,
+    options: RunOptions,
+) -> CommentContext:
+    """Compares and gates, and returns what the comment and summary templates render."""
+    comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect_for)
+    return CommentContext(
+        comparison=comparison,
+        gate=decide(comparison, gate_config),
+        run_url=options.run_url,
+        results_path=str(options.results_out),
+        chart=metric_chart_markdown(comparison),
+    )
+
+
 def finish(
     results: RunResults,
     baseline: RunResults | None,
@@ -333,17 +351,8 @@ def finish(
     """Compare, gate, render and write files for results that are already computed."""
     # No cyclic GC while these allocate: it would re-scan every loaded result (compare.gc_paused).
     with gc_paused():
-        comparison = compare(
-            results, baseline, baseline_note, min_effect=gate_config.min_effect_for
-        )
-        gate = decide(comparison, gate_config)
-        context = CommentContext(
-            comparison=comparison,
-            gate=gate,
-            run_url=options.run_url,
-            results_path=str(options.results_out),
-            chart=metric_chart_markdown(comparison),
-        )
+        context = comment_context(results, baseline, baseline_note, gate_config, options)
+        comparison, gate = context.comparison, context.gate
         comment = render_comment(context, options.template, options.max_comment_chars)
         summary = render_summary(context)
     write_text(options.comment_out, comment)

@@ -132,24 +132,15 @@ def render_comment(
     where = "the job summary and the results file"
     if context.results_path:
         where = f"the job summary and `{context.results_path}`"
-    trimmed = context.model_copy(
-        update={
-            "show_cases": False,
-            "omitted": [*context.omitted, f"per-case details (see {where})"],
-        }
-    )
-    body = render_template(trimmed, source)
-    if len(body) <= max_chars:
-        return body
-    trimmed = trimmed.model_copy(
-        update={
-            "show_rubrics": False,
-            "omitted": [*trimmed.omitted, f"per-rubric rows (see {where})"],
-        }
-    )
-    body = render_template(trimmed, source)
-    if len(body) <= max_chars:
-        return body
+    # Least useful first: per-case details, then per-rubric rows.
+    trimmed = context
+    for flag, what in (("show_cases", "per-case details"), ("show_rubrics", "per-rubric rows")):
+        trimmed = trimmed.model_copy(
+            update={flag: False, "omitted": [*trimmed.omitted, f"{what} (see {where})"]}
+        )
+        body = render_template(trimmed, source)
+        if len(body) <= max_chars:
+            return body
     note = f"\n\n… comment cut to fit GitHub's limit; see {where}.\n"
     return body[: max_chars - len(note)] + note
 
