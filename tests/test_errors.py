@@ -286,3 +286,13 @@ def test_zero_eval_cases_is_a_usage_error(example_repo: Path, cli: CliRun) -> No
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 2
     assert "hold no eval cases" in result.output
+
+
+def test_agent_import_error_names_the_line(example_repo: Path, cli: CliRun) -> None:
+    (example_repo / "travel_agent" / "agent.py").write_text("x = 1\nraise RuntimeError('boom')\n")
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert (
+        "agent travel_agent failed to import: RuntimeError: boom (at travel_agent/agent.py:2)"
+        in (result.output)
+    )

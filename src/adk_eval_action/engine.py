@@ -255,7 +255,10 @@ def _import_agent(agent_dir: Path, repo_root: Path) -> tuple[Any, Any]:
         module = importlib.import_module(name)
         agent_module = getattr(module, "agent", None) or importlib.import_module(f"{name}.agent")
     except Exception as e:
-        raise AgentLoadError(f"agent {agent_dir} failed to import: {type(e).__name__}: {e}") from e
+        raise AgentLoadError(
+            f"agent {agent_dir.name} failed to import: {type(e).__name__}: {e}"
+            f"{_where_raised(e, agent_dir)}"
+        ) from e
     from google.adk.apps.app import App
 
     app = getattr(agent_module, "app", None)
