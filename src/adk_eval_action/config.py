@@ -32,6 +32,7 @@ Paths are relative to the folder of the config file. Eval configs are ADK's ``Ev
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -209,7 +210,6 @@ class LoadedEvalConfig(BaseModel):
 
     path: Path | None
     eval_config: EvalConfig
-    data: dict[str, Any]
     content_hash: str | None
     metric_meta: dict[str, MetricMeta]
     final_rubrics: dict[str, list[Rubric]] = Field(default_factory=dict)
@@ -231,8 +231,20 @@ _EVAL_CONFIG_KEYS = {
 }
 
 
+@functools.cache
+def adk_metrics() -> tuple[MetricInfo, ...]:
+    """The metrics google-adk ships (its registry's list), built once per process."""
+    return tuple(MetricEvaluatorRegistry().get_registered_metrics())
+
+
 def _registered_metrics() -> dict[str, MetricInfo]:
-    return {m.metric_name: m for m in MetricEvaluatorRegistry().get_registered_metrics()}
+    return {m.metric_name: m for m in adk_metrics()}
+
+
+def _did_you_mean(word: str, options: list[str]) -> str:
+    """``"; did you mean `x`?"`` for the closest option, or ""."""
+    close = difflib.get_close_matches(word, options, n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def _refuse_missing_criteria(data: dict[str, Any], path: Path) -> None:
@@ -248,16 +260,14 @@ def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> lis
     for key in data:
         if key in _EVAL_CONFIG_KEYS:
             continue
-        close = difflib.get_close_matches(key, sorted(_EVAL_CONFIG_KEYS), n=1)
-        hint = f"; did you mean `{close[0]}`?" if close else ""
+        hint = _did_you_mean(key, sorted(_EVAL_CONFIG_KEYS))
         warnings.append(
             f"{where}: unknown top-level key `{key}` is ignored by ADK's EvalConfig{hint}"
         )
     criteria = data.get("criteria") or {}
     for name, criterion in criteria.items():
         if name not in known:
-            close = difflib.get_close_matches(name, list(known), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            hint = _did_you_mean(name, list(known))
             warnings.append(f"{where}: metric `{name}` is not known to google-adk{hint}")
         if isinstance(criterion, dict):
             if "judge_model" in criterion or "judgeModel" in criterion:
@@ -382,7 +392,6 @@ def load_eval_config(
     return LoadedEvalConfig(
         path=path,
         eval_config=eval_config,
-        data=data,
         content_hash=digest,
         metric_meta=metas,
         final_rubrics={

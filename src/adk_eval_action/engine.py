@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import importlib
 import inspect
 import logging
@@ -54,7 +53,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import BaseModel
 
 from .adk_history import run_record_from_adk
-from .config import LoadedEvalConfig, load_eval_config
+from .config import LoadedEvalConfig, adk_metrics, load_eval_config
 from .discovery import Suite
 from .errors import AdkEvalActionError, EvalSetError
 from .evalsets import LoadedEvalSet, load_eval_set
@@ -706,10 +705,9 @@ def infer_directions(record: SuiteRecord, explicit: set[str]) -> None:
             metric.higher_is_better = False
 
 
-@functools.cache
 def _prebuilt_metrics() -> frozenset[str]:
-    """Names of the metrics google-adk ships (built on first use, not at import)."""
-    return frozenset(m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics())
+    """Names of the metrics google-adk ships."""
+    return frozenset(m.metric_name for m in adk_metrics())
 
 
 def _add_eval_set(manager: InMemoryEvalSetsManager, app_name: str, eval_set: EvalSet) -> None:
