@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalStatus
+from google.adk.evaluation.eval_metrics import EvalMetric, EvalMetricResult, EvalStatus
 from google.adk.evaluation.eval_result import EvalCaseResult, EvalSetResult
 from pydantic import BaseModel, ValidationError
 
@@ -107,7 +107,9 @@ def _rubrics(
     return records
 
 
-def _judge_model(metric: EvalMetricResult) -> str | None:
+def judge_model(metric: EvalMetric) -> str | None:
+    """The judge model named in a metric's criterion (``judge_model_options.judge_model``),
+    or None for a metric without a judge."""
     criterion = metric.criterion.model_dump() if metric.criterion else {}
     options = criterion.get("judge_model_options") or {}
     return options.get("judge_model")
@@ -170,7 +172,7 @@ def metric_result_from_adk(
         else meta.higher_is_better,
         informational=informational,
         reason=reason,
-        judge_model=_judge_model(metric),
+        judge_model=judge_model(metric),
         rubrics=_rubrics(metric.details.rubric_scores, catalogue),
         invocations=invocations,
         details=_details(metric),

@@ -106,11 +106,11 @@ def _no_agent_hint(eval_set: Path, stop: Path, root: Path) -> str:
     near = [f for f in _ancestors(eval_set, stop) if (f / "agent.py").is_file()]
     if near:
         return (
-            f"{_relative(near[0], root)} has agent.py but no __init__.py; ADK loads an agent "
+            f"{relative_path(near[0], root)} has agent.py but no __init__.py; ADK loads an agent "
             "folder as a package: add __init__.py with `from . import agent`"
         )
     return (
-        f"no agent module found at or above {_relative(eval_set.parent, root)}: ADK loads a "
+        f"no agent module found at or above {relative_path(eval_set.parent, root)}: ADK loads a "
         "folder with __init__.py and agent.py (as `adk eval AGENT_DIR`); name the agent of "
         "these eval sets in adk-eval.yaml"
     )
@@ -141,7 +141,8 @@ def find_eval_sets(paths: Iterable[Path], exclude: Iterable[str] = ()) -> list[P
     return sorted(p for p in found if not any(p.match(pattern) for pattern in patterns))
 
 
-def _relative(path: Path, root: Path) -> str:
+def relative_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when inside it, else as given (for messages and records)."""
     try:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
@@ -162,9 +163,9 @@ def discover_suites(paths: list[Path], root: Path, exclude: Iterable[str] = ()) 
         groups.setdefault(key, []).append(eval_set)
     suites: list[Suite] = []
     for (agent, config), eval_sets in groups.items():
-        name = agent.name if agent else "no-agent:" + _relative(eval_sets[0].parent, root)
+        name = agent.name if agent else "no-agent:" + relative_path(eval_sets[0].parent, root)
         notes = [
-            f"{_relative(p, root)}: no test_config.json beside it but `{c.name}` "
+            f"{relative_path(p, root)}: no test_config.json beside it but `{c.name}` "
             f"exists; using ADK's default criteria (name it in adk-eval.yaml to use it)"
             for p in eval_sets
             for c in (p.parent / "eval_config.json", p.parent.parent / "test_config.json")
@@ -184,11 +185,11 @@ def discover_suites(paths: list[Path], root: Path, exclude: Iterable[str] = ()) 
     for suite in suites:
         if names.count(suite.name) > 1 and suite.agent_dir is not None:
             # Same-named agents in different folders: the path tells them apart.
-            suite.name = _relative(suite.agent_dir, root)
+            suite.name = relative_path(suite.agent_dir, root)
     names = [s.name for s in suites]
     for suite in suites:
         if names.count(suite.name) > 1 and suite.eval_config_path is not None:
-            suite.name = f"{suite.name}:{_relative(suite.eval_config_path.parent, root)}"
+            suite.name = f"{suite.name}:{relative_path(suite.eval_config_path.parent, root)}"
     return suites
 
 

@@ -52,9 +52,9 @@ from google.adk.evaluation.metric_evaluator_registry import (
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import BaseModel
 
-from .adk_history import run_record_from_adk
+from .adk_history import judge_model, run_record_from_adk
 from .config import LoadedEvalConfig, adk_metrics, load_eval_config
-from .discovery import Suite
+from .discovery import Suite, relative_path
 from .errors import AdkEvalActionError, EvalSetError
 from .evalsets import LoadedEvalSet, load_eval_set
 from .results import (
@@ -174,7 +174,7 @@ class _RecordingEvaluator(Evaluator):
             self._recorder.record(
                 self._metric.metric_name,
                 "the judge gave no parsable verdict"
-                if _judge_model(self._metric)
+                if judge_model(self._metric)
                 else "the metric returned NOT_EVALUATED",
             )
         return result
@@ -206,11 +206,6 @@ class _RecordingEvaluator(Evaluator):
             for i, inv in enumerate(actual)
         ]
         return inner.model_copy(update={"per_invocation_results": per_invocation})
-
-
-def _judge_model(eval_metric: EvalMetric) -> str | None:
-    criterion = eval_metric.criterion.model_dump() if eval_metric.criterion else {}
-    return (criterion.get("judge_model_options") or {}).get("judge_model")
 
 
 class _RecordingRegistry:
@@ -391,12 +386,7 @@ class _SuiteRun:
         self.record = SuiteRecord(name=suite.name)
 
     def _rel(self, path: Path | None) -> str | None:
-        if path is None:
-            return None
-        try:
-            return str(path.resolve().relative_to(self.settings.repo_root.resolve()))
-        except ValueError:
-            return str(path)
+        return None if path is None else relative_path(path, self.settings.repo_root)
 
     def load(self) -> tuple[LoadedEvalConfig, list[LoadedEvalSet]] | None:
         suite, record = self.suite, self.record
@@ -420,7 +410,7 @@ class _SuiteRun:
         record.judge_models = {
             name: judge
             for name, judge in (
-                (m.metric_name, _judge_model(m))
+                (m.metric_name, judge_model(m))
                 for m in get_eval_metrics_from_config(config.eval_config)
             )
             if judge
