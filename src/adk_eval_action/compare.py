@@ -259,7 +259,6 @@ _PASSED = MetricStatus.PASSED
 _FAILED = MetricStatus.FAILED
 _NOT_EVALUATED = MetricStatus.NOT_EVALUATED
 _ERROR = MetricStatus.ERROR
-_UNSCORED = (_ERROR, _NOT_EVALUATED)
 # A case metric's status is its first run's status unless a later run is one of these:
 # a failure anywhere is what the reader must see.
 _WORST = (_ERROR, _NOT_EVALUATED, _FAILED)
