@@ -49,24 +49,25 @@ from .noise import (
     DeltaInterval,
     bootstrap_counts,
     classify,
-    flaky_cases,
 )
 from .results import (
     CaseStatus,
     ErrorRecord,
-    MetricResult,
     MetricStatus,
     RunMetadata,
-    RunRecord,
     RunResults,
 )
+from .scoretable import (
+    CASE_STATUSES,
+    METRIC_STATUSES,
+    CaseKey,
+    MetricKey,
+    RubricKey,
+    ScoreTable,
+    check_finite,
+    fsum_by_group,
+)
 
-CaseKey = tuple[str, str, str]
-"""(suite, eval set id, eval id)."""
-MetricKey = tuple[str, str]
-"""(suite, metric name)."""
-RubricKey = tuple[str, str, str]
-"""(suite, metric name, rubric id)."""
 MinEffect = float | Callable[[str, str], float]
 """The smallest delta worth calling, in metric units: one value, or a function of
 (suite, metric name) such as :meth:`adk_eval_action.config.GateConfig.min_effect_for`."""
@@ -167,8 +168,12 @@ class RubricComparison(BaseModel):
     classification: Classification | None = None
 
 
-class MetricDelta(BaseModel):
-    """One metric of one eval case: mean over scored runs on each side (metric units)."""
+@dataclass(slots=True)
+class MetricDelta:
+    """One metric of one eval case: mean over scored runs on each side (metric units).
+
+    A dataclass, not a pydantic model: compare makes one per metric per case (80,000 at
+    10,000 cases x 8 metrics), and validation was a fifth of compare's time."""
 
     metric_name: str
     baseline: float | None = None
@@ -178,8 +183,21 @@ class MetricDelta(BaseModel):
     reason: str | None = None
 
 
-class CaseComparison(BaseModel):
-    """One eval case, baseline vs head.
+ChangeKind = Literal[
+    "newly_failing",
+    "newly_passing",
+    "new",
+    "removed",
+    "errored",
+    "still_failing",
+    "failing",
+    "unchanged",
+]
+
+
+@dataclass(slots=True)
+class CaseComparison:
+    """One eval case, baseline vs head (a dataclass for the reason :class:`MetricDelta` is).
 
     ``flaky_head`` / ``flaky_baseline`` map ``"overall"`` or a metric name to
     ``(passing runs, runs with a verdict)`` where runs disagree, e.g.
@@ -189,26 +207,17 @@ class CaseComparison(BaseModel):
     suite: str
     eval_set_id: str
     eval_id: str
+    change: ChangeKind
     file: str | None = None
     line: int | None = None
     baseline_status: CaseStatus | None = None
     head_status: CaseStatus | None = None
-    change: Literal[
-        "newly_failing",
-        "newly_passing",
-        "new",
-        "removed",
-        "errored",
-        "still_failing",
-        "failing",
-        "unchanged",
-    ]
-    metrics: list[MetricDelta] = Field(default_factory=list)
+    metrics: list[MetricDelta] = field(default_factory=list)
     error: str | None = None
     head_passes: int = 0
     head_runs: int = 0
-    flaky_head: dict[str, tuple[int, int]] = Field(default_factory=dict)
-    flaky_baseline: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    flaky_head: dict[str, tuple[int, int]] = field(default_factory=dict)
+    flaky_baseline: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def key(self) -> CaseKey:
@@ -255,48 +264,24 @@ class Comparison(BaseModel):
         return sorted(changed, key=lambda c: rank[c.change])
 
 
-_PASSED = MetricStatus.PASSED
-_FAILED = MetricStatus.FAILED
-_NOT_EVALUATED = MetricStatus.NOT_EVALUATED
-_ERROR = MetricStatus.ERROR
-# A case metric's status is its first run's status unless a later run is one of these:
-# a failure anywhere is what the reader must see.
-_WORST = (_ERROR, _NOT_EVALUATED, _FAILED)
-_CASE_PASSED = CaseStatus.PASSED
+# Status codes of ScoreTable columns.
+_P, _F, _NE, _I, _E = (METRIC_STATUSES.index(s) for s in MetricStatus)
+_RUN_P, _RUN_F, _RUN_NE, _RUN_E = (CASE_STATUSES.index(s) for s in CaseStatus)
 
 # Elements (resamples x cases) of the counts matrix multiplied per block: the reasoning and
 # value of noise._BLOCK_ELEMENTS (a block's float64 copy stays cache-resident).
 _BLOCK_ELEMENTS = 262_144
 
 
-@dataclass(slots=True)
-class _PerCase:
-    """One metric's (or rubric's) per-case values on one side, in case-id order of
-    appearance: the case id, the mean over the case's scored runs (fsum: exact and
-    order-free, as noise.paired_bootstrap) and how many runs were scored."""
-
-    ids: list[int] = field(default_factory=list)
-    means: list[float] = field(default_factory=list)
-    runs: list[int] = field(default_factory=list)
-
-    def add(self, case_id: int, scores: list[float]) -> float:
-        """Records a case's scores (non-empty); returns their mean."""
-        mean = math.fsum(scores) / len(scores)
-        self.ids.append(case_id)
-        self.means.append(mean)
-        self.runs.append(len(scores))
-        return mean
-
-
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause CPython's cyclic garbage collector for the duration (compare, gate, render).
 
-    These stages allocate ~10^6 small acyclic objects (accumulators, rows, strings); the
-    allocation bursts trigger full collections that re-scan the caller's millions of live
-    result objects, which measured 2-13 s extra at 10,000 cases x 8 metrics x 3 runs.
-    Nothing made here forms a cycle worth collecting early, so pausing loses nothing; the
-    previous state is restored on exit (nested uses are fine).
+    These stages allocate ~10^5 small acyclic objects (rows, strings); the allocation
+    bursts trigger full collections that re-scan the caller's live objects (millions when
+    a caller holds large results), which measured 2-13 s extra at 10,000 cases x 8 metrics x
+    3 runs. Nothing made here forms a cycle worth collecting early, so pausing loses
+    nothing; the previous state is restored on exit (nested uses are fine).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -307,218 +292,243 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-@dataclass(slots=True)
-class _CaseMetric:
-    """One metric of one eval case on one side, accumulated over the case's runs.
-    ``mean`` is set when the case is indexed (fsum: exact, order-free)."""
-
-    scores: list[float] = field(default_factory=list)
-    verdicts: list[bool] = field(default_factory=list)
-    not_evaluated: int = 0
-    errors: int = 0
-    status: MetricStatus | None = None
-    reason: str | None = None
-    mean: float | None = None
+def _count(groups: np.ndarray, mask: np.ndarray | None, n: int) -> np.ndarray:
+    """How many rows of each group id in ``0..n-1`` (where ``mask``)."""
+    return np.bincount(groups if mask is None else groups[mask], minlength=n)[:n]
 
 
-@dataclass(slots=True)
-class _Totals:
-    """One metric on one side over all cases: every scored value and run counts by status."""
-
-    scores: list[float] = field(default_factory=list)
-    passed: int = 0
-    verdicts: int = 0
-    not_evaluated: int = 0
-    errors: int = 0
+def _first_where(groups: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """The first row (index into ``groups``) of each group where ``mask`` holds; -1 where
+    none does."""
+    rows = np.flatnonzero(mask)
+    out = np.full(n, -1, dtype=np.intp)
+    unique, first = np.unique(groups[rows], return_index=True)
+    out[unique] = rows[first]
+    return out
 
 
 @dataclass(slots=True)
-class _Case:
-    """One eval case on one side."""
+class _CaseMetrics:
+    """Per (eval case, metric) groups of one side, ordered by case row and, within a case,
+    by first appearance (so per-case metric order is the results file's).
 
-    file: str | None
-    line: int | None
-    runs: list[RunRecord]
-    metrics: dict[str, _CaseMetric]
-    flaky: dict[str, tuple[int, int]]
-    status: CaseStatus
+    ``start[c]:start[c+1]`` are case row ``c``'s groups. ``mean`` is over the group's
+    scored runs (NaN for none; summed in run order), ``scored`` how many; ``status`` is
+    the first run's status unless a later run is error, not evaluated or failed (the
+    first of those: a failure anywhere is what the reader must see); ``reason`` the first
+    non-empty reason (-1: none); ``passes``/``verdicts`` count passed and passed+failed
+    runs."""
+
+    start: np.ndarray
+    key: np.ndarray
+    mean: np.ndarray
+    scored: np.ndarray
+    status: np.ndarray
+    reason: np.ndarray
+    passes: np.ndarray
+    verdicts: np.ndarray
+
+
+def _case_metrics(table: ScoreTable) -> _CaseMetrics:
+    n_keys = max(1, len(table.metric_keys))
+    raw = table.m_case.astype(np.int64) * n_keys + table.m_key
+    _, first_row, group = np.unique(raw, return_index=True, return_inverse=True)
+    # np.unique orders groups by (case, metric id); renumber by (case, first appearance).
+    order = np.lexsort((first_row, table.m_case[first_row]))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    group = rank[group.ravel()]
+    first_row = first_row[order]
+    n = order.size
+    status = table.m_status
+    scored = table.m_has_score & ((status == _P) | (status == _F) | (status == _I))
+    n_scored = _count(group, scored, n)
+    sums = np.bincount(group[scored], weights=table.m_score[scored], minlength=n)[:n]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_scored > 0, sums / np.maximum(n_scored, 1), np.nan)
+    worst = _first_where(group, (status == _E) | (status == _NE) | (status == _F), n)
+    status_row = np.where(worst >= 0, worst, first_row)
+    reason_row = _first_where(group, table.m_reason >= 0, n)
+    cases = table.m_case[first_row]
+    return _CaseMetrics(
+        start=np.searchsorted(cases, np.arange(len(table.case_keys) + 1)),
+        key=table.m_key[first_row],
+        mean=mean,
+        scored=n_scored,
+        status=status[status_row],
+        reason=np.where(reason_row >= 0, table.m_reason[np.maximum(reason_row, 0)], -1),
+        passes=_count(group, status == _P, n),
+        verdicts=_count(group, (status == _P) | (status == _F), n),
+    )
 
 
 @dataclass(slots=True)
 class _Side:
-    """One side's results indexed once, so nothing below re-walks them (a walk per metric
-    was the hot spot at 10,000 cases)."""
+    """One side's table, indexed once for everything compare computes.
 
-    cases: dict[CaseKey, _Case] = field(default_factory=dict)
-    first_result: dict[MetricKey, MetricResult] = field(default_factory=dict)
-    totals: dict[MetricKey, _Totals] = field(default_factory=dict)
-    reasons: dict[MetricKey, dict[str, None]] = field(default_factory=dict)
-    metric_per_case: dict[MetricKey, _PerCase] = field(default_factory=dict)
-    rubric_values: dict[RubricKey, list[float]] = field(default_factory=dict)
-    rubric_per_case: dict[RubricKey, _PerCase] = field(default_factory=dict)
-    rubric_text: dict[RubricKey, str | None] = field(default_factory=dict)
-    num_runs: int = 1
+    ``ids`` maps the table's case rows to case ids shared by both sides; ``case_status``,
+    ``passes``, ``runs``, ``errors`` and ``flaky`` are per case row (``flaky`` only for
+    flaky rows); ``metric_rows``/``rubric_rows`` map keys to table indices."""
+
+    table: ScoreTable
+    ids: np.ndarray
+    groups: _CaseMetrics
+    case_status: list[CaseStatus]
+    passes: list[int]
+    runs: list[int]
+    errors: dict[int, str]
+    flaky: dict[int, dict[str, tuple[int, int]]]
+    metric_rows: dict[MetricKey, int]
+    rubric_rows: dict[RubricKey, int]
 
 
-def _case_status(
-    run_statuses: set[CaseStatus], metric_error: bool, metric_not_evaluated: bool
-) -> CaseStatus:
-    """A case fails when any run failed; otherwise a run error, or a (non-informational)
+def _case_statuses(table: ScoreTable) -> tuple[list[CaseStatus], np.ndarray, np.ndarray]:
+    """Per case row: status, passing runs, runs.
+
+    A case fails when any run failed; otherwise a run error, or a (non-informational)
     metric that errored or was not evaluated (ADK skips those when it derives a case's
-    status), makes it ``error`` or ``not_evaluated``: never ``passed``. The flags come from
-    the index walk, which sees every metric anyway."""
-    if not run_statuses or CaseStatus.ERROR in run_statuses:
-        return CaseStatus.ERROR
-    if CaseStatus.FAILED in run_statuses:
-        return CaseStatus.FAILED
-    if metric_error:
-        return CaseStatus.ERROR
-    if CaseStatus.NOT_EVALUATED in run_statuses or metric_not_evaluated:
-        return CaseStatus.NOT_EVALUATED
-    return CaseStatus.PASSED
+    status), makes it ``error`` or ``not_evaluated``: never ``passed``."""
+    n = len(table.case_keys)
+    run_case, run_status = table.run_case, table.run_status
+    runs = _count(run_case, None, n)
+    passes = _count(run_case, run_status == _RUN_P, n)
+    gated = ~table.m_informational
+    metric_error = _count(table.m_case, gated & (table.m_status == _E), n) > 0
+    metric_ne = _count(table.m_case, gated & (table.m_status == _NE), n) > 0
+    run_error = _count(run_case, run_status == _RUN_E, n) > 0
+    run_failed = _count(run_case, run_status == _RUN_F, n) > 0
+    run_ne = _count(run_case, run_status == _RUN_NE, n) > 0
+    codes = np.select(
+        [(runs == 0) | run_error, run_failed, metric_error, run_ne | metric_ne],
+        [_RUN_E, _RUN_F, _RUN_E, _RUN_NE],
+        default=_RUN_P,
+    )
+    return [CASE_STATUSES[c] for c in codes.tolist()], passes, runs
 
 
-def _register_metric(side: _Side, mkey: MetricKey, metric: MetricResult) -> None:
-    """First sight of a metric on this side: keep its threshold, range and direction."""
-    side.first_result[mkey] = metric
-    side.totals[mkey] = _Totals()
-    side.metric_per_case[mkey] = _PerCase()
-    side.reasons[mkey] = {}
+def _flaky(
+    table: ScoreTable, groups: _CaseMetrics, passes: np.ndarray, runs: np.ndarray
+) -> dict[int, dict[str, tuple[int, int]]]:
+    """Flaky case rows: ``"overall"`` when run statuses disagree, then each metric whose
+    verdicts disagree, as ``(passes, verdicts)`` (the rule of
+    :func:`adk_eval_action.noise.flaky_cases`, applied to every case at once)."""
+    flaky: dict[int, dict[str, tuple[int, int]]] = {}
+    for row in np.flatnonzero((passes > 0) & (passes < runs)).tolist():
+        flaky[row] = {"overall": (int(passes[row]), int(runs[row]))}
+    mixed = np.flatnonzero((groups.passes > 0) & (groups.passes < groups.verdicts))
+    if mixed.size:
+        case_of = np.searchsorted(groups.start, mixed, side="right") - 1
+        names = [table.metric_keys[k][1] for k in groups.key[mixed].tolist()]
+        for row, name, p, v in zip(
+            case_of.tolist(),
+            names,
+            groups.passes[mixed].tolist(),
+            groups.verdicts[mixed].tolist(),
+            strict=True,
+        ):
+            flaky.setdefault(row, {})[name] = (p, v)
+    return flaky
 
 
-def _register_rubric(side: _Side, rkey: RubricKey) -> None:
-    side.rubric_values[rkey] = []
-    side.rubric_per_case[rkey] = _PerCase()
-    side.rubric_text[rkey] = None
-
-
-def _index_case(side: _Side, suite: str, case_id: int, runs: list[RunRecord]) -> _Case:
-    # The innermost loops of compare (once per metric result, once per rubric verdict) run
-    # ~10^6 times at 10,000 cases: kept flat, with no call on the common path.
-    metrics: dict[str, _CaseMetric] = {}
-    case_rubrics: dict[RubricKey, list[float]] = {}
-    overall = []
-    run_statuses = set()
-    metric_error = metric_not_evaluated = False
-    for run in runs:
-        run_status = run.status
-        overall.append(run_status == _CASE_PASSED)
-        run_statuses.add(run_status)
-        for metric in run.metrics:
-            name = metric.metric_name
-            acc = metrics.get(name)
-            if acc is None:
-                acc = metrics[name] = _CaseMetric()
-                if (suite, name) not in side.first_result:
-                    _register_metric(side, (suite, name), metric)
-            status = metric.status
-            score = metric.score
-            if status in (_PASSED, _FAILED):
-                acc.verdicts.append(status == _PASSED)
-                if score is not None:
-                    acc.scores.append(score)
-            elif status == _NOT_EVALUATED:
-                acc.not_evaluated += 1
-                metric_not_evaluated = metric_not_evaluated or not metric.informational
-            elif status == _ERROR:
-                acc.errors += 1
-                metric_error = metric_error or not metric.informational
-            elif score is not None:
-                acc.scores.append(score)
-            if acc.status is None or (status in _WORST and acc.status not in _WORST):
-                acc.status = status
-            if metric.reason:
-                acc.reason = acc.reason or metric.reason
-                side.reasons[(suite, name)][metric.reason] = None
-            for rubric in metric.rubrics:
-                rkey = (suite, name, rubric.rubric_id)
-                scores = case_rubrics.get(rkey)
-                if scores is None:
-                    scores = case_rubrics[rkey] = []
-                    if rkey not in side.rubric_values:
-                        _register_rubric(side, rkey)
-                if side.rubric_text[rkey] is None:
-                    side.rubric_text[rkey] = rubric.text
-                if rubric.score is not None:
-                    scores.append(rubric.score)
-    for rkey, scores in case_rubrics.items():
-        if scores:
-            side.rubric_per_case[rkey].add(case_id, scores)
-            side.rubric_values[rkey].extend(scores)
-    verdicts: dict[str, list[bool]] = {"overall": overall} if len(runs) > 1 else {}
-    for name, acc in metrics.items():
-        mkey = (suite, name)
-        totals = side.totals[mkey]
-        if acc.scores:
-            acc.mean = side.metric_per_case[mkey].add(case_id, acc.scores)
-            totals.scores.extend(acc.scores)
-        totals.passed += acc.verdicts.count(True)
-        totals.verdicts += len(acc.verdicts)
-        totals.not_evaluated += acc.not_evaluated
-        totals.errors += acc.errors
-        if len(acc.verdicts) > 1:
-            verdicts[name] = acc.verdicts
-    # noise.flaky_cases is the rule; a case whose runs all agree cannot be flaky, so only
-    # disagreeing entries are handed over (most cases agree, and this runs per case).
-    mixed = {name: v for name, v in verdicts.items() if True in v and False in v}
-    flaky = flaky_cases(mixed) if mixed else {}
-    status = _case_status(run_statuses, metric_error, metric_not_evaluated)
-    return _Case(file=None, line=None, runs=runs, metrics=metrics, flaky=flaky, status=status)
-
-
-def _index_side(results: RunResults, case_ids: dict[CaseKey, int]) -> _Side:
+def _index_side(table: ScoreTable, case_ids: dict[CaseKey, int]) -> _Side:
     """Indexes one side; ``case_ids`` (shared by both sides, extended here) numbers every
     case so both sides' per-case values line up in arrays."""
-    side = _Side(num_runs=max((s.num_runs for s in results.suites), default=1))
-    for suite in results.suites:
-        for eval_set in suite.eval_sets:
-            for case in eval_set.eval_cases:
-                key = (suite.name, eval_set.eval_set_id, case.eval_id)
-                case_id = case_ids.setdefault(key, len(case_ids))
-                indexed = _index_case(side, suite.name, case_id, case.runs)
-                indexed.file, indexed.line = eval_set.file, case.line
-                side.cases[key] = indexed
-    return side
-
-
-def _metric_side(side: _Side, key: MetricKey) -> MetricSide:
-    first = side.first_result[key]
-    totals = side.totals[key]
-    scores = totals.scores
-    return MetricSide(
-        mean=math.fsum(scores) / len(scores) if scores else None,
-        scored=len(scores),
-        passed=totals.passed,
-        failed=totals.verdicts - totals.passed,
-        not_evaluated=totals.not_evaluated,
-        errors=totals.errors,
-        threshold=first.threshold,
-        min_value=first.min_value,
-        max_value=first.max_value,
-        higher_is_better=first.higher_is_better,
-        informational=first.informational,
-        reasons=list(side.reasons[key]),
+    ids = np.fromiter(
+        (case_ids.setdefault(k, len(case_ids)) for k in table.case_keys),
+        dtype=np.intp,
+        count=len(table.case_keys),
+    )
+    groups = _case_metrics(table)
+    statuses, passes, runs = _case_statuses(table)
+    errors: dict[int, str] = {}
+    for run_row, error in sorted(table.run_errors.items()):
+        errors.setdefault(int(table.run_case[run_row]), error)
+    return _Side(
+        table=table,
+        ids=ids,
+        groups=groups,
+        case_status=statuses,
+        passes=passes.tolist(),
+        runs=runs.tolist(),
+        errors=errors,
+        flaky=_flaky(table, groups, passes, runs),
+        metric_rows={k: i for i, k in enumerate(table.metric_keys)},
+        rubric_rows={k: i for i, k in enumerate(table.rubric_keys)},
     )
 
 
-def _spread(
-    values: _PerCase, n_ids: int, side: str, case_keys: list[CaseKey]
-) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, runs) arrays indexed by case id; runs is 0 where the case has no score.
+def _metric_sides(table: ScoreTable) -> list[MetricSide]:
+    """Per metric key of ``table``: its :class:`MetricSide` (means by exact sums)."""
+    n = len(table.metric_keys)
+    key, status = table.m_key, table.m_status
+    scored = table.m_has_score & ((status == _P) | (status == _F) | (status == _I))
+    n_scored = _count(key, scored, n)
+    sums = fsum_by_group(table.m_score[scored], key[scored], n)
+    passed = _count(key, status == _P, n)
+    failed = _count(key, status == _F, n)
+    not_evaluated = _count(key, status == _NE, n)
+    errors = _count(key, status == _E, n)
+    reasons: list[list[str]] = [[] for _ in range(n)]
+    with_reason = np.flatnonzero(table.m_reason >= 0)
+    pairs = (
+        key[with_reason].astype(np.int64) * max(1, len(table.reasons)) + table.m_reason[with_reason]
+    )
+    _, first = np.unique(pairs, return_index=True)
+    for row in with_reason[np.sort(first)].tolist():
+        reasons[int(key[row])].append(table.reasons[int(table.m_reason[row])])
+    sides = []
+    for k, info in enumerate(table.metric_info):
+        count = int(n_scored[k])
+        sides.append(
+            MetricSide(
+                mean=float(sums[k]) / count if count else None,
+                scored=count,
+                passed=int(passed[k]),
+                failed=int(failed[k]),
+                not_evaluated=int(not_evaluated[k]),
+                errors=int(errors[k]),
+                threshold=info.threshold,
+                min_value=info.min_value,
+                max_value=info.max_value,
+                higher_is_better=info.higher_is_better,
+                informational=info.informational,
+                reasons=reasons[k],
+            )
+        )
+    return sides
 
-    Raises:
-        ValueError: A mean is not finite (a NaN or infinite score), naming the case.
-    """
-    ids = np.asarray(values.ids, dtype=np.intp)
-    means = np.asarray(values.means, dtype=np.float64)
-    if not np.isfinite(means).all():
-        bad = int(ids[~np.isfinite(means)][0])
-        raise ValueError(f"non-finite {side} score for case {case_keys[bad]!r}")
-    mean = np.zeros(n_ids, dtype=np.float64)
-    runs = np.zeros(n_ids, dtype=np.intp)
-    mean[ids] = means
-    runs[ids] = values.runs
-    return mean, runs
+
+@dataclass(slots=True)
+class _Dense:
+    """Per-key, per-case-id values of one side: ``mean[key, case id]`` over the case's
+    scored runs and ``runs[key, case id]``, how many (0: not scored)."""
+
+    mean: np.ndarray
+    runs: np.ndarray
+
+
+def _dense_metrics(side: _Side, n_ids: int) -> _Dense:
+    groups = side.groups
+    scored = groups.scored > 0
+    case_rows = np.searchsorted(groups.start, np.flatnonzero(scored), side="right") - 1
+    shape = (len(side.table.metric_keys), n_ids)
+    mean, runs = np.zeros(shape), np.zeros(shape, dtype=np.intp)
+    mean[groups.key[scored], side.ids[case_rows]] = groups.mean[scored]
+    runs[groups.key[scored], side.ids[case_rows]] = groups.scored[scored]
+    return _Dense(mean=mean, runs=runs)
+
+
+def _dense_rubrics(side: _Side, n_ids: int) -> _Dense:
+    table = side.table
+    shape = (len(table.rubric_keys), n_ids)
+    has = table.r_has_score
+    flat = table.r_key[has].astype(np.int64) * n_ids + side.ids[table.r_case[has]]
+    size = shape[0] * shape[1]
+    runs = np.bincount(flat, minlength=size)[:size].reshape(shape)
+    sums = np.bincount(flat, weights=table.r_score[has], minlength=size)[:size].reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(runs > 0, sums / np.maximum(runs, 1), 0.0)
+    return _Dense(mean=mean, runs=runs)
 
 
 @dataclass(slots=True)
@@ -529,11 +539,9 @@ class _Bootstrap:
     Same rule, same numbers (to the last bits of float rounding): per-case mean differences
     over the sorted shared cases, resamples drawn by
     :func:`adk_eval_action.noise.bootstrap_counts` from ``seed``, percentile interval, and
-    the same no-interval reasons. Batched because at 10,000 cases the per-metric Python
-    work (sorting keys, averaging runs) and one matrix-vector product per metric cost more
-    than the draw: here keys are sorted once per case set, means come from the index, and
-    all metrics sharing a case set are one matrix-matrix product per block. One draw per
-    paired-case count is shared by all of them.
+    the same no-interval reasons. Batched because at 10,000 cases one matrix-vector
+    product per metric costs more than the draw: all metrics sharing a case set are one
+    matrix-matrix product per block, and one draw per paired-case count is shared by all.
     """
 
     seed: int
@@ -549,18 +557,15 @@ class _Bootstrap:
         ranked = sorted(range(len(self.case_keys)), key=self.case_keys.__getitem__)
         self.order = np.asarray(ranked, dtype=np.intp)
 
-    def intervals(self, pairs: list[tuple[_PerCase, _PerCase]]) -> list[DeltaInterval]:
-        """One interval per ``(baseline, head)`` pair of per-case values.
-
-        Raises:
-            ValueError: A per-case mean is not finite.
-        """
-        order, n_ids = self.order, len(self.case_keys)
+    def intervals(
+        self, pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    ) -> list[DeltaInterval]:
+        """One interval per ``(baseline mean, baseline runs, head mean, head runs)``, each
+        indexed by case id (runs 0: the case has no score on that side)."""
+        order = self.order
         out: list[DeltaInterval | None] = [None] * len(pairs)
         groups: dict[bytes, tuple[int, list[tuple[int, np.ndarray, float]]]] = {}
-        for index, (base, head) in enumerate(pairs):
-            b_mean, b_runs = _spread(base, n_ids, "baseline", self.case_keys)
-            h_mean, h_runs = _spread(head, n_ids, "head", self.case_keys)
+        for index, (b_mean, b_runs, h_mean, h_runs) in enumerate(pairs):
             paired = order[(b_runs[order] > 0) & (h_runs[order] > 0)]
             n_cases = len(paired)
             diffs = h_mean[paired] - b_mean[paired]
@@ -621,10 +626,6 @@ def _delta(head: float | None, baseline: float | None) -> float | None:
     return None if head is None or baseline is None else head - baseline
 
 
-def _mean(values: list[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
-
-
 def _ordered(head: Mapping, baseline: Mapping) -> list:
     """Head's keys in head order, then baseline-only keys."""
     return [*head, *(k for k in baseline if k not in head)]
@@ -636,11 +637,13 @@ def _compare_metrics(
     min_effect: Callable[[str, str], float],
     bootstrap: _Bootstrap,
 ) -> list[MetricComparison]:
+    head_sides = _metric_sides(head.table)
+    base_sides = _metric_sides(baseline.table) if baseline else []
+    base_rows = baseline.metric_rows if baseline else {}
     rows = []
-    base_keys = baseline.first_result if baseline else {}
-    for key in _ordered(head.first_result, base_keys):
-        head_side = _metric_side(head, key) if key in head.first_result else None
-        base_side = _metric_side(baseline, key) if baseline and key in base_keys else None
+    for key in _ordered(head.metric_rows, base_rows):
+        head_side = head_sides[head.metric_rows[key]] if key in head.metric_rows else None
+        base_side = base_sides[base_rows[key]] if key in base_rows else None
         rows.append(
             MetricComparison(
                 suite=key[0],
@@ -654,15 +657,13 @@ def _compare_metrics(
         )
     if baseline is None:
         return rows
+    n_ids = len(bootstrap.case_keys)
+    head_dense, base_dense = _dense_metrics(head, n_ids), _dense_metrics(baseline, n_ids)
     paired = [row for row in rows if row.delta is not None]
-    empty = _PerCase()
     intervals = bootstrap.intervals(
         [
-            (
-                baseline.metric_per_case.get((r.suite, r.metric_name), empty),
-                head.metric_per_case.get((r.suite, r.metric_name), empty),
-            )
-            for r in paired
+            _pair(base_dense, base_rows[key], head_dense, head.metric_rows[key])
+            for key in ((r.suite, r.metric_name) for r in paired)
         ]
     )
     for row, interval in zip(paired, intervals, strict=True):
@@ -676,35 +677,63 @@ def _compare_metrics(
     return rows
 
 
+def _pair(
+    base: _Dense, base_row: int, head: _Dense, head_row: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return base.mean[base_row], base.runs[base_row], head.mean[head_row], head.runs[head_row]
+
+
+def _rubric_totals(table: ScoreTable) -> tuple[list[float | None], list[int]]:
+    """Per rubric key: mean of every scored verdict (exact sum) and how many."""
+    n = len(table.rubric_keys)
+    has = table.r_has_score
+    counts = _count(table.r_key, has, n)
+    sums = fsum_by_group(table.r_score[has], table.r_key[has], n)
+    means = [
+        float(s) / c if c else None for s, c in zip(sums.tolist(), counts.tolist(), strict=True)
+    ]
+    return means, counts.tolist()
+
+
 def _compare_rubrics(
     head: _Side,
     baseline: _Side | None,
     min_effect: Callable[[str, str], float],
     bootstrap: _Bootstrap,
 ) -> list[RubricComparison]:
+    head_means, head_n = _rubric_totals(head.table)
+    base_means, base_n = _rubric_totals(baseline.table) if baseline else ([], [])
+    base_rows = baseline.rubric_rows if baseline else {}
     rows = []
-    pairs = []
-    base_values_by_key = baseline.rubric_values if baseline else {}
-    for key in _ordered(head.rubric_values, base_values_by_key):
-        head_values = head.rubric_values.get(key, [])
-        base_values = base_values_by_key.get(key, [])
-        text = head.rubric_text.get(key) or (baseline.rubric_text.get(key) if baseline else None)
+    for key in _ordered(head.rubric_rows, base_rows):
+        h, b = head.rubric_rows.get(key), base_rows.get(key)
+        text = head.table.rubric_text[h] if h is not None else None
+        if not text and b is not None and baseline is not None:
+            text = baseline.table.rubric_text[b]
         row = RubricComparison(
             suite=key[0],
             metric_name=key[1],
             rubric_id=key[2],
             text=text,
-            head_mean=_mean(head_values),
-            baseline_mean=_mean(base_values),
-            head_n=len(head_values),
-            baseline_n=len(base_values),
+            head_mean=head_means[h] if h is not None else None,
+            baseline_mean=base_means[b] if b is not None else None,
+            head_n=head_n[h] if h is not None else 0,
+            baseline_n=base_n[b] if b is not None else 0,
         )
         row.delta = _delta(row.head_mean, row.baseline_mean)
         rows.append(row)
-        if baseline is not None and row.delta is not None:
-            pairs.append((row, baseline.rubric_per_case[key], head.rubric_per_case[key]))
-    intervals = bootstrap.intervals([(base, head) for _, base, head in pairs])
-    for (row, _, _), interval in zip(pairs, intervals, strict=True):
+    if baseline is None:
+        return rows
+    n_ids = len(bootstrap.case_keys)
+    head_dense, base_dense = _dense_rubrics(head, n_ids), _dense_rubrics(baseline, n_ids)
+    paired = [row for row in rows if row.delta is not None]
+    intervals = bootstrap.intervals(
+        [
+            _pair(base_dense, base_rows[key], head_dense, head.rubric_rows[key])
+            for key in ((r.suite, r.metric_name, r.rubric_id) for r in paired)
+        ]
+    )
+    for row, interval in zip(paired, intervals, strict=True):
         row.interval = interval
         # A rubric is a yes/no verdict on its metric's scale: the metric's min_effect.
         row.classification = classify(
@@ -713,22 +742,53 @@ def _compare_rubrics(
     return rows
 
 
-def _metric_deltas(head: _Case | None, baseline: _Case | None) -> list[MetricDelta]:
-    head_metrics = head.metrics if head else {}
-    base_metrics = baseline.metrics if baseline else {}
+_CaseMetric = tuple[float | None, MetricStatus, str | None]
+"""One metric of one case on one side: mean over scored runs, status, reason."""
+
+
+@dataclass(slots=True)
+class _CaseReader:
+    """One side's per-case metric values as Python lists, read once (list slices are much
+    cheaper than per-element numpy indexing in the per-case loop)."""
+
+    start: list[int]
+    names: list[str]
+    values: list[_CaseMetric]
+
+    @classmethod
+    def of(cls, side: _Side) -> _CaseReader:
+        groups, table = side.groups, side.table
+        names = [table.metric_keys[k][1] for k in groups.key.tolist()]
+        means = [None if m != m else m for m in groups.mean.tolist()]  # NaN: no score
+        statuses = [METRIC_STATUSES[s] for s in groups.status.tolist()]
+        reasons = [table.reasons[r] if r >= 0 else None for r in groups.reason.tolist()]
+        return cls(
+            start=groups.start.tolist(),
+            names=names,
+            values=list(zip(means, statuses, reasons, strict=True)),
+        )
+
+    def case(self, row: int | None) -> dict[str, _CaseMetric]:
+        if row is None:
+            return {}
+        lo, hi = self.start[row], self.start[row + 1]
+        return dict(zip(self.names[lo:hi], self.values[lo:hi], strict=True))
+
+
+def _metric_deltas(head: dict[str, _CaseMetric], base: dict[str, _CaseMetric]) -> list[MetricDelta]:
     deltas = []
-    for name in _ordered(head_metrics, base_metrics):
-        head_acc, base_acc = head_metrics.get(name), base_metrics.get(name)
-        head_mean = head_acc.mean if head_acc else None
-        base_mean = base_acc.mean if base_acc else None
+    for name in _ordered(head, base) if base else head:
+        h, b = head.get(name), base.get(name)
+        head_mean = h[0] if h else None
+        base_mean = b[0] if b else None
         deltas.append(
             MetricDelta(
-                metric_name=name,
-                baseline=base_mean,
-                head=head_mean,
-                delta=_delta(head_mean, base_mean),
-                head_status=head_acc.status if head_acc else None,
-                reason=head_acc.reason if head_acc else None,
+                name,
+                base_mean,
+                head_mean,
+                None if head_mean is None or base_mean is None else head_mean - base_mean,
+                h[1] if h else None,
+                h[2] if h else None,
             )
         )
     return deltas
@@ -756,30 +816,34 @@ def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline:
 
 
 def _compare_cases(head: _Side, baseline: _Side | None) -> list[CaseComparison]:
-    base_cases = baseline.cases if baseline else {}
+    head_rows = {k: i for i, k in enumerate(head.table.case_keys)}
+    base_rows = {k: i for i, k in enumerate(baseline.table.case_keys)} if baseline else {}
+    head_reader = _CaseReader.of(head)
+    base_reader = _CaseReader.of(baseline) if baseline else None
     cases = []
-    for key in _ordered(head.cases, base_cases):
-        head_case, base_case = head.cases.get(key), base_cases.get(key)
-        head_runs = head_case.runs if head_case else []
-        head_status = head_case.status if head_case else None
-        base_status = base_case.status if base_case else None
-        where = head_case or base_case
+    for key in _ordered(head_rows, base_rows):
+        h, b = head_rows.get(key), base_rows.get(key)
+        head_status = head.case_status[h] if h is not None else None
+        base_status = baseline.case_status[b] if baseline and b is not None else None
+        where, row = (head, h) if h is not None else (baseline, b)
         cases.append(
             CaseComparison(
                 suite=key[0],
                 eval_set_id=key[1],
                 eval_id=key[2],
-                file=where.file if where else None,
-                line=where.line if where else None,
+                change=_case_change(head_status, base_status, baseline is not None),
+                file=where.table.case_files[row] if where else None,
+                line=where.table.case_lines[row] if where else None,
                 baseline_status=base_status,
                 head_status=head_status,
-                change=_case_change(head_status, base_status, baseline is not None),
-                metrics=_metric_deltas(head_case, base_case),
-                error=next((r.error for r in head_runs if r.error), None),
-                head_passes=sum(r.status == _CASE_PASSED for r in head_runs),
-                head_runs=len(head_runs),
-                flaky_head=head_case.flaky if head_case else {},
-                flaky_baseline=base_case.flaky if base_case else {},
+                metrics=_metric_deltas(
+                    head_reader.case(h), base_reader.case(b) if base_reader else {}
+                ),
+                error=head.errors.get(h) if h is not None else None,
+                head_passes=head.passes[h] if h is not None else 0,
+                head_runs=head.runs[h] if h is not None else 0,
+                flaky_head=head.flaky.get(h, {}) if h is not None else {},
+                flaky_baseline=baseline.flaky.get(b, {}) if baseline and b is not None else {},
             )
         )
     return cases
@@ -795,6 +859,7 @@ def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
 
 
 def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
+    """Why the two sides may not be comparable; ``head``/``baseline`` are skeletons."""
     notes = []
     if head.metadata.adk_version != baseline.metadata.adk_version and baseline.metadata.adk_version:
         notes.append(
@@ -825,8 +890,8 @@ def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
 
 
 def compare(
-    head: RunResults,
-    baseline: RunResults | None,
+    head: RunResults | ScoreTable,
+    baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     *,
     min_effect: MinEffect = 0.0,
@@ -837,8 +902,9 @@ def compare(
     """Compares ``head`` with ``baseline`` (None: head scores only) by the module's rules.
 
     Args:
-        head: Results of the PR head.
-        baseline: Results of the base branch, or None.
+        head: Results of the PR head, loaded or as a :class:`ScoreTable` (cheaper for large
+            runs: see :mod:`adk_eval_action.scoretable`).
+        baseline: Results of the base branch, likewise, or None.
         baseline_note: Which baseline this is, or why there is none (shown in the comment).
         min_effect: Smallest delta worth calling regressed or improved (metric units), one
             value or a function of (suite, metric name).
@@ -847,7 +913,8 @@ def compare(
         confidence: Two-sided interval level in ``(0, 1)``.
 
     Raises:
-        ValueError: A ``min_effect`` below 0, a non-finite score, or a bad ``confidence``.
+        ValueError: A ``min_effect`` below 0, a non-finite score (with a baseline), or a
+            bad ``confidence``.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -857,25 +924,36 @@ def compare(
         min_effect if callable(min_effect) else (lambda _suite, _metric: float(min_effect))
     )
     with gc_paused():
+        head_table = _table(head)
+        base_table = _table(baseline) if baseline is not None else None
+        if base_table is not None:
+            check_finite(head_table, "head")
+            check_finite(base_table, "baseline")
         case_ids: dict[CaseKey, int] = {}
-        head_side = _index_side(head, case_ids)
-        base_side = _index_side(baseline, case_ids) if baseline is not None else None
+        head_side = _index_side(head_table, case_ids)
+        base_side = _index_side(base_table, case_ids) if base_table is not None else None
         bootstrap = _Bootstrap(
             seed=seed, n_resamples=n_resamples, confidence=confidence, case_keys=list(case_ids)
         )
         metrics = _compare_metrics(head_side, base_side, effect, bootstrap)
+        head_skeleton = head_table.skeleton
+        base_skeleton = base_table.skeleton if base_table is not None else None
         return Comparison(
-            has_baseline=baseline is not None,
+            has_baseline=base_skeleton is not None,
             baseline_note=baseline_note,
-            head_metadata=head.metadata,
-            baseline_metadata=baseline.metadata if baseline else None,
+            head_metadata=head_skeleton.metadata,
+            baseline_metadata=base_skeleton.metadata if base_skeleton else None,
             metrics=metrics,
             rubrics=_compare_rubrics(head_side, base_side, effect, bootstrap),
             cases=_compare_cases(head_side, base_side),
-            errors=head.all_errors(),
-            warnings=head.warnings,
-            num_runs=head_side.num_runs,
-            comparability=_comparability(head, baseline) if baseline else [],
+            errors=head_skeleton.all_errors(),
+            warnings=head_skeleton.warnings,
+            num_runs=head_table.num_runs,
+            comparability=_comparability(head_skeleton, base_skeleton) if base_skeleton else [],
             confidence=confidence,
             no_interval_reason=_no_interval_reason(metrics),
         )
+
+
+def _table(results: RunResults | ScoreTable) -> ScoreTable:
+    return results if isinstance(results, ScoreTable) else ScoreTable.from_results(results)

@@ -1,0 +1,307 @@
+"""One side's results as columns: what compare reads, without the result objects.
+
+A results file of 10,000 eval cases x 8 metrics x 3 runs loads as ~1.4 million pydantic
+objects (~700 MB per side); compare reads six fields of each metric result and two of each
+rubric verdict. A :class:`ScoreTable` keeps exactly those as numpy columns (~25 bytes per
+metric result, ~17 per rubric verdict) plus the results' *skeleton* (metadata, suites and eval
+sets without their cases, errors, warnings), so both sides of a comparison fit in a few MB
+and every per-metric, per-rubric and per-case aggregate in :mod:`adk_eval_action.compare`
+is a vectorised group-by.
+
+Tables are built one eval case at a time by :class:`TableBuilder`: :meth:`ScoreTable.from_results`
+walks a loaded :class:`~adk_eval_action.results.RunResults`; a caller that produces cases one
+at a time (``benchmarks/bench_compare.py``) feeds them directly and never holds the tree.
+
+Rows keep the results' order (case, then run, then metric), which is what makes
+"first seen" rules (a metric's threshold and range come from its first result; a rubric's
+text is its first non-empty text) and per-case metric order the same as in the results file.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .results import (
+    CaseStatus,
+    EvalCaseRecord,
+    EvalSetRecord,
+    MetricResult,
+    MetricStatus,
+    RunResults,
+    SuiteRecord,
+)
+
+CaseKey = tuple[str, str, str]
+"""(suite, eval set id, eval id)."""
+MetricKey = tuple[str, str]
+"""(suite, metric name)."""
+RubricKey = tuple[str, str, str]
+"""(suite, metric name, rubric id)."""
+
+METRIC_STATUSES: tuple[MetricStatus, ...] = tuple(MetricStatus)
+"""``ScoreTable.m_status`` codes: the index of the status in this tuple."""
+CASE_STATUSES: tuple[CaseStatus, ...] = tuple(CaseStatus)
+"""``ScoreTable.run_status`` codes: the index of the status in this tuple."""
+_METRIC_CODE = {status: code for code, status in enumerate(METRIC_STATUSES)}
+_CASE_CODE = {status: code for code, status in enumerate(CASE_STATUSES)}
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInfo:
+    """What a metric's first result says about the metric: threshold, range (metric units),
+    direction, and whether it is informational (tokens, duration: shown, never gated)."""
+
+    threshold: float | None
+    min_value: float | None
+    max_value: float | None
+    higher_is_better: bool
+    informational: bool
+
+    @classmethod
+    def of(cls, metric: MetricResult) -> MetricInfo:
+        """The info of ``metric``'s result."""
+        return cls(
+            threshold=metric.threshold,
+            min_value=metric.min_value,
+            max_value=metric.max_value,
+            higher_is_better=metric.higher_is_better,
+            informational=metric.informational,
+        )
+
+
+@dataclass(slots=True)
+class ScoreTable:
+    """One side of a comparison, as columns.
+
+    Cases (``c`` rows, in order of first appearance; a case key seen twice adds runs to the
+    first): ``case_keys``, ``case_files`` (eval set file), ``case_lines``.
+
+    Runs (``r`` rows): ``run_case`` (case row), ``run_status`` (code into
+    :data:`CASE_STATUSES`), ``run_errors`` (run row -> error, only for runs with one).
+
+    Metric results (``m`` rows): ``m_case`` (case row), ``m_key`` (index into
+    ``metric_keys``), ``m_score`` (metric units; 0.0 where ``m_has_score`` is False),
+    ``m_has_score``, ``m_status`` (code into :data:`METRIC_STATUSES`), ``m_informational``
+    (the result's own flag), ``m_reason`` (index into ``reasons``, -1 for none).
+    ``metric_keys`` are in order of first appearance, ``metric_info`` parallel to them.
+
+    Rubric verdicts (``v`` rows): ``r_case``, ``r_key`` (index into ``rubric_keys``),
+    ``r_score`` (0.0 where ``r_has_score`` is False), ``r_has_score``; ``rubric_text`` is
+    each rubric's first non-empty text.
+
+    ``skeleton`` is the results without eval cases: metadata, suites (name, num_runs, eval
+    config hash, judge models, eval sets with their content hash), errors, warnings.
+    """
+
+    skeleton: RunResults
+    case_keys: list[CaseKey]
+    case_files: list[str | None]
+    case_lines: list[int | None]
+    run_case: np.ndarray
+    run_status: np.ndarray
+    run_errors: dict[int, str]
+    metric_keys: list[MetricKey]
+    metric_info: list[MetricInfo]
+    reasons: list[str]
+    m_case: np.ndarray
+    m_key: np.ndarray
+    m_score: np.ndarray
+    m_has_score: np.ndarray
+    m_status: np.ndarray
+    m_informational: np.ndarray
+    m_reason: np.ndarray
+    rubric_keys: list[RubricKey]
+    rubric_text: list[str | None]
+    r_case: np.ndarray
+    r_key: np.ndarray
+    r_score: np.ndarray
+    r_has_score: np.ndarray
+
+    @property
+    def num_runs(self) -> int:
+        """The largest ``num_runs`` of any suite (1 without suites)."""
+        return max((s.num_runs for s in self.skeleton.suites), default=1)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the numpy columns (the lists and skeleton not counted)."""
+        return sum(v.nbytes for v in (getattr(self, f) for f in self.__slots__) if _is_array(v))
+
+    @classmethod
+    def from_results(cls, results: RunResults) -> ScoreTable:
+        """The table of a loaded results object (which is not modified)."""
+        builder = TableBuilder()
+        for suite in results.suites:
+            for eval_set in suite.eval_sets:
+                for case in eval_set.eval_cases:
+                    builder.add_case(suite.name, eval_set.eval_set_id, eval_set.file, case)
+        return builder.build(skeleton_of(results))
+
+
+def _is_array(value: object) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def skeleton_of(results: RunResults) -> RunResults:
+    """``results`` without eval cases (shares nothing mutable with ``results``)."""
+    suites = [
+        SuiteRecord(
+            **suite.model_dump(exclude={"eval_sets"}),
+            eval_sets=[
+                EvalSetRecord(**s.model_dump(exclude={"eval_cases"})) for s in suite.eval_sets
+            ],
+        )
+        for suite in results.suites
+    ]
+    return RunResults(
+        schema_version=results.schema_version,
+        metadata=results.metadata.model_copy(),
+        suites=suites,
+        errors=[e.model_copy() for e in results.errors],
+        warnings=list(results.warnings),
+    )
+
+
+@dataclass(slots=True)
+class TableBuilder:
+    """Appends eval cases to growing typed arrays (``array.array``: 4-8 bytes a value, not
+    a Python object each), then :meth:`build` makes the :class:`ScoreTable`."""
+
+    case_rows: dict[CaseKey, int] = field(default_factory=dict)
+    case_files: list[str | None] = field(default_factory=list)
+    case_lines: list[int | None] = field(default_factory=list)
+    run_case: array = field(default_factory=lambda: array("i"))
+    run_status: array = field(default_factory=lambda: array("b"))
+    run_errors: dict[int, str] = field(default_factory=dict)
+    metric_ids: dict[MetricKey, int] = field(default_factory=dict)
+    metric_info: list[MetricInfo] = field(default_factory=list)
+    reason_ids: dict[str, int] = field(default_factory=dict)
+    m_case: array = field(default_factory=lambda: array("i"))
+    m_key: array = field(default_factory=lambda: array("i"))
+    m_score: array = field(default_factory=lambda: array("d"))
+    m_has_score: array = field(default_factory=lambda: array("b"))
+    m_status: array = field(default_factory=lambda: array("b"))
+    m_informational: array = field(default_factory=lambda: array("b"))
+    m_reason: array = field(default_factory=lambda: array("i"))
+    rubric_ids: dict[RubricKey, int] = field(default_factory=dict)
+    rubric_text: list[str | None] = field(default_factory=list)
+    r_case: array = field(default_factory=lambda: array("i"))
+    r_key: array = field(default_factory=lambda: array("i"))
+    r_score: array = field(default_factory=lambda: array("d"))
+    r_has_score: array = field(default_factory=lambda: array("b"))
+
+    def add_case(
+        self, suite: str, eval_set_id: str, file: str | None, case: EvalCaseRecord
+    ) -> None:
+        """Appends every run, metric result and rubric verdict of ``case``."""
+        key = (suite, eval_set_id, case.eval_id)
+        row = self.case_rows.get(key)
+        if row is None:
+            row = self.case_rows[key] = len(self.case_rows)
+            self.case_files.append(file)
+            self.case_lines.append(case.line)
+        # Runs once per metric result (~10^6 times at 10,000 cases): kept flat.
+        metric_ids, reason_ids = self.metric_ids, self.reason_ids
+        for run in case.runs:
+            if run.error:
+                self.run_errors[len(self.run_case)] = run.error
+            self.run_case.append(row)
+            self.run_status.append(_CASE_CODE[run.status])
+            for metric in run.metrics:
+                name = metric.metric_name
+                k = metric_ids.get((suite, name))
+                if k is None:
+                    k = metric_ids[(suite, name)] = len(metric_ids)
+                    self.metric_info.append(MetricInfo.of(metric))
+                score = metric.score
+                self.m_case.append(row)
+                self.m_key.append(k)
+                self.m_score.append(0.0 if score is None else score)
+                self.m_has_score.append(score is not None)
+                self.m_status.append(_METRIC_CODE[metric.status])
+                self.m_informational.append(metric.informational)
+                reason = metric.reason
+                if reason:
+                    self.m_reason.append(reason_ids.setdefault(reason, len(reason_ids)))
+                else:
+                    self.m_reason.append(-1)
+                if metric.rubrics:
+                    self._add_rubrics(suite, row, metric)
+
+    def _add_rubrics(self, suite: str, row: int, metric: MetricResult) -> None:
+        for rubric in metric.rubrics:
+            rkey = (suite, metric.metric_name, rubric.rubric_id)
+            r = self.rubric_ids.get(rkey)
+            if r is None:
+                r = self.rubric_ids[rkey] = len(self.rubric_ids)
+                self.rubric_text.append(None)
+            if self.rubric_text[r] is None:
+                self.rubric_text[r] = rubric.text
+            self.r_case.append(row)
+            self.r_key.append(r)
+            self.r_score.append(0.0 if rubric.score is None else rubric.score)
+            self.r_has_score.append(rubric.score is not None)
+
+    def build(self, skeleton: RunResults) -> ScoreTable:
+        """The table of every case added so far, with ``skeleton`` (results without eval
+        cases, see :func:`skeleton_of`)."""
+        return ScoreTable(
+            skeleton=skeleton,
+            case_keys=list(self.case_rows),
+            case_files=self.case_files,
+            case_lines=self.case_lines,
+            run_case=np.array(self.run_case, dtype=np.int32),
+            run_status=np.array(self.run_status, dtype=np.int8),
+            run_errors=self.run_errors,
+            metric_keys=list(self.metric_ids),
+            metric_info=self.metric_info,
+            reasons=list(self.reason_ids),
+            m_case=np.array(self.m_case, dtype=np.int32),
+            m_key=np.array(self.m_key, dtype=np.int32),
+            m_score=np.array(self.m_score, dtype=np.float64),
+            m_has_score=np.array(self.m_has_score, dtype=np.bool_),
+            m_status=np.array(self.m_status, dtype=np.int8),
+            m_informational=np.array(self.m_informational, dtype=np.bool_),
+            m_reason=np.array(self.m_reason, dtype=np.int32),
+            rubric_keys=list(self.rubric_ids),
+            rubric_text=self.rubric_text,
+            r_case=np.array(self.r_case, dtype=np.int32),
+            r_key=np.array(self.r_key, dtype=np.int32),
+            r_score=np.array(self.r_score, dtype=np.float64),
+            r_has_score=np.array(self.r_has_score, dtype=np.bool_),
+        )
+
+
+def check_finite(table: ScoreTable, side: str) -> None:
+    """Raises ValueError naming the first eval case with a non-finite (NaN or infinite)
+    score, metric or rubric, on ``side`` ("head" or "baseline")."""
+    for case_col, scores, has in (
+        (table.m_case, table.m_score, table.m_has_score),
+        (table.r_case, table.r_score, table.r_has_score),
+    ):
+        bad = np.flatnonzero(has & ~np.isfinite(scores))
+        if bad.size:
+            case = table.case_keys[int(case_col[bad[0]])]
+            raise ValueError(
+                f"non-finite {side} score for case {case!r}: {float(scores[bad[0]])!r}"
+            )
+
+
+def fsum_by_group(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Exact (``math.fsum``) sum of ``values`` per group id in ``0..n_groups-1``: the same
+    number whatever the order of the values, so a side's mean does not depend on the order
+    its cases were written in."""
+    out = np.zeros(n_groups, dtype=np.float64)
+    order = np.argsort(groups, kind="stable")
+    sorted_groups = groups[order]
+    bounds = np.searchsorted(sorted_groups, np.arange(n_groups + 1))
+    sorted_values = values[order].tolist()
+    for g in range(n_groups):
+        lo, hi = bounds[g], bounds[g + 1]
+        if hi > lo:
+            out[g] = math.fsum(sorted_values[lo:hi])
+    return out
