@@ -53,9 +53,9 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import BaseModel
 
 from .adk_history import judge_model, run_record_from_adk
-from .config import LoadedEvalConfig, adk_metrics, load_eval_config
 from .discovery import Suite, relative_path
 from .errors import AdkEvalActionError, EvalSetError
+from .evalconfig import LoadedEvalConfig, adk_metrics, load_eval_config
 from .evalsets import LoadedEvalSet, load_eval_set
 from .results import (
     CaseStatus,

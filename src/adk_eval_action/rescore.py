@@ -37,7 +37,6 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import ValidationError
 
 from .adk_history import run_record_from_adk
-from .config import LoadedEvalConfig, load_eval_config
 from .discovery import Suite
 from .engine import (
     AgentLoadError,
@@ -49,6 +48,7 @@ from .engine import (
     prepare_eval_set,
 )
 from .errors import AdkEvalActionError
+from .evalconfig import LoadedEvalConfig, load_eval_config
 from .evalsets import LoadedEvalSet, load_eval_set
 from .results import CaseStatus, EvalCaseRecord, RunResults, SuiteRecord
 

@@ -1,0 +1,232 @@
+"""Eval configs: ADK's ``EvalConfig`` (google.adk.evaluation.eval_config), JSON or YAML.
+
+Rubric short forms are expanded (:mod:`adk_eval_action.rubrics`), threshold and direction
+overrides from ``adk-eval.yaml`` applied, and :func:`load_eval_config` lints what ADK
+accepts without a word (unknown keys, unknown metrics, a missing ``criteria``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from google.adk.evaluation.eval_config import EvalConfig
+from google.adk.evaluation.eval_metrics import MetricInfo
+from google.adk.evaluation.eval_rubrics import Rubric
+from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .adk_history import EFFICIENCY_METRICS, MetricMeta
+from .config import first_error, read_mapping
+from .errors import ConfigError
+from .evalsets import content_hash
+from .rubrics import RubricFormatError, normalize_rubric_list
+
+DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+"""ADK's default criteria when no eval config is found (eval_config._DEFAULT_EVAL_CONFIG)."""
+
+
+class LoadedEvalConfig(BaseModel):
+    """An eval config ready for ADK, with what we keep about it.
+
+    ``eval_config`` is ADK's model; ``metric_meta`` maps metric name to value range and
+    direction; ``warnings`` are lint findings, each naming the file.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path | None
+    eval_config: EvalConfig
+    content_hash: str | None
+    metric_meta: dict[str, MetricMeta]
+    final_rubrics: dict[str, list[Rubric]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+    def rubric_types(self) -> list[tuple[str, str]]:
+        """``(metric name, rubric type)`` of the rubric metrics in the criteria, config order."""
+        from .rubrics import RUBRIC_METRIC_TYPES
+
+        return [
+            (name, RUBRIC_METRIC_TYPES[name])
+            for name in self.eval_config.criteria
+            if name in RUBRIC_METRIC_TYPES
+        ]
+
+
+_EVAL_CONFIG_KEYS = {
+    name for field, info in EvalConfig.model_fields.items() for name in (field, info.alias or field)
+}
+
+
+@functools.cache
+def adk_metrics() -> tuple[MetricInfo, ...]:
+    """The metrics google-adk ships (its registry's list), built once per process."""
+    return tuple(MetricEvaluatorRegistry().get_registered_metrics())
+
+
+def _registered_metrics() -> dict[str, MetricInfo]:
+    return {m.metric_name: m for m in adk_metrics()}
+
+
+def _did_you_mean(word: str, options: list[str]) -> str:
+    """``"; did you mean `x`?"`` for the closest option, or ""."""
+    close = difflib.get_close_matches(word, options, n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _refuse_missing_criteria(data: dict[str, Any], path: Path) -> None:
+    """An eval config without ``criteria`` would run no metric but the efficiency ones, which
+    ADK accepts without a word; refuse it, suggesting the key that was probably meant."""
+    close = [k for k in data if difflib.get_close_matches(k, ["criteria"], n=1)]
+    hint = f"; did you mean `criteria` instead of `{close[0]}`?" if close else ""
+    raise ConfigError(path, f"no `criteria`, so no metric would be evaluated{hint}", "criteria")
+
+
+def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> list[str]:
+    warnings = []
+    for key in data:
+        if key in _EVAL_CONFIG_KEYS:
+            continue
+        hint = _did_you_mean(key, sorted(_EVAL_CONFIG_KEYS))
+        warnings.append(
+            f"{where}: unknown top-level key `{key}` is ignored by ADK's EvalConfig{hint}"
+        )
+    criteria = data.get("criteria") or {}
+    for name, criterion in criteria.items():
+        if name not in known:
+            hint = _did_you_mean(name, list(known))
+            warnings.append(f"{where}: metric `{name}` is not known to google-adk{hint}")
+        if isinstance(criterion, dict):
+            if "judge_model" in criterion or "judgeModel" in criterion:
+                warnings.append(
+                    f"{where}: `criteria.{name}.judge_model` is ignored by ADK; "
+                    "put it under `judge_model_options: {judge_model: ...}`"
+                )
+            threshold = criterion.get("threshold")
+        else:
+            threshold = criterion
+        if isinstance(threshold, str):
+            warnings.append(f"{where}: threshold of `{name}` is a string ({threshold!r})")
+            continue
+        info = known.get(name)
+        interval = info.metric_value_info.interval if info else None
+        if (
+            interval is not None
+            and isinstance(threshold, (int, float))
+            and not (interval.min_value <= threshold <= interval.max_value)
+        ):
+            warnings.append(
+                f"{where}: threshold {threshold} of `{name}` is outside its value range "
+                f"[{interval.min_value}, {interval.max_value}]"
+            )
+    return warnings
+
+
+def _normalize_criteria_rubrics(
+    data: dict[str, Any], path: Path | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Expands rubric short forms in criteria; returns the ``applies_to: final`` rubrics of
+    each metric, removed from its criterion (they are attached to each case's last turn)."""
+    finals: dict[str, list[dict[str, Any]]] = {}
+    for name, criterion in (data.get("criteria") or {}).items():
+        if isinstance(criterion, dict) and criterion.get("rubrics") is not None:
+            try:
+                normalized = normalize_rubric_list(criterion["rubrics"], f"criteria.{name}.rubrics")
+            except RubricFormatError as e:
+                raise ConfigError(path, str(e), f"criteria.{name}.rubrics") from e
+            criterion["rubrics"] = [r for r, a in normalized if a == "every"]
+            final = [r for r, a in normalized if a == "final"]
+            if final:
+                finals[name] = final
+    return finals
+
+
+def _custom_metric_infos(data: dict[str, Any]) -> dict[str, MetricInfo]:
+    infos: dict[str, MetricInfo] = {}
+    for name, custom in (data.get("custom_metrics") or data.get("customMetrics") or {}).items():
+        info = (custom or {}).get("metric_info") or (custom or {}).get("metricInfo")
+        payload = dict(info or {})
+        payload["metric_name"] = name
+        payload.pop("metricName", None)
+        payload.setdefault("metric_value_info", {"interval": {"min_value": 0.0, "max_value": 1.0}})
+        try:
+            infos[name] = MetricInfo.model_validate(payload)
+        except ValidationError:
+            continue
+    return infos
+
+
+def load_eval_config(
+    path: Path | None,
+    threshold_overrides: dict[str, float] | None = None,
+    higher_is_better: dict[str, bool] | None = None,
+    display_path: str | None = None,
+) -> LoadedEvalConfig:
+    """Loads an eval config (JSON or YAML) into ADK's ``EvalConfig``, or ADK's default
+    criteria when ``path`` is None.
+
+    Rubric short forms are expanded; efficiency metrics named in ``criteria`` are dropped with
+    a warning (ADK reports them anyway and fails when they carry a threshold); threshold
+    overrides from ``adk-eval.yaml`` are applied.
+
+    Raises:
+        ConfigError: the file is unreadable, or ADK's EvalConfig rejects it (names the field).
+    """
+    where = display_path or (str(path) if path else "default criteria")
+    if path is None:
+        data: Any = {"criteria": dict(DEFAULT_CRITERIA)}
+        digest = None
+    else:
+        data = read_mapping(path)
+        digest = content_hash(path.read_bytes())
+        if not isinstance(data, dict):
+            raise ConfigError(path, "an eval config must be a mapping with `criteria`")
+    data = json.loads(json.dumps(data))  # a private deep copy we may rewrite
+    known = {**_registered_metrics(), **_custom_metric_infos(data)}
+    if "criteria" not in data and path is not None:
+        _refuse_missing_criteria(data, path)
+    criteria = data.setdefault("criteria", {}) if isinstance(data.get("criteria"), dict) else {}
+    for name, value in (threshold_overrides or {}).items():
+        if isinstance(criteria.get(name), dict):
+            criteria[name]["threshold"] = value
+        else:
+            criteria[name] = value
+    warnings = _lint(data, where, known)
+    for name in [n for n in criteria if n in EFFICIENCY_METRICS]:
+        warnings.append(
+            f"{where}: `{name}` is an informational efficiency metric; ADK reports it for every "
+            "eval and rejects a threshold for it, so this entry is ignored"
+        )
+        del criteria[name]
+    final_rubrics = _normalize_criteria_rubrics(data, path)
+    try:
+        eval_config = EvalConfig.model_validate(data)
+    except ValidationError as e:
+        field, message = first_error(e)
+        raise ConfigError(path or where, message, field=field) from e
+    metas = {
+        name: MetricMeta(
+            min_value=info.metric_value_info.interval.min_value
+            if info.metric_value_info.interval
+            else None,
+            max_value=info.metric_value_info.interval.max_value
+            if info.metric_value_info.interval
+            else None,
+            higher_is_better=(higher_is_better or {}).get(name, name not in EFFICIENCY_METRICS),
+        )
+        for name, info in known.items()
+    }
+    return LoadedEvalConfig(
+        path=path,
+        eval_config=eval_config,
+        content_hash=digest,
+        metric_meta=metas,
+        final_rubrics={
+            name: [Rubric.model_validate(r) for r in rubrics]
+            for name, rubrics in final_rubrics.items()
+        },
+        warnings=warnings,
+    )
