@@ -1,30 +1,42 @@
 """Benchmark compare + gate + render on a large run (a script, not a test).
 
-Builds a baseline and a head :class:`~adk_eval_action.results.RunResults` of ``--cases``
-eval cases x ``--metrics`` metrics x ``--runs`` runs (one metric carries three rubrics, one
-is the informational ``token_usage_v1``; pass/fail comes from a threshold, so noisy cases
-are flaky), then times, on already-loaded results:
+A baseline and a head of ``--cases`` eval cases x ``--metrics`` metrics x ``--runs`` runs
+(one metric carries three rubrics, one is the informational ``token_usage_v1``; pass/fail
+comes from a threshold, so noisy cases are flaky) are compared, gated and rendered:
 
 * ``compare`` (per-metric and per-rubric paired bootstrap, per-case deltas, flaky cases);
 * ``decide`` (the gate);
 * ``render_comment`` + ``render_summary`` (with the mermaid chart).
 
-Memory is reported as the tracemalloc peak of one compare + gate + render pass (a separate,
-untimed pass, because tracing slows allocation; this is what the stages allocate on top of
-the loaded results) and as the process's ``ru_maxrss`` high-water mark (Linux: KiB), which
-also counts the two results objects themselves.
+Two ways of holding the inputs, each measured in its own child process so that each
+``ru_maxrss`` (the process's resident high-water mark, which counts the inputs too) is its
+own, side by side with ratios:
 
-Target (issue): under 1 s and 500 MB for 10,000 cases x 8 metrics x 3 runs.
+* ``table``: each side as a :class:`~adk_eval_action.scoretable.ScoreTable`, built one eval
+  case at a time (the cases are never all held as objects);
+* ``results``: each side as a loaded :class:`~adk_eval_action.results.RunResults` (~1.4
+  million pydantic objects per side), which compare turns into a table itself; this is what
+  ``adk-eval-action compare`` holds after reading two results files.
 
-Usage: ``.venv/bin/python benchmarks/bench_compare.py [--cases 10000] [--repeat 3]``
+The tracemalloc peak of one (untimed) pass is what the stages allocate on top of the
+inputs. Reading the results files is not measured: parsing the 148 MB results.json of one
+side takes ~1 s with any JSON parser on this machine.
+
+Target (issue 5): under 1 s and 500 MB for 10,000 cases x 8 metrics x 3 runs.
+
+Usage: ``.venv/bin/python benchmarks/bench_compare.py [--cases 10000] [--repeat 5]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
 
 import numpy as np
 from _measure import maxrss_mb, timed, traced_peak_mb
@@ -32,7 +44,7 @@ from _measure import maxrss_mb, timed, traced_peak_mb
 from adk_eval_action.chart import metric_chart_markdown
 from adk_eval_action.compare import Comparison, compare, gc_paused
 from adk_eval_action.config import GateConfig
-from adk_eval_action.gate import GateResult, decide
+from adk_eval_action.gate import decide
 from adk_eval_action.render import CommentContext, render_comment, render_summary
 from adk_eval_action.results import (
     CaseStatus,
@@ -45,9 +57,13 @@ from adk_eval_action.results import (
     RunResults,
     SuiteRecord,
 )
+from adk_eval_action.scoretable import ScoreTable, TableBuilder
 
 RUBRIC_METRIC = "rubric_based_final_response_quality_v1"
 RUBRIC_IDS = ("friendly", "concise", "cites_source")
+N_EVAL_SETS = 10
+GATE = GateConfig(fail_on="any", min_effect=0.01, max_regression=0.02)
+Inputs = Literal["table", "results"]
 
 
 def _metric_names(n_metrics: int) -> list[str]:
@@ -57,99 +73,158 @@ def _metric_names(n_metrics: int) -> list[str]:
     return names[:n_metrics]
 
 
-def build_results(
+def _skeleton(n_runs: int) -> RunResults:
+    """One suite of ``N_EVAL_SETS`` eval sets, without cases."""
+    eval_sets = [
+        EvalSetRecord(eval_set_id=f"set_{s}", file=f"evals/set_{s}.evalset.json")
+        for s in range(N_EVAL_SETS)
+    ]
+    return RunResults(suites=[SuiteRecord(name="bench", num_runs=n_runs, eval_sets=eval_sets)])
+
+
+def generate_cases(
     n_cases: int, n_metrics: int, n_runs: int, *, shift: float, seed: int
-) -> RunResults:
-    """Random per-run scores: a per-case level plus ``shift`` plus run noise, clipped to
+) -> Iterator[tuple[int, EvalCaseRecord]]:
+    """``(eval set index, case)`` in results-file order (eval set by eval set).
+
+    Random per-run scores: a per-case level plus ``shift`` plus run noise, clipped to
     [0, 1]; a run passes a metric at score >= 0.5. ``token_usage_v1`` is ~100 tokens."""
     rng = np.random.default_rng(seed)
     names = _metric_names(n_metrics)
     level = np.random.default_rng(1234).uniform(0.3, 0.9, (n_cases, n_metrics))
     noise = rng.normal(0.0, 0.08, (n_cases, n_runs, n_metrics))
-    scores = np.clip(level[:, None, :] + shift + noise, 0.0, 1.0).tolist()
-    tokens = (100 + 40 * rng.random((n_cases, n_runs)) + 200 * shift).tolist()
-    rubric_scores = (rng.random((n_cases, n_runs, len(RUBRIC_IDS))) < 0.8 + shift).tolist()
-    cases = []
-    for c in range(n_cases):
-        runs = []
-        for r in range(n_runs):
-            metrics = []
-            for m, name in enumerate(names):
-                if name == "token_usage_v1":
-                    metrics.append(
-                        MetricResult(
-                            metric_name=name,
-                            score=tokens[c][r],
-                            status=MetricStatus.INFORMATIONAL,
-                            higher_is_better=False,
-                            informational=True,
-                        )
-                    )
-                    continue
-                value = scores[c][r][m]
-                rubrics = (
-                    [
-                        RubricScoreRecord(
-                            rubric_id=rid, text=f"The answer is {rid}.", score=float(ok)
-                        )
-                        for rid, ok in zip(RUBRIC_IDS, rubric_scores[c][r], strict=True)
-                    ]
-                    if name == RUBRIC_METRIC
-                    else []
-                )
-                metrics.append(
-                    MetricResult(
-                        metric_name=name,
-                        score=value,
-                        threshold=0.5,
-                        min_value=0.0,
-                        max_value=1.0,
-                        status=MetricStatus.PASSED if value >= 0.5 else MetricStatus.FAILED,
-                        rubrics=rubrics,
-                    )
-                )
-            failed = any(m.status == MetricStatus.FAILED for m in metrics)
-            runs.append(
-                RunRecord(
-                    run=r + 1,
-                    status=CaseStatus.FAILED if failed else CaseStatus.PASSED,
-                    metrics=metrics,
+    scores = np.clip(level[:, None, :] + shift + noise, 0.0, 1.0)
+    tokens = 100 + 40 * rng.random((n_cases, n_runs)) + 200 * shift
+    verdicts = rng.random((n_cases, n_runs, len(RUBRIC_IDS))) < 0.8 + shift
+    for s in range(N_EVAL_SETS):
+        for c in range(s, n_cases, N_EVAL_SETS):
+            runs = [
+                _run(r, names, scores[c, r].tolist(), float(tokens[c, r]), verdicts[c, r].tolist())
+                for r in range(n_runs)
+            ]
+            yield s, EvalCaseRecord(eval_id=f"case_{c:05d}", line=c + 1, runs=runs)
+
+
+def _run(
+    r: int, names: list[str], scores: list[float], tokens: float, verdicts: list[bool]
+) -> RunRecord:
+    metrics = []
+    for name, value in zip(names, scores, strict=True):
+        if name == "token_usage_v1":
+            metrics.append(
+                MetricResult(
+                    metric_name=name,
+                    score=tokens,
+                    status=MetricStatus.INFORMATIONAL,
+                    higher_is_better=False,
+                    informational=True,
                 )
             )
-        cases.append(EvalCaseRecord(eval_id=f"case_{c:05d}", line=c + 1, runs=runs))
-    eval_sets = [
-        EvalSetRecord(
-            eval_set_id=f"set_{s}", file=f"evals/set_{s}.evalset.json", eval_cases=cases[s::10]
+            continue
+        rubrics = []
+        if name == RUBRIC_METRIC:
+            rubrics = [
+                RubricScoreRecord(rubric_id=rid, text=f"The answer is {rid}.", score=float(ok))
+                for rid, ok in zip(RUBRIC_IDS, verdicts, strict=True)
+            ]
+        metrics.append(
+            MetricResult(
+                metric_name=name,
+                score=value,
+                threshold=0.5,
+                min_value=0.0,
+                max_value=1.0,
+                status=MetricStatus.PASSED if value >= 0.5 else MetricStatus.FAILED,
+                rubrics=rubrics,
+            )
         )
-        for s in range(10)
-    ]
-    suite = SuiteRecord(name="bench", num_runs=n_runs, eval_sets=eval_sets)
-    return RunResults(suites=[suite])
+    failed = any(m.status == MetricStatus.FAILED for m in metrics)
+    status = CaseStatus.FAILED if failed else CaseStatus.PASSED
+    return RunRecord(run=r + 1, status=status, metrics=metrics)
 
 
-def compare_gate_render(head: RunResults, baseline: RunResults) -> tuple[Comparison, str, str]:
+def build_side(
+    inputs: Inputs, n_cases: int, n_metrics: int, n_runs: int, *, shift: float, seed: int
+) -> RunResults | ScoreTable:
+    """One side, held as ``inputs`` says (see the module docstring)."""
+    skeleton = _skeleton(n_runs)
+    cases = generate_cases(n_cases, n_metrics, n_runs, shift=shift, seed=seed)
+    if inputs == "results":
+        for s, case in cases:
+            skeleton.suites[0].eval_sets[s].eval_cases.append(case)
+        return skeleton
+    builder = TableBuilder()
+    for s, case in cases:
+        eval_set = skeleton.suites[0].eval_sets[s]
+        builder.add_case("bench", eval_set.eval_set_id, eval_set.file, case)
+    return builder.build(skeleton)
+
+
+def compare_gate_render(
+    head: RunResults | ScoreTable, baseline: RunResults | ScoreTable
+) -> tuple[Comparison, str, str]:
     """The measured work: what ``pipeline.finish`` does between loading and writing (with
     the cyclic GC paused, as there)."""
-    config = GateConfig(fail_on="any", min_effect=0.01, max_regression=0.02)
     with gc_paused():
-        comparison = compare(head, baseline, "bench baseline", min_effect=config.min_effect_for)
-        context = _context(comparison, decide(comparison, config))
+        comparison = compare(head, baseline, "bench baseline", min_effect=GATE.min_effect_for)
+        context = CommentContext(
+            comparison=comparison,
+            gate=decide(comparison, GATE),
+            results_path="results.json",
+            chart=metric_chart_markdown(comparison),
+        )
         return comparison, render_comment(context), render_summary(context)
 
 
-def _context(comparison: Comparison, gate: GateResult) -> CommentContext:
-    """The render input, as ``pipeline.finish`` builds it."""
-    return CommentContext(
+def measure(inputs: Inputs, args: argparse.Namespace) -> dict[str, object]:
+    """Builds both sides as ``inputs`` and measures; returns the numbers as a dict."""
+    shape = (args.cases, args.metrics, args.runs)
+    start = time.perf_counter()
+    baseline = build_side(inputs, *shape, shift=0.0, seed=1)
+    head = build_side(inputs, *shape, shift=-0.02, seed=2)
+    out: dict[str, object] = {
+        "build_s": time.perf_counter() - start,
+        "inputs_rss_mb": maxrss_mb(),
+    }
+    if isinstance(head, ScoreTable) and isinstance(baseline, ScoreTable):
+        out["tables_mb"] = (head.nbytes + baseline.nbytes) / 1e6
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(compare_gate_render, head, baseline)
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
+    comparison, comment, summary = compare_gate_render(head, baseline)  # warm-up
+    context = CommentContext(
         comparison=comparison,
-        gate=gate,
+        gate=decide(comparison, GATE),
         results_path="results.json",
         chart=metric_chart_markdown(comparison),
     )
+    stages: dict[str, Callable[[], object]] = {
+        "compare": lambda: compare(head, baseline, "b", min_effect=GATE.min_effect_for),
+        "gate": lambda: decide(comparison, GATE),
+        "chart": lambda: metric_chart_markdown(comparison),
+        "render comment": lambda: render_comment(context),
+        "render summary": lambda: render_summary(context),
+        "total": lambda: compare_gate_render(head, baseline),
+    }
+    for name, fn in stages.items():
+        out[name] = statistics.median(timed(_paused(fn), args.repeat))
+    out["traced_peak_mb"] = traced_peak_mb(lambda: compare_gate_render(head, baseline))
+    out["rss_mb"] = maxrss_mb()
+    regressed = sum(m.classification == "regressed" for m in comparison.metrics)
+    out["sanity"] = (
+        f"{len(comparison.metrics)} metrics ({regressed} regressed), "
+        f"{len(comparison.rubrics)} rubrics, {len(comparison.cases)} cases, "
+        f"{len(comparison.flaky_cases)} flaky, {len(comparison.changed_cases)} changed; "
+        f"comment {len(comment):,} chars, summary {len(summary.encode()):,} bytes"
+    )
+    return out
 
 
-def paused(fn: Callable[[], object]) -> Callable[[], object]:
-    """``fn`` run with the cyclic GC paused, as pipeline.finish runs each stage."""
-
+def _paused(fn: Callable[[], object]) -> Callable[[], object]:
     def run() -> object:
         with gc_paused():
             return fn()
@@ -157,80 +232,59 @@ def paused(fn: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
-def read_floor(results: RunResults) -> int:
-    """Only read what compare must read of every metric result and rubric verdict: the
-    floor under any pure-Python compare of these objects (mostly memory latency: the
-    objects are scattered over ~1 GB)."""
-    seen = 0
-    for suite in results.suites:
-        for eval_set in suite.eval_sets:
-            for case in eval_set.eval_cases:
-                for run in case.runs:
-                    for m in run.metrics:
-                        _ = (m.metric_name, m.status, m.score, m.reason, m.informational)
-                        for rubric in m.rubrics:
-                            _ = (rubric.rubric_id, rubric.score, rubric.text)
-                        seen += 1
-    return seen
+def _child(inputs: Inputs, argv: Sequence[str]) -> dict[str, object]:
+    """Runs this script for ``inputs`` in a fresh process; its JSON report."""
+    done = subprocess.run(
+        [sys.executable, __file__, *argv, "--inputs", inputs],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def report(table: dict[str, object], results: dict[str, object], args: argparse.Namespace) -> None:
+    """Prints both measurements side by side, with results/table ratios."""
+    print(
+        f"{args.cases} cases x {args.metrics} metrics x {args.runs} runs, two sides; "
+        f"median of {args.repeat}; seconds unless stated"
+    )
+    print(f"{'':<34}{'table':>10}{'results':>10}{'ratio':>8}")
+    rows = ["compare", "gate", "chart", "render comment", "render summary", "total"]
+    for name in rows:
+        t, r = float(table[name]), float(results[name])
+        print(f"{name:<34}{t:>10.3f}{r:>10.3f}{r / t:>7.1f}x")
+    for name, label in (
+        ("traced_peak_mb", "allocated by one pass (MB)"),
+        ("inputs_rss_mb", "process RSS, inputs built (MB)"),
+        ("rss_mb", "process peak RSS (MB)"),
+    ):
+        t, r = float(table[name]), float(results[name])
+        print(f"{label:<34}{t:>10.0f}{r:>10.0f}{r / t:>7.1f}x")
+    print(f"table columns of both sides: {float(table['tables_mb']):.1f} MB")
+    total, peak = float(table["total"]), float(table["rss_mb"])
+    verdict = "met" if total < 1.0 and peak < 500.0 else "NOT met"
+    print(f"target (< 1 s, < 500 MB) with table inputs: {verdict} ({total:.3f} s, {peak:.0f} MB)")
+    print(f"sanity: {table['sanity']}")
+    if table["sanity"] != results["sanity"]:
+        raise SystemExit(f"the two input forms disagree: {results['sanity']}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse arguments, run the benchmark and print a report."""
+    """Parse arguments, run both measurements and print the report."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--metrics", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--profile", action="store_true", help="cProfile one pass, top 25")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="cProfile one pass (stderr)")
+    parser.add_argument("--inputs", choices=["table", "results"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-
-    start = time.perf_counter()
-    baseline = build_results(args.cases, args.metrics, args.runs, shift=0.0, seed=1)
-    head = build_results(args.cases, args.metrics, args.runs, shift=-0.02, seed=2)
-    build_s = time.perf_counter() - start
-    rss_inputs = maxrss_mb()
-    print(
-        f"inputs: {args.cases} cases x {args.metrics} metrics x {args.runs} runs, two sides; "
-        f"built in {build_s:.1f} s; ru_maxrss {rss_inputs:.0f} MB"
-    )
-
-    if args.profile:
-        import cProfile
-        import pstats
-
-        profiler = cProfile.Profile()
-        profiler.runcall(compare_gate_render, head, baseline)
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
-
-    stages: dict[str, Callable[[], object]] = {}
-    comparison, comment, summary = compare_gate_render(head, baseline)  # warm-up (imports, jit)
-    config = GateConfig(fail_on="any", min_effect=0.01, max_regression=0.02)
-    stages["compare"] = lambda: compare(
-        head, baseline, "bench baseline", min_effect=config.min_effect_for
-    )
-    stages["gate"] = lambda: decide(comparison, config)
-    context = _context(comparison, decide(comparison, config))
-    stages["floor: read both sides' fields"] = lambda: read_floor(head) + read_floor(baseline)
-    stages["chart"] = lambda: metric_chart_markdown(comparison)
-    stages["render comment"] = lambda: render_comment(context)
-    stages["render summary"] = lambda: render_summary(context)
-    stages["total (compare+gate+chart+render)"] = lambda: compare_gate_render(head, baseline)
-    for name, fn in stages.items():
-        times = timed(paused(fn), args.repeat)
-        print(
-            f"{name:<36} median {statistics.median(times):.3f} s  "
-            f"(min {min(times):.3f}, max {max(times):.3f}, n={args.repeat})"
-        )
-    peak = traced_peak_mb(lambda: compare_gate_render(head, baseline))
-    print(f"tracemalloc peak of one compare+gate+chart+render pass: {peak:.0f} MB")
-    print(f"process ru_maxrss (inputs included): {maxrss_mb():.0f} MB")
-    regressed = sum(m.classification == "regressed" for m in comparison.metrics)
-    flaky = sum(bool(c.flaky_head) for c in comparison.cases)
-    print(
-        f"sanity: {len(comparison.metrics)} metrics ({regressed} regressed), "
-        f"{len(comparison.rubrics)} rubrics, {flaky} flaky head cases, "
-        f"comment {len(comment):,} chars, summary {len(summary.encode()):,} bytes"
-    )
+    if args.inputs:
+        print(json.dumps(measure(args.inputs, args)))
+        return
+    passed = [a for a in (argv if argv is not None else sys.argv[1:])]
+    report(_child("table", passed), _child("results", passed), args)
 
 
 if __name__ == "__main__":
