@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -168,12 +168,12 @@ class RubricComparison(BaseModel):
     classification: Classification | None = None
 
 
-@dataclass(slots=True)
-class MetricDelta:
+class MetricDelta(NamedTuple):
     """One metric of one eval case: mean over scored runs on each side (metric units).
 
-    A dataclass, not a pydantic model: compare makes one per metric per case (80,000 at
-    10,000 cases x 8 metrics), and validation was a fifth of compare's time."""
+    A named tuple, not a pydantic model or dataclass: compare makes one per metric per case
+    (80,000 at 10,000 cases x 8 metrics), and building them was the largest part of
+    compare's time (validation ~7 us each, a dataclass ~2 us, a named tuple ~0.8 us here)."""
 
     metric_name: str
     baseline: float | None = None
@@ -197,11 +197,14 @@ ChangeKind = Literal[
 
 @dataclass(slots=True)
 class CaseComparison:
-    """One eval case, baseline vs head (a dataclass for the reason :class:`MetricDelta` is).
+    """One eval case, baseline vs head (a dataclass: 10,000 of them are made at 10,000 cases,
+    and pydantic validation of each cost more than the rest of compare).
 
-    ``flaky_head`` / ``flaky_baseline`` map ``"overall"`` or a metric name to
-    ``(passing runs, runs with a verdict)`` where runs disagree, e.g.
-    ``{"response_match_score": (2, 3)}``.
+    ``metrics`` are the case's metric deltas (head's metrics in the case's order, then those
+    only the baseline has); ``largest_drop`` is the largest ``-delta`` among them (0 when
+    none dropped), in the dropping metric's units. ``flaky_head`` / ``flaky_baseline`` map
+    ``"overall"`` or a metric name to ``(passing runs, runs with a verdict)`` where runs
+    disagree, e.g. ``{"response_match_score": (2, 3)}``.
     """
 
     suite: str
@@ -212,8 +215,9 @@ class CaseComparison:
     line: int | None = None
     baseline_status: CaseStatus | None = None
     head_status: CaseStatus | None = None
-    metrics: list[MetricDelta] = field(default_factory=list)
+    metrics: Sequence[MetricDelta] = field(default_factory=list)
     error: str | None = None
+    largest_drop: float = 0.0
     head_passes: int = 0
     head_runs: int = 0
     flaky_head: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -631,12 +635,7 @@ def _ordered(head: Mapping, baseline: Mapping) -> list:
     return [*head, *(k for k in baseline if k not in head)]
 
 
-def _compare_metrics(
-    head: _Side,
-    baseline: _Side | None,
-    min_effect: Callable[[str, str], float],
-    bootstrap: _Bootstrap,
-) -> list[MetricComparison]:
+def _compare_metrics(head: _Side, baseline: _Side | None) -> list[MetricComparison]:
     head_sides = _metric_sides(head.table)
     base_sides = _metric_sides(baseline.table) if baseline else []
     base_rows = baseline.metric_rows if baseline else {}
@@ -655,30 +654,11 @@ def _compare_metrics(
                 ),
             )
         )
-    if baseline is None:
-        return rows
-    n_ids = len(bootstrap.case_keys)
-    head_dense, base_dense = _dense_metrics(head, n_ids), _dense_metrics(baseline, n_ids)
-    paired = [row for row in rows if row.delta is not None]
-    intervals = bootstrap.intervals(
-        [
-            _pair(base_dense, base_rows[key], head_dense, head.metric_rows[key])
-            for key in ((r.suite, r.metric_name) for r in paired)
-        ]
-    )
-    for row, interval in zip(paired, intervals, strict=True):
-        row.interval = interval
-        row.classification = classify(
-            interval,
-            row.delta or 0.0,
-            min_effect=min_effect(row.suite, row.metric_name),
-            higher_is_better=row.higher_is_better,
-        )
     return rows
 
 
 def _pair(
-    base: _Dense, base_row: int, head: _Dense, head_row: int
+    base: _Dense, head: _Dense, base_row: int, head_row: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return base.mean[base_row], base.runs[base_row], head.mean[head_row], head.runs[head_row]
 
@@ -695,12 +675,7 @@ def _rubric_totals(table: ScoreTable) -> tuple[list[float | None], list[int]]:
     return means, counts.tolist()
 
 
-def _compare_rubrics(
-    head: _Side,
-    baseline: _Side | None,
-    min_effect: Callable[[str, str], float],
-    bootstrap: _Bootstrap,
-) -> list[RubricComparison]:
+def _compare_rubrics(head: _Side, baseline: _Side | None) -> list[RubricComparison]:
     head_means, head_n = _rubric_totals(head.table)
     base_means, base_n = _rubric_totals(baseline.table) if baseline else ([], [])
     base_rows = baseline.rubric_rows if baseline else {}
@@ -722,76 +697,248 @@ def _compare_rubrics(
         )
         row.delta = _delta(row.head_mean, row.baseline_mean)
         rows.append(row)
-    if baseline is None:
-        return rows
-    n_ids = len(bootstrap.case_keys)
-    head_dense, base_dense = _dense_rubrics(head, n_ids), _dense_rubrics(baseline, n_ids)
-    paired = [row for row in rows if row.delta is not None]
-    intervals = bootstrap.intervals(
-        [
-            _pair(base_dense, base_rows[key], head_dense, head.rubric_rows[key])
-            for key in ((r.suite, r.metric_name, r.rubric_id) for r in paired)
-        ]
-    )
-    for row, interval in zip(paired, intervals, strict=True):
-        row.interval = interval
-        # A rubric is a yes/no verdict on its metric's scale: the metric's min_effect.
-        row.classification = classify(
-            interval, row.delta or 0.0, min_effect=min_effect(row.suite, row.metric_name)
-        )
     return rows
 
 
-_CaseMetric = tuple[float | None, MetricStatus, str | None]
-"""One metric of one case on one side: mean over scored runs, status, reason."""
+def _attach_intervals(
+    head: _Side,
+    baseline: _Side,
+    metrics: list[MetricComparison],
+    rubrics: list[RubricComparison],
+    min_effect: Callable[[str, str], float],
+    bootstrap: _Bootstrap,
+) -> None:
+    """Sets the interval and classification of every metric and rubric with a delta. One
+    bootstrap call for both, so metrics and rubrics over the same cases share each pass
+    over the resample counts."""
+    n_ids = len(bootstrap.case_keys)
+    metric_dense = _dense_metrics(baseline, n_ids), _dense_metrics(head, n_ids)
+    rubric_dense = _dense_rubrics(baseline, n_ids), _dense_rubrics(head, n_ids)
+    paired_metrics = [m for m in metrics if m.delta is not None]
+    paired_rubrics = [r for r in rubrics if r.delta is not None]
+    pairs = [
+        _pair(*metric_dense, baseline.metric_rows[key], head.metric_rows[key])
+        for key in ((m.suite, m.metric_name) for m in paired_metrics)
+    ] + [
+        _pair(*rubric_dense, baseline.rubric_rows[key], head.rubric_rows[key])
+        for key in ((r.suite, r.metric_name, r.rubric_id) for r in paired_rubrics)
+    ]
+    intervals = bootstrap.intervals(pairs)
+    for metric, interval in zip(paired_metrics, intervals, strict=False):
+        metric.interval = interval
+        metric.classification = classify(
+            interval,
+            metric.delta or 0.0,
+            min_effect=min_effect(metric.suite, metric.metric_name),
+            higher_is_better=metric.higher_is_better,
+        )
+    for rubric, interval in zip(paired_rubrics, intervals[len(paired_metrics) :], strict=True):
+        rubric.interval = interval
+        # A rubric is a yes/no verdict on its metric's scale: the metric's min_effect.
+        rubric.classification = classify(
+            interval, rubric.delta or 0.0, min_effect=min_effect(rubric.suite, rubric.metric_name)
+        )
+
+
+def _none_for_nan(values: np.ndarray) -> list[float | None]:
+    return [None if v != v else v for v in values.tolist()]
 
 
 @dataclass(slots=True)
-class _CaseReader:
-    """One side's per-case metric values as Python lists, read once (list slices are much
-    cheaper than per-element numpy indexing in the per-case loop)."""
+class _DeltaColumns:
+    """Head's per (case, metric) groups with the matching baseline mean (NaN: none), from
+    which each case's :class:`MetricDelta` rows are built when first read."""
 
-    start: list[int]
     names: list[str]
-    values: list[_CaseMetric]
+    key: np.ndarray
+    base_mean: np.ndarray
+    head_mean: np.ndarray
+    status: np.ndarray
+    reason: np.ndarray
+    reasons: list[str]
 
-    @classmethod
-    def of(cls, side: _Side) -> _CaseReader:
-        groups, table = side.groups, side.table
-        names = [table.metric_keys[k][1] for k in groups.key.tolist()]
-        means = [None if m != m else m for m in groups.mean.tolist()]  # NaN: no score
-        statuses = [METRIC_STATUSES[s] for s in groups.status.tolist()]
-        reasons = [table.reasons[r] if r >= 0 else None for r in groups.reason.tolist()]
-        return cls(
-            start=groups.start.tolist(),
-            names=names,
-            values=list(zip(means, statuses, reasons, strict=True)),
-        )
-
-    def case(self, row: int | None) -> dict[str, _CaseMetric]:
-        if row is None:
-            return {}
-        lo, hi = self.start[row], self.start[row + 1]
-        return dict(zip(self.names[lo:hi], self.values[lo:hi], strict=True))
-
-
-def _metric_deltas(head: dict[str, _CaseMetric], base: dict[str, _CaseMetric]) -> list[MetricDelta]:
-    deltas = []
-    for name in _ordered(head, base) if base else head:
-        h, b = head.get(name), base.get(name)
-        head_mean = h[0] if h else None
-        base_mean = b[0] if b else None
-        deltas.append(
+    def rows(self, lo: int, hi: int) -> list[MetricDelta]:
+        """The rows of groups ``lo:hi`` (one case's)."""
+        heads = _none_for_nan(self.head_mean[lo:hi])
+        bases = _none_for_nan(self.base_mean[lo:hi])
+        return [
             MetricDelta(
-                name,
-                base_mean,
-                head_mean,
-                None if head_mean is None or base_mean is None else head_mean - base_mean,
-                h[1] if h else None,
-                h[2] if h else None,
+                self.names[k],
+                b,
+                h,
+                None if h is None or b is None else h - b,
+                METRIC_STATUSES[status],
+                self.reasons[r] if r >= 0 else None,
             )
-        )
-    return deltas
+            for k, b, h, status, r in zip(
+                self.key[lo:hi].tolist(),
+                bases,
+                heads,
+                self.status[lo:hi].tolist(),
+                self.reason[lo:hi].tolist(),
+                strict=True,
+            )
+        ]
+
+
+class CaseMetrics(Sequence[MetricDelta]):
+    """One case's :class:`MetricDelta` rows, built on first read.
+
+    Compare makes one per case; at 10,000 cases x 8 metrics building every row up front was
+    most of compare's time, while the comment and summary read a few hundred cases. Reads
+    like a list (and compares equal to one with the same rows)."""
+
+    __slots__ = ("_columns", "_lo", "_hi", "_extra", "_rows")
+
+    def __init__(
+        self, columns: _DeltaColumns | None, lo: int, hi: int, extra: list[MetricDelta]
+    ) -> None:
+        self._columns, self._lo, self._hi, self._extra = columns, lo, hi, extra
+        self._rows: list[MetricDelta] | None = None
+
+    def _built(self) -> list[MetricDelta]:
+        if self._rows is None:
+            own = self._columns.rows(self._lo, self._hi) if self._columns else []
+            self._rows = own + self._extra
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._hi - self._lo + len(self._extra)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # Sequence's overloads
+        return self._built()[index]
+
+    def __iter__(self) -> Iterator[MetricDelta]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self._built() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking, like a list
+
+    def __repr__(self) -> str:
+        return repr(self._built())
+
+
+@dataclass(slots=True)
+class _CaseDeltas:
+    """Per head case row: its metrics and largest drop; per baseline-only case row: its
+    metrics."""
+
+    head: list[CaseMetrics]
+    largest_drop: list[float]
+    base_only: dict[int, CaseMetrics]
+
+
+def _case_deltas(head: _Side, baseline: _Side | None) -> _CaseDeltas:
+    """Matches every head (case, metric) group with the baseline's by array lookups and
+    computes the largest drop per case at once; the rows themselves wait for a reader
+    (:class:`CaseMetrics`)."""
+    hg, table = head.groups, head.table
+    n_head = len(table.case_keys)
+    base_mean = np.full(hg.key.size, np.nan)
+    extra: dict[int, list[MetricDelta]] = {}
+    base_only: dict[int, CaseMetrics] = {}
+    if baseline is not None:
+        base_group = _matching_groups(head, baseline)
+        found = base_group >= 0
+        base_mean[found] = baseline.groups.mean[base_group[found]]
+        left = np.ones(baseline.groups.key.size, dtype=bool)
+        left[base_group[found]] = False
+        head_row_of_id = _rows_by_id(head)
+        for base_row, rows in _baseline_only_deltas(baseline, left).items():
+            case_id = int(baseline.ids[base_row])
+            head_row = int(head_row_of_id[case_id]) if case_id < head_row_of_id.size else -1
+            if head_row >= 0:
+                extra[head_row] = rows
+            else:
+                base_only[base_row] = CaseMetrics(None, 0, 0, rows)
+    columns = _DeltaColumns(
+        names=[name for _, name in table.metric_keys],
+        key=hg.key,
+        base_mean=base_mean,
+        head_mean=hg.mean,
+        status=hg.status,
+        reason=hg.reason,
+        reasons=table.reasons,
+    )
+    start = hg.start.tolist()
+    metrics = [
+        CaseMetrics(columns, lo, hi, extra.get(row, []))
+        for row, (lo, hi) in enumerate(zip(start, start[1:], strict=False))
+    ]
+    return _CaseDeltas(
+        head=metrics,
+        largest_drop=_largest_drops(hg, base_mean, n_head, extra),
+        base_only=base_only,
+    )
+
+
+def _largest_drops(
+    groups: _CaseMetrics, base_mean: np.ndarray, n_cases: int, extra: Mapping[int, list]
+) -> list[float]:
+    """Per head case row: max of ``-delta`` over its metrics, a metric without a delta
+    counting as 0 (and 0 for a case without metrics)."""
+    delta = groups.mean - base_mean
+    drops = np.where(np.isnan(delta), 0.0, -delta)
+    largest = np.zeros(n_cases)
+    sizes = np.diff(groups.start)
+    nonempty = np.flatnonzero(sizes > 0)
+    if nonempty.size:
+        largest[nonempty] = np.maximum.reduceat(drops, groups.start[nonempty])
+    for row in extra:
+        largest[row] = max(largest[row], 0.0)
+    return largest.tolist()
+
+
+def _rows_by_id(side: _Side) -> np.ndarray:
+    """Case id -> the side's case row (-1: the side lacks the case); ids beyond the
+    array's end are lacking too."""
+    rows = np.full(int(side.ids.max()) + 1 if side.ids.size else 0, -1, dtype=np.intp)
+    rows[side.ids] = np.arange(side.ids.size)
+    return rows
+
+
+def _matching_groups(head: _Side, baseline: _Side) -> np.ndarray:
+    """For each head group, the baseline group of the same case and metric (-1: none)."""
+    base_row_of_id = _rows_by_id(baseline)
+    base_row = np.full(head.ids.size, -1, dtype=np.intp)
+    known = head.ids < base_row_of_id.size
+    base_row[known] = base_row_of_id[head.ids[known]]
+    key_map = np.array(
+        [baseline.metric_rows.get(k, -1) for k in head.table.metric_keys] or [-1], dtype=np.intp
+    )
+    bg = baseline.groups
+    n_keys = max(1, len(baseline.table.metric_keys))
+    lookup = np.full(len(baseline.table.case_keys) * n_keys, -1, dtype=np.intp)
+    lookup[_group_cases(bg) * n_keys + bg.key] = np.arange(bg.key.size)
+    rows = base_row[_group_cases(head.groups)]
+    keys = key_map[head.groups.key]
+    found = (rows >= 0) & (keys >= 0)
+    out = np.full(rows.size, -1, dtype=np.intp)
+    out[found] = lookup[rows[found] * n_keys + keys[found]]
+    return out
+
+
+def _group_cases(groups: _CaseMetrics) -> np.ndarray:
+    """The case row of each group."""
+    return np.repeat(np.arange(groups.start.size - 1), np.diff(groups.start))
+
+
+def _baseline_only_deltas(baseline: _Side, left: np.ndarray) -> dict[int, list[MetricDelta]]:
+    """Per baseline case row, rows for its groups where ``left`` (matched by no head group),
+    in the case's order."""
+    bg, table = baseline.groups, baseline.table
+    out: dict[int, list[MetricDelta]] = {}
+    rows = np.flatnonzero(left)
+    for row, key, mean in zip(
+        _group_cases(bg)[rows].tolist(),
+        bg.key[rows].tolist(),
+        _none_for_nan(bg.mean[rows]),
+        strict=True,
+    ):
+        out.setdefault(row, []).append(MetricDelta(table.metric_keys[key][1], mean))
+    return out
 
 
 def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline: bool) -> str:
@@ -818,32 +965,48 @@ def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline:
 def _compare_cases(head: _Side, baseline: _Side | None) -> list[CaseComparison]:
     head_rows = {k: i for i, k in enumerate(head.table.case_keys)}
     base_rows = {k: i for i, k in enumerate(baseline.table.case_keys)} if baseline else {}
-    head_reader = _CaseReader.of(head)
-    base_reader = _CaseReader.of(baseline) if baseline else None
+    deltas = _case_deltas(head, baseline)
+    has_baseline = baseline is not None
     cases = []
-    for key in _ordered(head_rows, base_rows):
-        h, b = head_rows.get(key), base_rows.get(key)
-        head_status = head.case_status[h] if h is not None else None
+    for key, h in head_rows.items():
+        b = base_rows.get(key)
+        head_status = head.case_status[h]
         base_status = baseline.case_status[b] if baseline and b is not None else None
-        where, row = (head, h) if h is not None else (baseline, b)
         cases.append(
             CaseComparison(
                 suite=key[0],
                 eval_set_id=key[1],
                 eval_id=key[2],
-                change=_case_change(head_status, base_status, baseline is not None),
-                file=where.table.case_files[row] if where else None,
-                line=where.table.case_lines[row] if where else None,
+                change=_case_change(head_status, base_status, has_baseline),
+                file=head.table.case_files[h],
+                line=head.table.case_lines[h],
                 baseline_status=base_status,
                 head_status=head_status,
-                metrics=_metric_deltas(
-                    head_reader.case(h), base_reader.case(b) if base_reader else {}
-                ),
-                error=head.errors.get(h) if h is not None else None,
-                head_passes=head.passes[h] if h is not None else 0,
-                head_runs=head.runs[h] if h is not None else 0,
-                flaky_head=head.flaky.get(h, {}) if h is not None else {},
+                metrics=deltas.head[h],
+                error=head.errors.get(h),
+                largest_drop=deltas.largest_drop[h],
+                head_passes=head.passes[h],
+                head_runs=head.runs[h],
+                flaky_head=head.flaky.get(h, {}),
                 flaky_baseline=baseline.flaky.get(b, {}) if baseline and b is not None else {},
+            )
+        )
+    if baseline is None:
+        return cases
+    for key, b in base_rows.items():
+        if key in head_rows:
+            continue
+        cases.append(
+            CaseComparison(
+                suite=key[0],
+                eval_set_id=key[1],
+                eval_id=key[2],
+                change="removed",
+                file=baseline.table.case_files[b],
+                line=baseline.table.case_lines[b],
+                baseline_status=baseline.case_status[b],
+                metrics=deltas.base_only.get(b, []),
+                flaky_baseline=baseline.flaky.get(b, {}),
             )
         )
     return cases
@@ -935,7 +1098,10 @@ def compare(
         bootstrap = _Bootstrap(
             seed=seed, n_resamples=n_resamples, confidence=confidence, case_keys=list(case_ids)
         )
-        metrics = _compare_metrics(head_side, base_side, effect, bootstrap)
+        metrics = _compare_metrics(head_side, base_side)
+        rubrics = _compare_rubrics(head_side, base_side)
+        if base_side is not None:
+            _attach_intervals(head_side, base_side, metrics, rubrics, effect, bootstrap)
         head_skeleton = head_table.skeleton
         base_skeleton = base_table.skeleton if base_table is not None else None
         return Comparison(
@@ -944,7 +1110,7 @@ def compare(
             head_metadata=head_skeleton.metadata,
             baseline_metadata=base_skeleton.metadata if base_skeleton else None,
             metrics=metrics,
-            rubrics=_compare_rubrics(head_side, base_side, effect, bootstrap),
+            rubrics=rubrics,
             cases=_compare_cases(head_side, base_side),
             errors=head_skeleton.all_errors(),
             warnings=head_skeleton.warnings,

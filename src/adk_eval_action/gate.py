@@ -63,9 +63,8 @@ def _case_fails(case: CaseComparison, config: GateConfig) -> bool:
 
 def _severity(case: CaseComparison) -> float:
     """Larger is worse: errors first, then newly failing, then by the largest score drop."""
-    drops = [-(m.delta or 0.0) for m in case.metrics]
     base = 10.0 if case.head_status == CaseStatus.ERROR else 0.0
-    return base + (1.0 if case.change == "newly_failing" else 0.0) + max(drops, default=0.0)
+    return base + (1.0 if case.change == "newly_failing" else 0.0) + case.largest_drop
 
 
 def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult) -> None:

@@ -18,9 +18,10 @@ from jinja2 import PackageLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field
 
-from .compare import Comparison
+from .compare import CaseComparison, Comparison
 from .errors import ConfigError
 from .gate import GateResult
+from .results import MetricStatus
 
 GITHUB_COMMENT_LIMIT = 65_536
 
@@ -83,6 +84,42 @@ def pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def code(value: Any, limit: int = 80) -> str:
+    """Text as an inline code span in a table cell, cut to ``limit`` characters (``…``).
+
+    Backslash escapes are not processed in a code span, so only what would end the span (a
+    backtick, shown as ``'``) or the table cell (a pipe, which GFM lets a backslash escape
+    even inside a span) is changed; newlines become spaces."""
+    text = str(value).replace("`", "'").replace("\n", " ").replace("|", "\\|")
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"`{text}`"
+
+
+def flaky_counts(flaky: dict[str, tuple[int, int]]) -> str:
+    """``overall 2/3, `metric` 1/3`` (passing runs/runs per disagreeing status), or ``—``."""
+    parts = [
+        f"{name if name == 'overall' else code(name)} {passes}/{runs}"
+        for name, (passes, runs) in flaky.items()
+    ]
+    return ", ".join(parts) or "—"
+
+
+def metric_changes(case: CaseComparison) -> str:
+    """A case's metrics worth a look (not passed, or passed with a changed score; never
+    informational) as ``name baseline → head (reason)``, joined by ``<br>``."""
+    shown = []
+    for d in case.metrics:
+        status = d.head_status
+        if status is None or status == MetricStatus.INFORMATIONAL:
+            continue
+        if status == MetricStatus.PASSED and (d.delta is None or d.delta == 0):
+            continue
+        reason = f" ({md(d.reason, 120)})" if d.reason else ""
+        shown.append(f"{code(d.metric_name)} {score(d.baseline)} → {score(d.head)}{reason}")
+    return "<br>".join(shown)
+
+
 def _environment(loader: Any = None) -> SandboxedEnvironment:
     env = SandboxedEnvironment(
         loader=loader or PackageLoader("adk_eval_action", "templates"),
@@ -92,7 +129,15 @@ def _environment(loader: Any = None) -> SandboxedEnvironment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(md=md, score=score, delta=delta, pct=pct)
+    env.filters.update(
+        md=md,
+        score=score,
+        delta=delta,
+        pct=pct,
+        code=code,
+        flaky_counts=flaky_counts,
+        metric_changes=metric_changes,
+    )
     return env
 
 
