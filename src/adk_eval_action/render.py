@@ -9,6 +9,7 @@ the ``md`` filter, which escapes HTML and table syntax so it cannot break the co
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from pathlib import Path
@@ -120,9 +121,13 @@ def metric_changes(case: CaseComparison) -> str:
     return "<br>".join(shown)
 
 
-def _environment(loader: Any = None) -> SandboxedEnvironment:
+@functools.cache
+def _environment() -> SandboxedEnvironment:
+    """The one sandboxed environment (packaged templates importable from a user's), made
+    once per process so its template cache keeps compiled templates: compiling the
+    packaged ones took longer than rendering them."""
     env = SandboxedEnvironment(
-        loader=loader or PackageLoader("adk_eval_action", "templates"),
+        loader=PackageLoader("adk_eval_action", "templates"),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -150,8 +155,7 @@ def render_template(context: CommentContext, template: Path | str) -> str:
     """
     try:
         if isinstance(template, Path):
-            env = _environment(loader=None)
-            compiled = env.from_string(template.read_text(encoding="utf-8"))
+            compiled = _environment().from_string(template.read_text(encoding="utf-8"))
         else:
             compiled = _environment().get_template(template)
         return compiled.render(**_template_vars(context))
