@@ -240,3 +240,13 @@ def test_bad_confidence_is_an_error() -> None:
     side = scores_side({"a": [0.5]})
     with pytest.raises(ValueError, match="confidence"):
         compare(side, side, "b", confidence=1.0)
+
+
+def test_largest_drop_counts_a_metric_only_the_baseline_has_as_no_drop() -> None:
+    base = results({"a": [[metric("m_a", 0.2), metric("m_b", 0.9)]], "b": [[metric("m_a", 0.9)]]})
+    head = results({"a": [[metric("m_a", 0.6)]], "b": [[metric("m_a", 0.5)]]})
+    cases = {c.eval_id: c for c in compare(head, base, "b").cases}
+    # a improved (drop -0.4) but lost m_b, which has no delta: 0; b dropped 0.4.
+    assert cases["a"].largest_drop == 0.0
+    assert [d.metric_name for d in cases["a"].metrics] == ["m_a", "m_b"]
+    assert cases["b"].largest_drop == pytest.approx(0.4)
