@@ -42,7 +42,7 @@ import numpy as np
 from _measure import maxrss_mb, timed, traced_peak_mb
 
 from adk_eval_action.chart import metric_chart_markdown
-from adk_eval_action.compare import Comparison, compare, gc_paused
+from adk_eval_action.compare import Comparison, compare
 from adk_eval_action.config import GateConfig
 from adk_eval_action.gate import decide
 from adk_eval_action.render import CommentContext, render_comment, render_summary
@@ -56,6 +56,7 @@ from adk_eval_action.results import (
     RunRecord,
     RunResults,
     SuiteRecord,
+    gc_paused,
 )
 from adk_eval_action.scoretable import ScoreTable, TableBuilder
 

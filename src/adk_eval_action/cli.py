@@ -201,12 +201,11 @@ def _explicit_baseline(value: Path | None) -> Path | None:
 @gate_options
 def compare_command(head: Path, print_comment: bool, **kwargs: Any) -> None:
     """Compare a HEAD results file with --baseline and gate, without running any agent."""
-    from .pipeline import RunOptions, _gate_config, _project, finish, load_baseline
-    from .results import load_results
+    from .pipeline import RunOptions, _gate_config, _project, finish, load_baseline, load_table
 
     try:
         baseline_path = _explicit_baseline(kwargs.pop("baseline"))
-        results = load_results(head)
+        results = load_table(head)
         options = RunOptions(results_out=head, baseline=baseline_path, **kwargs)
         project, _ = _project(options, Path.cwd())
         baseline, note = load_baseline(baseline_path, _console)
@@ -237,14 +236,14 @@ def render_command(
         _project,
         comment_context,
         load_baseline,
+        load_table,
         write_text,
     )
     from .render import render_comment, render_summary
-    from .results import load_results
 
     try:
         baseline_path = _explicit_baseline(baseline)
-        results = load_results(head)
+        results = load_table(head)
         base, note = load_baseline(baseline_path, _console)
         options = RunOptions(results_out=head)
         project, _ = _project(options, Path.cwd())

@@ -21,20 +21,20 @@ Rules (all scores in the metric's own range):
 * A case is flaky on a side when its pass/fail status, overall or for one metric, differs
   across runs (:func:`adk_eval_action.noise.flaky_cases`).
 
-Cost: one walk over each side's results, then one bootstrap draw per distinct number of
-paired cases, shared by all metrics and rubrics, and one matrix product per block for all
-of them. For 10,000 cases x 8 metrics x 3 runs (``benchmarks/bench_compare.py``) ~3.5 s
-on a 2-core EPYC VM: ~2 s walking the 480,000 result objects (reading their fields
-alone takes ~1.2 s), ~0.4 s drawing the resamples, ~0.5 s building the per-case rows;
-~220 MB allocated at peak.
+Cost: each side is read as a :class:`~adk_eval_action.scoretable.ScoreTable` (numpy columns;
+a loaded :class:`RunResults` is turned into one first, ~0.9 s per side at the size below),
+and every aggregate is a group-by over its columns; then one bootstrap draw per distinct
+number of paired cases, shared by all metrics and rubrics, and one matrix product per block
+for all of them. Per-case metric rows are built when first read (:class:`CaseMetrics`). For
+10,000 cases x 8 metrics x 3 runs from tables (``benchmarks/bench_compare.py``) compare
+takes ~0.45 s on a 2-core EPYC VM, of which ~0.15 s is drawing the resamples, and compare +
+gate + render ~0.65 s with a process peak of ~200 MB.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -56,6 +56,7 @@ from .results import (
     MetricStatus,
     RunMetadata,
     RunResults,
+    gc_paused,
 )
 from .scoretable import (
     CASE_STATUSES,
@@ -275,25 +276,6 @@ _RUN_P, _RUN_F, _RUN_NE, _RUN_E = (CASE_STATUSES.index(s) for s in CaseStatus)
 # Elements (resamples x cases) of the counts matrix multiplied per block: the reasoning and
 # value of noise._BLOCK_ELEMENTS (a block's float64 copy stays cache-resident).
 _BLOCK_ELEMENTS = 262_144
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause CPython's cyclic garbage collector for the duration (compare, gate, render).
-
-    These stages allocate ~10^5 small acyclic objects (rows, strings); the allocation
-    bursts trigger full collections that re-scan the caller's live objects (millions when
-    a caller holds large results), which measured 2-13 s extra at 10,000 cases x 8 metrics x
-    3 runs. Nothing made here forms a cycle worth collecting early, so pausing loses
-    nothing; the previous state is restored on exit (nested uses are fine).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _count(groups: np.ndarray, mask: np.ndarray | None, n: int) -> np.ndarray:

@@ -25,14 +25,21 @@ from .baseline import (
     resolve_baseline,
 )
 from .chart import metric_chart_markdown
-from .compare import Comparison, compare, gc_paused
+from .compare import Comparison, compare
 from .config import GateConfig, ProjectConfig, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
-from .engine import EngineSettings, evaluate_suite
 from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError, ConfigError
 from .gate import GateResult, decide
 from .render import CommentContext, render_comment, render_summary
-from .results import ErrorRecord, RunMetadata, RunResults, save_results, utc_now
+from .results import (
+    ErrorRecord,
+    RunMetadata,
+    RunResults,
+    gc_paused,
+    save_results,
+    utc_now,
+)
+from .scoretable import ScoreTable
 
 Console = Callable[[str], None]
 PROJECT_CONFIG_NAMES = ("adk-eval.yaml", "adk-eval.yml", "adk-eval.json")
@@ -192,6 +199,10 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
     """
+    # Imported here: google-adk's evaluation modules take seconds to import, which
+    # `compare` and `render` (no agent runs) need not pay.
+    from .engine import EngineSettings, evaluate_suite
+
     root = Path.cwd()
     suites, project = find_suites(options, console)
     results = RunResults(metadata=_metadata(root))
@@ -230,17 +241,34 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
     return results, project
 
 
-def load_baseline(path: Path | None, console: Console) -> tuple[RunResults | None, str]:
-    """Loads the baseline results file; an unreadable baseline becomes "no baseline" with the
-    reason, never an error of the run. The note is the one ``run`` shows (baseline.py)."""
+def load_table(path: Path) -> ScoreTable:
+    """A results file (or ADK eval_history) as the table compare reads; the loaded objects
+    are dropped at once, so comparing two large files holds one side's objects at a time.
+
+    Raises:
+        ResultsFileError: as :func:`adk_eval_action.results.load_results`.
+    """
+    from .results import load_results
+
+    # The objects are made and freed with the GC paused: enabled in between, it walked all
+    # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).
+    with gc_paused():
+        return ScoreTable.from_results(load_results(path))
+
+
+def load_baseline(path: Path | None, console: Console) -> tuple[ScoreTable | None, str]:
+    """Loads the baseline results file as a table; an unreadable baseline becomes "no
+    baseline" with the reason, never an error of the run. The note is the one ``run`` shows
+    (baseline.py)."""
     if path is None:
         return None, "none given (pass --baseline with a results file of the base branch)"
-    try:
-        resolved = file_baseline(Path(path))
-    except BaselineUnreadable as e:
-        console(f"warning: baseline not used: {e}")
-        return None, str(e)
-    return resolved.results, resolved.note()
+    with gc_paused():  # as in load_table
+        try:
+            resolved = file_baseline(Path(path))
+        except BaselineUnreadable as e:
+            console(f"warning: baseline not used: {e}")
+            return None, str(e)
+        return ScoreTable.from_results(resolved.results), resolved.note()
 
 
 def _failures(gate: GateResult) -> list[CaseFailure]:
@@ -323,8 +351,8 @@ def write_text(path: Path | None, text: str) -> None:
 
 
 def comment_context(
-    results: RunResults,
-    baseline: RunResults | None,
+    results: RunResults | ScoreTable,
+    baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     gate_config: GateConfig,
     options: RunOptions,
@@ -341,15 +369,16 @@ def comment_context(
 
 
 def finish(
-    results: RunResults,
-    baseline: RunResults | None,
+    results: RunResults | ScoreTable,
+    baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     gate_config: GateConfig,
     options: RunOptions,
     console: Console,
 ) -> PipelineOutcome:
-    """Compare, gate, render and write files for results that are already computed."""
-    # No cyclic GC while these allocate: it would re-scan every loaded result (compare.gc_paused).
+    """Compare, gate, render and write files for results that are already computed (or
+    their tables: :func:`load_table`)."""
+    # No cyclic GC while these allocate: it would re-scan every loaded result (results.gc_paused).
     with gc_paused():
         context = comment_context(results, baseline, baseline_note, gate_config, options)
         comparison, gate = context.comparison, context.gate
@@ -357,7 +386,8 @@ def finish(
         summary = render_summary(context)
     write_text(options.comment_out, comment)
     write_text(options.summary_out, summary)
-    usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
+    skeleton = results.skeleton if isinstance(results, ScoreTable) else results
+    usage_error = any(e.kind in USAGE_ERROR_KINDS for e in skeleton.all_errors())
     print_table(comparison, gate, console, usage_error)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     return PipelineOutcome(
@@ -369,7 +399,7 @@ def finish(
         comment_path=options.comment_out,
         failures=_failures(gate),
         metrics=_metrics_output(comparison),
-        suites=[s.name for s in results.suites],
+        suites=[s.name for s in skeleton.suites],
         comparison=comparison,
         gate=gate,
     )

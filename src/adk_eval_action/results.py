@@ -22,7 +22,11 @@ the PR comment can be recomputed from this file. ADK's own
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
@@ -183,6 +187,27 @@ class RunResults(BaseModel):
         return [*self.errors, *(e for s in self.suites for e in s.errors)]
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector for the duration (loading, compare, gate,
+    render).
+
+    Loading a results file makes millions of small acyclic objects, and the allocation
+    bursts trigger full collections that re-scan every object made so far: loading one
+    148 MB results file (10,000 cases x 8 metrics x 3 runs) took 16 s instead of 3 s, and
+    compare, gate and render re-scanned the loaded results for 2-13 s more. Nothing made
+    there forms a cycle worth collecting early, so pausing loses nothing; the previous
+    state is restored on exit (nested uses are fine).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def utc_now() -> str:
     """Current time as ISO 8601 UTC with seconds precision."""
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
@@ -203,15 +228,37 @@ def load_results(path: Path) -> RunResults:
     Raises:
         ResultsFileError: unreadable JSON, unknown shape, or an unsupported schema_version.
     """
+    with gc_paused():
+        return _load_results(path)
+
+
+_OURS = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*%d\s*,' % SCHEMA_VERSION)
+"""The start of a results file of this schema version, as :func:`save_results` writes it."""
+
+
+def _load_results(path: Path) -> RunResults:
     if path.is_dir():
         from .adk_history import load_eval_history_dir
 
         return load_eval_history_dir(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError as e:
         raise ResultsFileError(path, "file not found") from e
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except OSError as e:
+        raise ResultsFileError(path, f"not valid JSON: {e}") from e
+    if _OURS.match(raw):
+        # Our own file (save_results writes schema_version first): pydantic parses and
+        # validates the bytes in one pass, ~40% faster than json.loads + model_validate and
+        # without the intermediate dicts. Anything wrong falls through to the path below,
+        # whose errors say what is wrong.
+        try:
+            return RunResults.model_validate_json(raw)
+        except ValidationError:
+            pass
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ResultsFileError(path, f"not valid JSON: {e}") from e
     # ADK before 1.x wrote the result JSON as a JSON string, so it may be encoded twice.
     if isinstance(data, str):
