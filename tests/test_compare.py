@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from adk_eval_action.compare import compare
 from adk_eval_action.noise import ONE_CASE_REASON, ONE_RUN_REASON, classify, paired_bootstrap
-from adk_eval_action.results import MetricStatus
+from adk_eval_action.results import CaseStatus, MetricStatus
 from results_builder import metric, results, scores_side, tokens
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -229,11 +229,19 @@ def test_classification_agrees_with_noise_classify() -> None:
     assert row.classification == classify(row.interval, row.delta, min_effect=0.02)
 
 
-def test_non_finite_score_is_an_error() -> None:
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_a_non_finite_score_is_a_metric_error_never_averaged(bad) -> None:
     base = scores_side({"a": [0.5, 0.5], "b": [0.5, 0.5]})
-    head = scores_side({"a": [math.inf, 0.5], "b": [0.5, 0.5]})
-    with pytest.raises(ValueError, match="non-finite head score"):
-        compare(head, base, "b")
+    head = scores_side({"a": [bad, 0.7], "b": [0.5, 0.5]})
+    comparison = compare(head, base, "b")
+    row = _row(comparison)
+    assert row.head.errors == 1 and row.head.scored == 3
+    assert row.head.mean == pytest.approx((0.7 + 0.5 + 0.5) / 3)
+    assert "non-finite score" in row.head.reasons[0]
+    case = next(c for c in comparison.cases if c.eval_id == "a")
+    # error, or failed when the run's own status says so (a failed run decides first)
+    assert case.head_status in (CaseStatus.ERROR, CaseStatus.FAILED)
+    assert case.metrics[0].head == 0.7 and "non-finite" in case.metrics[0].reason
 
 
 def test_bad_confidence_is_an_error() -> None:
@@ -242,11 +250,26 @@ def test_bad_confidence_is_an_error() -> None:
         compare(side, side, "b", confidence=1.0)
 
 
-def test_largest_drop_counts_a_metric_only_the_baseline_has_as_no_drop() -> None:
-    base = results({"a": [[metric("m_a", 0.2), metric("m_b", 0.9)]], "b": [[metric("m_a", 0.9)]]})
-    head = results({"a": [[metric("m_a", 0.6)]], "b": [[metric("m_a", 0.5)]]})
+def test_largest_drop_is_direction_aware_scaled_and_ignores_informational_metrics() -> None:
+    base = results(
+        {
+            "lost_metric": [[metric("m_a", 0.2), metric("m_b", 0.9)]],
+            "small_drop": [[metric("m_a", 0.6), tokens(500)]],
+            "longer": [[metric("words", 10, higher_is_better=False, max_value=100.0)]],
+        }
+    )
+    head = results(
+        {
+            "lost_metric": [[metric("m_a", 0.6)]],
+            "small_drop": [[metric("m_a", 0.45), tokens(400)]],
+            "longer": [[metric("words", 30, higher_is_better=False, max_value=100.0)]],
+        }
+    )
     cases = {c.eval_id: c for c in compare(head, base, "b").cases}
-    # a improved (drop -0.4) but lost m_b, which has no delta: 0; b dropped 0.4.
-    assert cases["a"].largest_drop == 0.0
-    assert [d.metric_name for d in cases["a"].metrics] == ["m_a", "m_b"]
-    assert cases["b"].largest_drop == pytest.approx(0.4)
+    # improved m_a, lost m_b (no delta): nothing got worse
+    assert cases["lost_metric"].largest_drop == 0.0
+    assert [d.metric_name for d in cases["lost_metric"].metrics] == ["m_a", "m_b"]
+    # 0.15 of a [0, 1] range; 100 fewer tokens is informational (and better), not a drop
+    assert cases["small_drop"].largest_drop == pytest.approx(0.15)
+    # lower is better: 10 -> 30 words is 20 worse on a 0..100 range
+    assert cases["longer"].largest_drop == pytest.approx(0.2)

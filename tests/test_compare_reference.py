@@ -9,6 +9,7 @@ verdicts, metrics a run or side lacks, cases only one side has, a case written t
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
@@ -208,19 +209,23 @@ def _check_cases(comparison, head: RunResults, base: RunResults) -> None:
             *(n for n in (b.metrics if b else {}) if not h or n not in h.metrics),
         ]
         assert [d.metric_name for d in case.metrics] == names
-        drops = []
+        worst = 0.0
         for d in case.metrics:
             head_mean = h.mean(d.metric_name) if h and d.metric_name in h.metrics else None
             base_mean = b.mean(d.metric_name) if b and d.metric_name in b.metrics else None
             assert _close(d.head, head_mean) and _close(d.baseline, base_mean)
             delta = None if head_mean is None or base_mean is None else head_mean - base_mean
             assert _close(d.delta, delta)
-            drops.append(-(delta or 0.0))
             in_head = h is not None and d.metric_name in h.metrics
             assert d.head_status == (h.metrics[d.metric_name]["status"] if in_head else None)
             assert d.reason == (h.metrics[d.metric_name]["reason"] if in_head else None)
+            first = _metric_results(head, d.metric_name)[0] if in_head else None
+            if delta is not None and first is not None and not first.informational:
+                sign = 1.0 if first.higher_is_better else -1.0
+                span = (first.max_value or 1.0) - (first.min_value or 0.0)
+                worst = max(worst, -delta * sign / (span if span > 0 else 1.0))
         if h is not None:
-            assert case.largest_drop == pytest.approx(max(drops, default=0.0), abs=1e-12)
+            assert case.largest_drop == pytest.approx(worst, abs=1e-12)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -236,6 +241,10 @@ def test_compare_matches_the_rules_applied_one_object_at_a_time(head_cases, base
         ScoreTable.from_results(head), ScoreTable.from_results(base), "b", n_resamples=50
     )
     assert again.model_dump() == comparison.model_dump()
+    # Serialisable, with each case's metric rows as objects, whether read yet or not.
+    dumped = json.loads(compare(head, base, "b", n_resamples=50).model_dump_json())
+    for case, row in zip(comparison.cases, dumped["cases"], strict=True):
+        assert [d["metric_name"] for d in row["metrics"]] == [d.metric_name for d in case.metrics]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

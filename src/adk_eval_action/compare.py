@@ -36,10 +36,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PlainSerializer
 
 from .noise import (
     NO_CASES_REASON,
@@ -62,10 +62,10 @@ from .scoretable import (
     CASE_STATUSES,
     METRIC_STATUSES,
     CaseKey,
+    MetricInfo,
     MetricKey,
     RubricKey,
     ScoreTable,
-    check_finite,
     fsum_by_group,
 )
 
@@ -184,6 +184,16 @@ class MetricDelta(NamedTuple):
     reason: str | None = None
 
 
+def _rows_as_dicts(rows: Sequence[MetricDelta]) -> list[dict[str, Any]]:
+    return [row._asdict() for row in rows]
+
+
+_MetricRows = Annotated[
+    Sequence[MetricDelta], PlainSerializer(_rows_as_dicts, return_type=list[dict[str, Any]])
+]
+"""A case's metric rows; written as a list of objects by ``model_dump``/``model_dump_json``
+(they may be a lazy :class:`CaseMetrics`, which pydantic cannot serialise itself)."""
+
 ChangeKind = Literal[
     "newly_failing",
     "newly_passing",
@@ -202,10 +212,12 @@ class CaseComparison:
     and pydantic validation of each cost more than the rest of compare).
 
     ``metrics`` are the case's metric deltas (head's metrics in the case's order, then those
-    only the baseline has); ``largest_drop`` is the largest ``-delta`` among them (0 when
-    none dropped), in the dropping metric's units. ``flaky_head`` / ``flaky_baseline`` map
-    ``"overall"`` or a metric name to ``(passing runs, runs with a verdict)`` where runs
-    disagree, e.g. ``{"response_match_score": (2, 3)}``.
+    only the baseline has); ``largest_drop`` is the largest worsening among its gated
+    metrics, in each metric's direction and as a fraction of its value range when known
+    (else in metric units), 0 when none got worse: what orders failing cases.
+    ``flaky_head`` / ``flaky_baseline`` map ``"overall"`` or a metric name to ``(passing
+    runs, runs with a verdict)`` where runs disagree, e.g. ``{"response_match_score": (2,
+    3)}``.
     """
 
     suite: str
@@ -216,7 +228,7 @@ class CaseComparison:
     line: int | None = None
     baseline_status: CaseStatus | None = None
     head_status: CaseStatus | None = None
-    metrics: Sequence[MetricDelta] = field(default_factory=list)
+    metrics: _MetricRows = field(default_factory=list)
     error: str | None = None
     largest_drop: float = 0.0
     head_passes: int = 0
@@ -817,7 +829,6 @@ def _case_deltas(head: _Side, baseline: _Side | None) -> _CaseDeltas:
     computes the largest drop per case at once; the rows themselves wait for a reader
     (:class:`CaseMetrics`)."""
     hg, table = head.groups, head.table
-    n_head = len(table.case_keys)
     base_mean = np.full(hg.key.size, np.nan)
     extra: dict[int, list[MetricDelta]] = {}
     base_only: dict[int, CaseMetrics] = {}
@@ -851,26 +862,36 @@ def _case_deltas(head: _Side, baseline: _Side | None) -> _CaseDeltas:
     ]
     return _CaseDeltas(
         head=metrics,
-        largest_drop=_largest_drops(hg, base_mean, n_head, extra),
+        largest_drop=_largest_drops(table, hg, base_mean),
         base_only=base_only,
     )
 
 
-def _largest_drops(
-    groups: _CaseMetrics, base_mean: np.ndarray, n_cases: int, extra: Mapping[int, list]
-) -> list[float]:
-    """Per head case row: max of ``-delta`` over its metrics, a metric without a delta
-    counting as 0 (and 0 for a case without metrics)."""
-    delta = groups.mean - base_mean
-    drops = np.where(np.isnan(delta), 0.0, -delta)
-    largest = np.zeros(n_cases)
-    sizes = np.diff(groups.start)
-    nonempty = np.flatnonzero(sizes > 0)
+def _largest_drops(table: ScoreTable, groups: _CaseMetrics, base_mean: np.ndarray) -> list[float]:
+    """Per head case row: the largest worsening among its gated metrics, in the metric's
+    direction and as a fraction of its value range when that is known (else in metric
+    units); informational metrics and metrics without a delta count as 0, as does a case
+    whose metrics all improved."""
+    infos = table.metric_info
+    sign = np.array([1.0 if i.higher_is_better else -1.0 for i in infos] or [1.0])
+    scale = np.array([_range(i) for i in infos] or [1.0])
+    gated = np.array([not i.informational for i in infos] or [True])
+    key = groups.key
+    worse = (base_mean - groups.mean) * sign[key] / scale[key]
+    worse = np.where(np.isnan(worse) | ~gated[key], 0.0, worse)
+    largest = np.zeros(len(table.case_keys))
+    nonempty = np.flatnonzero(np.diff(groups.start) > 0)
     if nonempty.size:
-        largest[nonempty] = np.maximum.reduceat(drops, groups.start[nonempty])
-    for row in extra:
-        largest[row] = max(largest[row], 0.0)
-    return largest.tolist()
+        largest[nonempty] = np.maximum.reduceat(worse, groups.start[nonempty])
+    return np.maximum(largest, 0.0).tolist()
+
+
+def _range(info: MetricInfo) -> float:
+    """The metric's value range (max - min) when both ends are known and finite, else 1."""
+    low, high = info.min_value, info.max_value
+    if low is None or high is None or not math.isfinite(high - low) or high <= low:
+        return 1.0
+    return high - low
 
 
 def _rows_by_id(side: _Side) -> np.ndarray:
@@ -1058,8 +1079,7 @@ def compare(
         confidence: Two-sided interval level in ``(0, 1)``.
 
     Raises:
-        ValueError: A ``min_effect`` below 0, a non-finite score (with a baseline), or a
-            bad ``confidence``.
+        ValueError: A ``min_effect`` below 0, or a bad ``confidence`` or ``n_resamples``.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -1071,9 +1091,6 @@ def compare(
     with gc_paused():
         head_table = _table(head)
         base_table = _table(baseline) if baseline is not None else None
-        if base_table is not None:
-            check_finite(head_table, "head")
-            check_finite(base_table, "baseline")
         case_ids: dict[CaseKey, int] = {}
         head_side = _index_side(head_table, case_ids)
         base_side = _index_side(base_table, case_ids) if base_table is not None else None

@@ -62,7 +62,8 @@ def _case_fails(case: CaseComparison, config: GateConfig) -> bool:
 
 
 def _severity(case: CaseComparison) -> float:
-    """Larger is worse: errors first, then newly failing, then by the largest score drop."""
+    """Larger is worse: errors first, then newly failing, then by the largest worsening
+    (:attr:`CaseComparison.largest_drop`, a fraction of the metric's range when known)."""
     base = 10.0 if case.head_status == CaseStatus.ERROR else 0.0
     return base + (1.0 if case.change == "newly_failing" else 0.0) + case.largest_drop
 

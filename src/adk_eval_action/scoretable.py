@@ -12,6 +12,10 @@ Tables are built one eval case at a time by :class:`TableBuilder`: :meth:`ScoreT
 walks a loaded :class:`~adk_eval_action.results.RunResults`; a caller that produces cases one
 at a time (``benchmarks/bench_compare.py``) feeds them directly and never holds the tree.
 
+A non-finite score (NaN, infinity: a custom metric's bug, or a hand-edited file) is kept as
+an ``error`` of that metric with a reason saying so, never averaged, so one bad number
+neither crashes the comparison nor poisons a mean; a non-finite rubric verdict is no verdict.
+
 Rows keep the results' order (case, then run, then metric), which is what makes
 "first seen" rules (a metric's threshold and range come from its first result; a rubric's
 text is its first non-empty text) and per-case metric order the same as in the results file.
@@ -217,14 +221,15 @@ class TableBuilder:
                 if k is None:
                     k = metric_ids[(suite, name)] = len(metric_ids)
                     self.metric_info.append(MetricInfo.of(metric))
-                score = metric.score
+                score, status, reason = metric.score, metric.status, metric.reason
+                if score is not None and not math.isfinite(score):
+                    score, status, reason = None, MetricStatus.ERROR, _non_finite(score)
                 self.m_case.append(row)
                 self.m_key.append(k)
                 self.m_score.append(0.0 if score is None else score)
                 self.m_has_score.append(score is not None)
-                self.m_status.append(_METRIC_CODE[metric.status])
+                self.m_status.append(_METRIC_CODE[status])
                 self.m_informational.append(metric.informational)
-                reason = metric.reason
                 if reason:
                     self.m_reason.append(reason_ids.setdefault(reason, len(reason_ids)))
                 else:
@@ -241,10 +246,13 @@ class TableBuilder:
                 self.rubric_text.append(None)
             if self.rubric_text[r] is None:
                 self.rubric_text[r] = rubric.text
+            # A non-finite verdict is no verdict (a verdict is 0 or 1, or a mean of them).
+            verdict = rubric.score
+            scored = verdict is not None and math.isfinite(verdict)
             self.r_case.append(row)
             self.r_key.append(r)
-            self.r_score.append(0.0 if rubric.score is None else rubric.score)
-            self.r_has_score.append(rubric.score is not None)
+            self.r_score.append(verdict if scored else 0.0)  # type: ignore[arg-type]
+            self.r_has_score.append(scored)
 
     def build(self, skeleton: RunResults) -> ScoreTable:
         """The table of every case added so far, with ``skeleton`` (results without eval
@@ -276,19 +284,11 @@ class TableBuilder:
         )
 
 
-def check_finite(table: ScoreTable, side: str) -> None:
-    """Raises ValueError naming the first eval case with a non-finite (NaN or infinite)
-    score, metric or rubric, on ``side`` ("head" or "baseline")."""
-    for case_col, scores, has in (
-        (table.m_case, table.m_score, table.m_has_score),
-        (table.r_case, table.r_score, table.r_has_score),
-    ):
-        bad = np.flatnonzero(has & ~np.isfinite(scores))
-        if bad.size:
-            case = table.case_keys[int(case_col[bad[0]])]
-            raise ValueError(
-                f"non-finite {side} score for case {case!r}: {float(scores[bad[0]])!r}"
-            )
+def _non_finite(score: float) -> str:
+    return (
+        f"the metric gave a non-finite score ({score!r}); it is counted as an error, "
+        "never averaged: check the metric's code or judge output"
+    )
 
 
 def fsum_by_group(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
