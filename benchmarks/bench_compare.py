@@ -271,13 +271,20 @@ def report(table: dict[str, object], results: dict[str, object], args: argparse.
         raise SystemExit(f"the two input forms disagree: {results['sanity']}")
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse arguments, run both measurements and print the report."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--cases", type=int, default=10_000)
-    parser.add_argument("--metrics", type=int, default=8)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--cases", type=_positive, default=10_000)
+    parser.add_argument("--metrics", type=_positive, default=8)
+    parser.add_argument("--runs", type=_positive, default=3)
+    parser.add_argument("--repeat", type=_positive, default=5)
     parser.add_argument("--profile", action="store_true", help="cProfile one pass (stderr)")
     parser.add_argument("--inputs", choices=["table", "results"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -5,6 +5,7 @@ GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastruc
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import sys
 import threading
@@ -17,6 +18,23 @@ import click
 
 from .errors import EXIT_USAGE, AdkEvalActionError
 
+
+class _Amount(click.FloatRange):
+    """A finite number >= 0 (a NaN or infinite gate amount would compare false with
+    everything and silently change what fails)."""
+
+    name = "amount"
+
+    def __init__(self) -> None:
+        super().__init__(min=0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
 GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--fail-on",
@@ -25,10 +43,10 @@ GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     ),
     click.option(
         "--max-regression",
-        type=float,
+        type=_Amount(),
         help="Largest allowed drop of a metric's mean, in the metric's units.",
     ),
-    click.option("--min-effect", type=float, help="Smallest delta worth calling a change."),
+    click.option("--min-effect", type=_Amount(), help="Smallest delta worth calling a change."),
     click.option(
         "--require-significance/--no-require-significance",
         default=None,
@@ -36,7 +54,7 @@ GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     ),
     click.option(
         "--max-token-increase",
-        type=click.FloatRange(min=0),
+        type=_Amount(),
         help="Largest allowed relative growth of token_usage_v1 (0.2 = +20%).",
     ),
     click.option(
@@ -201,11 +219,18 @@ def _explicit_baseline(value: Path | None) -> Path | None:
 @gate_options
 def compare_command(head: Path, print_comment: bool, **kwargs: Any) -> None:
     """Compare a HEAD results file with --baseline and gate, without running any agent."""
-    from .pipeline import RunOptions, _gate_config, _project, finish, load_baseline, load_table
+    from .pipeline import (
+        RunOptions,
+        _gate_config,
+        _project,
+        finish,
+        load_baseline,
+        load_head_table,
+    )
 
     try:
         baseline_path = _explicit_baseline(kwargs.pop("baseline"))
-        results = load_table(head)
+        results = load_head_table(head)
         options = RunOptions(results_out=head, baseline=baseline_path, **kwargs)
         project, _ = _project(options, Path.cwd())
         baseline, note = load_baseline(baseline_path, _console)
@@ -236,14 +261,14 @@ def render_command(
         _project,
         comment_context,
         load_baseline,
-        load_table,
+        load_head_table,
         write_text,
     )
     from .render import render_comment, render_summary
 
     try:
         baseline_path = _explicit_baseline(baseline)
-        results = load_table(head)
+        results = load_head_table(head)
         base, note = load_baseline(baseline_path, _console)
         options = RunOptions(results_out=head)
         project, _ = _project(options, Path.cwd())

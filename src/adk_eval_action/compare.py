@@ -1027,7 +1027,8 @@ def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
 def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
     """Why the two sides may not be comparable; ``head``/``baseline`` are skeletons."""
     notes = []
-    if head.metadata.adk_version != baseline.metadata.adk_version and baseline.metadata.adk_version:
+    versions = (baseline.metadata.adk_version, head.metadata.adk_version)
+    if all(versions) and versions[0] != versions[1]:
         notes.append(
             f"google-adk {baseline.metadata.adk_version} (baseline) vs "
             f"{head.metadata.adk_version} (head)"
@@ -1112,7 +1113,11 @@ def compare(
             rubrics=rubrics,
             cases=_compare_cases(head_side, base_side),
             errors=head_skeleton.all_errors(),
-            warnings=head_skeleton.warnings,
+            warnings=[
+                *head_skeleton.warnings,
+                *head_table.repeated_warnings("head"),
+                *(base_table.repeated_warnings("baseline") if base_table is not None else []),
+            ],
             num_runs=head_table.num_runs,
             comparability=_comparability(head_skeleton, base_skeleton) if base_skeleton else [],
             confidence=confidence,

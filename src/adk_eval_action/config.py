@@ -49,7 +49,7 @@ class MetricGateRule(BaseModel):
     value; :meth:`GateConfig.rule_for` returns the resolved rule with every field set.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_regression: float | None = Field(default=None, ge=0.0)
     min_effect: float | None = Field(default=None, ge=0.0)
@@ -68,7 +68,7 @@ class GateConfig(BaseModel):
     warns or fails.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     mode: Literal["status", "mean"] = "status"
     min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from .baseline import (
     DEFAULT_ARTIFACT_NAME,
@@ -26,9 +26,16 @@ from .baseline import (
 )
 from .chart import metric_chart_markdown
 from .compare import Comparison, compare
-from .config import GateConfig, ProjectConfig, load_project_config
+from .config import GateConfig, ProjectConfig, first_error, load_project_config
 from .discovery import Suite, discover_suites, suites_from_config
-from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError, ConfigError
+from .errors import (
+    EXIT_GATE_FAILED,
+    EXIT_PASS,
+    EXIT_USAGE,
+    AdkEvalActionError,
+    ConfigError,
+    ResultsFileError,
+)
 from .gate import GateResult, decide
 from .render import CommentContext, render_comment, render_summary
 from .results import (
@@ -163,7 +170,12 @@ def _gate_config(project: ProjectConfig, options: RunOptions) -> GateConfig:
     }
     data = project.gate.model_dump()
     data.update({k: v for k, v in overrides.items() if v is not None})
-    return GateConfig.model_validate(data)
+    try:
+        return GateConfig.model_validate(data)
+    except ValidationError as e:
+        field, message = first_error(e)
+        flag = "--" + field.split(".")[0].replace("_", "-")
+        raise ConfigError(None, f"{flag}: {message}", f"gate.{field}") from e
 
 
 def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], ProjectConfig]:
@@ -205,6 +217,7 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
 
     root = Path.cwd()
     suites, project = find_suites(options, console)
+    _gate_config(project, options)  # a bad gate flag is exit 2 before any agent runs
     results = RunResults(metadata=_metadata(root))
     start = time.monotonic()
     settings = EngineSettings(
@@ -254,6 +267,24 @@ def load_table(path: Path) -> ScoreTable:
     # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).
     with gc_paused():
         return ScoreTable.from_results(load_results(path))
+
+
+def load_head_table(path: Path) -> ScoreTable:
+    """:func:`load_table` for the head of ``compare``/``render``: a head without eval cases
+    and without errors saying why is refused (``run`` refuses zero eval cases too), rather
+    than passing a gate that checked nothing.
+
+    Raises:
+        ResultsFileError: unreadable, or no eval cases and no errors.
+    """
+    table = load_table(path)
+    if not table.case_keys and not table.skeleton.all_errors():
+        raise ResultsFileError(
+            path,
+            "holds no eval cases and no errors, so there is nothing to compare or gate; "
+            "give the results file of a run that evaluated eval cases",
+        )
+    return table
 
 
 def load_baseline(path: Path | None, console: Console) -> tuple[ScoreTable | None, str]:
@@ -345,7 +376,9 @@ def write_text(path: Path | None, text: str) -> None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        # errors="replace": a lone surrogate from agent text (valid in JSON, not in UTF-8)
+        # becomes "?" rather than losing the whole comment.
+        path.write_text(text, encoding="utf-8", errors="replace")
     except OSError as e:
         raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
 

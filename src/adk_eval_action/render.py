@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jinja2 import PackageLoader, StrictUndefined, TemplateError
+from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field
 
@@ -74,7 +74,7 @@ def delta(value: float | None, higher_is_better: bool = True, digits: int = 3) -
     """A signed delta with an arrow that says whether it is better (🟢) or worse (🔴)."""
     if value is None:
         return "—"
-    if abs(value) < 10 ** -(digits + 1):
+    if round(abs(value), digits) == 0:  # would print as +0 / −0
         return "±0"
     better = (value > 0) == higher_is_better
     return f"{'+' if value > 0 else '−'}{score(abs(value), digits)} {'🟢' if better else '🔴'}"
@@ -153,13 +153,14 @@ def render_template(context: CommentContext, template: Path | str) -> str:
         ConfigError: the user's template is unreadable, invalid, or does something the
             sandbox forbids (names the template file).
     """
+    if not isinstance(template, Path):
+        return _environment().get_template(template).render(**_template_vars(context))
     try:
-        if isinstance(template, Path):
-            compiled = _environment().from_string(template.read_text(encoding="utf-8"))
-        else:
-            compiled = _environment().get_template(template)
+        compiled = _environment().from_string(template.read_text(encoding="utf-8"))
         return compiled.render(**_template_vars(context))
-    except (OSError, TemplateError) as e:
+    except Exception as e:  # noqa: BLE001 - any failure of a user's template is theirs to fix
+        # A user's template can fail in any way its expressions can (1 / 0, a filter given
+        # the wrong type, a file that is not UTF-8): all of them are usage errors.
         raise ConfigError(template, f"template error: {type(e).__name__}: {e}") from e
 
 

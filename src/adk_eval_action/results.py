@@ -270,7 +270,7 @@ def _load_results(path: Path) -> RunResults:
         if data["schema_version"] != SCHEMA_VERSION:
             raise ResultsFileError(
                 path,
-                f"schema_version {data['schema_version']} is not supported by this version "
+                f"schema_version {data['schema_version']!r} is not supported by this version "
                 f"(expects {SCHEMA_VERSION}); re-run the evaluation with this version",
             )
         try:

@@ -82,7 +82,8 @@ class ScoreTable:
     """One side of a comparison, as columns.
 
     Cases (``c`` rows, in order of first appearance; a case key seen twice adds runs to the
-    first): ``case_keys``, ``case_files`` (eval set file), ``case_lines``.
+    first, and ``repeated`` counts how often each such key appeared): ``case_keys``,
+    ``case_files`` (eval set file), ``case_lines``.
 
     Runs (``r`` rows): ``run_case`` (case row), ``run_status`` (code into
     :data:`CASE_STATUSES`), ``run_errors`` (run row -> error, only for runs with one).
@@ -120,6 +121,7 @@ class ScoreTable:
     m_reason: np.ndarray
     rubric_keys: list[RubricKey]
     rubric_text: list[str | None]
+    repeated: dict[CaseKey, int]
     r_case: np.ndarray
     r_key: np.ndarray
     r_score: np.ndarray
@@ -129,6 +131,15 @@ class ScoreTable:
     def num_runs(self) -> int:
         """The largest ``num_runs`` of any suite (1 without suites)."""
         return max((s.num_runs for s in self.skeleton.suites), default=1)
+
+    def repeated_warnings(self, side: str) -> list[str]:
+        """One warning per eval case written more than once on ``side`` ("head" results,
+        "baseline" results): ``run`` never writes one, so the file was edited or merged."""
+        return [
+            f"{side} results: eval case `{eval_id}` of eval set `{eval_set}` (suite "
+            f"`{suite}`) appears {count} times; its runs are counted together as one case"
+            for (suite, eval_set, eval_id), count in self.repeated.items()
+        ]
 
     @property
     def nbytes(self) -> int:
@@ -193,6 +204,7 @@ class TableBuilder:
     m_reason: array = field(default_factory=lambda: array("i"))
     rubric_ids: dict[RubricKey, int] = field(default_factory=dict)
     rubric_text: list[str | None] = field(default_factory=list)
+    repeated: dict[CaseKey, int] = field(default_factory=dict)
     r_case: array = field(default_factory=lambda: array("i"))
     r_key: array = field(default_factory=lambda: array("i"))
     r_score: array = field(default_factory=lambda: array("d"))
@@ -208,6 +220,8 @@ class TableBuilder:
             row = self.case_rows[key] = len(self.case_rows)
             self.case_files.append(file)
             self.case_lines.append(case.line)
+        else:
+            self.repeated[key] = self.repeated.get(key, 1) + 1
         # Runs once per metric result (~10^6 times at 10,000 cases): kept flat.
         metric_ids, reason_ids = self.metric_ids, self.reason_ids
         for run in case.runs:
@@ -277,6 +291,7 @@ class TableBuilder:
             m_reason=np.array(self.m_reason, dtype=np.int32),
             rubric_keys=list(self.rubric_ids),
             rubric_text=self.rubric_text,
+            repeated=self.repeated,
             r_case=np.array(self.r_case, dtype=np.int32),
             r_key=np.array(self.r_key, dtype=np.int32),
             r_score=np.array(self.r_score, dtype=np.float64),

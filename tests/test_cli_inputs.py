@@ -1,0 +1,115 @@
+"""Bad inputs to ``compare`` and ``render``: each is exit 2 with a message naming what to
+fix, never a traceback or a gate that checked nothing (hand-built results files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from adk_eval_action.cli import main
+from adk_eval_action.compare import compare
+from adk_eval_action.config import GateConfig, ProjectConfig
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.pipeline import RunOptions, _gate_config, write_text
+from adk_eval_action.render import delta
+from adk_eval_action.results import save_results
+from results_builder import metric, results, scores_side
+
+
+def _cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    head, base = tmp_path / "head.json", tmp_path / "base.json"
+    save_results(scores_side({"a": [0.9, 0.8], "b": [0.7, 0.7]}), head)
+    save_results(scores_side({"a": [0.9, 0.9], "b": [0.7, 0.6]}), base)
+    return head, base
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--min-effect", "-1"], "'--min-effect': -1.0 is not in the range x>=0"),
+        (["--min-effect", "nan"], "'--min-effect': 'nan' is not a finite number"),
+        (["--max-regression", "inf", "--fail-on", "regression"], "'--max-regression': 'inf'"),
+        (["--max-token-increase", "nan"], "'--max-token-increase': 'nan'"),
+    ],
+)
+def test_bad_gate_flags_are_usage_errors(files, flags, says) -> None:
+    head, base = files
+    result = _cli("compare", str(head), "--baseline", str(base), *flags)
+    assert result.exit_code == 2
+    assert says in result.output
+
+
+def test_gate_values_from_other_sources_are_checked_too() -> None:
+    # Action inputs reach the gate config without click: a ConfigError naming the flag.
+    with pytest.raises(ConfigError, match="--min-effect: Input should be greater"):
+        _gate_config(ProjectConfig(), RunOptions(min_effect=-0.5))
+    with pytest.raises(ValueError, match="finite number"):
+        GateConfig(max_regression=float("nan"))
+
+
+def test_a_head_without_eval_cases_is_refused(files, tmp_path: Path) -> None:
+    _, base = files
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"schema_version": 1}')
+    for command in ("compare", "render"):
+        result = _cli(command, str(empty), "--baseline", str(base))
+        assert result.exit_code == 2, command
+        assert "empty.json: holds no eval cases and no errors" in result.output
+
+
+@pytest.mark.parametrize(
+    ("template", "says"),
+    [
+        ("{{ 1 / 0 }}", "ZeroDivisionError"),
+        ("{{ comparison.cases[0].metrics | tojson }}", "TypeError"),
+        (b"\xff\xfe{{ 1 }}", "UnicodeDecodeError"),
+    ],
+)
+def test_a_user_template_failing_at_render_time_is_a_usage_error(
+    files, tmp_path: Path, template, says
+) -> None:
+    head, base = files
+    path = tmp_path / "mine.md.j2"
+    if isinstance(template, bytes):
+        path.write_bytes(template)
+    else:
+        path.write_text(template)
+    result = _cli("render", str(head), "--baseline", str(base), "--template", str(path))
+    assert result.exit_code == 2
+    assert f"mine.md.j2: template error: {says}" in result.output
+
+
+def test_a_case_written_twice_is_counted_once_with_a_warning(tmp_path: Path) -> None:
+    head = results({"a": [[metric("m", 0.9)]]})
+    twice = head.model_copy(deep=True)
+    cases = twice.suites[0].eval_sets[0].eval_cases
+    cases.append(cases[0].model_copy(deep=True))
+    comparison = compare(twice, head, "b")
+    assert comparison.cases[0].head_runs == 2
+    assert comparison.warnings == [
+        "head results: eval case `a` of eval set `smoke` (suite `travel`) appears 2 times; "
+        "its runs are counted together as one case"
+    ]
+    head_path, base_path = tmp_path / "twice.json", tmp_path / "base.json"
+    save_results(twice, head_path)
+    save_results(head, base_path)
+    result = _cli("compare", str(head_path), "--baseline", str(base_path), "--print-comment")
+    assert "appears 2 times" in result.output
+
+
+def test_tiny_deltas_print_as_zero() -> None:
+    assert delta(0.0004) == "±0" and delta(-0.0004) == "±0"
+    assert delta(0.0005) == "+0.001 🟢"
+
+
+def test_a_lone_surrogate_does_not_lose_the_comment(tmp_path: Path) -> None:
+    path = tmp_path / "comment.md"
+    write_text(path, "agent said \ud800 here")
+    assert path.read_text(encoding="utf-8") == "agent said ? here"
