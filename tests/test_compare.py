@@ -273,3 +273,12 @@ def test_largest_drop_is_direction_aware_scaled_and_ignores_informational_metric
     assert cases["small_drop"].largest_drop == pytest.approx(0.15)
     # lower is better: 10 -> 30 words is 20 worse on a 0..100 range
     assert cases["longer"].largest_drop == pytest.approx(0.2)
+
+
+def test_a_nan_score_on_a_not_evaluated_metric_is_just_no_score() -> None:
+    skipped = metric("m", math.nan, status=MetricStatus.NOT_EVALUATED)
+    head = results({"a": [[skipped]], "b": [[metric("m", 0.8)]]})
+    base = results({"a": [[metric("m", 0.9)]], "b": [[metric("m", 0.8)]]})
+    row = _row(compare(head, base, "b"), "m")
+    assert row.head.not_evaluated == 1 and row.head.errors == 0 and row.head.reasons == []
+    assert row.head.mean == 0.8

@@ -44,7 +44,7 @@ rubric = st.builds(
 metric_result = st.builds(
     MetricResult,
     metric_name=metric_names,
-    score=st.one_of(st.none(), st.floats(0.0, 1.0)),
+    score=st.one_of(st.none(), st.floats(0.0, 1.0), st.sampled_from([math.nan, math.inf])),
     status=st.sampled_from(list(MetricStatus)),
     threshold=st.sampled_from([None, 0.5]),
     informational=st.booleans(),
@@ -72,6 +72,17 @@ def _side(eval_cases: list[EvalCaseRecord]) -> RunResults:
     return RunResults(suites=[SuiteRecord(name="s", num_runs=3, eval_sets=sets)])
 
 
+def _effective(m: MetricResult) -> MetricResult:
+    """A result as compare reads it: a non-finite score that would be averaged makes the
+    result an error (with a reason); otherwise a non-finite score is no score."""
+    if m.score is None or math.isfinite(m.score):
+        return m
+    if m.status in SCORED:
+        reason = f"the metric gave a non-finite score ({m.score!r})"
+        return m.model_copy(update={"score": None, "status": MetricStatus.ERROR, "reason": reason})
+    return m.model_copy(update={"score": None})
+
+
 class _Case:
     """One case of one side by the module's rules, read one object at a time."""
 
@@ -79,7 +90,7 @@ class _Case:
         self.runs = runs
         self.metrics: dict[str, dict] = {}
         for r in runs:
-            for m in r.metrics:
+            for m in map(_effective, r.metrics):
                 acc = self.metrics.setdefault(
                     m.metric_name, {"scores": [], "verdicts": [], "status": None, "reason": None}
                 )
@@ -97,7 +108,7 @@ class _Case:
 
     def status(self) -> CaseStatus:
         statuses = {r.status for r in self.runs}
-        gated = [m for r in self.runs for m in r.metrics if not m.informational]
+        gated = [_effective(m) for r in self.runs for m in r.metrics if not m.informational]
         if not statuses or CaseStatus.ERROR in statuses:
             return CaseStatus.ERROR
         if CaseStatus.FAILED in statuses:
@@ -133,7 +144,7 @@ def _cases(side: RunResults) -> dict[tuple[str, str, str], _Case]:
 
 def _metric_results(side: RunResults, name: str) -> list[MetricResult]:
     return [
-        m
+        _effective(m)
         for s in side.suites
         for e in s.eval_sets
         for c in e.eval_cases
@@ -175,7 +186,8 @@ def _check_metrics(comparison, head: RunResults, base: RunResults) -> None:
             )
             assert side.not_evaluated == statuses[MetricStatus.NOT_EVALUATED]
             assert side.errors == statuses[MetricStatus.ERROR]
-            assert side.reasons == list(dict.fromkeys(m.reason for m in found if m.reason))
+            want = list(dict.fromkeys(m.reason for m in found if m.reason))
+            assert [r[: len(w)] for r, w in zip(side.reasons, want, strict=True)] == want
             assert side.threshold == found[0].threshold
             assert side.informational == found[0].informational
 
@@ -218,7 +230,8 @@ def _check_cases(comparison, head: RunResults, base: RunResults) -> None:
             assert _close(d.delta, delta)
             in_head = h is not None and d.metric_name in h.metrics
             assert d.head_status == (h.metrics[d.metric_name]["status"] if in_head else None)
-            assert d.reason == (h.metrics[d.metric_name]["reason"] if in_head else None)
+            want = h.metrics[d.metric_name]["reason"] if in_head else None
+            assert d.reason == want or (d.reason or "").startswith(want or "-")
             first = _metric_results(head, d.metric_name)[0] if in_head else None
             if delta is not None and first is not None and not first.informational:
                 sign = 1.0 if first.higher_is_better else -1.0

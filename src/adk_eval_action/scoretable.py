@@ -12,9 +12,10 @@ Tables are built one eval case at a time by :class:`TableBuilder`: :meth:`ScoreT
 walks a loaded :class:`~adk_eval_action.results.RunResults`; a caller that produces cases one
 at a time (``benchmarks/bench_compare.py``) feeds them directly and never holds the tree.
 
-A non-finite score (NaN, infinity: a custom metric's bug, or a hand-edited file) is kept as
-an ``error`` of that metric with a reason saying so, never averaged, so one bad number
-neither crashes the comparison nor poisons a mean; a non-finite rubric verdict is no verdict.
+A non-finite score (NaN, infinity: a custom metric's bug, or a hand-edited file) that would
+be averaged makes that result an ``error`` with a reason saying so, so one bad number
+neither crashes the comparison nor poisons a mean; on a result that is already an error or
+not evaluated it is simply no score; a non-finite rubric verdict is no verdict.
 
 Rows keep the results' order (case, then run, then metric), which is what makes
 "first seen" rules (a metric's threshold and range come from its first result; a rubric's
@@ -52,6 +53,8 @@ CASE_STATUSES: tuple[CaseStatus, ...] = tuple(CaseStatus)
 """``ScoreTable.run_status`` codes: the index of the status in this tuple."""
 _METRIC_CODE = {status: code for code, status in enumerate(METRIC_STATUSES)}
 _CASE_CODE = {status: code for code, status in enumerate(CASE_STATUSES)}
+_AVERAGED = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)
+"""Statuses whose score goes into means (compare's rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +240,9 @@ class TableBuilder:
                     self.metric_info.append(MetricInfo.of(metric))
                 score, status, reason = metric.score, metric.status, metric.reason
                 if score is not None and not math.isfinite(score):
-                    score, status, reason = None, MetricStatus.ERROR, _non_finite(score)
+                    if status in _AVERAGED:
+                        status, reason = MetricStatus.ERROR, _non_finite(score)
+                    score = None  # not evaluated / error: no score to keep anyway
                 self.m_case.append(row)
                 self.m_key.append(k)
                 self.m_score.append(0.0 if score is None else score)
