@@ -3,19 +3,22 @@ fix, never a traceback or a gate that checked nothing (hand-built results files)
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from adk_eval_action.chart import metric_chart_markdown
 from adk_eval_action.cli import main
-from adk_eval_action.compare import compare
+from adk_eval_action.compare import NO_RUNS_ERROR, MetricSide, compare
 from adk_eval_action.config import GateConfig, ProjectConfig
 from adk_eval_action.errors import ConfigError
+from adk_eval_action.gate import decide
 from adk_eval_action.pipeline import RunOptions, _gate_config, write_text
-from adk_eval_action.render import delta
-from adk_eval_action.results import save_results
-from results_builder import metric, results, scores_side
+from adk_eval_action.render import delta, metric_status
+from adk_eval_action.results import MetricStatus, save_results
+from results_builder import metric, results, scores_side, tokens
 
 
 def _cli(*args: str) -> Result:
@@ -37,6 +40,7 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
         (["--min-effect", "nan"], "'--min-effect': 'nan' is not a finite number"),
         (["--max-regression", "inf", "--fail-on", "regression"], "'--max-regression': 'inf'"),
         (["--max-token-increase", "nan"], "'--max-token-increase': 'nan'"),
+        (["--min-pass-rate", "nan"], "'--min-pass-rate': 'nan' is not a finite number"),
     ],
 )
 def test_bad_gate_flags_are_usage_errors(files, flags, says) -> None:
@@ -48,7 +52,7 @@ def test_bad_gate_flags_are_usage_errors(files, flags, says) -> None:
 
 def test_gate_values_from_other_sources_are_checked_too() -> None:
     # Action inputs reach the gate config without click: a ConfigError naming the flag.
-    with pytest.raises(ConfigError, match="--min-effect: Input should be greater"):
+    with pytest.raises(ConfigError, match="gate setting --min-effect: Input should be greater"):
         _gate_config(ProjectConfig(), RunOptions(min_effect=-0.5))
     with pytest.raises(ValueError, match="finite number"):
         GateConfig(max_regression=float("nan"))
@@ -113,3 +117,62 @@ def test_a_lone_surrogate_does_not_lose_the_comment(tmp_path: Path) -> None:
     path = tmp_path / "comment.md"
     write_text(path, "agent said \ud800 here")
     assert path.read_text(encoding="utf-8") == "agent said ? here"
+
+
+def test_near_limit_scores_neither_crash_nor_draw(tmp_path: Path) -> None:
+    huge = 1.7e308
+    head = results({c: [[metric("m", 0.5), tokens(huge)]] * 3 for c in ("a", "b")})
+    base = results({c: [[metric("m", 0.5), tokens(100.0)]] * 3 for c in ("a", "b")})
+    comparison = compare(head, base, "b")
+    row = next(m for m in comparison.metrics if m.metric_name == "token_usage_v1")
+    assert row.head.mean == huge  # a mean of near-limit values, not an overflow
+    chart = metric_chart_markdown(comparison)
+    assert "`token_usage_v1 ↓` (change too large to draw)" in chart
+    assert "inf" not in chart.replace("informational", "")
+    head_path, base_path = tmp_path / "h.json", tmp_path / "b.json"
+    save_results(head, head_path)
+    save_results(base, base_path)
+    result = _cli("compare", str(head_path), "--baseline", str(base_path), "--print-comment")
+    assert result.exit_code == 0
+    assert "| 1.7e+308 |" in result.output
+
+
+def test_failing_cases_are_ordered_errored_then_newly_failing_then_by_drop() -> None:
+    base = results(
+        {
+            "still": [[metric("words", 50.0, threshold=40.0, higher_is_better=False)]],
+            "newly": [[metric("acc", 0.6)]],
+            "broken": [[metric("acc", 0.9)]],
+        }
+    )
+    head = results(
+        {
+            "still": [[metric("words", 95.0, threshold=40.0, higher_is_better=False)]],
+            "newly": [[metric("acc", 0.45)]],
+            "broken": [[metric("acc", 0.9, status=MetricStatus.ERROR)]],
+        }
+    )
+    gate = decide(compare(head, base, "b"), GateConfig())
+    assert [c.eval_id for c in gate.failing_cases] == ["broken", "newly", "still"]
+
+
+def test_a_run_with_an_errored_metric_is_not_a_passing_run() -> None:
+    ok, broken = metric("acc", 0.9), metric("acc", 0.9, status=MetricStatus.ERROR)
+    head = results({"a": [[ok], [broken], [ok]]})
+    case = compare(head, head, "b").cases[0]
+    assert (case.head_passes, case.head_runs) == (2, 3)
+    assert case.flaky_head == {"overall": (2, 3)}
+
+
+def test_a_nan_threshold_in_a_file_is_unknown_and_a_case_without_runs_says_so() -> None:
+    head = results({"a": [[metric("acc", 0.9, threshold=math.nan)]], "b": []})
+    comparison = compare(head, None, "none")
+    assert comparison.metrics[0].head.threshold is None
+    assert comparison.cases[1].error == NO_RUNS_ERROR
+
+
+def test_metric_status_lists_every_kind_of_trouble() -> None:
+    side = MetricSide(failed=2, errors=1, not_evaluated=0)
+    assert metric_status(side, num_runs=3) == "❌ 2 failed runs, ⚠️ 1 errored run"
+    assert metric_status(side) == "❌ 2 failed, ⚠️ 1 errored"
+    assert metric_status(MetricSide()) == "✅"

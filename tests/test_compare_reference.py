@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adk_eval_action.compare import compare
+from adk_eval_action.compare import NO_RUNS_ERROR, compare
 from adk_eval_action.results import (
     CaseStatus,
     EvalCaseRecord,
@@ -78,7 +78,7 @@ def _effective(m: MetricResult) -> MetricResult:
     if m.score is None or math.isfinite(m.score):
         return m
     if m.status in SCORED:
-        reason = f"the metric gave a non-finite score ({m.score!r})"
+        reason = f"non-finite score {m.score!r}"
         return m.model_copy(update={"score": None, "status": MetricStatus.ERROR, "reason": reason})
     return m.model_copy(update={"score": None})
 
@@ -121,9 +121,21 @@ class _Case:
             return CaseStatus.NOT_EVALUATED
         return CaseStatus.PASSED
 
+    def passes(self) -> int:
+        """Runs ADK passed whose gated metrics all had a verdict."""
+        return sum(
+            r.status == CaseStatus.PASSED
+            and not any(
+                e.status in (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED)
+                for e in map(_effective, r.metrics)
+                if not e.informational
+            )
+            for r in self.runs
+        )
+
     def flaky(self) -> dict[str, tuple[int, int]]:
         out = {}
-        passes = sum(r.status == CaseStatus.PASSED for r in self.runs)
+        passes = self.passes()
         if 0 < passes < len(self.runs):
             out["overall"] = (passes, len(self.runs))
         for name, acc in self.metrics.items():
@@ -214,8 +226,9 @@ def _check_cases(comparison, head: RunResults, base: RunResults) -> None:
         assert case.flaky_head == (h.flaky() if h else {})
         assert case.flaky_baseline == (b.flaky() if b else {})
         assert case.head_runs == (len(h.runs) if h else 0)
-        assert case.head_passes == (sum(r.status == CaseStatus.PASSED for r in h.runs) if h else 0)
-        assert case.error == (next((r.error for r in h.runs if r.error), None) if h else None)
+        assert case.head_passes == (h.passes() if h else 0)
+        error = next((r.error for r in h.runs if r.error), None) if h else None
+        assert case.error == (NO_RUNS_ERROR if h and not h.runs else error)
         names = [
             *(h.metrics if h else {}),
             *(n for n in (b.metrics if b else {}) if not h or n not in h.metrics),

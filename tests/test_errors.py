@@ -296,3 +296,29 @@ def test_agent_import_error_names_the_line(example_repo: Path, cli: CliRun) -> N
         "agent travel_agent failed to import: RuntimeError: boom (at travel_agent/agent.py:2)"
         in (result.output)
     )
+
+
+def test_a_custom_metric_giving_nan_is_recorded_as_an_error(
+    example_repo: Path, cli: CliRun
+) -> None:
+    metrics = example_repo / "travel_agent/metrics.py"
+    metrics.write_text(
+        metrics.read_text()
+        + "\n\ndef nan_politeness(eval_metric, actual_invocations, expected_invocations,"
+        " conversation_scenario):\n"
+        "    per = [PerInvocationResult(actual_invocation=i, score=float('nan'),"
+        " eval_status=EvalStatus.PASSED) for i in actual_invocations]\n"
+        "    return EvaluationResult(overall_score=float('nan'),"
+        " overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)\n"
+    )
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["custom_metrics"]["politeness"]["code_config"]["name"] = (
+        "travel_agent.metrics.nan_politeness"
+    )
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 1
+    # The results file itself says so (NaN would be written as null and look like a pass).
+    m = metric(case_runs(load_json(example_repo / "r.json"), "weather_paris")[0], "politeness")
+    assert m["status"] == "error" and "score" not in m
+    assert m["reason"] == "non-finite score nan: fix the metric's code"

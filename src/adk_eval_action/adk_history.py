@@ -30,6 +30,7 @@ from .results import (
     RunRecord,
     RunResults,
     SuiteRecord,
+    finite_score,
 )
 
 # Reference-free metrics that ADK reports as INFORMATIONAL; lower is better for all of them
@@ -160,9 +161,10 @@ def metric_result_from_adk(
                 )
             )
     informational = status == MetricStatus.INFORMATIONAL or metric.metric_name in EFFICIENCY_METRICS
+    score, status, reason = finite_score(metric.score, status, reason)
     return MetricResult(
         metric_name=metric.metric_name,
-        score=metric.score,
+        score=score,
         status=status,
         threshold=None if informational else _threshold(metric),
         min_value=meta.min_value,

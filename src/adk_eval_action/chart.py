@@ -180,6 +180,8 @@ def _group_rows(
         label = _label(row, many_suites)
         if head is None:
             not_charted.append(f"`{label}` (no head score)")
+        elif not math.isfinite(head) or (base is not None and not math.isfinite(base)):
+            not_charted.append(f"`{label}` (a mean is too large to draw)")
         elif comparison.has_baseline and base is None:
             not_charted.append(f"`{label}` (no baseline score)")
         elif _is_score(row):
@@ -188,11 +190,11 @@ def _group_rows(
             why = "no baseline to scale by" if base is None else "baseline is 0"
             not_charted.append(f"`{label}` ({why})")
         else:
-            relative.append(
-                ChartRow(
-                    label=label, baseline=100.0, head=100.0 + 100.0 * (head - base) / abs(base)
-                )
-            )
+            percent = 100.0 + 100.0 * (head - base) / abs(base)
+            if math.isfinite(percent):
+                relative.append(ChartRow(label=label, baseline=100.0, head=percent))
+            else:  # a baseline near 0 or a huge head: no readable scale
+                not_charted.append(f"`{label}` (change too large to draw)")
     return scores, relative, not_charted
 
 

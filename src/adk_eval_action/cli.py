@@ -20,13 +20,13 @@ from .errors import EXIT_USAGE, AdkEvalActionError
 
 
 class _Amount(click.FloatRange):
-    """A finite number >= 0 (a NaN or infinite gate amount would compare false with
-    everything and silently change what fails)."""
+    """A finite number >= 0 (and <= ``max``): a NaN or infinite gate amount would compare
+    false with everything and silently change what fails."""
 
     name = "amount"
 
-    def __init__(self) -> None:
-        super().__init__(min=0)
+    def __init__(self, max: float | None = None) -> None:  # noqa: A002 - click's name
+        super().__init__(min=0, max=max)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
@@ -64,7 +64,7 @@ GATE_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     ),
     click.option(
         "--min-pass-rate",
-        type=click.FloatRange(0, 1),
+        type=_Amount(max=1),
         help="Fraction of eval cases that must pass (default 1.0).",
     ),
     click.option(

@@ -66,7 +66,7 @@ from .scoretable import (
     MetricKey,
     RubricKey,
     ScoreTable,
-    fsum_by_group,
+    fsum_mean_by_group,
 )
 
 MinEffect = float | Callable[[str, str], float]
@@ -74,6 +74,8 @@ MinEffect = float | Callable[[str, str], float]
 (suite, metric name) such as :meth:`adk_eval_action.config.GateConfig.min_effect_for`."""
 
 DEFAULT_RESAMPLES = 2000
+NO_RUNS_ERROR = "no runs were recorded for this eval case (the run was cut short?)"
+TOO_LARGE_REASON = "no interval: the per-case differences are too large to resample"
 CHANGE_ORDER = (
     "errored",
     "newly_failing",
@@ -341,9 +343,12 @@ def _case_metrics(table: ScoreTable) -> _CaseMetrics:
     status = table.m_status
     scored = table.m_has_score & ((status == _P) | (status == _F) | (status == _I))
     n_scored = _count(group, scored, n)
-    sums = np.bincount(group[scored], weights=table.m_score[scored], minlength=n)[:n]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n_scored > 0, sums / np.maximum(n_scored, 1), np.nan)
+    # Each score divided by its group's size before summing: no overflow near the float
+    # limit (a sum of three 1.7e308 scores is infinite, their mean is not).
+    scaled = table.m_score[scored] / n_scored[group[scored]]
+    mean = np.where(
+        n_scored > 0, np.bincount(group[scored], weights=scaled, minlength=n)[:n], np.nan
+    )
     worst = _first_where(group, (status == _E) | (status == _NE) | (status == _F), n)
     status_row = np.where(worst >= 0, worst, first_row)
     reason_row = _first_where(group, table.m_reason >= 0, n)
@@ -381,7 +386,7 @@ class _Side:
 
 
 def _case_statuses(table: ScoreTable) -> tuple[list[CaseStatus], np.ndarray, np.ndarray]:
-    """Per case row: status, passing runs, runs.
+    """Per case row: status, passing runs (see below), runs.
 
     A case fails when any run failed; otherwise a run error, or a (non-informational)
     metric that errored or was not evaluated (ADK skips those when it derives a case's
@@ -389,8 +394,13 @@ def _case_statuses(table: ScoreTable) -> tuple[list[CaseStatus], np.ndarray, np.
     n = len(table.case_keys)
     run_case, run_status = table.run_case, table.run_status
     runs = _count(run_case, None, n)
-    passes = _count(run_case, run_status == _RUN_P, n)
     gated = ~table.m_informational
+    # A run passes when ADK said so and none of its gated metrics errored or went
+    # unevaluated (ADK leaves those out when it derives a run's status).
+    unsure = gated & ((table.m_status == _E) | (table.m_status == _NE))
+    passed_run = run_status == _RUN_P
+    passed_run[table.m_run[unsure]] = False
+    passes = _count(run_case, passed_run, n)
     metric_error = _count(table.m_case, gated & (table.m_status == _E), n) > 0
     metric_ne = _count(table.m_case, gated & (table.m_status == _NE), n) > 0
     run_error = _count(run_case, run_status == _RUN_E, n) > 0
@@ -456,12 +466,12 @@ def _index_side(table: ScoreTable, case_ids: dict[CaseKey, int]) -> _Side:
 
 
 def _metric_sides(table: ScoreTable) -> list[MetricSide]:
-    """Per metric key of ``table``: its :class:`MetricSide` (means by exact sums)."""
+    """Per metric key of ``table``: its :class:`MetricSide` (order-free exact means)."""
     n = len(table.metric_keys)
     key, status = table.m_key, table.m_status
     scored = table.m_has_score & ((status == _P) | (status == _F) | (status == _I))
     n_scored = _count(key, scored, n)
-    sums = fsum_by_group(table.m_score[scored], key[scored], n)
+    means = fsum_mean_by_group(table.m_score[scored], key[scored], n)
     passed = _count(key, status == _P, n)
     failed = _count(key, status == _F, n)
     not_evaluated = _count(key, status == _NE, n)
@@ -479,7 +489,7 @@ def _metric_sides(table: ScoreTable) -> list[MetricSide]:
         count = int(n_scored[k])
         sides.append(
             MetricSide(
-                mean=float(sums[k]) / count if count else None,
+                mean=float(means[k]) if count else None,
                 scored=count,
                 passed=int(passed[k]),
                 failed=int(failed[k]),
@@ -566,11 +576,16 @@ class _Bootstrap:
         for index, (b_mean, b_runs, h_mean, h_runs) in enumerate(pairs):
             paired = order[(b_runs[order] > 0) & (h_runs[order] > 0)]
             n_cases = len(paired)
-            diffs = h_mean[paired] - b_mean[paired]
-            delta = math.fsum(diffs.tolist()) / n_cases if n_cases else 0.0
+            with np.errstate(over="ignore", invalid="ignore"):
+                diffs = h_mean[paired] - b_mean[paired]
+            finite = bool(np.isfinite(diffs).all())
+            delta = _mean_of(diffs) if n_cases and finite else 0.0
             reason = None
             if n_cases == 0:
                 reason = NO_CASES_REASON
+            elif not finite:
+                delta = float(np.mean(diffs))
+                reason = TOO_LARGE_REASON
             elif n_cases < 2:
                 reason = ONE_CASE_REASON
             elif not ((b_runs[paired] > 1) | (h_runs[paired] > 1)).any():
@@ -589,15 +604,18 @@ class _Bootstrap:
             group = groups.setdefault(paired.tobytes(), (n_cases, []))
             group[1].append((index, diffs, delta))
         for n_cases, members in groups.values():
-            lows, highs = self._percentiles(np.column_stack([d for _, d, _ in members]))
+            with np.errstate(over="ignore", invalid="ignore"):
+                lows, highs = self._percentiles(np.column_stack([d for _, d, _ in members]))
             for (index, _, delta), low, high in zip(members, lows, highs, strict=True):
+                drawn = math.isfinite(low) and math.isfinite(high)
                 out[index] = DeltaInterval(
                     delta=delta,
-                    low=float(low),
-                    high=float(high),
+                    low=float(low) if drawn else None,
+                    high=float(high) if drawn else None,
                     n_cases=n_cases,
-                    n_resamples=self.n_resamples,
+                    n_resamples=self.n_resamples if drawn else 0,
                     confidence=self.confidence,
+                    reason=None if drawn else TOO_LARGE_REASON,
                 )
         return [i for i in out if i is not None]
 
@@ -618,6 +636,15 @@ class _Bootstrap:
         alpha = 1.0 - self.confidence
         low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
         return low, high
+
+
+def _mean_of(values: np.ndarray) -> float:
+    """Exact mean (fsum) of finite values; dividing first keeps values near the float
+    limit from overflowing the sum."""
+    try:
+        return math.fsum(values.tolist()) / values.size
+    except OverflowError:
+        return math.fsum((values / values.size).tolist())
 
 
 def _delta(head: float | None, baseline: float | None) -> float | None:
@@ -658,15 +685,12 @@ def _pair(
 
 
 def _rubric_totals(table: ScoreTable) -> tuple[list[float | None], list[int]]:
-    """Per rubric key: mean of every scored verdict (exact sum) and how many."""
+    """Per rubric key: mean of every scored verdict (order-free, exact) and how many."""
     n = len(table.rubric_keys)
     has = table.r_has_score
     counts = _count(table.r_key, has, n)
-    sums = fsum_by_group(table.r_score[has], table.r_key[has], n)
-    means = [
-        float(s) / c if c else None for s, c in zip(sums.tolist(), counts.tolist(), strict=True)
-    ]
-    return means, counts.tolist()
+    means = fsum_mean_by_group(table.r_score[has], table.r_key[has], n)
+    return [None if m != m else m for m in means.tolist()], counts.tolist()
 
 
 def _compare_rubrics(head: _Side, baseline: _Side | None) -> list[RubricComparison]:
@@ -986,7 +1010,7 @@ def _compare_cases(head: _Side, baseline: _Side | None) -> list[CaseComparison]:
                 baseline_status=base_status,
                 head_status=head_status,
                 metrics=deltas.head[h],
-                error=head.errors.get(h),
+                error=head.errors.get(h) or (NO_RUNS_ERROR if not head.runs[h] else None),
                 largest_drop=deltas.largest_drop[h],
                 head_passes=head.passes[h],
                 head_runs=head.runs[h],

@@ -61,11 +61,11 @@ def _case_fails(case: CaseComparison, config: GateConfig) -> bool:
     return unknown and config.not_evaluated == "fail"
 
 
-def _severity(case: CaseComparison) -> float:
-    """Larger is worse: errors first, then newly failing, then by the largest worsening
+def _severity(case: CaseComparison) -> tuple[bool, bool, float]:
+    """Larger is worse: errored first, then newly failing, then by the largest worsening
     (:attr:`CaseComparison.largest_drop`, a fraction of the metric's range when known)."""
-    base = 10.0 if case.head_status == CaseStatus.ERROR else 0.0
-    return base + (1.0 if case.change == "newly_failing" else 0.0) + case.largest_drop
+    errored = case.head_status == CaseStatus.ERROR
+    return errored, case.change == "newly_failing", case.largest_drop
 
 
 def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult) -> None:

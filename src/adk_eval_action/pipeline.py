@@ -175,7 +175,7 @@ def _gate_config(project: ProjectConfig, options: RunOptions) -> GateConfig:
     except ValidationError as e:
         field, message = first_error(e)
         flag = "--" + field.split(".")[0].replace("_", "-")
-        raise ConfigError(None, f"{flag}: {message}", f"gate.{field}") from e
+        raise ConfigError(f"gate setting {flag}", message) from e
 
 
 def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], ProjectConfig]:
@@ -211,13 +211,13 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
     """
-    # Imported here: google-adk's evaluation modules take seconds to import, which
-    # `compare` and `render` (no agent runs) need not pay.
-    from .engine import EngineSettings, evaluate_suite
-
     root = Path.cwd()
     suites, project = find_suites(options, console)
     _gate_config(project, options)  # a bad gate flag is exit 2 before any agent runs
+    # Imported here: google-adk's evaluation modules take seconds to import, which
+    # `compare` and `render` (no agent runs) and refused runs need not pay.
+    from .engine import EngineSettings, evaluate_suite
+
     results = RunResults(metadata=_metadata(root))
     start = time.monotonic()
     settings = EngineSettings(
@@ -355,6 +355,8 @@ def print_table(
         console(
             f"{m.suite[:20]:<20} {m.metric_name[:42]:<42} {base:>9} {head:>9} {delta:>9} {thr:>6}"
         )
+    for warning in comparison.warnings:
+        console(f"warning: {warning}")
     for error in comparison.errors:
         where = ", ".join(x for x in (error.file, error.eval_id) if x)
         console(f"error ({error.kind}{': ' + where if where else ''}): {error.message}")

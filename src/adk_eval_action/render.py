@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field
 
-from .compare import CaseComparison, Comparison
+from .compare import CaseComparison, Comparison, MetricSide
 from .errors import ConfigError
 from .gate import GateResult
 from .results import MetricStatus
@@ -66,6 +67,8 @@ def score(value: float | None, digits: int = 3) -> str:
     """A score with up to ``digits`` decimals, or an em dash for None."""
     if value is None:
         return "—"
+    if not math.isfinite(value) or abs(value) >= 1e12:
+        return f"{value:.4g}"  # not hundreds of digits of a huge score
     text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
     return text if text not in ("-0", "") else "0"
 
@@ -106,6 +109,22 @@ def flaky_counts(flaky: dict[str, tuple[int, int]]) -> str:
     return ", ".join(parts) or "—"
 
 
+def metric_status(side: MetricSide, num_runs: int = 1) -> str:
+    """A metric's status cell: ``✅``, or every kind of trouble with its count, e.g.
+    ``❌ 2 failed runs, ⚠️ 1 errored run`` (``runs`` when cases have repeats)."""
+    unit = (lambda n: f" {'run' if n == 1 else 'runs'}") if num_runs > 1 else (lambda n: "")
+    parts = [
+        f"{mark} {count} {what}{unit(count)}"
+        for mark, count, what in (
+            ("❌", side.failed, "failed"),
+            ("⚠️", side.errors, "errored"),
+            ("⚠️", side.not_evaluated, "not evaluated"),
+        )
+        if count
+    ]
+    return ", ".join(parts) or "✅"
+
+
 def metric_changes(case: CaseComparison) -> str:
     """A case's metrics worth a look (not passed, or passed with a changed score; never
     informational) as ``name baseline → head (reason)``, joined by ``<br>``."""
@@ -142,6 +161,7 @@ def _environment() -> SandboxedEnvironment:
         code=code,
         flaky_counts=flaky_counts,
         metric_changes=metric_changes,
+        metric_status=metric_status,
     )
     return env
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,6 +73,26 @@ class RubricScoreRecord(BaseModel):
     type: str | None = None
     score: float | None = None
     rationale: str | None = None
+
+
+AVERAGED_STATUSES = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)
+"""Statuses whose score goes into means (compare's rules)."""
+
+
+def finite_score(
+    score: float | None, status: MetricStatus, reason: str | None
+) -> tuple[float | None, MetricStatus, str | None]:
+    """``(score, status, reason)`` with a non-finite score (NaN, infinity: a custom metric's
+    bug, or a hand-edited file) dealt with: where it would be averaged the result becomes an
+    ``error`` with a reason saying so; on a result already not evaluated or an error it is
+    just no score. Finite scores pass unchanged. Applied when results are recorded (so the
+    results file says it) and when they are compared (so a hand-edited file cannot crash
+    compare or poison a mean)."""
+    if score is None or math.isfinite(score):
+        return score, status, reason
+    if status in AVERAGED_STATUSES:
+        return None, MetricStatus.ERROR, f"non-finite score {score!r}: fix the metric's code"
+    return None, status, reason
 
 
 class InvocationScore(BaseModel):

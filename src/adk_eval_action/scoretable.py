@@ -12,10 +12,9 @@ Tables are built one eval case at a time by :class:`TableBuilder`: :meth:`ScoreT
 walks a loaded :class:`~adk_eval_action.results.RunResults`; a caller that produces cases one
 at a time (``benchmarks/bench_compare.py``) feeds them directly and never holds the tree.
 
-A non-finite score (NaN, infinity: a custom metric's bug, or a hand-edited file) that would
-be averaged makes that result an ``error`` with a reason saying so, so one bad number
-neither crashes the comparison nor poisons a mean; on a result that is already an error or
-not evaluated it is simply no score; a non-finite rubric verdict is no verdict.
+Non-finite scores follow :func:`adk_eval_action.results.finite_score` (an ``error`` with a
+reason where the score would be averaged), so a hand-edited file can neither crash the
+comparison nor poison a mean; a non-finite rubric verdict is no verdict.
 
 Rows keep the results' order (case, then run, then metric), which is what makes
 "first seen" rules (a metric's threshold and range come from its first result; a rubric's
@@ -38,6 +37,7 @@ from .results import (
     MetricStatus,
     RunResults,
     SuiteRecord,
+    finite_score,
 )
 
 CaseKey = tuple[str, str, str]
@@ -53,8 +53,6 @@ CASE_STATUSES: tuple[CaseStatus, ...] = tuple(CaseStatus)
 """``ScoreTable.run_status`` codes: the index of the status in this tuple."""
 _METRIC_CODE = {status: code for code, status in enumerate(METRIC_STATUSES)}
 _CASE_CODE = {status: code for code, status in enumerate(CASE_STATUSES)}
-_AVERAGED = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)
-"""Statuses whose score goes into means (compare's rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +70,17 @@ class MetricInfo:
     def of(cls, metric: MetricResult) -> MetricInfo:
         """The info of ``metric``'s result."""
         return cls(
-            threshold=metric.threshold,
-            min_value=metric.min_value,
-            max_value=metric.max_value,
+            threshold=_finite(metric.threshold),
+            min_value=_finite(metric.min_value),
+            max_value=_finite(metric.max_value),
             higher_is_better=metric.higher_is_better,
             informational=metric.informational,
         )
+
+
+def _finite(value: float | None) -> float | None:
+    """A threshold or range end that is NaN or infinite (a hand-edited file) is unknown."""
+    return value if value is None or math.isfinite(value) else None
 
 
 @dataclass(slots=True)
@@ -91,7 +94,7 @@ class ScoreTable:
     Runs (``r`` rows): ``run_case`` (case row), ``run_status`` (code into
     :data:`CASE_STATUSES`), ``run_errors`` (run row -> error, only for runs with one).
 
-    Metric results (``m`` rows): ``m_case`` (case row), ``m_key`` (index into
+    Metric results (``m`` rows): ``m_case`` (case row), ``m_run`` (run row), ``m_key`` (index into
     ``metric_keys``), ``m_score`` (metric units; 0.0 where ``m_has_score`` is False),
     ``m_has_score``, ``m_status`` (code into :data:`METRIC_STATUSES`), ``m_informational``
     (the result's own flag), ``m_reason`` (index into ``reasons``, -1 for none).
@@ -116,6 +119,7 @@ class ScoreTable:
     metric_info: list[MetricInfo]
     reasons: list[str]
     m_case: np.ndarray
+    m_run: np.ndarray
     m_key: np.ndarray
     m_score: np.ndarray
     m_has_score: np.ndarray
@@ -199,6 +203,7 @@ class TableBuilder:
     metric_info: list[MetricInfo] = field(default_factory=list)
     reason_ids: dict[str, int] = field(default_factory=dict)
     m_case: array = field(default_factory=lambda: array("i"))
+    m_run: array = field(default_factory=lambda: array("i"))
     m_key: array = field(default_factory=lambda: array("i"))
     m_score: array = field(default_factory=lambda: array("d"))
     m_has_score: array = field(default_factory=lambda: array("b"))
@@ -238,12 +243,9 @@ class TableBuilder:
                 if k is None:
                     k = metric_ids[(suite, name)] = len(metric_ids)
                     self.metric_info.append(MetricInfo.of(metric))
-                score, status, reason = metric.score, metric.status, metric.reason
-                if score is not None and not math.isfinite(score):
-                    if status in _AVERAGED:
-                        status, reason = MetricStatus.ERROR, _non_finite(score)
-                    score = None  # not evaluated / error: no score to keep anyway
+                score, status, reason = finite_score(metric.score, metric.status, metric.reason)
                 self.m_case.append(row)
+                self.m_run.append(len(self.run_case) - 1)
                 self.m_key.append(k)
                 self.m_score.append(0.0 if score is None else score)
                 self.m_has_score.append(score is not None)
@@ -288,6 +290,7 @@ class TableBuilder:
             metric_info=self.metric_info,
             reasons=list(self.reason_ids),
             m_case=np.array(self.m_case, dtype=np.int32),
+            m_run=np.array(self.m_run, dtype=np.int32),
             m_key=np.array(self.m_key, dtype=np.int32),
             m_score=np.array(self.m_score, dtype=np.float64),
             m_has_score=np.array(self.m_has_score, dtype=np.bool_),
@@ -304,24 +307,21 @@ class TableBuilder:
         )
 
 
-def _non_finite(score: float) -> str:
-    return (
-        f"the metric gave a non-finite score ({score!r}); it is counted as an error, "
-        "never averaged: check the metric's code or judge output"
-    )
-
-
-def fsum_by_group(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """Exact (``math.fsum``) sum of ``values`` per group id in ``0..n_groups-1``: the same
-    number whatever the order of the values, so a side's mean does not depend on the order
-    its cases were written in."""
-    out = np.zeros(n_groups, dtype=np.float64)
+def fsum_mean_by_group(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Mean of ``values`` per group id in ``0..n_groups-1`` (NaN for an empty group), as
+    ``math.fsum`` of each value divided by the group's size: the same number whatever the
+    order of the values (so a side's mean does not depend on the order its cases were
+    written in), and no overflow for values near the float limit."""
+    counts = np.bincount(groups, minlength=n_groups)[:n_groups]
+    out = np.full(n_groups, np.nan)
     order = np.argsort(groups, kind="stable")
-    sorted_groups = groups[order]
-    bounds = np.searchsorted(sorted_groups, np.arange(n_groups + 1))
-    sorted_values = values[order].tolist()
+    bounds = np.searchsorted(groups[order], np.arange(n_groups + 1))
+    scaled = (values[order] / counts[groups[order]]).tolist()
     for g in range(n_groups):
         lo, hi = bounds[g], bounds[g + 1]
         if hi > lo:
-            out[g] = math.fsum(sorted_values[lo:hi])
+            try:
+                out[g] = math.fsum(scaled[lo:hi])
+            except OverflowError:  # rounding pushed a sum of near-limit values past it
+                out[g] = math.copysign(math.inf, sum(scaled[lo:hi]))
     return out
