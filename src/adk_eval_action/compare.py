@@ -27,8 +27,8 @@ and every aggregate is a group-by over its columns; then one bootstrap draw per 
 number of paired cases, shared by all metrics and rubrics, and one matrix product per block
 for all of them. Per-case metric rows are built when first read (:class:`CaseMetrics`). For
 10,000 cases x 8 metrics x 3 runs from tables (``benchmarks/bench_compare.py``) compare
-takes ~0.45 s on a 2-core EPYC VM, of which ~0.15 s is drawing the resamples, and compare +
-gate + render ~0.65 s with a process peak of ~200 MB.
+takes ~0.45-0.6 s on a 2-core EPYC VM, of which ~0.15 s is drawing the resamples, and
+compare + gate + render ~0.7 s with a process peak of ~200 MB.
 """
 
 from __future__ import annotations
