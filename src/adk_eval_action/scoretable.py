@@ -2,7 +2,7 @@
 
 A results file of 10,000 eval cases x 8 metrics x 3 runs loads as ~1.4 million pydantic
 objects (~700 MB per side); compare reads six fields of each metric result and two of each
-rubric verdict. A :class:`ScoreTable` keeps exactly those as numpy columns (~25 bytes per
+rubric verdict. A :class:`ScoreTable` keeps exactly those as numpy columns (~27 bytes per
 metric result, ~17 per rubric verdict) plus the results' *skeleton* (metadata, suites and eval
 sets without their cases, errors, warnings), so both sides of a comparison fit in a few MB
 and every per-metric, per-rubric and per-case aggregate in :mod:`adk_eval_action.compare`
