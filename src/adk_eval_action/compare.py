@@ -49,8 +49,10 @@ from .noise import (
     DeltaInterval,
     bootstrap_counts,
     classify,
+    disagree,
 )
 from .results import (
+    AVERAGED_STATUSES,
     CaseStatus,
     ErrorRecord,
     MetricStatus,
@@ -66,6 +68,7 @@ from .scoretable import (
     MetricKey,
     RubricKey,
     ScoreTable,
+    exact_mean,
     fsum_mean_by_group,
 )
 
@@ -284,12 +287,27 @@ class Comparison(BaseModel):
 
 
 # Status codes of ScoreTable columns.
-_P, _F, _NE, _I, _E = (METRIC_STATUSES.index(s) for s in MetricStatus)
+_P, _F, _NE, _E = (
+    METRIC_STATUSES.index(s)
+    for s in (
+        MetricStatus.PASSED,
+        MetricStatus.FAILED,
+        MetricStatus.NOT_EVALUATED,
+        MetricStatus.ERROR,
+    )
+)
 _RUN_P, _RUN_F, _RUN_NE, _RUN_E = (CASE_STATUSES.index(s) for s in CaseStatus)
+_AVERAGED_CODES = [METRIC_STATUSES.index(s) for s in AVERAGED_STATUSES]
 
 # Elements (resamples x cases) of the counts matrix multiplied per block: the reasoning and
 # value of noise._BLOCK_ELEMENTS (a block's float64 copy stays cache-resident).
 _BLOCK_ELEMENTS = 262_144
+
+
+def _averaged(table: ScoreTable) -> np.ndarray:
+    """Metric rows whose score goes into means: scored, with a status of
+    :data:`adk_eval_action.results.AVERAGED_STATUSES`."""
+    return table.m_has_score & np.isin(table.m_status, _AVERAGED_CODES)
 
 
 def _count(groups: np.ndarray, mask: np.ndarray | None, n: int) -> np.ndarray:
@@ -312,7 +330,8 @@ class _CaseMetrics:
     """Per (eval case, metric) groups of one side, ordered by case row and, within a case,
     by first appearance (so per-case metric order is the results file's).
 
-    ``start[c]:start[c+1]`` are case row ``c``'s groups. ``mean`` is over the group's
+    ``start[c]:start[c+1]`` are case row ``c``'s groups; ``case`` is each group's case row.
+    ``mean`` is over the group's
     scored runs (NaN for none; summed in run order), ``scored`` how many; ``status`` is
     the first run's status unless a later run is error, not evaluated or failed (the
     first of those: a failure anywhere is what the reader must see); ``reason`` the first
@@ -320,6 +339,7 @@ class _CaseMetrics:
     runs."""
 
     start: np.ndarray
+    case: np.ndarray
     key: np.ndarray
     mean: np.ndarray
     scored: np.ndarray
@@ -341,7 +361,7 @@ def _case_metrics(table: ScoreTable) -> _CaseMetrics:
     first_row = first_row[order]
     n = order.size
     status = table.m_status
-    scored = table.m_has_score & ((status == _P) | (status == _F) | (status == _I))
+    scored = _averaged(table)
     n_scored = _count(group, scored, n)
     # Each score divided by its group's size before summing: no overflow near the float
     # limit (a sum of three 1.7e308 scores is infinite, their mean is not).
@@ -355,6 +375,7 @@ def _case_metrics(table: ScoreTable) -> _CaseMetrics:
     cases = table.m_case[first_row]
     return _CaseMetrics(
         start=np.searchsorted(cases, np.arange(len(table.case_keys) + 1)),
+        case=cases,
         key=table.m_key[first_row],
         mean=mean,
         scored=n_scored,
@@ -418,17 +439,16 @@ def _flaky(
     table: ScoreTable, groups: _CaseMetrics, passes: np.ndarray, runs: np.ndarray
 ) -> dict[int, dict[str, tuple[int, int]]]:
     """Flaky case rows: ``"overall"`` when run statuses disagree, then each metric whose
-    verdicts disagree, as ``(passes, verdicts)`` (the rule of
-    :func:`adk_eval_action.noise.flaky_cases`, applied to every case at once)."""
+    verdicts disagree, as ``(passes, verdicts)`` (:func:`adk_eval_action.noise.disagree`,
+    the rule of :func:`adk_eval_action.noise.flaky_cases`, applied to every case at once)."""
     flaky: dict[int, dict[str, tuple[int, int]]] = {}
-    for row in np.flatnonzero((passes > 0) & (passes < runs)).tolist():
+    for row in np.flatnonzero(disagree(passes, runs)).tolist():
         flaky[row] = {"overall": (int(passes[row]), int(runs[row]))}
-    mixed = np.flatnonzero((groups.passes > 0) & (groups.passes < groups.verdicts))
+    mixed = np.flatnonzero(disagree(groups.passes, groups.verdicts))
     if mixed.size:
-        case_of = np.searchsorted(groups.start, mixed, side="right") - 1
         names = [table.metric_keys[k][1] for k in groups.key[mixed].tolist()]
         for row, name, p, v in zip(
-            case_of.tolist(),
+            groups.case[mixed].tolist(),
             names,
             groups.passes[mixed].tolist(),
             groups.verdicts[mixed].tolist(),
@@ -469,7 +489,7 @@ def _metric_sides(table: ScoreTable) -> list[MetricSide]:
     """Per metric key of ``table``: its :class:`MetricSide` (order-free exact means)."""
     n = len(table.metric_keys)
     key, status = table.m_key, table.m_status
-    scored = table.m_has_score & ((status == _P) | (status == _F) | (status == _I))
+    scored = _averaged(table)
     n_scored = _count(key, scored, n)
     means = fsum_mean_by_group(table.m_score[scored], key[scored], n)
     passed = _count(key, status == _P, n)
@@ -518,7 +538,7 @@ class _Dense:
 def _dense_metrics(side: _Side, n_ids: int) -> _Dense:
     groups = side.groups
     scored = groups.scored > 0
-    case_rows = np.searchsorted(groups.start, np.flatnonzero(scored), side="right") - 1
+    case_rows = groups.case[scored]
     shape = (len(side.table.metric_keys), n_ids)
     mean, runs = np.zeros(shape), np.zeros(shape, dtype=np.intp)
     mean[groups.key[scored], side.ids[case_rows]] = groups.mean[scored]
@@ -579,7 +599,7 @@ class _Bootstrap:
             with np.errstate(over="ignore", invalid="ignore"):
                 diffs = h_mean[paired] - b_mean[paired]
             finite = bool(np.isfinite(diffs).all())
-            delta = _mean_of(diffs) if n_cases and finite else 0.0
+            delta = exact_mean(diffs.tolist()) if n_cases and finite else 0.0
             reason = None
             if n_cases == 0:
                 reason = NO_CASES_REASON
@@ -636,15 +656,6 @@ class _Bootstrap:
         alpha = 1.0 - self.confidence
         low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
         return low, high
-
-
-def _mean_of(values: np.ndarray) -> float:
-    """Exact mean (fsum) of finite values; dividing first keeps values near the float
-    limit from overflowing the sum."""
-    try:
-        return math.fsum(values.tolist()) / values.size
-    except OverflowError:
-        return math.fsum((values / values.size).tolist())
 
 
 def _delta(head: float | None, baseline: float | None) -> float | None:
@@ -938,18 +949,13 @@ def _matching_groups(head: _Side, baseline: _Side) -> np.ndarray:
     bg = baseline.groups
     n_keys = max(1, len(baseline.table.metric_keys))
     lookup = np.full(len(baseline.table.case_keys) * n_keys, -1, dtype=np.intp)
-    lookup[_group_cases(bg) * n_keys + bg.key] = np.arange(bg.key.size)
-    rows = base_row[_group_cases(head.groups)]
+    lookup[bg.case * n_keys + bg.key] = np.arange(bg.key.size)
+    rows = base_row[head.groups.case]
     keys = key_map[head.groups.key]
     found = (rows >= 0) & (keys >= 0)
     out = np.full(rows.size, -1, dtype=np.intp)
     out[found] = lookup[rows[found] * n_keys + keys[found]]
     return out
-
-
-def _group_cases(groups: _CaseMetrics) -> np.ndarray:
-    """The case row of each group."""
-    return np.repeat(np.arange(groups.start.size - 1), np.diff(groups.start))
 
 
 def _baseline_only_deltas(baseline: _Side, left: np.ndarray) -> dict[int, list[MetricDelta]]:
@@ -959,7 +965,7 @@ def _baseline_only_deltas(baseline: _Side, left: np.ndarray) -> dict[int, list[M
     out: dict[int, list[MetricDelta]] = {}
     rows = np.flatnonzero(left)
     for row, key, mean in zip(
-        _group_cases(bg)[rows].tolist(),
+        bg.case[rows].tolist(),
         bg.key[rows].tolist(),
         _none_for_nan(bg.mean[rows]),
         strict=True,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -38,6 +38,7 @@ __all__ = [
     "ONE_RUN_REASON",
     "bootstrap_counts",
     "classify",
+    "disagree",
     "flaky_cases",
     "paired_bootstrap",
     "regression_fails",
@@ -445,6 +446,12 @@ def flaky_cases(statuses: Mapping[K, Sequence[bool]]) -> dict[K, tuple[int, int]
     flaky: dict[K, tuple[int, int]] = {}
     for key, runs in statuses.items():
         passes = sum(1 for ok in runs if ok)
-        if 0 < passes < len(runs):
+        if disagree(passes, len(runs)):
             flaky[key] = (passes, len(runs))
     return flaky
+
+
+def disagree(passes: Any, runs: Any) -> Any:
+    """The flaky rule: some runs passed and some did not (``0 < passes < runs``). Works on
+    ints and, element-wise, on numpy arrays (compare applies it to every case at once)."""
+    return (passes > 0) & (passes < runs)

@@ -307,21 +307,25 @@ class TableBuilder:
         )
 
 
+def exact_mean(values: list[float]) -> float:
+    """The mean of finite values (non-empty) by ``math.fsum``: exact and the same whatever
+    their order. Near the float limit, where the sum itself would overflow, each value is
+    divided by the count first."""
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        return math.fsum(v / len(values) for v in values)
+
+
 def fsum_mean_by_group(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """Mean of ``values`` per group id in ``0..n_groups-1`` (NaN for an empty group), as
-    ``math.fsum`` of each value divided by the group's size: the same number whatever the
-    order of the values (so a side's mean does not depend on the order its cases were
-    written in), and no overflow for values near the float limit."""
-    counts = np.bincount(groups, minlength=n_groups)[:n_groups]
+    """:func:`exact_mean` of ``values`` per group id in ``0..n_groups-1`` (NaN for an empty
+    group), so a side's mean does not depend on the order its cases were written in."""
     out = np.full(n_groups, np.nan)
     order = np.argsort(groups, kind="stable")
-    bounds = np.searchsorted(groups[order], np.arange(n_groups + 1))
-    scaled = (values[order] / counts[groups[order]]).tolist()
+    bounds = np.searchsorted(groups[order], np.arange(n_groups + 1)).tolist()
+    ordered = values[order].tolist()
     for g in range(n_groups):
         lo, hi = bounds[g], bounds[g + 1]
         if hi > lo:
-            try:
-                out[g] = math.fsum(scaled[lo:hi])
-            except OverflowError:  # rounding pushed a sum of near-limit values past it
-                out[g] = math.copysign(math.inf, sum(scaled[lo:hi]))
+            out[g] = exact_mean(ordered[lo:hi])
     return out
