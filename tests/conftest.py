@@ -8,6 +8,7 @@ judge prompts) on agents whose models are the deterministic stand-ins of
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -65,3 +66,15 @@ def case_runs(results: dict[str, Any], eval_id: str) -> list[dict[str, Any]]:
 def metric(run: dict[str, Any], name: str) -> dict[str, Any]:
     """One metric result of a run, by name."""
     return next(m for m in run["metrics"] if m["metric_name"] == name)
+
+
+def quiet(_line: str) -> None:
+    """A console that drops the log."""
+
+
+@pytest.fixture
+def keep_cwd() -> Any:
+    """Restores the working directory after a test that changes it."""
+    cwd = Path.cwd()
+    yield
+    os.chdir(cwd)

@@ -30,6 +30,7 @@ from adk_eval_action.pipeline import RunOptions, finish, run_pipeline
 from adk_eval_action.render import md
 from adk_eval_action.results import RunResults, load_results, save_results
 from artifact_stub import ArtifactStub, Token
+from conftest import quiet
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -42,15 +43,7 @@ GRANDPARENT = "c" * 40
 HEAD_SHA = "d" * 40
 
 
-def quiet(_line: str) -> None:
-    """A console that drops the log."""
-
-
-@pytest.fixture(autouse=True)
-def _keep_cwd():
-    cwd = Path.cwd()
-    yield
-    os.chdir(cwd)
+pytestmark = pytest.mark.usefixtures("keep_cwd")  # tests here chdir into example folders
 
 
 @pytest.fixture(scope="session")

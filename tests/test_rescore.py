@@ -14,6 +14,7 @@ from adk_eval_action.baseline import resolve_baseline
 from adk_eval_action.pipeline import RunOptions, run_pipeline
 from adk_eval_action.rescore import rescore_reason
 from adk_eval_action.results import load_results
+from conftest import quiet
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -24,15 +25,7 @@ NEW_RUBRIC = {
 }
 
 
-def quiet(_line: str) -> None:
-    """A console that drops the log."""
-
-
-@pytest.fixture(autouse=True)
-def _keep_cwd():
-    cwd = Path.cwd()
-    yield
-    os.chdir(cwd)
+pytestmark = pytest.mark.usefixtures("keep_cwd")  # tests here chdir into example folders
 
 
 def copy_agent(target: Path) -> Path:
