@@ -12,9 +12,9 @@ Two ways of holding the inputs, each measured in its own child process so that e
 ``ru_maxrss`` (the process's resident high-water mark, which counts the inputs too) is its
 own, side by side with ratios:
 
-* ``table``: each side as a :class:`~adk_eval_action.scoretable.ScoreTable`, built one eval
+* ``table``: each side as a :class:`~adk_eval_action.results.scoretable.ScoreTable`, built one eval
   case at a time (the cases are never all held as objects);
-* ``results``: each side as a loaded :class:`~adk_eval_action.results.RunResults` (~1.4
+* ``results``: each side as a loaded :class:`~adk_eval_action.results.model.RunResults` (~1.4
   million pydantic objects per side), which compare turns into a table itself; this is what
   ``adk-eval-action compare`` holds after reading two results files.
 
@@ -41,12 +41,12 @@ from typing import Literal
 import numpy as np
 from _measure import maxrss_mb, timed, traced_peak_mb
 
-from adk_eval_action.chart import metric_chart_markdown
-from adk_eval_action.compare import Comparison, compare
-from adk_eval_action.config import GateConfig
-from adk_eval_action.gate import decide
-from adk_eval_action.render import CommentContext, render_comment, render_summary
-from adk_eval_action.results import (
+from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.gate import decide
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.report.chart import metric_chart_markdown
+from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,
@@ -58,7 +58,7 @@ from adk_eval_action.results import (
     SuiteRecord,
     gc_paused,
 )
-from adk_eval_action.scoretable import ScoreTable, TableBuilder
+from adk_eval_action.results.scoretable import ScoreTable, TableBuilder
 
 RUBRIC_METRIC = "rubric_based_final_response_quality_v1"
 RUBRIC_IDS = ("friendly", "concise", "cites_source")

@@ -1,4 +1,4 @@
-"""Benchmark the paired bootstrap in :mod:`adk_eval_action.noise` (a script, not a test).
+"""Benchmark the paired bootstrap in :mod:`adk_eval_action.analysis.noise` (a script, not a test).
 
 Builds ``--cases`` cases x ``--metrics`` metrics x ``--runs`` runs of random scores for a
 baseline and a head, then times ``paired_bootstrap`` + ``classify`` for every metric in two
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 from _measure import maxrss_mb, timed, traced_peak_mb
 
-from adk_eval_action.noise import (
+from adk_eval_action.analysis.noise import (
     DeltaInterval,
     bootstrap_counts,
     classify,

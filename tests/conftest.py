@@ -2,7 +2,7 @@
 
 Every test that evaluates runs real google-adk code (LocalEvalService, its evaluators and
 judge prompts) on agents whose models are the deterministic stand-ins of
-``adk_eval_action.standins``.
+``adk_eval_action.testing.standins``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from adk_eval_action.results import (
+from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,

@@ -30,8 +30,8 @@ from adk_eval_action.action import (
     read_input,
     run_action,
 )
-from adk_eval_action.github import DEFAULT_BOT_LOGIN, GitHubClient, comment_marker
-from adk_eval_action.pipeline import CaseFailure, PipelineOutcome
+from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, GitHubClient, comment_marker
+from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
 from github_stub import GitHubStub, Token
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -17,18 +17,18 @@ from pathlib import Path
 import pytest
 import requests
 
-from adk_eval_action.baseline import (
+from adk_eval_action.analysis.compare import compare
+from adk_eval_action.baseline.resolve import (
     BaselineContext,
     ResolvedBaseline,
     format_age,
     parse_spec,
     resolve_baseline,
 )
-from adk_eval_action.compare import compare
-from adk_eval_action.config import GateConfig
-from adk_eval_action.pipeline import RunOptions, finish, run_pipeline
-from adk_eval_action.render import md
-from adk_eval_action.results import RunResults, load_results, save_results
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.report.render import md
+from adk_eval_action.results.model import RunResults, load_results, save_results
+from adk_eval_action.run.pipeline import RunOptions, finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
 from conftest import quiet
 

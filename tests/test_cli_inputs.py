@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from adk_eval_action.chart import metric_chart_markdown
+from adk_eval_action.analysis.compare import NO_RUNS_ERROR, MetricSide, compare
+from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
-from adk_eval_action.compare import NO_RUNS_ERROR, MetricSide, compare
-from adk_eval_action.config import GateConfig, ProjectConfig
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.gate import decide
-from adk_eval_action.pipeline import RunOptions, _gate_config, write_text
-from adk_eval_action.render import delta, metric_status
-from adk_eval_action.results import MetricStatus, save_results
+from adk_eval_action.project.config import GateConfig, ProjectConfig
+from adk_eval_action.report.chart import metric_chart_markdown
+from adk_eval_action.report.render import delta, metric_status
+from adk_eval_action.results.model import MetricStatus, save_results
+from adk_eval_action.run.pipeline import RunOptions, _gate_config, write_text
 from results_builder import metric, results, scores_side, tokens
 
 

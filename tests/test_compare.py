@@ -1,4 +1,4 @@
-"""Tests of :mod:`adk_eval_action.compare`: intervals, classifications, flaky cases.
+"""Tests of :mod:`adk_eval_action.analysis.compare`: intervals, classifications, flaky cases.
 
 Property tests run the whole ``compare`` on hand-built results (tests/results_builder.py),
 so they cover the indexing and the batched bootstrap as well as the noise rules.
@@ -13,9 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adk_eval_action.compare import compare
-from adk_eval_action.noise import ONE_CASE_REASON, ONE_RUN_REASON, classify, paired_bootstrap
-from adk_eval_action.results import CaseStatus, MetricStatus
+from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.noise import (
+    ONE_CASE_REASON,
+    ONE_RUN_REASON,
+    classify,
+    paired_bootstrap,
+)
+from adk_eval_action.results.model import CaseStatus, MetricStatus
 from results_builder import metric, results, scores_side, tokens
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

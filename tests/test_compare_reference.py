@@ -1,6 +1,6 @@
 """compare's vectorised group-bys against a plain reference of the same rules.
 
-:mod:`adk_eval_action.compare` aggregates a columnar :class:`ScoreTable` with numpy. This
+:mod:`adk_eval_action.analysis.compare` aggregates a columnar :class:`ScoreTable` with numpy. This
 test restates the module's rules one object at a time over :class:`RunResults` (the way a
 reader would apply them by hand) and checks every per-metric, per-rubric and per-case
 number on random sides: any status, missing scores, reasons, rubrics with and without
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adk_eval_action.compare import NO_RUNS_ERROR, compare
-from adk_eval_action.results import (
+from adk_eval_action.analysis.compare import NO_RUNS_ERROR, compare
+from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,
@@ -29,7 +29,7 @@ from adk_eval_action.results import (
     RunResults,
     SuiteRecord,
 )
-from adk_eval_action.scoretable import ScoreTable
+from adk_eval_action.results.scoretable import ScoreTable
 
 SCORED = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)
 WORST = (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED, MetricStatus.FAILED)

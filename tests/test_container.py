@@ -13,6 +13,7 @@ Skips, saying why, only where podman cannot run containers. Set ADK_EVAL_REQUIRE
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -24,12 +25,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adk_eval_action.github import DEFAULT_BOT_LOGIN, comment_marker
+from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, comment_marker
 from github_stub import GitHubStub, Token
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-IMAGE = "localhost/adk-eval-action:test"
+# One tag per checkout: several worktrees on one machine must not replace each other's image
+# between its build and its run.
+IMAGE = f"localhost/adk-eval-action:test-{hashlib.sha1(str(ROOT).encode()).hexdigest()[:8]}"
 REPO = "octo/agents"
 TOKEN = "ghs_containertoken555"
 HEAD = "c0ffee" + "0" * 34

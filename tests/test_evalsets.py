@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from adk_eval_action.adk.evalsets import ACCEPTED_SHAPES, load_eval_set
 from adk_eval_action.errors import EvalSetError
-from adk_eval_action.evalsets import ACCEPTED_SHAPES, load_eval_set
 from conftest import SHARED
 
 REAL = SHARED / "fixtures" / "real-evalsets"

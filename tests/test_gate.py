@@ -1,4 +1,4 @@
-"""Tests of the gate rules (:mod:`adk_eval_action.gate`, docs/gating.md) on hand-built
+"""Tests of the gate rules (:mod:`adk_eval_action.analysis.gate`, docs/gating.md) on hand-built
 results, their config (``gate:`` in adk-eval.yaml) and their CLI flags."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
-from adk_eval_action.compare import Comparison, compare
-from adk_eval_action.config import GateConfig, load_project_config
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.gate import decide
-from adk_eval_action.results import RunResults, save_results
+from adk_eval_action.project.config import GateConfig, load_project_config
+from adk_eval_action.results.model import RunResults, save_results
 from results_builder import metric, results, scores_side, tokens
 
 N = 12
@@ -236,7 +236,7 @@ def test_cli_gate_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_comment_names_the_failed_rule(tmp_path: Path) -> None:
-    from adk_eval_action.render import CommentContext, render_comment
+    from adk_eval_action.report.render import CommentContext, render_comment
 
     result, comparison = _gate(_side(0.7), _side(0.9), fail_on="regression", max_regression=0.1)
     comment = render_comment(CommentContext(comparison=comparison, gate=result))

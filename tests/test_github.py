@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.github import (
+from adk_eval_action.github.client import (
     COMMENT_MAX_CHARS,
     DEFAULT_BOT_LOGIN,
     BadCredentials,

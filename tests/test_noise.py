@@ -1,4 +1,4 @@
-"""Property and example tests for :mod:`adk_eval_action.noise`."""
+"""Property and example tests for :mod:`adk_eval_action.analysis.noise`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from adk_eval_action.noise import (
+from adk_eval_action.analysis.noise import (
     NO_CASES_REASON,
     ONE_CASE_REASON,
     ONE_RUN_REASON,

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.chart import MAX_LABEL_CHARS, build_charts, metric_chart_markdown
-from adk_eval_action.compare import Comparison, MetricComparison, MetricSide, compare
-from adk_eval_action.config import GateConfig
-from adk_eval_action.gate import decide
-from adk_eval_action.render import CommentContext, render_comment, render_summary
-from adk_eval_action.results import RunMetadata, RunResults
+from adk_eval_action.analysis.compare import Comparison, MetricComparison, MetricSide, compare
+from adk_eval_action.analysis.gate import decide
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.report.chart import MAX_LABEL_CHARS, build_charts, metric_chart_markdown
+from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.results.model import RunMetadata, RunResults
 from results_builder import metric, results, tokens
 
 GOLDEN = Path(__file__).parent / "golden"

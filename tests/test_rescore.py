@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.baseline import resolve_baseline
-from adk_eval_action.pipeline import RunOptions, run_pipeline
-from adk_eval_action.rescore import rescore_reason
-from adk_eval_action.results import load_results
+from adk_eval_action.adk.rescore import rescore_reason
+from adk_eval_action.baseline.resolve import resolve_baseline
+from adk_eval_action.results.model import load_results
+from adk_eval_action.run.pipeline import RunOptions, run_pipeline
 from conftest import quiet
 
 ROOT = Path(__file__).resolve().parents[1]

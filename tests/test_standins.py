@@ -32,7 +32,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.runners import InMemoryRunner
 from google.genai import types as genai_types
 
-from adk_eval_action.standins import (
+from adk_eval_action.testing.standins import (
     ScriptedLlm,
     ScriptedToolCall,
     ScriptRule,

@@ -1,9 +1,9 @@
 """A small travel assistant that runs fully offline.
 
-The agent uses :class:`adk_eval_action.standins.ScriptedLlm` instead of a real
+The agent uses :class:`adk_eval_action.testing.standins.ScriptedLlm` instead of a real
 model because no LLM is reachable offline; its replies are scripted so that
 the agent passes every case in ``eval/travel.evalset.json``. Importing
-``adk_eval_action.standins`` also registers the ``stand-in-judge`` model that
+``adk_eval_action.testing.standins`` also registers the ``stand-in-judge`` model that
 ``eval/test_config.json`` uses for the rubric metric.
 
 This is a test/demo fixture for adk-eval-action, not a template for real agents.
@@ -15,7 +15,7 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 
-from adk_eval_action.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
+from adk_eval_action.testing.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
 
 # Fixed table so the tool output (and thus every eval score) is reproducible.
 _WEATHER: dict[str, tuple[str, int]] = {

@@ -29,7 +29,7 @@ from travel_agent.agent import (
     get_weather,
 )
 
-from adk_eval_action.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
+from adk_eval_action.testing.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
 
 PARIS_WRONG_ARG_RULE = ScriptRule(
     pattern=r"weather (?:like )?in paris\b",

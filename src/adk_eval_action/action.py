@@ -31,8 +31,8 @@ from typing import Any, Literal, Protocol
 import click
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from .errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError
-from .github import (
+from adk_eval_action.errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError
+from adk_eval_action.github.client import (
     COMMENT_MAX_CHARS,
     CommentResult,
     EventContext,
@@ -230,7 +230,7 @@ PipelineRunner = Callable[[dict[str, Any], Console], Outcome]
 def _run_real_pipeline(options: dict[str, Any], console: Console) -> Outcome:
     """Import late: the pipeline imports google-adk, which the user's requirements may
     have just replaced."""
-    from .pipeline import RunOptions, run_pipeline
+    from adk_eval_action.run.pipeline import RunOptions, run_pipeline
 
     return run_pipeline(RunOptions(**options), console=console)
 
@@ -241,7 +241,9 @@ def pipeline_options(settings: ActionSettings) -> dict[str, Any]:
     The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
     GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
     """
-    from .baseline import BaselineContext  # late, as the pipeline (see _run_real_pipeline)
+    from adk_eval_action.baseline.resolve import (
+        BaselineContext,  # late, as the pipeline (see _run_real_pipeline)
+    )
 
     event = settings.event
     results = Path(settings.results_path)

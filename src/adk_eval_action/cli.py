@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_USAGE, AdkEvalActionError
+from adk_eval_action.errors import EXIT_USAGE, AdkEvalActionError
 
 
 class _Amount(click.FloatRange):
@@ -173,7 +173,7 @@ def main() -> None:
 @gate_options
 def run(paths: tuple[Path, ...], print_comment: bool, **kwargs: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate."""
-    from .pipeline import RunOptions, run_pipeline
+    from adk_eval_action.run.pipeline import RunOptions, run_pipeline
 
     options = RunOptions(paths=list(paths) or [Path(".")], **kwargs)
     try:
@@ -198,8 +198,8 @@ def _explicit_baseline(value: Path | None) -> Path | None:
     Raises:
         ConfigError: the file does not exist.
     """
-    from .baseline import parse_spec
-    from .errors import ConfigError
+    from adk_eval_action.baseline.resolve import parse_spec
+    from adk_eval_action.errors import ConfigError
 
     mode, path = parse_spec(value)
     if mode == "file" and path is not None and not path.exists():
@@ -219,7 +219,7 @@ def _explicit_baseline(value: Path | None) -> Path | None:
 @gate_options
 def compare_command(head: Path, print_comment: bool, **kwargs: Any) -> None:
     """Compare a HEAD results file with --baseline and gate, without running any agent."""
-    from .pipeline import (
+    from adk_eval_action.run.pipeline import (
         RunOptions,
         _gate_config,
         _project,
@@ -255,7 +255,8 @@ def render_command(
 ) -> None:
     """Render the PR comment (or job summary) from results files; exits 0 when it rendered,
     2 when an input or the template is unusable."""
-    from .pipeline import (
+    from adk_eval_action.report.render import render_comment, render_summary
+    from adk_eval_action.run.pipeline import (
         RunOptions,
         _gate_config,
         _project,
@@ -264,7 +265,6 @@ def render_command(
         load_head_table,
         write_text,
     )
-    from .render import render_comment, render_summary
 
     try:
         baseline_path = _explicit_baseline(baseline)
@@ -285,7 +285,7 @@ def render_command(
 
 def _register_github_commands() -> None:
     try:
-        from .action import action_command, comment_command
+        from adk_eval_action.action import action_command, comment_command
     except ImportError:  # the GitHub commands are optional for the offline CLI
         return
     main.add_command(action_command, "action")

@@ -5,14 +5,14 @@ objects (~700 MB per side); compare reads six fields of each metric result and t
 rubric verdict. A :class:`ScoreTable` keeps exactly those as numpy columns (~27 bytes per
 metric result, ~17 per rubric verdict) plus the results' *skeleton* (metadata, suites and eval
 sets without their cases, errors, warnings), so both sides of a comparison fit in a few MB
-and every per-metric, per-rubric and per-case aggregate in :mod:`adk_eval_action.compare`
+and every per-metric, per-rubric and per-case aggregate in :mod:`adk_eval_action.analysis.compare`
 is a vectorised group-by.
 
 Tables are built one eval case at a time by :class:`TableBuilder`: :meth:`ScoreTable.from_results`
-walks a loaded :class:`~adk_eval_action.results.RunResults`; a caller that produces cases one
+walks a loaded :class:`~adk_eval_action.results.model.RunResults`; a caller that produces cases one
 at a time (``benchmarks/bench_compare.py``) feeds them directly and never holds the tree.
 
-Non-finite scores follow :func:`adk_eval_action.results.finite_score` (an ``error`` with a
+Non-finite scores follow :func:`adk_eval_action.results.model.finite_score` (an ``error`` with a
 reason where the score would be averaged), so a hand-edited file can neither crash the
 comparison nor poison a mean; a non-finite rubric verdict is no verdict.
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .results import (
+from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,

@@ -10,18 +10,18 @@ Rules (all scores in the metric's own range):
   runs.
 * Eval cases match by (suite, eval set id, eval id). A case passes when every run passed;
   it is ``error`` when a run errored, ``not_evaluated`` when no metric gave a verdict.
-* Noise (:mod:`adk_eval_action.noise`): every metric and rubric delta gets a 95% paired
+* Noise (:mod:`adk_eval_action.analysis.noise`): every metric and rubric delta gets a 95% paired
   bootstrap interval over eval cases (each case's runs averaged first; 2000 resamples,
   seeded, so the same inputs give the same numbers) unless every paired case has a single
   run on both sides, in which case the interval says so (``ONE_RUN_REASON``). The interval
   is of the mean per-case change over cases scored on both sides, which can differ from
   ``delta`` (all scores on each side) when cases were added or removed. Each delta is then
   classified regressed / improved / unchanged / inconclusive against ``min_effect``
-  (:func:`adk_eval_action.noise.classify`), from the point delta when there is no interval.
+  (:func:`adk_eval_action.analysis.noise.classify`), from the point delta when there is no interval.
 * A case is flaky on a side when its pass/fail status, overall or for one metric, differs
-  across runs (:func:`adk_eval_action.noise.flaky_cases`).
+  across runs (:func:`adk_eval_action.analysis.noise.flaky_cases`).
 
-Cost: each side is read as a :class:`~adk_eval_action.scoretable.ScoreTable` (numpy columns;
+Cost: each side is read as a :class:`~adk_eval_action.results.scoretable.ScoreTable` (numpy columns;
 a loaded :class:`RunResults` is turned into one first, ~0.9 s per side at the size below),
 and every aggregate is a group-by over its columns; then one bootstrap draw per distinct
 number of paired cases, shared by all metrics and rubrics, and one matrix product per block
@@ -41,7 +41,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 import numpy as np
 from pydantic import BaseModel, Field, PlainSerializer
 
-from .noise import (
+from adk_eval_action.analysis.noise import (
     NO_CASES_REASON,
     ONE_CASE_REASON,
     ONE_RUN_REASON,
@@ -51,7 +51,7 @@ from .noise import (
     classify,
     disagree,
 )
-from .results import (
+from adk_eval_action.results.model import (
     AVERAGED_STATUSES,
     CaseStatus,
     ErrorRecord,
@@ -60,7 +60,7 @@ from .results import (
     RunResults,
     gc_paused,
 )
-from .scoretable import (
+from adk_eval_action.results.scoretable import (
     CASE_STATUSES,
     METRIC_STATUSES,
     CaseKey,
@@ -74,7 +74,7 @@ from .scoretable import (
 
 MinEffect = float | Callable[[str, str], float]
 """The smallest delta worth calling, in metric units: one value, or a function of
-(suite, metric name) such as :meth:`adk_eval_action.config.GateConfig.min_effect_for`."""
+(suite, metric name) such as :meth:`adk_eval_action.project.config.GateConfig.min_effect_for`."""
 
 DEFAULT_RESAMPLES = 2000
 NO_RUNS_ERROR = "no runs were recorded for this eval case (the run was cut short?)"
@@ -306,7 +306,7 @@ _BLOCK_ELEMENTS = 262_144
 
 def _averaged(table: ScoreTable) -> np.ndarray:
     """Metric rows whose score goes into means: scored, with a status of
-    :data:`adk_eval_action.results.AVERAGED_STATUSES`."""
+    :data:`adk_eval_action.results.model.AVERAGED_STATUSES`."""
     return table.m_has_score & np.isin(table.m_status, _AVERAGED_CODES)
 
 
@@ -439,8 +439,8 @@ def _flaky(
     table: ScoreTable, groups: _CaseMetrics, passes: np.ndarray, runs: np.ndarray
 ) -> dict[int, dict[str, tuple[int, int]]]:
     """Flaky case rows: ``"overall"`` when run statuses disagree, then each metric whose
-    verdicts disagree, as ``(passes, verdicts)`` (:func:`adk_eval_action.noise.disagree`,
-    the rule of :func:`adk_eval_action.noise.flaky_cases`, applied to every case at once)."""
+    verdicts disagree, as ``(passes, verdicts)`` (:func:`.noise.disagree`,
+    the rule of :func:`.noise.flaky_cases`, applied to every case at once)."""
     flaky: dict[int, dict[str, tuple[int, int]]] = {}
     for row in np.flatnonzero(disagree(passes, runs)).tolist():
         flaky[row] = {"overall": (int(passes[row]), int(runs[row]))}
@@ -561,12 +561,12 @@ def _dense_rubrics(side: _Side, n_ids: int) -> _Dense:
 
 @dataclass(slots=True)
 class _Bootstrap:
-    """The paired case bootstrap of :func:`adk_eval_action.noise.paired_bootstrap`, for many
+    """The paired case bootstrap of :func:`.noise.paired_bootstrap`, for many
     metrics at once.
 
     Same rule, same numbers (to the last bits of float rounding): per-case mean differences
     over the sorted shared cases, resamples drawn by
-    :func:`adk_eval_action.noise.bootstrap_counts` from ``seed``, percentile interval, and
+    :func:`adk_eval_action.analysis.noise.bootstrap_counts` from ``seed``, percentile interval, and
     the same no-interval reasons. Batched because at 10,000 cases one matrix-vector
     product per metric costs more than the draw: all metrics sharing a case set are one
     matrix-matrix product per block, and one draw per paired-case count is shared by all.
@@ -1100,7 +1100,7 @@ def compare(
 
     Args:
         head: Results of the PR head, loaded or as a :class:`ScoreTable` (cheaper for large
-            runs: see :mod:`adk_eval_action.scoretable`).
+            runs: see :mod:`adk_eval_action.results.scoretable`).
         baseline: Results of the base branch, likewise, or None.
         baseline_note: Which baseline this is, or why there is none (shown in the comment).
         min_effect: Smallest delta worth calling regressed or improved (metric units), one

@@ -11,7 +11,7 @@ and ``LocalEvalService.evaluate`` with ``get_eval_metrics_from_config``. What is
 * Why a metric was not evaluated is kept (ADK only logs it): the registry handed to ADK wraps
   each evaluator and records the exception, and judge sample failures that ADK logs are
   caught by a log handler bound to the case being evaluated.
-* Rubric handling from :mod:`adk_eval_action.rubrics`: untyped rubrics typed, final-only
+* Rubric handling from :mod:`adk_eval_action.adk.rubrics`: untyped rubrics typed, final-only
   rubrics on the last turn, duplicates refused, a rubric metric without rubrics reported
   before any judge call, and turns without rubrics skipped instead of failing the metric.
 """
@@ -52,12 +52,13 @@ from google.adk.evaluation.metric_evaluator_registry import (
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import BaseModel
 
-from .adk_history import judge_model, run_record_from_adk
-from .discovery import Suite, relative_path
-from .errors import AdkEvalActionError, EvalSetError
-from .evalconfig import LoadedEvalConfig, adk_metrics, load_eval_config
-from .evalsets import LoadedEvalSet, load_eval_set
-from .results import (
+from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics, load_eval_config
+from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
+from adk_eval_action.adk.history import judge_model, run_record_from_adk
+from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
+from adk_eval_action.errors import AdkEvalActionError, EvalSetError
+from adk_eval_action.project.discovery import Suite, relative_path
+from adk_eval_action.results.model import (
     CaseStatus,
     ErrorRecord,
     EvalCaseRecord,
@@ -65,7 +66,6 @@ from .results import (
     RunRecord,
     SuiteRecord,
 )
-from .rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
 
 Console = Callable[[str], None]
 

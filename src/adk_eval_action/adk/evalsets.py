@@ -29,8 +29,8 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import EvalSetError
-from .rubrics import RubricFormatError, normalize_case_rubrics
+from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubrics
+from adk_eval_action.errors import EvalSetError
 
 ACCEPTED_SHAPES = (
     "ADK EvalSet JSON ({eval_set_id, eval_cases}); the same with camelCase keys "

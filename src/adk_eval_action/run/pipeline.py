@@ -17,18 +17,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .baseline import (
+from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.gate import GateResult, decide
+from adk_eval_action.baseline.resolve import (
     DEFAULT_ARTIFACT_NAME,
     BaselineContext,
     BaselineUnreadable,
     file_baseline,
     resolve_baseline,
 )
-from .chart import metric_chart_markdown
-from .compare import Comparison, compare
-from .config import GateConfig, ProjectConfig, first_error, load_project_config
-from .discovery import Suite, discover_suites, suites_from_config
-from .errors import (
+from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
     EXIT_PASS,
     EXIT_USAGE,
@@ -36,9 +34,16 @@ from .errors import (
     ConfigError,
     ResultsFileError,
 )
-from .gate import GateResult, decide
-from .render import CommentContext, render_comment, render_summary
-from .results import (
+from adk_eval_action.project.config import (
+    GateConfig,
+    ProjectConfig,
+    first_error,
+    load_project_config,
+)
+from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
+from adk_eval_action.report.chart import metric_chart_markdown
+from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.results.model import (
     ErrorRecord,
     RunMetadata,
     RunResults,
@@ -46,7 +51,7 @@ from .results import (
     save_results,
     utc_now,
 )
-from .scoretable import ScoreTable
+from adk_eval_action.results.scoretable import ScoreTable
 
 Console = Callable[[str], None]
 PROJECT_CONFIG_NAMES = ("adk-eval.yaml", "adk-eval.yml", "adk-eval.json")
@@ -216,7 +221,7 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
     _gate_config(project, options)  # a bad gate flag is exit 2 before any agent runs
     # Imported here: google-adk's evaluation modules take seconds to import, which
     # `compare` and `render` (no agent runs) and refused runs need not pay.
-    from .engine import EngineSettings, evaluate_suite
+    from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
 
     results = RunResults(metadata=_metadata(root))
     start = time.monotonic()
@@ -259,9 +264,9 @@ def load_table(path: Path) -> ScoreTable:
     are dropped at once, so comparing two large files holds one side's objects at a time.
 
     Raises:
-        ResultsFileError: as :func:`adk_eval_action.results.load_results`.
+        ResultsFileError: as :func:`adk_eval_action.results.model.load_results`.
     """
-    from .results import load_results
+    from adk_eval_action.results.model import load_results
 
     # The objects are made and freed with the GC paused: enabled in between, it walked all
     # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).

@@ -1,6 +1,6 @@
 """Eval configs: ADK's ``EvalConfig`` (google.adk.evaluation.eval_config), JSON or YAML.
 
-Rubric short forms are expanded (:mod:`adk_eval_action.rubrics`), threshold and direction
+Rubric short forms are expanded (:mod:`adk_eval_action.adk.rubrics`), threshold and direction
 overrides from ``adk-eval.yaml`` applied, and :func:`load_eval_config` lints what ADK
 accepts without a word (unknown keys, unknown metrics, a missing ``criteria``).
 """
@@ -19,11 +19,11 @@ from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .adk_history import EFFICIENCY_METRICS, MetricMeta
-from .config import first_error, read_mapping
-from .errors import ConfigError
-from .evalsets import content_hash
-from .rubrics import RubricFormatError, normalize_rubric_list
+from adk_eval_action.adk.evalsets import content_hash
+from adk_eval_action.adk.history import EFFICIENCY_METRICS, MetricMeta
+from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.project.config import first_error, read_mapping
 
 DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 """ADK's default criteria when no eval config is found (eval_config._DEFAULT_EVAL_CONFIG)."""
@@ -47,7 +47,7 @@ class LoadedEvalConfig(BaseModel):
 
     def rubric_types(self) -> list[tuple[str, str]]:
         """``(metric name, rubric type)`` of the rubric metrics in the criteria, config order."""
-        from .rubrics import RUBRIC_METRIC_TYPES
+        from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 
         return [
             (name, RUBRIC_METRIC_TYPES[name])

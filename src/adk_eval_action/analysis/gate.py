@@ -13,9 +13,9 @@
 * ``regression``: a metric whose mean got worse than the baseline's by more than
   ``max_regression`` (metric units; unset: ``min_effect``) fails; with
   ``require_significance`` only when its whole bootstrap interval lies beyond
-  ``max_regression`` (:func:`adk_eval_action.noise.regression_fails`). ``gate.metrics``
+  ``max_regression`` (:func:`adk_eval_action.analysis.noise.regression_fails`). ``gate.metrics``
   overrides ``max_regression``, ``min_effect`` and ``require_significance`` per metric
-  (:meth:`adk_eval_action.config.GateConfig.rule_for`).
+  (:meth:`adk_eval_action.project.config.GateConfig.rule_for`).
 * ``any``: both; ``none``: nothing fails (reasons become warnings, so the comment still
   says what would have failed).
 
@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from .compare import CaseComparison, Comparison, MetricComparison
-from .config import GateConfig
-from .noise import DeltaInterval, regression_fails
-from .results import CaseStatus
+from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricComparison
+from adk_eval_action.analysis.noise import DeltaInterval, regression_fails
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.results.model import CaseStatus
 
 TOKEN_METRIC = "token_usage_v1"
 """ADK's informational token count metric (google.adk.evaluation: tokens per invocation)."""
@@ -127,7 +127,7 @@ def _interval_text(interval: DeltaInterval | None, scale: float | None = None) -
 def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, str | None]:
     """(reason, warning) of the regression rule for one metric; both None when it holds.
 
-    The decision is :func:`adk_eval_action.noise.regression_fails` (its float tolerance
+    The decision is :func:`adk_eval_action.analysis.noise.regression_fails` (its float tolerance
     included); this only words it.
     """
     rule = config.rule_for(row.suite, row.metric_name)

@@ -1,7 +1,7 @@
 """Rendering the PR comment and job summary with Jinja2.
 
 The comment is a pure function of (:class:`CommentContext`, template): no I/O besides
-reading the template. The packaged templates live in ``adk_eval_action/templates``; a user's
+reading the template. The packaged templates live in ``adk_eval_action/report/templates``; a user's
 template (``--template``) is rendered in jinja2's ``SandboxedEnvironment`` with the same
 context and filters. Any text that comes from an agent, a judge or a user file goes through
 the ``md`` filter, which escapes HTML and table syntax so it cannot break the comment.
@@ -20,10 +20,10 @@ from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field
 
-from .compare import CaseComparison, Comparison, MetricSide
-from .errors import ConfigError
-from .gate import GateResult
-from .results import MetricStatus
+from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricSide
+from adk_eval_action.analysis.gate import GateResult
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.results.model import MetricStatus
 
 GITHUB_COMMENT_LIMIT = 65_536
 
@@ -146,7 +146,7 @@ def _environment() -> SandboxedEnvironment:
     once per process so its template cache keeps compiled templates: compiling the
     packaged ones took longer than rendering them."""
     env = SandboxedEnvironment(
-        loader=PackageLoader("adk_eval_action", "templates"),
+        loader=PackageLoader("adk_eval_action.report", "templates"),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

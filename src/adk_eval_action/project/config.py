@@ -1,7 +1,7 @@
 """Project configuration: ``adk-eval.yaml`` (suites and gate rules).
 
 ``adk-eval.yaml`` (YAML or JSON) is optional; without it suites are discovered by ADK's
-conventions (see :mod:`adk_eval_action.discovery`). Example::
+conventions (see :mod:`adk_eval_action.project.discovery`). Example::
 
     suites:
       - name: travel_agent
@@ -25,7 +25,7 @@ conventions (see :mod:`adk_eval_action.discovery`). Example::
         response_match_score: {max_regression: 0.1}
 
 Paths are relative to the folder of the config file. Eval configs (ADK's ``EvalConfig``) are
-loaded by :mod:`adk_eval_action.evalconfig`. This module does not import google-adk, so
+loaded by :mod:`adk_eval_action.adk.evalconfig`. This module does not import google-adk, so
 comparing, gating and rendering (``compare``, ``render``) do not pay for loading it
 (~360 MB resident and seconds of start-up).
 """
@@ -39,7 +39,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import ConfigError
+from adk_eval_action.errors import ConfigError
 
 
 class MetricGateRule(BaseModel):
@@ -57,7 +57,7 @@ class MetricGateRule(BaseModel):
 
 
 class GateConfig(BaseModel):
-    """How the pass/fail decision is made (see :mod:`adk_eval_action.gate` and
+    """How the pass/fail decision is made (see :mod:`adk_eval_action.analysis.gate` and
     ``docs/gating.md``).
 
     ``max_regression`` unset means "no drop beyond ``min_effect``". ``metrics`` maps a

@@ -31,7 +31,7 @@ changed, the baseline is re-scored under the head's eval config (:mod:`.rescore`
 
 How the action passes the GitHub context (action.py)::
 
-    from adk_eval_action.baseline import BaselineContext
+    from adk_eval_action.baseline.resolve import BaselineContext
 
     github = BaselineContext(
         repository=event.repository,          # "owner/name"
@@ -65,12 +65,12 @@ from urllib.parse import quote
 import requests
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from .errors import AdkEvalActionError, ResultsFileError
-from .github import GitHubClient, GitHubError, NotFound
-from .results import SCHEMA_VERSION, RunResults, load_results
+from adk_eval_action.errors import AdkEvalActionError, ResultsFileError
+from adk_eval_action.github.client import GitHubClient, GitHubError, NotFound
+from adk_eval_action.results.model import SCHEMA_VERSION, RunResults, load_results
 
 if TYPE_CHECKING:
-    from .pipeline import RunOptions
+    from adk_eval_action.run.pipeline import RunOptions
 
 Console = Callable[[str], None]
 ClientFactory = Callable[[str, str], GitHubClient]
@@ -797,7 +797,7 @@ def resolve_baseline(
             console(f"warning: baseline not used: {e}")
             resolved = ResolvedBaseline(reason=f"{resolved.label} not usable: {e}")
     if resolved.results is not None:
-        from .rescore import rescore_baseline
+        from adk_eval_action.adk.rescore import rescore_baseline
 
         try:
             resolved.rescored = rescore_baseline(resolved.results, head, options, console)

@@ -36,9 +36,7 @@ from google.adk.evaluation.metric_evaluator_registry import (
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import ValidationError
 
-from .adk_history import run_record_from_adk
-from .discovery import Suite
-from .engine import (
+from adk_eval_action.adk.engine import (
     AgentLoadError,
     _add_eval_set,
     _evaluate_one,
@@ -47,13 +45,15 @@ from .engine import (
     infer_directions,
     prepare_eval_set,
 )
-from .errors import AdkEvalActionError
-from .evalconfig import LoadedEvalConfig, load_eval_config
-from .evalsets import LoadedEvalSet, load_eval_set
-from .results import CaseStatus, EvalCaseRecord, RunResults, SuiteRecord
+from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
+from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
+from adk_eval_action.adk.history import run_record_from_adk
+from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.project.discovery import Suite
+from adk_eval_action.results.model import CaseStatus, EvalCaseRecord, RunResults, SuiteRecord
 
 if TYPE_CHECKING:
-    from .pipeline import RunOptions
+    from adk_eval_action.run.pipeline import RunOptions
 
 Console = Callable[[str], None]
 
@@ -223,7 +223,7 @@ def rescore_baseline(
     Raises:
         RescoreError: a head suite's eval config or eval sets do not load.
     """
-    from .pipeline import find_suites
+    from adk_eval_action.run.pipeline import find_suites
 
     base_by_name = {s.name: i for i, s in enumerate(baseline.suites)}
     todo = [

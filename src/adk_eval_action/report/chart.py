@@ -24,7 +24,7 @@ Readability rules (why the charts look the way they do):
   (``xychart.jison``), so values are written as fixed-point decimals and labels are
   sanitised; long labels keep their start and end.
 
-Everything is a pure function of a :class:`~adk_eval_action.compare.Comparison`.
+Everything is a pure function of a :class:`~adk_eval_action.analysis.compare.Comparison`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .compare import Comparison, MetricComparison
+from adk_eval_action.analysis.compare import Comparison, MetricComparison
 
 MAX_PER_CHART = 10
 MAX_LABEL_CHARS = 32

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import ResultsFileError
+from adk_eval_action.errors import ResultsFileError
 
 SCHEMA_VERSION = 1
 
@@ -259,7 +259,7 @@ _OURS = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*%d\s*,' % SCHEMA_VERSION)
 
 def _load_results(path: Path) -> RunResults:
     if path.is_dir():
-        from .adk_history import load_eval_history_dir
+        from adk_eval_action.adk.history import load_eval_history_dir
 
         return load_eval_history_dir(path)
     try:
@@ -299,7 +299,7 @@ def _load_results(path: Path) -> RunResults:
         except ValidationError as e:
             raise ResultsFileError(path, f"not a valid results file: {e}") from e
     if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
-        from .adk_history import load_eval_history_files
+        from adk_eval_action.adk.history import load_eval_history_files
 
         return load_eval_history_files([path])
     raise ResultsFileError(

@@ -17,8 +17,8 @@ from google.adk.evaluation.eval_metrics import EvalMetric, EvalMetricResult, Eva
 from google.adk.evaluation.eval_result import EvalCaseResult, EvalSetResult
 from pydantic import BaseModel, ValidationError
 
-from .errors import ResultsFileError
-from .results import (
+from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .config import ProjectConfig
-from .errors import ConfigError
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.project.config import ProjectConfig
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIP_DIRS = frozenset(
