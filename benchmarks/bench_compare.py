@@ -46,6 +46,7 @@ from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
@@ -56,7 +57,6 @@ from adk_eval_action.results.model import (
     RunRecord,
     RunResults,
     SuiteRecord,
-    gc_paused,
 )
 from adk_eval_action.results.scoretable import ScoreTable, TableBuilder
 

@@ -18,8 +18,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from adk_eval_action.cli import main
+from adk_eval_action.testing.standins import register_standins
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Tests name the stand-in models (scripted-*, stand-in-judge*) in agents and eval configs of
+# their own, which do not all import the example agent that registers them.
+register_standins()
 EXAMPLES = REPO / "examples"
 SHARED = REPO.parent / "shared"
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adk_eval_action.results.model import load_results
+from adk_eval_action.adk.history import load_any_results as load_results
 from conftest import CliRun, load_json
 
 # Wall-clock time differs between any two runs, so it is the one metric not compared.

@@ -18,16 +18,18 @@ import pytest
 import requests
 
 from adk_eval_action.analysis.compare import compare
-from adk_eval_action.baseline.resolve import (
+from adk_eval_action.baseline.models import (
     BaselineContext,
+    BaselineRequest,
     ResolvedBaseline,
     format_age,
     parse_spec,
-    resolve_baseline,
 )
+from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.render import md
-from adk_eval_action.results.model import RunResults, load_results, save_results
+from adk_eval_action.results.io import load_results, save_results
+from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import RunOptions, finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
 from conftest import quiet
@@ -119,8 +121,8 @@ def context_for(stub: ArtifactStub, **kw) -> BaselineContext:
     )
 
 
-def artifact_options(stub: ArtifactStub, **kw) -> RunOptions:
-    return RunOptions(baseline="artifact", github=context_for(stub), **kw)
+def artifact_options(stub: ArtifactStub, **kw) -> BaselineRequest:
+    return BaselineRequest(spec="artifact", github=context_for(stub), **kw)
 
 
 def head_of(results_file: Path) -> RunResults:
@@ -221,8 +223,9 @@ def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expecte
 def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_path):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     os.chdir(EXAMPLES)
-    outcome = run_pipeline(artifact_options(
-        stub, config=Path("regressed.adk-eval.yaml"), results_out=tmp_path / "head.json",
+    outcome = run_pipeline(RunOptions(
+        baseline="artifact", github=context_for(stub), config=Path("regressed.adk-eval.yaml"),
+        results_out=tmp_path / "head.json",
     ), quiet)
     assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
     comment = outcome.comment_markdown
@@ -235,33 +238,33 @@ def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_
 
 
 def test_auto_without_github_and_rerun_off_is_none(good_results):
-    baseline, note = resolve_baseline(RunOptions(), head_of(good_results), quiet)
+    baseline, note = resolve_baseline(BaselineRequest(), head_of(good_results), quiet)
     assert baseline is None
     assert "no GitHub context" in note and "baseline_rerun is off" in note
 
 
 def test_auto_prefers_the_artifact(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
-    options = RunOptions(github=context_for(stub), baseline_rerun=True)
+    options = BaselineRequest(github=context_for(stub), baseline_rerun=True)
     baseline, note = resolve_baseline(options, head_of(good_results), quiet)
     assert baseline is not None and note.startswith("artifact adk-eval-results")
 
 
 def test_record_and_none(good_results):
     head = head_of(good_results)
-    baseline, note = resolve_baseline(RunOptions(record=True), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(record=True), head, quiet)
     assert baseline is None and "records the baseline" in note
-    baseline, note = resolve_baseline(RunOptions(baseline="none"), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec="none"), head, quiet)
     assert baseline is None and note == "baseline none requested"
 
 
 def test_file_baseline_and_unreadable_file(good_results, tmp_path):
     head = head_of(good_results)
-    baseline, note = resolve_baseline(RunOptions(baseline=str(good_results)), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec=str(good_results)), head, quiet)
     assert baseline is not None and note.startswith("file adk-eval-results.json, commit")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    baseline, note = resolve_baseline(RunOptions(baseline=broken), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec=broken), head, quiet)
     assert baseline is None and "could not be read" in note and "not valid JSON" in note
 
 
@@ -274,7 +277,7 @@ def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path)
     base.suites[0].num_runs = 3
     base_file = tmp_path / "base.json"
     save_results(base, base_file)
-    baseline, note = resolve_baseline(RunOptions(baseline=base_file), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec=base_file), head, quiet)
     assert baseline is not None and "re-scored" not in note  # an eval set changed
     outcome = finish(head, baseline, note, GateConfig(), RunOptions(), quiet)
     comment = outcome.comment_markdown
@@ -401,6 +404,6 @@ def test_rerun_on_a_shallow_clone_fetches_the_base(agent_repo, tmp_path):
 def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):
     os.chdir(tmp_path)
     baseline, note = resolve_baseline(
-        RunOptions(baseline="rerun"), head_of(good_results), quiet
+        BaselineRequest(spec="rerun"), head_of(good_results), quiet
     )
     assert baseline is None and "not inside a git checkout" in note

@@ -16,7 +16,8 @@ from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, ProjectConfig
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import delta, metric_status
-from adk_eval_action.results.model import MetricStatus, save_results
+from adk_eval_action.results.io import save_results
+from adk_eval_action.results.model import MetricStatus
 from adk_eval_action.run.pipeline import RunOptions, _gate_config, write_text
 from results_builder import metric, results, scores_side, tokens
 

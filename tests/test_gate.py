@@ -13,7 +13,8 @@ from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, load_project_config
-from adk_eval_action.results.model import RunResults, save_results
+from adk_eval_action.results.io import save_results
+from adk_eval_action.results.model import RunResults
 from results_builder import metric, results, scores_side, tokens
 
 N = 12

@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.rescore import rescore_reason
+from adk_eval_action.adk.rescore import rescore_baseline, rescore_reason
+from adk_eval_action.baseline.models import BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
-from adk_eval_action.results.model import load_results
-from adk_eval_action.run.pipeline import RunOptions, run_pipeline
+from adk_eval_action.results.io import load_results
+from adk_eval_action.run.pipeline import RunOptions, find_suites, run_pipeline
 from conftest import quiet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,7 +156,9 @@ def test_rescore_keeps_unrecorded_runs_and_other_suites(baseline_file, tmp_path)
     os.chdir(head_folder)
     run_pipeline(RunOptions(baseline="none", results_out=tmp_path / "h.json"), quiet)
     head = load_results(tmp_path / "h.json")
-    baseline, note = resolve_baseline(RunOptions(baseline=path), head, quiet)
+    suites, _ = find_suites(RunOptions(), quiet)
+    rescore = partial(rescore_baseline, suites=suites, parallelism=4, repo_root=Path.cwd())
+    baseline, note = resolve_baseline(BaselineRequest(spec=path), head, quiet, rescore=rescore)
     assert baseline is not None and "re-scored" in note
 
     def names(run) -> set[str]:

@@ -2,8 +2,8 @@
 
 The agent uses :class:`adk_eval_action.testing.standins.ScriptedLlm` instead of a real
 model because no LLM is reachable offline; its replies are scripted so that
-the agent passes every case in ``eval/travel.evalset.json``. Importing
-``adk_eval_action.testing.standins`` also registers the ``stand-in-judge`` model that
+the agent passes every case in ``eval/travel.evalset.json``.
+``register_standins()`` below registers the ``stand-in-judge`` model that
 ``eval/test_config.json`` uses for the rubric metric.
 
 This is a test/demo fixture for adk-eval-action, not a template for real agents.
@@ -15,7 +15,16 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 
-from adk_eval_action.testing.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
+from adk_eval_action.testing.standins import (
+    ScriptedLlm,
+    ScriptedToolCall,
+    ScriptRule,
+    register_standins,
+)
+
+# The eval config names the `stand-in-judge` model: ADK's LLMRegistry must know it before
+# the evaluation asks for it.
+register_standins()
 
 # Fixed table so the tool output (and thus every eval score) is reproducible.
 _WEATHER: dict[str, tuple[str, int]] = {

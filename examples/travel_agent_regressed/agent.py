@@ -29,7 +29,16 @@ from travel_agent.agent import (
     get_weather,
 )
 
-from adk_eval_action.testing.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
+from adk_eval_action.testing.standins import (
+    ScriptedLlm,
+    ScriptedToolCall,
+    ScriptRule,
+    register_standins,
+)
+
+# The eval config names the `stand-in-judge` model: ADK's LLMRegistry must know it before
+# the evaluation asks for it.
+register_standins()
 
 PARIS_WRONG_ARG_RULE = ScriptRule(
     pattern=r"weather (?:like )?in paris\b",

@@ -241,9 +241,7 @@ def pipeline_options(settings: ActionSettings) -> dict[str, Any]:
     The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
     GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
     """
-    from adk_eval_action.baseline.resolve import (
-        BaselineContext,  # late, as the pipeline (see _run_real_pipeline)
-    )
+    from adk_eval_action.baseline.models import BaselineContext
 
     event = settings.event
     results = Path(settings.results_path)

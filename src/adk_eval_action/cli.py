@@ -198,7 +198,7 @@ def _explicit_baseline(value: Path | None) -> Path | None:
     Raises:
         ConfigError: the file does not exist.
     """
-    from adk_eval_action.baseline.resolve import parse_spec
+    from adk_eval_action.baseline.models import parse_spec
     from adk_eval_action.errors import ConfigError
 
     mode, path = parse_spec(value)

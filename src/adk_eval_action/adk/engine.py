@@ -52,9 +52,9 @@ from google.adk.evaluation.metric_evaluator_registry import (
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import BaseModel
 
+from adk_eval_action.adk.convert import judge_model, run_record_from_adk
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics, load_eval_config
 from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
-from adk_eval_action.adk.history import judge_model, run_record_from_adk
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
 from adk_eval_action.errors import AdkEvalActionError, EvalSetError
 from adk_eval_action.project.discovery import Suite, relative_path

@@ -19,8 +19,8 @@ from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from adk_eval_action.adk.convert import EFFICIENCY_METRICS, MetricMeta
 from adk_eval_action.adk.evalsets import content_hash
-from adk_eval_action.adk.history import EFFICIENCY_METRICS, MetricMeta
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import first_error, read_mapping

@@ -1,223 +1,58 @@
-"""Conversion of google-adk's result models into our results records.
+"""google-adk's eval_history files (``.adk/eval_history/*.evalset_result.json``, written by
+``LocalEvalSetResultsManager`` for ``adk eval``) as :class:`RunResults`, so an ``adk eval``
+history can be a baseline or a head.
 
-One path for both entry points: the engine converts each ``EvalCaseResult`` that
-``LocalEvalService.evaluate`` yields, and ADK's own ``.adk/eval_history/*.evalset_result.json``
-files (an ``EvalSetResult``, written by ``LocalEvalSetResultsManager``) load through the same
-functions, so an ``adk eval`` history can be a baseline.
+google-adk is imported only when such a file is read: ``compare`` and ``render`` on our own
+results files never pay for it (seconds of start-up).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from google.adk.evaluation.eval_metrics import EvalMetric, EvalMetricResult, EvalStatus
-from google.adk.evaluation.eval_result import EvalCaseResult, EvalSetResult
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import (
-    CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,
-    InvocationScore,
-    MetricResult,
-    MetricStatus,
-    RubricScoreRecord,
     RunMetadata,
-    RunRecord,
     RunResults,
     SuiteRecord,
-    finite_score,
 )
 
-# Reference-free metrics that ADK reports as INFORMATIONAL; lower is better for all of them
-# (google.adk.evaluation.eval_metrics.PrebuiltMetrics, "Efficiency metrics").
-EFFICIENCY_METRICS = frozenset(
-    {"tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1"}
-)
-
-_STATUS = {
-    EvalStatus.PASSED: MetricStatus.PASSED,
-    EvalStatus.FAILED: MetricStatus.FAILED,
-    EvalStatus.NOT_EVALUATED: MetricStatus.NOT_EVALUATED,
-    EvalStatus.INFORMATIONAL: MetricStatus.INFORMATIONAL,
-}
+if TYPE_CHECKING:
+    from google.adk.evaluation.eval_result import EvalSetResult
 
 
-class MetricMeta(BaseModel):
-    """What the results keep about a metric besides its score: range and direction."""
+def load_any_results(path: Path) -> RunResults:
+    """A results file of ours, or ADK eval_history file(s) or folder (:func:`read_eval_history`).
 
-    min_value: float | None = None
-    max_value: float | None = None
-    higher_is_better: bool = True
-
-
-class RubricInfo(BaseModel):
-    """Text and type of a rubric, looked up by rubric id when recording scores."""
-
-    text: str | None = None
-    type: str | None = None
-
-
-def case_status_from_adk(status: EvalStatus) -> CaseStatus:
-    """Maps ADK's final eval status of a case to ours."""
-    return {
-        EvalStatus.PASSED: CaseStatus.PASSED,
-        EvalStatus.FAILED: CaseStatus.FAILED,
-    }.get(status, CaseStatus.NOT_EVALUATED)
-
-
-def _rubric_catalogue(result: EvalCaseResult) -> dict[str, RubricInfo]:
-    """Rubric id -> text/type, from config rubrics (criterion) and the rubrics ADK copied
-    onto each actual invocation (case- and invocation-level)."""
-    catalogue: dict[str, RubricInfo] = {}
-    for metric in result.overall_eval_metric_results:
-        criterion = metric.criterion.model_dump() if metric.criterion else {}
-        for rubric in criterion.get("rubrics") or []:
-            content = rubric.get("rubric_content") or {}
-            catalogue[rubric["rubric_id"]] = RubricInfo(
-                text=content.get("text_property"), type=rubric.get("type")
-            )
-    for per_invocation in result.eval_metric_result_per_invocation:
-        for rubric in per_invocation.actual_invocation.rubrics or []:
-            catalogue.setdefault(
-                rubric.rubric_id,
-                RubricInfo(text=rubric.rubric_content.text_property, type=rubric.type),
-            )
-    return catalogue
-
-
-def _rubrics(
-    scores: Iterable[Any] | None, catalogue: Mapping[str, RubricInfo]
-) -> list[RubricScoreRecord]:
-    records = []
-    for score in scores or []:
-        info = catalogue.get(score.rubric_id, RubricInfo())
-        records.append(
-            RubricScoreRecord(
-                rubric_id=score.rubric_id,
-                text=info.text,
-                type=info.type,
-                score=score.score,
-                rationale=score.rationale,
-            )
-        )
-    return records
-
-
-def judge_model(metric: EvalMetric) -> str | None:
-    """The judge model named in a metric's criterion (``judge_model_options.judge_model``),
-    or None for a metric without a judge."""
-    criterion = metric.criterion.model_dump() if metric.criterion else {}
-    options = criterion.get("judge_model_options") or {}
-    return options.get("judge_model")
-
-
-def _threshold(metric: EvalMetricResult) -> float | None:
-    if metric.criterion is not None and metric.criterion.threshold is not None:
-        return float(metric.criterion.threshold)
-    return metric.threshold
-
-
-def _details(metric: EvalMetricResult) -> dict[str, Any]:
-    details: dict[str, Any] = {}
-    if metric.details.token_usage_details is not None:
-        details["token_usage"] = metric.details.token_usage_details.model_dump(exclude_none=True)
-    if metric.details.duration_details is not None:
-        details["duration"] = metric.details.duration_details.model_dump(exclude_none=True)
-    return details
-
-
-def metric_result_from_adk(
-    metric: EvalMetricResult,
-    result: EvalCaseResult,
-    meta: MetricMeta,
-    catalogue: Mapping[str, RubricInfo],
-    reason: str | None = None,
-) -> MetricResult:
-    """Converts one overall ``EvalMetricResult`` of a case, with its per-invocation scores.
-
-    ``reason`` is the error captured while the metric ran; it turns NOT_EVALUATED into
-    ``error`` so the comment can say why.
+    Raises:
+        ResultsFileError: as :func:`adk_eval_action.results.io.load_results`.
     """
-    status = _STATUS.get(metric.eval_status, MetricStatus.NOT_EVALUATED)
-    if reason and status == MetricStatus.NOT_EVALUATED:
-        status = MetricStatus.ERROR
-    invocations = []
-    for index, per_invocation in enumerate(result.eval_metric_result_per_invocation):
-        for inv_metric in per_invocation.eval_metric_results:
-            if inv_metric.metric_name != metric.metric_name:
-                continue
-            invocations.append(
-                InvocationScore(
-                    index=index,
-                    invocation_id=per_invocation.actual_invocation.invocation_id,
-                    score=inv_metric.score,
-                    status=_STATUS.get(inv_metric.eval_status, MetricStatus.NOT_EVALUATED),
-                    rubrics=_rubrics(inv_metric.details.rubric_scores, catalogue),
-                )
-            )
-    informational = status == MetricStatus.INFORMATIONAL or metric.metric_name in EFFICIENCY_METRICS
-    score, status, reason = finite_score(metric.score, status, reason)
-    return MetricResult(
-        metric_name=metric.metric_name,
-        score=score,
-        status=status,
-        threshold=None if informational else _threshold(metric),
-        min_value=meta.min_value,
-        max_value=meta.max_value,
-        higher_is_better=False
-        if metric.metric_name in EFFICIENCY_METRICS
-        else meta.higher_is_better,
-        informational=informational,
-        reason=reason,
-        judge_model=judge_model(metric),
-        rubrics=_rubrics(metric.details.rubric_scores, catalogue),
-        invocations=invocations,
-        details=_details(metric),
-    )
+    return load_results(path, history=read_eval_history)
 
 
-def run_record_from_adk(
-    result: EvalCaseResult,
-    run: int,
-    metas: Mapping[str, MetricMeta],
-    reasons: Mapping[str, str] | None = None,
-    keep_invocations: bool = True,
-) -> RunRecord:
-    """Converts one ADK ``EvalCaseResult`` (one run of one eval case) into a :class:`RunRecord`.
+def read_eval_history(path: Path) -> RunResults:
+    """One ADK ``*.evalset_result.json`` file, or the newest such file per app and eval set
+    under a folder, as :class:`RunResults`.
 
-    ``metas`` gives each metric's value range and direction; ``reasons`` maps metric name to
-    the error captured while it ran. The actual invocations are kept (without session
-    details) so a later version can re-score them.
+    Raises:
+        ResultsFileError: not an ADK EvalSetResult, or a folder without one.
     """
-    reasons = reasons or {}
-    catalogue = _rubric_catalogue(result)
-    metrics = [
-        metric_result_from_adk(
-            m, result, metas.get(m.metric_name, MetricMeta()), catalogue, reasons.get(m.metric_name)
-        )
-        for m in result.overall_eval_metric_results
-    ]
-    invocations = None
-    if keep_invocations:
-        invocations = [
-            p.actual_invocation.model_dump(mode="json", exclude_none=True, by_alias=False)
-            for p in result.eval_metric_result_per_invocation
-        ]
-    return RunRecord(
-        run=run,
-        status=case_status_from_adk(result.final_eval_status),
-        metrics=metrics,
-        session_id=result.session_id or None,
-        actual_invocations=invocations,
-    )
+    if path.is_dir():
+        return load_eval_history_dir(path)
+    return load_eval_history_files([path])
 
 
 def _read_eval_set_result(path: Path) -> EvalSetResult:
+    from google.adk.evaluation.eval_result import EvalSetResult
+
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, str):  # older ADK wrote the JSON as a JSON string
@@ -251,6 +86,8 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
     Raises:
         ResultsFileError: a file is not an ADK EvalSetResult.
     """
+    from adk_eval_action.adk.convert import run_record_from_adk
+
     loaded = sorted(
         ((p, _read_eval_set_result(p)) for p in paths), key=lambda x: x[1].creation_timestamp
     )

@@ -22,7 +22,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from google.adk.evaluation.base_eval_service import InferenceResult, InferenceStatus
 from google.adk.evaluation.eval_case import Invocation
@@ -36,6 +36,7 @@ from google.adk.evaluation.metric_evaluator_registry import (
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from pydantic import ValidationError
 
+from adk_eval_action.adk.convert import run_record_from_adk
 from adk_eval_action.adk.engine import (
     AgentLoadError,
     _add_eval_set,
@@ -47,13 +48,9 @@ from adk_eval_action.adk.engine import (
 )
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
 from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
-from adk_eval_action.adk.history import run_record_from_adk
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import CaseStatus, EvalCaseRecord, RunResults, SuiteRecord
-
-if TYPE_CHECKING:
-    from adk_eval_action.run.pipeline import RunOptions
 
 Console = Callable[[str], None]
 
@@ -212,7 +209,13 @@ class _SuiteRescore:
 
 
 def rescore_baseline(
-    baseline: RunResults, head: RunResults, options: RunOptions, console: Console = print,
+    baseline: RunResults,
+    head: RunResults,
+    console: Console,
+    *,
+    suites: list[Suite],
+    parallelism: int,
+    repo_root: Path,
 ) -> list[str]:
     """Re-scores, in place, each suite of ``baseline`` whose eval config alone changed
     (:func:`rescore_reason`) under the head's eval config; returns the suites re-scored.
@@ -223,8 +226,6 @@ def rescore_baseline(
     Raises:
         RescoreError: a head suite's eval config or eval sets do not load.
     """
-    from adk_eval_action.run.pipeline import find_suites
-
     base_by_name = {s.name: i for i, s in enumerate(baseline.suites)}
     todo = [
         (head_suite, base_by_name[head_suite.name]) for head_suite in head.suites
@@ -234,15 +235,14 @@ def rescore_baseline(
     ]
     if not todo:
         return []
-    suites = {s.name: s for s in find_suites(options, lambda _line: None)[0]}
-    parallelism = options.parallelism or 4
+    by_name = {s.name: s for s in suites}
     done = []
     for head_suite, index in todo:
-        suite = suites.get(head_suite.name)
+        suite = by_name.get(head_suite.name)
         if suite is None:
             continue
         console(f"baseline: re-scoring suite {suite.name} under the head's eval config")
-        worker = _SuiteRescore(suite, head_suite, parallelism, Path.cwd(), console)
+        worker = _SuiteRescore(suite, head_suite, parallelism, repo_root, console)
         baseline.suites[index] = worker.run(baseline.suites[index])
         done.append(suite.name)
     return done

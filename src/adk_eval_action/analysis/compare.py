@@ -51,6 +51,7 @@ from adk_eval_action.analysis.noise import (
     classify,
     disagree,
 )
+from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import (
     AVERAGED_STATUSES,
     CaseStatus,
@@ -58,7 +59,6 @@ from adk_eval_action.results.model import (
     MetricStatus,
     RunMetadata,
     RunResults,
-    gc_paused,
 )
 from adk_eval_action.results.scoretable import (
     CASE_STATUSES,

@@ -16,25 +16,17 @@ Shape (``schema_version`` 1)::
 Scores are in the metric's own range (``min_value``..``max_value``). Every number shown in
 the PR comment can be recomputed from this file. ADK's own
 ``.adk/eval_history/*.evalset_result.json`` files load into the same model
-(:func:`load_results`), so they can serve as a baseline.
+(:func:`adk_eval_action.results.io.load_results`), so they can serve as a baseline.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import gc
-import json
 import math
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import Enum
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
-
-from adk_eval_action.errors import ResultsFileError
+from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = 1
 
@@ -208,102 +200,6 @@ class RunResults(BaseModel):
         return [*self.errors, *(e for s in self.suites for e in s.errors)]
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause CPython's cyclic garbage collector for the duration (loading, compare, gate,
-    render).
-
-    Loading a results file makes millions of small acyclic objects, and the allocation
-    bursts trigger full collections that re-scan every object made so far: loading one
-    148 MB results file (10,000 cases x 8 metrics x 3 runs) took 16 s instead of 3 s, and
-    compare, gate and render re-scanned the loaded results for 2-13 s more. Nothing made
-    there forms a cycle worth collecting early, so pausing loses nothing; the previous
-    state is restored on exit (nested uses are fine).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def utc_now() -> str:
     """Current time as ISO 8601 UTC with seconds precision."""
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def save_results(results: RunResults, path: Path) -> None:
-    """Writes ``results`` as indented JSON to ``path``, creating parent folders."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(results.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
-
-
-def load_results(path: Path) -> RunResults:
-    """Reads a results file of ours, or ADK eval_history file(s), into :class:`RunResults`.
-
-    ``path`` may be our ``results.json``, one ADK ``*.evalset_result.json`` file, or a folder
-    holding such files (the newest file per app and eval set is used).
-
-    Raises:
-        ResultsFileError: unreadable JSON, unknown shape, or an unsupported schema_version.
-    """
-    with gc_paused():
-        return _load_results(path)
-
-
-_OURS = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*%d\s*,' % SCHEMA_VERSION)
-"""The start of a results file of this schema version, as :func:`save_results` writes it."""
-
-
-def _load_results(path: Path) -> RunResults:
-    if path.is_dir():
-        from adk_eval_action.adk.history import load_eval_history_dir
-
-        return load_eval_history_dir(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as e:
-        raise ResultsFileError(path, "file not found") from e
-    except OSError as e:
-        raise ResultsFileError(path, f"not valid JSON: {e}") from e
-    if _OURS.match(raw):
-        # Our own file (save_results writes schema_version first): pydantic parses and
-        # validates the bytes in one pass, ~40% faster than json.loads + model_validate and
-        # without the intermediate dicts. Anything wrong falls through to the path below,
-        # whose errors say what is wrong.
-        try:
-            return RunResults.model_validate_json(raw)
-        except ValidationError:
-            pass
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ResultsFileError(path, f"not valid JSON: {e}") from e
-    # ADK before 1.x wrote the result JSON as a JSON string, so it may be encoded twice.
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as e:
-            raise ResultsFileError(path, f"not valid JSON: {e}") from e
-    if isinstance(data, dict) and "schema_version" in data:
-        if data["schema_version"] != SCHEMA_VERSION:
-            raise ResultsFileError(
-                path,
-                f"schema_version {data['schema_version']!r} is not supported by this version "
-                f"(expects {SCHEMA_VERSION}); re-run the evaluation with this version",
-            )
-        try:
-            return RunResults.model_validate(data)
-        except ValidationError as e:
-            raise ResultsFileError(path, f"not a valid results file: {e}") from e
-    if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
-        from adk_eval_action.adk.history import load_eval_history_files
-
-        return load_eval_history_files([path])
-    raise ResultsFileError(
-        path,
-        "not a results file: expected an adk-eval-action results.json (with schema_version) "
-        "or an ADK eval_history *.evalset_result.json file",
-    )

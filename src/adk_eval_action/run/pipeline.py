@@ -10,22 +10,22 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-import subprocess
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
 from adk_eval_action.analysis.compare import Comparison, compare
 from adk_eval_action.analysis.gate import GateResult, decide
-from adk_eval_action.baseline.resolve import (
+from adk_eval_action.baseline.models import (
     DEFAULT_ARTIFACT_NAME,
     BaselineContext,
+    BaselineRequest,
     BaselineUnreadable,
-    file_baseline,
-    resolve_baseline,
 )
+from adk_eval_action.baseline.resolve import Rescore, file_baseline, resolve_baseline
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
     EXIT_PASS,
@@ -34,6 +34,7 @@ from adk_eval_action.errors import (
     ConfigError,
     ResultsFileError,
 )
+from adk_eval_action.git import Git
 from adk_eval_action.project.config import (
     GateConfig,
     ProjectConfig,
@@ -43,12 +44,11 @@ from adk_eval_action.project.config import (
 from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.results.io import gc_paused, save_results
 from adk_eval_action.results.model import (
     ErrorRecord,
     RunMetadata,
     RunResults,
-    gc_paused,
-    save_results,
     utc_now,
 )
 from adk_eval_action.results.scoretable import ScoreTable
@@ -117,23 +117,6 @@ class PipelineOutcome(BaseModel):
     gate: GateResult | None = None
 
 
-def _git(args: list[str], cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(
-            # safe.directory: a checkout owned by another user (the runner's container runs as
-            # root) must still give its sha.
-            ["git", "-c", "safe.directory=*", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
 def _version(package: str) -> str | None:
     try:
         return importlib.metadata.version(package)
@@ -146,8 +129,8 @@ def _metadata(root: Path) -> RunMetadata:
         tool_version=_version("adk-eval-action"),
         adk_version=_version("google-adk"),
         python_version=platform.python_version(),
-        git_sha=_git(["rev-parse", "HEAD"], root),
-        git_ref=_git(["rev-parse", "--abbrev-ref", "HEAD"], root),
+        git_sha=Git(root, timeout=10).value("rev-parse", "HEAD"),
+        git_ref=Git(root, timeout=10).value("rev-parse", "--abbrev-ref", "HEAD"),
         started_at=utc_now(),
     )
 
@@ -210,7 +193,9 @@ def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], Pro
     return suites, project
 
 
-def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults, ProjectConfig]:
+def evaluate(
+    options: RunOptions, console: Console = print
+) -> tuple[RunResults, ProjectConfig, list[Suite]]:
     """Discovers and evaluates every suite; never loses a suite's results to another's error.
 
     Raises:
@@ -256,7 +241,7 @@ def evaluate(options: RunOptions, console: Console = print) -> tuple[RunResults,
                 hint="add eval cases, or point PATHS or adk-eval.yaml at eval sets that have them",
             )
         )
-    return results, project
+    return results, project, suites
 
 
 def load_table(path: Path) -> ScoreTable:
@@ -264,14 +249,14 @@ def load_table(path: Path) -> ScoreTable:
     are dropped at once, so comparing two large files holds one side's objects at a time.
 
     Raises:
-        ResultsFileError: as :func:`adk_eval_action.results.model.load_results`.
+        ResultsFileError: as :func:`adk_eval_action.adk.history.load_any_results`.
     """
-    from adk_eval_action.results.model import load_results
+    from adk_eval_action.adk.history import load_any_results
 
     # The objects are made and freed with the GC paused: enabled in between, it walked all
     # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).
     with gc_paused():
-        return ScoreTable.from_results(load_results(path))
+        return ScoreTable.from_results(load_any_results(path))
 
 
 def load_head_table(path: Path) -> ScoreTable:
@@ -418,7 +403,7 @@ def finish(
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
     their tables: :func:`load_table`)."""
-    # No cyclic GC while these allocate: it would re-scan every loaded result (results.gc_paused).
+    # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
         context = comment_context(results, baseline, baseline_note, gate_config, options)
         comparison, gate = context.comparison, context.gate
@@ -445,19 +430,47 @@ def finish(
     )
 
 
+def baseline_request(options: RunOptions) -> BaselineRequest:
+    """What the baseline stage needs of the run's options."""
+    return BaselineRequest(
+        spec=options.baseline,
+        record=options.record,
+        base_ref=options.base_ref,
+        artifact_name=options.artifact_name,
+        baseline_rerun=options.baseline_rerun,
+        github=options.github,
+        paths=options.paths,
+        config=options.config,
+        num_runs=options.num_runs,
+        parallelism=options.parallelism,
+    )
+
+
+def _rescorer(suites: list[Suite], options: RunOptions) -> Rescore:
+    """Re-scoring of the baseline under the head's suites (imported late: google-adk)."""
+    from adk_eval_action.adk.rescore import rescore_baseline
+
+    return partial(
+        rescore_baseline, suites=suites, parallelism=options.parallelism or 4,
+        repo_root=Path.cwd(),
+    )
+
+
 def run_pipeline(options: RunOptions, console: Console = print) -> PipelineOutcome:
     """Runs the whole job (module docstring).
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
-    results, project = evaluate(options, console)
+    results, project, suites = evaluate(options, console)
     try:
         save_results(results, options.results_out)
     except OSError as e:
         raise ConfigError(options.results_out, f"cannot write the results file: {e}") from e
     console(f"results: {options.results_out}")
-    baseline, note = resolve_baseline(options, results, console)
+    baseline, note = resolve_baseline(
+        baseline_request(options), results, console, rescore=_rescorer(suites, options)
+    )
     return finish(results, baseline, note, _gate_config(project, options), options, console)
 
 

@@ -1,0 +1,292 @@
+"""The ``artifact`` baseline: the results file a run on the default branch uploaded for the
+merge-base of the PR (or its nearest first-parent ancestor), found and downloaded through
+GitHub's REST API (rest/actions/artifacts, rest/commits; contract §5 "Artifacts from
+another run").
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import requests
+from pydantic import BaseModel
+
+from adk_eval_action.adk.history import load_any_results
+from adk_eval_action.baseline.models import (
+    RESULTS_FILE_NAME,
+    ArtifactDownloadError,
+    BaselineContext,
+    BaselineUnavailable,
+    BaselineUnreadable,
+    NoArtifact,
+    ResolvedBaseline,
+)
+from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.github.client import GitHubClient, GitHubError, NotFound
+from adk_eval_action.results.model import RunResults
+
+Console = Callable[[str], None]
+ClientFactory = Callable[[str, str], GitHubClient]
+
+#: How many first-parent ancestors of the merge-base are searched for an artifact.
+ANCESTOR_LIMIT = 20
+#: Pages of 100 artifacts listed at most (GitHub keeps artifacts 90 days by default).
+ARTIFACT_PAGE_LIMIT = 10
+#: Refuse zip members larger than this (bytes): a results file is far smaller.
+MAX_RESULTS_BYTES = 256 * 1024 * 1024
+
+
+def _repo(repository: str) -> str:
+    owner, _, name = repository.partition("/")
+    return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
+
+
+def _wrapped_pages(
+    client: GitHubClient, path: str, key: str, params: Mapping[str, Any], max_pages: int,
+) -> Iterator[dict[str, Any]]:
+    """Items of a list endpoint that wraps its list (``{"total_count", key: [...]}``), such
+    as rest/actions/artifacts, across ``link: rel="next"`` pages (requests parses the
+    header: ``Response.links``)."""
+    url: str | None = path
+    query: Mapping[str, Any] | None = {"per_page": 100, **params}
+    for _ in range(max_pages):
+        if url is None:
+            return
+        response = client.request("GET", url, params=query)
+        yield from (response.json() or {}).get(key) or []
+        url, query = response.links.get("next", {}).get("url"), None
+
+
+def merge_base_via_api(client: GitHubClient, repository: str, base_ref: str, head: str) -> str:
+    """The merge-base sha of ``base_ref`` and ``head``: ``GET /repos/{o}/{r}/compare/
+    {base}...{head}`` answers ``merge_base_commit`` without any local history
+    (rest/commits/commits#compare-two-commits).
+
+    Raises:
+        GitHubError: the call failed (404 when a ref is unknown).
+    """
+    basehead = f"{quote(base_ref, safe='')}...{quote(head, safe='')}"
+    data = client.get_json(f"{_repo(repository)}/compare/{basehead}", params={"per_page": 1})
+    sha = ((data or {}).get("merge_base_commit") or {}).get("sha")
+    if not sha:
+        raise GitHubError(f"compare {base_ref}...{head} named no merge-base commit")
+    return str(sha)
+
+
+def first_parent_chain(
+    client: GitHubClient, repository: str, sha: str, limit: int = ANCESTOR_LIMIT,
+) -> list[str]:
+    """``sha`` and up to ``limit`` first-parent ancestors, nearest first.
+
+    One ``GET /repos/{o}/{r}/commits?sha=`` page (rest/commits/commits#list-commits) holds
+    the history from ``sha``; following ``parents[0]`` inside it keeps the first-parent line
+    (merged branches' commits are skipped, as they never had the default branch's record).
+    """
+    commits = client.get_json(
+        f"{_repo(repository)}/commits", params={"sha": sha, "per_page": 100}
+    ) or []
+    by_sha = {c.get("sha"): c for c in commits if isinstance(c, dict)}
+    chain, current = [sha], by_sha.get(sha)
+    while current is not None and len(chain) <= limit:
+        parents = current.get("parents") or []
+        if not parents:
+            break
+        parent = parents[0].get("sha")
+        chain.append(parent)
+        current = by_sha.get(parent)
+    return chain[: limit + 1]
+
+
+def _from_this_repository(artifact: Mapping[str, Any]) -> bool:
+    """Only artifacts of this repository's own branches: a fork's pull_request run can
+    upload an artifact of the same name with any head sha (contract §3, "Forks")."""
+    run = artifact.get("workflow_run") or {}
+    head_repo, repo = run.get("head_repository_id"), run.get("repository_id")
+    return head_repo is None or repo is None or head_repo == repo
+
+
+def list_artifacts(client: GitHubClient, repository: str, name: str) -> list[dict[str, Any]]:
+    """Unexpired artifacts named exactly ``name`` of this repository's branches, newest
+    first (``GET /repos/{o}/{r}/actions/artifacts?name=``, rest/actions/artifacts)."""
+    items = _wrapped_pages(
+        client, f"{_repo(repository)}/actions/artifacts", "artifacts", {"name": name},
+        ARTIFACT_PAGE_LIMIT,
+    )
+    usable = [
+        a for a in items
+        if a.get("name") == name and not a.get("expired") and _from_this_repository(a)
+    ]
+    return sorted(usable, key=lambda a: str(a.get("created_at") or ""), reverse=True)
+
+
+class ArtifactMatch(BaseModel):
+    """An artifact chosen as the baseline, and the run that uploaded it."""
+
+    artifact_id: int
+    head_sha: str
+    created_at: str | None = None
+    run_url: str | None = None
+    distance: int = 0
+
+
+def find_artifact(
+    client: GitHubClient, repository: str, name: str, chain: list[str],
+) -> ArtifactMatch:
+    """The newest artifact ``name`` of a successful run on the first sha of ``chain`` that
+    has one. Runs of pull requests are skipped (their workflow is the PR's own).
+
+    Raises:
+        NoArtifact: none of the shas has one.
+        GitHubError: a REST call failed.
+    """
+    by_sha: dict[str, list[dict[str, Any]]] = {}
+    for artifact in list_artifacts(client, repository, name):
+        sha = (artifact.get("workflow_run") or {}).get("head_sha")
+        if sha:
+            by_sha.setdefault(sha, []).append(artifact)
+    runs: dict[int, dict[str, Any]] = {}
+    for distance, sha in enumerate(chain):
+        for artifact in by_sha.get(sha, []):
+            run_id = (artifact.get("workflow_run") or {}).get("id")
+            if run_id is None:
+                continue
+            if run_id not in runs:
+                try:
+                    runs[run_id] = client.get_json(
+                        f"{_repo(repository)}/actions/runs/{int(run_id)}"
+                    )
+                except NotFound:  # the run was deleted; its artifact is not trusted
+                    runs[run_id] = {}
+            run = runs[run_id]
+            if run.get("conclusion") != "success" or str(run.get("event", "")).startswith(
+                "pull_request"
+            ):
+                continue
+            return ArtifactMatch(
+                artifact_id=int(artifact["id"]), head_sha=sha,
+                created_at=artifact.get("created_at"), run_url=run.get("html_url"),
+                distance=distance,
+            )
+    raise NoArtifact(
+        f"no artifact {name} from a successful run for the merge-base {chain[0][:12]} or its "
+        f"{len(chain) - 1} first-parent ancestors (it is uploaded by runs on the default "
+        "branch, kept 90 days)"
+    )
+
+
+def download_artifact_zip(
+    client: GitHubClient, repository: str, artifact_id: int,
+    fetch: Callable[..., requests.Response] = requests.get,
+) -> bytes:
+    """The artifact's zip: ``GET …/actions/artifacts/{id}/zip`` answers 302 with a
+    ``Location`` valid one minute; that URL is fetched *without* the Authorization header,
+    which the blob host rejects (contract §5). ``fetch`` is a plain ``requests.get`` (no
+    session headers, hence no token).
+
+    Raises:
+        ArtifactDownloadError: 401/403/404/410 (expired) or a network failure.
+    """
+    url = client.url(f"{_repo(repository)}/actions/artifacts/{int(artifact_id)}/zip")
+    try:
+        response = client.session.get(url, allow_redirects=False, timeout=client.timeout)
+        if response.status_code in (301, 302, 303, 307, 308):
+            location = response.headers.get("Location", "")
+            response = fetch(location, timeout=client.timeout, allow_redirects=True)
+    except requests.RequestException as e:
+        raise ArtifactDownloadError(f"artifact download failed: {type(e).__name__}") from e
+    if response.status_code == 200:
+        return response.content
+    status = response.status_code
+    hint = {
+        401: "the token was rejected",
+        403: "the token may not read artifacts: give the job `permissions: actions: read`",
+        404: "not found, or the token lacks `actions: read`",
+        410: "the artifact has expired",
+    }.get(status, "unexpected answer")
+    raise ArtifactDownloadError(f"artifact {artifact_id} download failed ({status}: {hint})")
+
+
+def results_from_zip(data: bytes, label: str = "artifact") -> RunResults:
+    """The results file inside an artifact zip: ``adk-eval-results.json`` if present, else
+    the only JSON member with a ``schema_version``. Members are read in memory, never
+    extracted, so a crafted name cannot write outside a folder.
+
+    Raises:
+        BaselineUnreadable: not a zip, no results file, too large, or unreadable results.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [m for m in archive.infolist() if not m.is_dir()]
+    except (zipfile.BadZipFile, OSError) as e:
+        raise BaselineUnreadable(f"the {label} is not a valid zip file ({e})") from e
+    preferred = [m for m in members if Path(m.filename).name == RESULTS_FILE_NAME]
+    candidates = preferred or [m for m in members if m.filename.endswith(".json")]
+    for member in candidates:
+        if member.file_size > MAX_RESULTS_BYTES:
+            raise BaselineUnreadable(f"{member.filename} in the {label} is too large")
+        try:
+            raw = archive.read(member)
+        except (zipfile.BadZipFile, OSError, RuntimeError) as e:
+            raise BaselineUnreadable(f"the {label} zip is corrupt ({e})") from e
+        with tempfile.TemporaryDirectory(prefix="adk-eval-artifact-") as folder:
+            path = Path(folder) / Path(member.filename).name
+            path.write_bytes(raw)
+            try:
+                return load_any_results(path)
+            except ResultsFileError as e:
+                if preferred or len(candidates) == 1:
+                    message = str(e).split(": ", 1)[-1]
+                    raise BaselineUnreadable(f"{member.filename}: {message}") from e
+    raise BaselineUnreadable(f"the {label} holds no {RESULTS_FILE_NAME}")
+
+
+def artifact_baseline(
+    context: BaselineContext, name: str, base_ref: str | None, console: Console,
+    client_factory: ClientFactory | None = None,
+) -> ResolvedBaseline:
+    """The ``artifact`` strategy (module docstring).
+
+    Raises:
+        BaselineUnavailable: no context, no artifact, or it could not be downloaded or read.
+    """
+    if not context.usable:
+        raise BaselineUnavailable(
+            "artifact: no GitHub repository and token (pass the github_token input; "
+            "outside GitHub use --baseline rerun or a results file)"
+        )
+    make = client_factory or (lambda token, api: GitHubClient(token, api))
+    client = make(context.token.get_secret_value(), context.api_url)
+    repo = context.repository
+    try:
+        base = base_ref or context.base_ref or str(
+            client.get_json(_repo(repo)).get("default_branch") or "main"
+        )
+        head = context.head_sha or "HEAD"
+        merge_base = merge_base_via_api(client, repo, base, head)
+        try:
+            chain = first_parent_chain(client, repo, merge_base)
+        except NotFound:  # history not listable: the merge-base alone
+            chain = [merge_base]
+        match = find_artifact(client, repo, name, chain)
+        console(f"baseline: artifact {match.artifact_id} of {match.head_sha[:12]}")
+        data = download_artifact_zip(client, repo, match.artifact_id)
+    except GitHubError as e:
+        raise ArtifactDownloadError(f"artifact search failed: {e}") from e
+    results = results_from_zip(data, f"artifact {name}")
+    if not results.metadata.git_sha:
+        results.metadata.git_sha = match.head_sha
+    relation = (
+        f"merge-base with {base}" if match.distance == 0
+        else f"{match.distance} first-parent commit(s) before the merge-base with {base}"
+    )
+    return ResolvedBaseline(
+        results=results, source="artifact", label=f"artifact {name}", commit=match.head_sha,
+        relation=relation, run_url=match.run_url,
+        recorded_at=results.metadata.finished_at or match.created_at,
+    )

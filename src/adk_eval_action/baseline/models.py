@@ -1,0 +1,187 @@
+"""What the baseline stage takes and gives: the request (from the run's settings), the GitHub
+context, the resolved baseline with its one-line note, and the errors of its strategies.
+
+The strategies are in :mod:`.artifact`, :mod:`.rerun` and :mod:`.resolve` (which also holds
+the overview of the ``baseline`` setting).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
+
+DEFAULT_ARTIFACT_NAME = "adk-eval-results"
+RESULTS_FILE_NAME = "adk-eval-results.json"
+MODES = ("auto", "artifact", "rerun", "none")
+
+BaselineSource = Literal["file", "artifact", "rerun", "none"]
+
+
+class BaselineUnavailable(AdkEvalActionError):
+    """A strategy found or produced no baseline; ``str()`` says why, for the comment."""
+
+
+class NoArtifact(BaselineUnavailable):
+    """No usable artifact for the merge-base or its first-parent ancestors."""
+
+
+class ArtifactDownloadError(BaselineUnavailable):
+    """Listing or downloading an artifact failed (permissions, expiry, network)."""
+
+
+class RerunError(BaselineUnavailable):
+    """The base commit could not be found, checked out or evaluated."""
+
+
+class BaselineUnreadable(BaselineUnavailable):
+    """The baseline exists but cannot be used: corrupt zip, wrong schema version, no suite
+    in common with the head."""
+
+
+class BaselineContext(BaseModel):
+    """What the GitHub run tells the baseline search (see the module docstring).
+
+    ``api_url``/``server_url`` come from ``GITHUB_API_URL``/``GITHUB_SERVER_URL`` so GitHub
+    Enterprise Server works (contract §6). The token is a SecretStr so no repr shows it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    repository: str = ""
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    token: SecretStr = SecretStr("")
+    head_sha: str | None = None
+    base_ref: str | None = None
+    event_name: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """True when the REST API can be asked (a repository and a token)."""
+        return bool(self.repository and self.token.get_secret_value())
+
+
+class BaselineRequest(BaseModel):
+    """What the run asks of the baseline stage (built by the pipeline from its settings).
+
+    ``spec`` is the ``baseline`` setting (:func:`parse_spec`); ``paths``, ``config``,
+    ``num_runs`` and ``parallelism`` are the head run's, which a re-run repeats on the base
+    commit.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: str | Path | None = None
+    record: bool = False
+    base_ref: str | None = None
+    artifact_name: str = DEFAULT_ARTIFACT_NAME
+    baseline_rerun: bool = False
+    github: BaselineContext | None = None
+    paths: list[Path] = Field(default_factory=lambda: [Path(".")])
+    config: Path | None = None
+    num_runs: int | None = None
+    parallelism: int | None = None
+
+
+class ResolvedBaseline(BaseModel):
+    """The baseline a run compares with, or why there is none.
+
+    ``recorded_at`` is ISO 8601 UTC; ``rescored`` names the suites re-scored under the
+    head's eval config.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    results: RunResults | None = None
+    source: BaselineSource = "none"
+    label: str = ""
+    commit: str | None = None
+    relation: str | None = None
+    run_url: str | None = None
+    recorded_at: str | None = None
+    reason: str | None = None
+    rescored: list[str] = Field(default_factory=list)
+    extra: list[str] = Field(default_factory=list)
+
+    def note(self, now: dt.datetime | None = None) -> str:
+        """One line for the comment: source, commit, run link and age; or why none.
+
+        Kept short: the comment template cuts the note at 300 characters.
+        """
+        if self.results is None:
+            return self.reason or "none"
+        parts = [self.label]
+        if self.commit:
+            parts.append(f"commit {self.commit[:12]}" + (f" ({self.relation})" if self.relation
+                                                         else ""))
+        if self.run_url:
+            parts.append(f"run {self.run_url}")
+        age = format_age(self.recorded_at, now)
+        if age:
+            parts.append(f"recorded {age} ago")
+        parts += self.extra
+        if self.rescored:
+            # A re-run baseline did run the base agent; the re-score only skipped a third run.
+            how = "" if self.source == "rerun" else ", no agent run"
+            parts.append(
+                "re-scored under the head's eval config (" + ", ".join(self.rescored) + ")" + how
+            )
+        return ", ".join(p for p in parts if p)
+
+
+def parse_spec(value: str | Path | None) -> tuple[str, Path | None]:
+    """``(mode, path)`` of a ``--baseline`` value: a mode of :data:`MODES` (None and "" are
+    ``auto``), else ``("file", Path(value))``."""
+    if value is None or str(value).strip() == "":
+        return "auto", None
+    text = str(value).strip()
+    if text.lower() in MODES:
+        return text.lower(), None
+    return "file", Path(text)
+
+
+def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str | None:
+    """``"3 days"``, ``"5 h"`` or ``"less than an hour"`` since an ISO 8601 time; None if
+    unknown."""
+    if not recorded_at:
+        return None
+    try:
+        then = dt.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=dt.timezone.utc)
+    seconds = ((now or dt.datetime.now(dt.timezone.utc)) - then).total_seconds()
+    if seconds < 0:
+        return None
+    if seconds < 3600:
+        # Coarse on purpose: a comment rendered again a minute later reads the same.
+        return "less than an hour"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def check_usable(baseline: RunResults, head: RunResults) -> None:
+    """Refuses a baseline that shares no suite with the head.
+
+    Raises:
+        BaselineUnreadable: neither side's suite names match (names both lists).
+    """
+    if baseline.schema_version != SCHEMA_VERSION:
+        raise BaselineUnreadable(
+            f"schema_version {baseline.schema_version} is not {SCHEMA_VERSION}"
+        )
+    base_names = {s.name for s in baseline.suites}
+    head_names = {s.name for s in head.suites}
+    if head_names and not base_names & head_names:
+        raise BaselineUnreadable(
+            "its suites (" + (", ".join(sorted(base_names)) or "none") + ") are not the head's ("
+            + ", ".join(sorted(head_names)) + ")"
+        )

@@ -1,0 +1,192 @@
+"""The ``rerun`` baseline: evaluate the merge-base of the base branch and the head in a
+temporary ``git worktree``, with the head run's suites and settings, in a child process so
+the base commit's agent code never shares ``sys.modules`` with the head's; then remove the
+worktree (contract §5, "Baseline tree"). Costs the LLM calls of a second evaluation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from adk_eval_action.adk.history import load_any_results
+from adk_eval_action.baseline.models import (
+    RESULTS_FILE_NAME,
+    BaselineRequest,
+    RerunError,
+    ResolvedBaseline,
+)
+from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.git import Git, GitError
+
+Console = Callable[[str], None]
+
+
+def default_base_ref(git: Git) -> str:
+    """The remote's default branch (``origin/HEAD``), else ``main`` or ``master`` when one
+    exists.
+
+    Raises:
+        RerunError: none of them is known.
+    """
+    head = git("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD", check=False)
+    if head:
+        return head.split("/", 1)[1] if head.startswith("origin/") else head
+    for name in ("main", "master"):
+        if git.ok("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}") or git.ok(
+            "rev-parse", "--verify", "--quiet", f"origin/{name}^{{commit}}"
+        ):
+            return name
+    raise RerunError("cannot tell the base branch: pass --base-ref REF")
+
+
+def _resolve(git: Git, ref: str) -> str | None:
+    for candidate in (f"refs/remotes/origin/{ref}", ref):
+        sha = git("rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", check=False)
+        if sha:
+            return sha
+    return None
+
+
+def find_merge_base(git: Git, base_ref: str, head: str, console: Console) -> str:
+    """The merge-base commit of ``base_ref`` and ``head``, fetching what a shallow or
+    partial checkout lacks (``git fetch origin <base_ref>``, with ``--unshallow`` when the
+    checkout is shallow; contract §5). The fetch uses the checkout's persisted credentials.
+
+    Raises:
+        RerunError: the ref cannot be found or the histories share no commit.
+    """
+    shallow = git("rev-parse", "--is-shallow-repository", check=False) == "true"
+    base = _resolve(git, base_ref)
+    if base is None or shallow:
+        console(f"baseline: fetching {base_ref}" + (" (unshallow)" if shallow else ""))
+        refspec = f"+refs/heads/{base_ref}:refs/remotes/origin/{base_ref}"
+        extra = ["--unshallow"] if shallow else []
+        wanted = [head] if re.fullmatch(r"[0-9a-f]{40}", head) else []
+        if not git.ok("fetch", "--no-tags", *extra, "origin", refspec, *wanted):
+            git("fetch", "--no-tags", *extra, "origin", refspec)
+        base = _resolve(git, base_ref)
+    if base is None:
+        raise RerunError(f"base ref {base_ref} not found, locally or on origin")
+    if not git.ok("cat-file", "-e", f"{head}^{{commit}}"):
+        head = "HEAD"
+    merge_base = git("merge-base", base, head, check=False)
+    if not merge_base:
+        raise RerunError(f"{base_ref} and {head[:12]} share no commit (unrelated histories?)")
+    return merge_base
+
+
+def _map_into(path: Path, repo_root: Path, cwd: Path, worktree: Path) -> str:
+    """A path of the head run, as the same path inside the worktree."""
+    absolute = path if path.is_absolute() else cwd / path
+    try:
+        return str(worktree / absolute.resolve().relative_to(repo_root))
+    except ValueError:
+        return str(path)
+
+
+def rerun_command(
+    request: BaselineRequest, repo_root: Path, cwd: Path, worktree: Path, results: Path,
+) -> list[str]:
+    """The ``adk-eval-action run`` command line that evaluates the worktree with the
+    head run's suites and settings (paths, config, num_runs, parallelism)."""
+    command = [sys.executable, "-m", "adk_eval_action.cli", "run"]
+    command += [_map_into(p, repo_root, cwd, worktree) for p in request.paths]
+    if request.config is not None:
+        command += ["--config", _map_into(request.config, repo_root, cwd, worktree)]
+    command += ["--baseline", "none", "--results-out", str(results)]
+    if request.num_runs:
+        command += ["--num-runs", str(request.num_runs)]
+    if request.parallelism:
+        command += ["--parallelism", str(request.parallelism)]
+    return command
+
+
+def rerun_baseline(request: BaselineRequest, console: Console) -> ResolvedBaseline:
+    """The ``rerun`` strategy: evaluate the merge-base in a git worktree, then remove it.
+
+    Raises:
+        RerunError: not a git checkout, no base, a git call failed, or the base evaluation
+            wrote no results.
+    """
+    try:
+        return _rerun(request, console)
+    except GitError as e:
+        raise RerunError(str(e)) from e
+
+
+def _rerun(request: BaselineRequest, console: Console) -> ResolvedBaseline:
+    context = request.github
+    cwd = Path.cwd().resolve()
+    git = Git(cwd)
+    top = git("rev-parse", "--show-toplevel", check=False)
+    if not top:
+        raise RerunError("rerun: not inside a git checkout")
+    repo_root = Path(top).resolve()
+    git = Git(repo_root)
+    base_ref = request.base_ref or (context.base_ref if context else None) or default_base_ref(git)
+    head = (context.head_sha if context else None) or "HEAD"
+    merge_base = find_merge_base(git, base_ref, head, console)
+    folder = Path(tempfile.mkdtemp(prefix="adk-eval-base-"))
+    worktree = folder / "tree"
+    results_path = folder / RESULTS_FILE_NAME
+    try:
+        git("worktree", "add", "--detach", str(worktree), merge_base)
+        console(f"baseline: evaluating {merge_base[:12]} ({base_ref}) in {worktree}")
+        run_cwd = worktree / cwd.relative_to(repo_root)
+        command = rerun_command(request, repo_root, cwd, worktree, results_path)
+        _run_child(command, run_cwd, console)
+        if not results_path.is_file():
+            raise RerunError(
+                f"the evaluation of {merge_base[:12]} wrote no results (its eval sets or "
+                "config may not exist there; see the log)"
+            )
+        try:
+            results = load_any_results(results_path)
+        except ResultsFileError as e:
+            raise RerunError(f"the base evaluation's results are unreadable: {e}") from e
+    finally:
+        git("worktree", "remove", "--force", str(worktree), check=False)
+        git("worktree", "prune", check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+    results.metadata.git_sha = merge_base
+    return ResolvedBaseline(
+        results=results, source="rerun", label="re-run in a git worktree", commit=merge_base,
+        relation=f"merge-base with {base_ref}", recorded_at=results.metadata.finished_at,
+        extra=["this check made the LLM calls of two evaluations"],
+    )
+
+
+def _run_child(command: list[str], cwd: Path, console: Console) -> int:
+    """Runs the base evaluation, echoing its log with a prefix; returns its exit code.
+
+    A child process, because the base commit's agent package usually has the head's
+    module name and must not share ``sys.modules`` with it. Its gate result (exit 1) does
+    not matter; only its results file does.
+    """
+    # The child is the same tool; it inherits the environment (model keys, PATH) and, like
+    # our own git calls, must accept the worktree's owner inside a container.
+    count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    env = {
+        **os.environ,
+        "GIT_CONFIG_COUNT": str(count + 1),
+        f"GIT_CONFIG_KEY_{count}": "safe.directory",
+        f"GIT_CONFIG_VALUE_{count}": "*",
+    }
+    try:
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True,
+        )
+    except OSError as e:
+        raise RerunError(f"cannot start the base evaluation: {e}") from e
+    assert process.stdout is not None
+    for line in process.stdout:
+        console(f"  base| {line.rstrip()}")
+    return process.wait()

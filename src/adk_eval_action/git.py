@@ -1,0 +1,67 @@
+"""One way to run git: :class:`Git`, used for the run's metadata (sha, ref), the baseline
+re-run's worktree and the action's checkout checks.
+
+``safe.directory`` is set on the command line of our own calls only: in a container action
+the workspace belongs to another uid and git refuses it ("dubious ownership", contract §1);
+nothing is written to the user's git config.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from adk_eval_action.errors import AdkEvalActionError
+
+#: Seconds a git call may take (a fetch of a large history is the slow one).
+GIT_TIMEOUT = 600.0
+
+
+class GitError(AdkEvalActionError):
+    """git is missing, timed out, or exited non-zero; ``str()`` gives git's own reason."""
+
+
+class Git:
+    """Runs git in ``cwd`` with a timeout in seconds."""
+
+    def __init__(self, cwd: Path, timeout: float = GIT_TIMEOUT) -> None:
+        self.cwd = cwd
+        self.timeout = timeout
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        """Output of ``git args`` (stripped); with ``check=False`` a failure gives "".
+
+        Raises:
+            GitError: git is missing or timed out; or (``check``) it exited non-zero.
+        """
+        command = ["git", "-c", "safe.directory=*", *args]
+        try:
+            done = subprocess.run(
+                command, cwd=self.cwd, capture_output=True, text=True, timeout=self.timeout,
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            raise GitError(f"git {args[0]} failed: {type(e).__name__}: {e}") from e
+        if check and done.returncode != 0:
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            # git's first "fatal:"/"error:" line says what went wrong; later lines are advice.
+            detail = next((x for x in lines if x.startswith(("fatal:", "error:"))), None)
+            detail = detail or (lines[0] if lines else f"exit {done.returncode}")
+            raise GitError(f"git {' '.join(args[:2])} failed: {detail}")
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    def ok(self, *args: str) -> bool:
+        """True when ``git args`` exits 0."""
+        try:
+            self(*args)
+        except GitError:
+            return False
+        return True
+
+    def value(self, *args: str) -> str | None:
+        """Output of ``git args``, or None when git is missing, fails or prints nothing."""
+        try:
+            return self(*args) or None
+        except GitError:
+            return None
