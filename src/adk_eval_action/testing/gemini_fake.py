@@ -106,6 +106,8 @@ class CallRecord(BaseModel):
         api_key: Whether an ``x-goog-api-key`` header (or a bearer token) came with it.
         started: ``time.monotonic()`` seconds at arrival.
         duration_s: Seconds until the answer was written (or the connection dropped).
+        client_gone: The client closed the connection before the answer was written (it
+            gave up on a slow answer).
         request: The request JSON (camelCase, as google-genai sent it).
     """
 
@@ -117,6 +119,7 @@ class CallRecord(BaseModel):
     api_key: bool
     started: float
     duration_s: float = 0.0
+    client_gone: bool = False
     request: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -285,11 +288,15 @@ class _Handler(BaseHTTPRequestHandler):
         refused = 403 if not record.api_key else 400 if state.api_key not in (None, key) else 0
         if refused:
             fault = Fault(status=refused)
+        # Logged on arrival, so a caller that gives up on a slow answer still sees the call.
+        state.log(record)
         try:
             self._answer(found["method"], response, fault, record)
+        except (BrokenPipeError, ConnectionResetError):
+            record.client_gone = True
+            self.close_connection = True
         finally:
             record.duration_s = time.monotonic() - started
-            state.log(record)
 
     def _answer(
         self, method: str, response: dict[str, Any], fault: Fault | None, record: CallRecord
@@ -374,7 +381,7 @@ class GeminiFake:
     def calls(self) -> list[CallRecord]:
         """A copy of the call log, in arrival order."""
         with self._server.state.lock:
-            return list(self._server.state.calls)
+            return [c.model_copy() for c in self._server.state.calls]
 
     @property
     def agents(self) -> list[AgentScript]:

@@ -1,0 +1,422 @@
+"""Model calls during an evaluation: retried on transient faults, and told apart from scores.
+
+Every model call of a case run (the agent's models, the judge models, the user simulator)
+goes through :class:`RetryingLlm`, which wraps the ``BaseLlm`` ADK would call:
+
+* A call that fails with a transient fault (HTTP 408, 429/RESOURCE_EXHAUSTED, 500, 502, 503,
+  504, a timeout, a dropped connection, a malformed answer) is tried again after an
+  exponential backoff with "equal jitter" (half the step fixed, half random; AWS Architecture
+  Blog, "Exponential Backoff And Jitter"), and never sooner than the server asked
+  (``google.rpc.RetryInfo.retryDelay`` in the error body, or a ``Retry-After`` header,
+  RFC 9110 §10.2.3).
+* Retries are bounded per call (:attr:`ModelRetrySettings.attempts`, and a wait longer than
+  :attr:`ModelRetrySettings.max_delay_s` is not made) and per run (all waits of a run share
+  :attr:`ModelRetrySettings.run_budget_s`), so a persistent outage ends the run within its
+  budget instead of minutes per case.
+* When the retries run out, or the fault cannot be cured by waiting (a refused key),
+  :class:`ModelCallError` is raised: a fault of the model service (kind ``model``) or of the
+  credentials (kind ``credentials``), never a score.
+
+google-genai's own retries (``HttpRetryOptions``; google-adk's evaluation adds 7 attempts
+from 5 s, ``google.adk.evaluation._retry_options_utils``) are switched off on the requests
+this wrapper sends, so faults are retried once, here, and counted in :class:`ModelCalls`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from http import HTTPStatus
+from typing import Any, Literal
+
+from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import errors as genai_errors
+from google.genai import types as genai_types
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""HTTP statuses retried: the set google-genai and google-adk retry on
+(``google.genai._api_client._RETRY_HTTP_STATUS_CODES``)."""
+
+_CREDENTIAL_STATUSES = frozenset({401, 403})
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
+# Raised by google-genai's Client when it has nothing to authenticate with (_api_client.py).
+_NO_CREDENTIALS = ("No API key was provided", "Project or API key must be set")
+
+Role = Literal["agent", "judge", "user_simulator"]
+
+
+class ModelRetrySettings(BaseModel):
+    """How model calls are retried (adk-eval.yaml ``model_retries:``).
+
+    Attributes:
+        attempts: Tries per model call, the first included (1 = no retries).
+        initial_delay_s: The first backoff step in seconds; each next step doubles.
+        max_delay_s: The longest single wait in seconds. A server asking for a longer wait
+            (``retryDelay``/``Retry-After``) ends the call's retries instead.
+        call_timeout_s: Seconds one attempt may wait for the model's next answer before it
+            counts as a timeout (a transient fault); 0 for no limit.
+        run_budget_s: Seconds of waiting all retries of one run may add up to; once spent,
+            calls are tried once.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = Field(default=5, ge=1, le=20)
+    initial_delay_s: float = Field(default=1.0, ge=0)
+    max_delay_s: float = Field(default=60.0, ge=0)
+    call_timeout_s: float = Field(default=180.0, ge=0)
+    run_budget_s: float = Field(default=300.0, ge=0)
+
+
+class ModelFault(BaseModel):
+    """What went wrong in one model call.
+
+    Attributes:
+        kind: ``model`` (the service or the connection failed) or ``credentials`` (the key or
+            the identity was refused or missing).
+        summary: Short cause for people, e.g. ``503 UNAVAILABLE``, ``timeout after 30s``.
+        retryable: Whether waiting and trying again can cure it.
+        server_delay_s: Seconds the server asked to wait (RetryInfo or Retry-After), if any.
+    """
+
+    kind: Literal["model", "credentials"]
+    summary: str
+    retryable: bool
+    server_delay_s: float | None = None
+
+
+class ModelCallError(Exception):
+    """A model call that failed for good: retries ran out, or the fault is not retryable.
+
+    Attributes:
+        fault: The last fault (its ``kind`` is the error kind reported).
+        model: The model name.
+        role: Which caller: ``agent``, ``judge`` or ``user_simulator``.
+        attempts: Tries made.
+    """
+
+    def __init__(self, fault: ModelFault, model: str, role: Role, attempts: int):
+        self.fault = fault
+        self.model = model
+        self.role = role
+        self.attempts = attempts
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        super().__init__(f"{role} model {model}: {fault.summary}{tries}")
+
+
+def _parse_seconds(text: str) -> float | None:
+    """Seconds of a ``Retry-After`` value (delay-seconds or HTTP-date) or a proto Duration
+    JSON string (``"27s"``, ``"1.5s"``)."""
+    text = text.strip()
+    found = _DURATION.match(text)
+    if found:
+        return float(found.group(1))
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def server_delay(error: BaseException) -> float | None:
+    """The wait a failed call's server asked for, in seconds, or None.
+
+    Read from ``google.rpc.RetryInfo.retryDelay`` in the error's JSON details (what the
+    Gemini API sends with 429), else from the response's ``Retry-After`` header.
+    """
+    details = getattr(error, "details", None)
+    entries = (details.get("error") or {}).get("details") if isinstance(details, dict) else None
+    for entry in entries or []:
+        if isinstance(entry, dict) and str(entry.get("@type", "")).endswith("rpc.RetryInfo"):
+            seconds = _parse_seconds(str(entry.get("retryDelay", "")))
+            if seconds is not None:
+                return seconds
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    value = headers.get("Retry-After") if headers is not None else None
+    return _parse_seconds(str(value)) if value else None
+
+
+def _status(error: BaseException) -> int | None:
+    if isinstance(error, genai_errors.APIError):
+        return error.code
+    # litellm, openai and anthropic errors carry `status_code`; httpx nests it in `response`.
+    for owner in (error, getattr(error, "response", None)):
+        code = getattr(owner, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def _status_summary(error: BaseException, code: int) -> str:
+    name = getattr(error, "status", None)
+    if not isinstance(name, str) or not name:
+        try:
+            name = HTTPStatus(code).phrase
+        except ValueError:
+            name = "error"
+    return f"{code} {name}"
+
+
+def _key_refused(error: BaseException) -> bool:
+    """A 400 whose ``google.rpc.ErrorInfo`` reason is ``API_KEY_INVALID`` (a wrong key)."""
+    details = getattr(error, "details", None)
+    entries = (details.get("error") or {}).get("details") if isinstance(details, dict) else None
+    return any(
+        isinstance(e, dict) and e.get("reason") in ("API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED")
+        for e in entries or []
+    )
+
+
+def _transport_fault(error: BaseException) -> str | None:
+    """A short cause for timeouts, dropped connections and malformed answers, else None."""
+    if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+        return "timeout"
+    names = {cls.__name__ for cls in type(error).__mro__}
+    transport = {
+        "ClientConnectionError",  # aiohttp: ServerDisconnectedError, ClientOSError, ...
+        "ClientPayloadError",
+        "TransportError",  # httpx: ConnectError, ReadTimeout, RemoteProtocolError, ...
+        "APIConnectionError",  # litellm, openai
+        "ConnectionError",
+    }
+    if names & transport:
+        return f"connection failed ({type(error).__name__})"
+    if isinstance(error, (json.JSONDecodeError, genai_errors.UnknownApiResponseError)):
+        return "malformed answer (not JSON)"
+    return None
+
+
+def classify_fault(error: BaseException) -> ModelFault | None:
+    """What kind of model fault ``error`` is, or None when it is not one (a bug in a custom
+    model's code, say, which is left to propagate as it is).
+
+    Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
+    key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
+    malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
+    waiting does not cure.
+    """
+    if isinstance(error, ModelCallError):
+        return error.fault
+    code = _status(error)
+    if code is not None and 400 <= code < 600:
+        summary = _status_summary(error, code)
+        if code in _CREDENTIAL_STATUSES or (code == 400 and _key_refused(error)):
+            return ModelFault(kind="credentials", summary=summary, retryable=False)
+        return ModelFault(
+            kind="model",
+            summary=summary,
+            retryable=code in RETRYABLE_STATUSES,
+            server_delay_s=server_delay(error),
+        )
+    if isinstance(error, ValueError) and str(error).startswith(_NO_CREDENTIALS):
+        return ModelFault(kind="credentials", summary=str(error).split(".")[0], retryable=False)
+    if type(error).__name__ == "DefaultCredentialsError":  # google.auth
+        return ModelFault(
+            kind="credentials", summary="no Google Cloud credentials (ADC)", retryable=False
+        )
+    transport = _transport_fault(error)
+    if transport is not None:
+        return ModelFault(kind="model", summary=transport, retryable=True)
+    return None
+
+
+class ModelCallSummary(BaseModel):
+    """Model calls of one run, for the results file and the report.
+
+    Attributes:
+        calls: Model calls made (a call with retries counts once).
+        retried_calls: Calls that needed at least one retry.
+        retries: Extra attempts made, all calls together.
+        failed_calls: Calls that failed for good (:class:`ModelCallError`).
+        retry_causes: Retries by cause (``"429 RESOURCE_EXHAUSTED": 3``).
+        failure_causes: Failed calls by cause.
+        waited_s: Seconds spent waiting between attempts (the run budget used).
+    """
+
+    calls: int = 0
+    retried_calls: int = 0
+    retries: int = 0
+    failed_calls: int = 0
+    retry_causes: dict[str, int] = Field(default_factory=dict)
+    failure_causes: dict[str, int] = Field(default_factory=dict)
+    waited_s: float = 0.0
+
+
+class ModelCalls:
+    """The model calls of one run: their settings, shared wait budget and counts (safe
+    across threads).
+
+    Args:
+        settings: The retry settings of the run.
+        rng: Source of jitter (a seeded ``random.Random`` makes waits reproducible).
+        sleep: Awaited with the seconds of each wait (``asyncio.sleep``).
+    """
+
+    def __init__(
+        self,
+        settings: ModelRetrySettings,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ):
+        self.settings = settings
+        self.sleep = sleep
+        self._rng = rng or random.Random()
+        self._lock = threading.Lock()
+        self._summary = ModelCallSummary()
+        self._retry_causes: Counter[str] = Counter()
+        self._failure_causes: Counter[str] = Counter()
+
+    def backoff(self, attempt: int, fault: ModelFault) -> float | None:
+        """Seconds to wait before attempt ``attempt + 1``, or None when no retry may be made
+        (attempts used up, not retryable, a longer wait than ``max_delay_s`` asked for, or
+        the run's budget would be overdrawn). A returned wait is taken from the budget."""
+        settings = self.settings
+        if not fault.retryable or attempt >= settings.attempts:
+            return None
+        step = min(settings.max_delay_s, settings.initial_delay_s * 2 ** (attempt - 1))
+        with self._lock:
+            wait = step / 2 + self._rng.uniform(0, step / 2)
+            if fault.server_delay_s is not None:
+                if fault.server_delay_s > settings.max_delay_s:
+                    return None
+                wait = max(wait, fault.server_delay_s)
+            if self._summary.waited_s + wait > settings.run_budget_s:
+                return None
+            self._summary.waited_s += wait
+            self._summary.retries += 1
+            self._retry_causes[fault.summary] += 1
+        return wait
+
+    def finished(self, attempts: int, fault: ModelFault | None) -> None:
+        """Records one call: ``attempts`` tries, and its final fault if it failed."""
+        with self._lock:
+            self._summary.calls += 1
+            self._summary.retried_calls += attempts > 1
+            if fault is not None:
+                self._summary.failed_calls += 1
+                self._failure_causes[fault.summary] += 1
+
+    def summary(self) -> ModelCallSummary:
+        """A snapshot of the counts."""
+        with self._lock:
+            return self._summary.model_copy(
+                update={
+                    "retry_causes": dict(self._retry_causes),
+                    "failure_causes": dict(self._failure_causes),
+                    "waited_s": round(self._summary.waited_s, 3),
+                }
+            )
+
+
+def _without_sdk_retries(request: LlmRequest, timeout_s: float) -> None:
+    """One HTTP attempt per try: google-genai's retries off (ADK's eval default replaced),
+    and its HTTP timeout set to the attempt's when the request sets none (milliseconds)."""
+    config = request.config = request.config or genai_types.GenerateContentConfig()
+    options = config.http_options = config.http_options or genai_types.HttpOptions()
+    options.retry_options = genai_types.HttpRetryOptions(attempts=1)
+    if timeout_s and options.timeout is None:
+        options.timeout = int(timeout_s * 1000)
+
+
+class RetryingLlm(BaseLlm):
+    """A ``BaseLlm`` that calls ``inner`` and retries its transient faults (module docstring).
+
+    Not registered in ADK's LLMRegistry: it is put in place of a model ADK would call (an
+    agent's ``model``, a judge). ``model`` is the inner model's name, so ADK records and
+    traces the model the user named.
+
+    Raises (from :meth:`generate_content_async`):
+        ModelCallError: the call failed for good; ``__cause__`` is the last error.
+    """
+
+    inner: BaseLlm
+    role: Role = "agent"
+    _calls: ModelCalls | None = PrivateAttr(default=None)
+
+    @classmethod
+    def wrap(cls, inner: BaseLlm, calls: ModelCalls, role: Role = "agent") -> RetryingLlm:
+        """``inner`` wrapped, its calls counted in ``calls`` (an already wrapped model is
+        re-pointed at ``calls``)."""
+        if isinstance(inner, RetryingLlm):
+            inner = inner.inner
+        wrapped = cls(model=inner.model, inner=inner, role=role)
+        wrapped._calls = calls
+        return wrapped
+
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        """The inner model's."""
+        return self.inner.capabilities
+
+    def connect(self, llm_request: LlmRequest) -> Any:
+        """The inner model's live connection (live calls are not retried)."""
+        return self.inner.connect(llm_request)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """Yields the inner model's responses; retries a try that failed before its first
+        response (once a response went out, the turn is the caller's and a fault propagates
+        as :class:`ModelCallError`)."""
+        stats = self._calls or ModelCalls(ModelRetrySettings())
+        timeout = stats.settings.call_timeout_s or None
+        contents = [c.model_copy(deep=True) for c in llm_request.contents]
+        attempt = 0
+        while True:
+            attempt += 1
+            _without_sdk_retries(llm_request, timeout or 0)
+            yielded = False
+            try:
+                async for response in _with_timeout(
+                    self.inner.generate_content_async(llm_request, stream), timeout
+                ):
+                    yielded = True
+                    yield response
+            except Exception as error:  # noqa: BLE001 - classified; anything else re-raised
+                fault = classify_fault(error)
+                if fault is None:
+                    stats.finished(attempt, None)
+                    raise
+                wait = None if yielded else stats.backoff(attempt, fault)
+                if wait is None:
+                    stats.finished(attempt, fault)
+                    raise ModelCallError(fault, self.model, self.role, attempt) from error
+                await stats.sleep(wait)
+                # Models edit the request in place (ADK's Gemini appends a user turn); the
+                # next try sends what the caller built.
+                llm_request.contents = [c.model_copy(deep=True) for c in contents]
+                continue
+            stats.finished(attempt, None)
+            return
+
+
+async def _with_timeout(
+    responses: AsyncGenerator[LlmResponse, None], timeout: float | None
+) -> AsyncGenerator[LlmResponse, None]:
+    """``responses``, each awaited at most ``timeout`` seconds (None: no limit); a timeout
+    raises ``TimeoutError`` with the seconds in its message."""
+    try:
+        while True:
+            try:
+                response = await asyncio.wait_for(responses.__anext__(), timeout)
+            except StopAsyncIteration:
+                return
+            except asyncio.TimeoutError as error:
+                raise asyncio.TimeoutError(f"no answer within {timeout:g}s") from error
+            yield response
+    finally:
+        await responses.aclose()

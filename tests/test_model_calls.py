@@ -1,0 +1,235 @@
+"""Retries of model calls (adk.model_calls) on ADK's real Gemini class against the fake API.
+
+Waits are recorded instead of slept, and checked against the backoff rule applied by hand:
+try n waits between half and all of ``min(max_delay_s, initial_delay_s * 2**(n-1))``, and at
+least what the server asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google.adk.evaluation._retry_options_utils import add_default_retry_options_if_not_present
+from google.adk.models import Gemini
+from google.adk.models.llm_request import LlmRequest
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from adk_eval_action.adk.model_calls import (
+    ModelCallError,
+    ModelCalls,
+    ModelFault,
+    ModelRetrySettings,
+    RetryingLlm,
+    classify_fault,
+    server_delay,
+)
+from adk_eval_action.testing.gemini_fake import Fault, GeminiFake
+from adk_eval_action.testing.gemini_script import AgentScript
+
+KEY = "test-key"
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiFake]:
+    """A fake whose only agent answers "Hello."; google-genai pointed at it."""
+    with GeminiFake([AgentScript(default_reply="Hello.")], api_key=KEY) as running:
+        for name, value in running.env(api_key=KEY).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+        yield running
+
+
+class Waits:
+    """A sleep that records the seconds asked for instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+        await asyncio.sleep(0)
+
+
+def _request() -> LlmRequest:
+    request = LlmRequest(
+        model="gemini-2.5-flash",
+        contents=[types.Content(role="user", parts=[types.Part(text="Hi")])],
+    )
+    # What google-adk's evaluation does to every model request (7 attempts from 5 s).
+    add_default_retry_options_if_not_present(request)
+    return request
+
+
+def _call(llm: RetryingLlm) -> list[Any]:
+    async def run() -> list[Any]:
+        return [r async for r in llm.generate_content_async(_request())]
+
+    return asyncio.run(run())
+
+
+def _wrapped(settings: ModelRetrySettings, waits: Waits, seed: int = 7) -> RetryingLlm:
+    calls = ModelCalls(settings, random.Random(seed), sleep=waits)
+    return RetryingLlm.wrap(Gemini(model="gemini-2.5-flash"), calls)
+
+
+def _in_step(wait: float, try_number: int, settings: ModelRetrySettings) -> bool:
+    step = min(settings.max_delay_s, settings.initial_delay_s * 2 ** (try_number - 1))
+    return step / 2 <= wait <= step
+
+
+def test_first_calls_429_are_retried_after_the_server_delay_and_counted(fake: GeminiFake):
+    fake.faults = [Fault(status=429, retry_delay_s=2.5, times=2)]
+    settings = ModelRetrySettings(initial_delay_s=0.1)
+    waits = Waits()
+    llm = _wrapped(settings, waits)
+
+    responses = _call(llm)
+
+    assert responses[-1].content.parts[0].text == "Hello."
+    assert [c.outcome for c in fake.calls] == ["429", "429", "ok"]
+    assert waits.seconds == [2.5, 2.5]  # the server's 2.5 s beat backoff steps of 0.1, 0.2
+    summary = llm._calls.summary()
+    assert (summary.calls, summary.retried_calls, summary.retries, summary.failed_calls) == (
+        1,
+        1,
+        2,
+        0,
+    )
+    assert summary.retry_causes == {"429 RESOURCE_EXHAUSTED": 2}
+    assert summary.waited_s == pytest.approx(5.0)
+
+
+def test_persistent_503_fails_after_the_configured_attempts_only(fake: GeminiFake):
+    fake.faults = [Fault(status=503)]
+    settings = ModelRetrySettings(attempts=4, initial_delay_s=1.0)
+    waits = Waits()
+    llm = _wrapped(settings, waits)
+
+    with pytest.raises(ModelCallError) as raised:
+        _call(llm)
+
+    error = raised.value
+    assert (error.fault.kind, error.fault.summary, error.attempts) == (
+        "model",
+        "503 UNAVAILABLE",
+        4,
+    )
+    assert isinstance(error.__cause__, genai_errors.ServerError)
+    # ADK's own 7 attempts were switched off: the fake saw exactly our 4.
+    assert len(fake.calls) == 4
+    assert len(waits.seconds) == 3
+    assert all(_in_step(w, n, settings) for n, w in enumerate(waits.seconds, start=1))
+    summary = llm._calls.summary()
+    assert summary.failure_causes == {"503 UNAVAILABLE": 1}
+    assert summary.retries == 3
+
+
+def test_the_run_budget_stops_retries_across_calls(fake: GeminiFake):
+    fake.faults = [Fault(status=500)]
+    settings = ModelRetrySettings(attempts=10, initial_delay_s=1.0, run_budget_s=5.0)
+    waits = Waits()
+    llm = _wrapped(settings, waits)
+
+    for _ in range(12):
+        with pytest.raises(ModelCallError):
+            _call(llm)
+
+    # By hand: every wait is at least 0.5 s (half the first step), so a 5 s budget allows at
+    # most 10 retries; 12 calls then include calls whose first retry (a wait of at most 1 s)
+    # was refused, which only happens with less than 1 s of budget left.
+    assert 4.0 < sum(waits.seconds) <= 5.0
+    assert len(waits.seconds) <= 10
+    assert len(fake.calls) == len(waits.seconds) + 12
+
+
+def test_a_wait_longer_than_max_delay_is_not_made(fake: GeminiFake):
+    fake.faults = [Fault(status=429, retry_delay_s=90)]
+    waits = Waits()
+
+    with pytest.raises(ModelCallError) as raised:
+        _call(_wrapped(ModelRetrySettings(max_delay_s=60), waits))
+
+    assert waits.seconds == [] and len(fake.calls) == 1
+    assert raised.value.fault.server_delay_s == 90
+
+
+@pytest.mark.parametrize(
+    ("fault", "outcome"),
+    [
+        (Fault(kind="drop", times=1), "drop"),
+        (Fault(kind="malformed", times=1), "malformed"),
+        (Fault(kind="slow", delay_s=2.0, times=1), "slow"),
+        (Fault(status=500, times=1), "500"),
+    ],
+)
+def test_transient_faults_are_retried_once_then_answered(
+    fake: GeminiFake, fault: Fault, outcome: str
+):
+    fake.faults = [fault]
+    waits = Waits()
+    llm = _wrapped(ModelRetrySettings(call_timeout_s=0.5), waits)
+
+    responses = _call(llm)
+
+    assert responses[-1].content.parts[0].text == "Hello."
+    assert [c.outcome for c in fake.calls] == [outcome, "ok"]
+    assert len(waits.seconds) == 1
+
+
+def test_a_refused_key_is_a_credentials_fault_without_retries(
+    fake: GeminiFake, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("GOOGLE_API_KEY", "wrong")
+    waits = Waits()
+
+    with pytest.raises(ModelCallError) as raised:
+        _call(_wrapped(ModelRetrySettings(), waits))
+
+    assert (raised.value.fault.kind, raised.value.fault.summary) == (
+        "credentials",
+        "400 INVALID_ARGUMENT",
+    )
+    assert len(fake.calls) == 1 and waits.seconds == []
+
+
+def test_no_key_at_all_is_a_credentials_fault_before_any_call(
+    fake: GeminiFake, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("GOOGLE_API_KEY")
+
+    with pytest.raises(ModelCallError) as raised:
+        _call(_wrapped(ModelRetrySettings(), Waits()))
+
+    assert raised.value.fault.kind == "credentials"
+    assert "No API key was provided" in raised.value.fault.summary
+    assert fake.calls == []
+
+
+def test_server_delay_reads_retry_info_then_retry_after(fake: GeminiFake):
+    llm = Gemini(model="gemini-2.5-flash")
+
+    async def fail() -> BaseException:
+        try:
+            await llm.api_client.aio.models.generate_content(
+                model="gemini-2.5-flash", contents="Hi"
+            )
+        except genai_errors.APIError as error:
+            return error
+        raise AssertionError("the fake answered")
+
+    fake.faults = [Fault(status=429, retry_delay_s=1.5, retry_after_s=9)]
+    assert server_delay(asyncio.run(fail())) == 1.5
+    fake.faults = [Fault(status=503, retry_after_s=9)]
+    assert server_delay(asyncio.run(fail())) == 9.0
+
+
+def test_an_error_that_is_no_model_fault_propagates_unchanged():
+    assert classify_fault(KeyError("x")) is None
+    assert classify_fault(TimeoutError()) == ModelFault(
+        kind="model", summary="timeout", retryable=True
+    )
