@@ -1,0 +1,425 @@
+"""Preflight: what cannot work is refused before any agent runs, in one message.
+
+For every suite it resolves what an evaluation would call, as google-adk resolves it:
+
+* the agents' models (the agent tree walked: sub-agents and agents used as tools), through
+  ``LlmAgent.canonical_model`` (google.adk.agents.llm_agent), which asks ADK's LLMRegistry;
+* the judge models of the eval config's metrics (``judge_model_options.judge_model``, ADK's
+  default ``gemini-2.5-flash`` when unset) and the custom metric functions, by building each
+  metric's evaluator with ADK's ``MetricEvaluatorRegistry`` as ``LocalEvalService`` does;
+* the user simulator's model (``user_simulator_config.model``) when an eval set has
+  ``conversation_scenario`` cases.
+
+Refused (kind in brackets, the kind of the error record): a model of ADK's ``Gemini`` class
+without Google credentials [credentials]; a model no registry resolves [agent | judge]; a
+custom metric function that does not import or is not callable [custom_metric]; a metric in
+``criteria`` that is neither built in nor in ``custom_metrics``, or an empty ``criteria``
+[config]; a Vertex AI evaluated metric without a project [credentials]. A model the
+preflight cannot judge (LiteLLM, a custom ``BaseLlm``) is not refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal
+
+from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+from google.adk.evaluation.eval_metrics import EvalMetric
+from google.adk.evaluation.metric_evaluator_registry import (
+    MetricEvaluatorRegistry,
+    register_custom_metrics_from_config,
+)
+from google.adk.models import BaseLlm, Gemini, LLMRegistry
+from pydantic import BaseModel, ConfigDict
+
+Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
+Role = Literal["agent", "judge", "user_simulator"]
+
+API_KEY_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+"""Where google-genai finds a Gemini API key (``google.genai._api_client.get_env_api_key``)."""
+
+CREDENTIALS_HINT = (
+    "set GOOGLE_API_KEY (or GEMINI_API_KEY) for the Gemini API, or "
+    "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION and "
+    "Application Default Credentials for Vertex AI"
+)
+
+# Metrics scored by the Vertex AI evaluation service (google.adk.evaluation
+# vertex_ai_eval_facade); it needs GOOGLE_API_KEY, or GOOGLE_CLOUD_PROJECT and
+# GOOGLE_CLOUD_LOCATION, when the evaluator is built.
+VERTEX_EVAL_METRICS = frozenset(
+    {
+        "response_evaluation_score",
+        "safety_v1",
+        "multi_turn_task_success_v1",
+        "multi_turn_trajectory_quality_v1",
+        "multi_turn_tool_use_quality_v1",
+    }
+)
+
+
+class PreflightProblem(BaseModel):
+    """One thing that cannot work, with where it is declared.
+
+    Attributes:
+        kind: ``credentials``, ``agent``, ``judge``, ``custom_metric`` or ``config``.
+        message: What is wrong and what to do, naming the model, metric or variable.
+        suite: The suite it belongs to, if any.
+        file: The file that declares it (an eval config), if any.
+        field: The field in that file (``criteria.x.judge_model_options.judge_model``).
+    """
+
+    kind: Kind
+    message: str
+    suite: str | None = None
+    file: str | None = None
+    field: str | None = None
+
+
+class ModelUse(BaseModel):
+    """A model an evaluation will call.
+
+    Attributes:
+        model: The model name.
+        role: ``agent``, ``judge`` or ``user_simulator``.
+        where: Who uses it, for people ("agent `travel`", "judge of `metric` in FILE").
+        google: Whether it is ADK's ``Gemini`` class (google-genai), whose credentials the
+            preflight can check.
+    """
+
+    model: str
+    role: Role
+    where: str
+    google: bool
+
+
+class SuiteToCheck(BaseModel):
+    """What the preflight reads of one suite.
+
+    Attributes:
+        name: The suite's name.
+        root_agent: The loaded root agent (None when it did not load: nothing to walk).
+        eval_config: ADK's eval config of the suite.
+        eval_config_file: The eval config's path for people (None: ADK's default criteria).
+        has_scenarios: Whether an eval set of the suite has ``conversation_scenario`` cases.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    root_agent: Any = None
+    eval_config: EvalConfig
+    eval_config_file: str | None = None
+    has_scenarios: bool = False
+
+
+class PreflightReport(BaseModel):
+    """The preflight's findings: ``problems`` refuse the run; ``models`` are what it found."""
+
+    problems: list[PreflightProblem]
+    models: list[ModelUse]
+
+    @property
+    def missing_credentials(self) -> bool:
+        """Whether a problem is missing model credentials (the fork-PR case)."""
+        return any(p.kind == "credentials" for p in self.problems)
+
+
+def _truthy(environ: Mapping[str, str], name: str) -> bool | None:
+    value = environ.get(name)
+    return None if value is None else value.strip().lower() in ("true", "1")
+
+
+def uses_vertex(environ: Mapping[str, str]) -> bool:
+    """Whether google-genai will use Vertex AI: ``GOOGLE_GENAI_USE_ENTERPRISE`` when set,
+    else ``GOOGLE_GENAI_USE_VERTEXAI`` (google.genai._api_client.BaseApiClient.__init__)."""
+    enterprise = _truthy(environ, "GOOGLE_GENAI_USE_ENTERPRISE")
+    return bool(
+        enterprise if enterprise is not None else _truthy(environ, "GOOGLE_GENAI_USE_VERTEXAI")
+    )
+
+
+def application_default_credentials(environ: Mapping[str, str]) -> str | None:
+    """Where Application Default Credentials would come from, or None; no network call.
+
+    google.auth's order (google.auth._default.default): ``GOOGLE_APPLICATION_CREDENTIALS``,
+    gcloud's ``application_default_credentials.json``, then a Google Cloud VM's metadata
+    server (detected here from the machine's DMI product name, as google.auth does on Linux).
+    """
+    path = environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if path and os.path.isfile(path):
+        return "GOOGLE_APPLICATION_CREDENTIALS"
+    from google.auth import _cloud_sdk
+    from google.auth.compute_engine import _metadata
+
+    try:
+        if os.path.isfile(_cloud_sdk.get_application_default_credentials_path()):
+            return "gcloud application-default login"
+    except Exception:  # noqa: BLE001 - no gcloud config folder at all
+        pass
+    return "Google Cloud metadata server" if _metadata.detect_gce_residency_linux() else None
+
+
+def missing_google_credentials(
+    environ: Mapping[str, str],
+    adc: Callable[[Mapping[str, str]], str | None] = application_default_credentials,
+) -> str | None:
+    """What google-genai's Client would lack to authenticate, or None when it has enough.
+
+    Rules of ``google.genai._api_client.BaseApiClient.__init__``: the Gemini API needs a key
+    (:data:`API_KEY_VARIABLES`); Vertex AI needs a key, or Application Default Credentials
+    (project from ``GOOGLE_CLOUD_PROJECT`` or the credentials), unless
+    ``GOOGLE_VERTEX_BASE_URL`` points at a proxy.
+    """
+    has_key = any((environ.get(name) or "").strip() for name in API_KEY_VARIABLES)
+    if not uses_vertex(environ):
+        return None if has_key else "no GOOGLE_API_KEY or GEMINI_API_KEY is set"
+    if has_key or environ.get("GOOGLE_VERTEX_BASE_URL") or adc(environ):
+        return None
+    return (
+        "GOOGLE_GENAI_USE_VERTEXAI is set, but there is no API key and no Application Default "
+        "Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth application-default login)"
+    )
+
+
+def _is_google(llm: BaseLlm) -> bool:
+    """ADK's ``Gemini`` class (and Gemma), building its own google-genai client from the
+    environment: no pre-built ``client`` and no key or credentials in ``client_kwargs``."""
+    from google.adk.models.apigee_llm import ApigeeLlm
+
+    if not isinstance(llm, Gemini) or isinstance(llm, ApigeeLlm) or llm.client is not None:
+        return False
+    kwargs = llm.client_kwargs or {}
+    return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
+
+
+def _agents(root: Any) -> Iterator[Any]:
+    """The agent tree: ``root``, its sub-agents and agents used as tools (``AgentTool``)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        agent = stack.pop()
+        if agent is None or id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        yield agent
+        stack.extend(getattr(agent, "sub_agents", None) or [])
+        for tool in getattr(agent, "tools", None) or []:
+            inner = getattr(tool, "agent", None)
+            if inner is not None and hasattr(inner, "sub_agents"):
+                stack.append(inner)
+
+
+def agent_models(suite: str, root_agent: Any) -> tuple[list[ModelUse], list[PreflightProblem]]:
+    """The models of an agent tree; a model name no registry resolves is a problem."""
+    from google.adk.agents import LlmAgent
+
+    uses, problems = [], []
+    for agent in _agents(root_agent):
+        if not isinstance(agent, LlmAgent):
+            continue
+        where = f"agent `{agent.name}`"
+        try:
+            llm = agent.canonical_model
+        except ValueError as e:
+            problems.append(
+                PreflightProblem(
+                    kind="agent",
+                    suite=suite,
+                    message=f"{where}: model `{agent.model}` is not known to google-adk's "
+                    f"LLMRegistry ({str(e).splitlines()[0]}); use a `gemini-*` model or "
+                    "register the model's BaseLlm class",
+                )
+            )
+            continue
+        name = llm.model if isinstance(llm, BaseLlm) else str(agent.model)
+        uses.append(ModelUse(model=name, role="agent", where=where, google=_is_google(llm)))
+    return uses, problems
+
+
+def _metric_problem(
+    error: Exception, metric: EvalMetric, suite: SuiteToCheck, config: EvalConfig
+) -> PreflightProblem:
+    name, file = metric.metric_name, suite.eval_config_file
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    custom = (config.custom_metrics or {}).get(name)
+    if custom is not None and isinstance(error, (ImportError, TypeError)):
+        cause = error.__cause__ or error
+        return PreflightProblem(
+            kind="custom_metric",
+            suite=suite.name,
+            file=file,
+            field=f"custom_metrics.{name}.code_config.name",
+            message=f"custom metric `{name}`: `{custom.code_config.name}` cannot be used "
+            f"({type(cause).__name__}: {cause}); it must name an importable function "
+            "`package.module.function` (the repository root and the agent's folder are on "
+            "sys.path)",
+        )
+    if "not found in registry" in text:
+        return PreflightProblem(
+            kind="config",
+            suite=suite.name,
+            file=file,
+            field=f"criteria.{name}",
+            message=f"metric `{name}` is neither a google-adk metric nor declared in "
+            "`custom_metrics`",
+        )
+    judge = (metric.criterion.model_dump() if metric.criterion else {}).get(
+        "judge_model_options"
+    ) or {}
+    return PreflightProblem(
+        kind="judge",
+        suite=suite.name,
+        file=file,
+        field=f"criteria.{name}.judge_model_options.judge_model",
+        message=f"metric `{name}`: judge model `{judge.get('judge_model', '?')}` cannot be "
+        f"set up ({text}); use a `gemini-*` model or register the judge's BaseLlm class",
+    )
+
+
+def _judge_of(evaluator: Any) -> BaseLlm | None:
+    # ADK keeps the judge on the evaluator (llm_as_judge.py, hallucinations_v1.py: _judge_model;
+    # per_turn_user_simulator_quality_v1.py: _llm).
+    for attribute in ("_judge_model", "_llm"):
+        llm = getattr(evaluator, attribute, None)
+        if isinstance(llm, BaseLlm):
+            return llm
+    return None
+
+
+def eval_config_models(
+    suite: SuiteToCheck, environ: Mapping[str, str]
+) -> tuple[list[ModelUse], list[PreflightProblem]]:
+    """Builds every metric's evaluator as ADK would; returns the judge and user-simulator
+    models, and the metrics, judges and custom metrics that cannot be set up."""
+    config, file = suite.eval_config, suite.eval_config_file or "the default criteria"
+    uses: list[ModelUse] = []
+    problems: list[PreflightProblem] = []
+    if not config.criteria:
+        problems.append(
+            PreflightProblem(
+                kind="config",
+                suite=suite.name,
+                file=suite.eval_config_file,
+                field="criteria",
+                message="`criteria` is empty, so no metric would be evaluated; name at least "
+                "one metric with its threshold",
+            )
+        )
+    registry = register_custom_metrics_from_config(config, MetricEvaluatorRegistry())
+    for metric in get_eval_metrics_from_config(config):
+        try:
+            evaluator = registry.get_evaluator(metric)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none raised
+            problems.append(_metric_problem(e, metric, suite, config))
+            continue
+        judge = _judge_of(evaluator)
+        if judge is not None:
+            where = f"judge of `{metric.metric_name}` in {file}"
+            uses.append(
+                ModelUse(model=judge.model, role="judge", where=where, google=_is_google(judge))
+            )
+        if metric.metric_name in VERTEX_EVAL_METRICS:
+            problems.extend(_vertex_eval_problem(suite, metric.metric_name, environ))
+    if suite.has_scenarios:
+        uses.extend(_user_simulator(suite, problems))
+    return uses, problems
+
+
+def _vertex_eval_problem(
+    suite: SuiteToCheck, metric: str, environ: Mapping[str, str]
+) -> list[PreflightProblem]:
+    if environ.get("GOOGLE_API_KEY") or (
+        environ.get("GOOGLE_CLOUD_PROJECT") and environ.get("GOOGLE_CLOUD_LOCATION")
+    ):
+        return []
+    return [
+        PreflightProblem(
+            kind="credentials",
+            suite=suite.name,
+            file=suite.eval_config_file,
+            field=f"criteria.{metric}",
+            message=f"`{metric}` is scored by the Vertex AI evaluation service, which needs "
+            "GOOGLE_API_KEY, or GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION",
+        )
+    ]
+
+
+def _user_simulator(suite: SuiteToCheck, problems: list[PreflightProblem]) -> list[ModelUse]:
+    config = suite.eval_config.user_simulator_config
+    model = getattr(config, "model", None) if config is not None else None
+    model = model or "gemini-2.5-flash"  # LlmBackedUserSimulatorConfig's default
+    try:
+        llm = LLMRegistry.new_llm(model)
+    except ValueError as e:
+        problems.append(
+            PreflightProblem(
+                kind="config",
+                suite=suite.name,
+                file=suite.eval_config_file,
+                field="user_simulator_config.model",
+                message=f"user simulator model `{model}` is not known to google-adk's "
+                f"LLMRegistry ({str(e).splitlines()[0]})",
+            )
+        )
+        return []
+    where = f"user simulator of {suite.eval_config_file or 'the default config'}"
+    return [ModelUse(model=model, role="user_simulator", where=where, google=_is_google(llm))]
+
+
+def _credentials_problem(
+    uses: list[ModelUse], environ: Mapping[str, str]
+) -> list[PreflightProblem]:
+    google = [u for u in uses if u.google]
+    missing = missing_google_credentials(environ) if google else None
+    if missing is None:
+        return []
+    names = sorted({f"`{u.model}` ({u.where})" for u in google})
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return [
+        PreflightProblem(
+            kind="credentials",
+            message=f"no model credentials: {missing}, but {shown} need them; {CREDENTIALS_HINT}",
+        )
+    ]
+
+
+def preflight(suites: list[SuiteToCheck], environ: Mapping[str, str]) -> PreflightReport:
+    """Checks every suite (module docstring); never raises for a problem it finds.
+
+    Args:
+        suites: The suites about to be evaluated, agents loaded.
+        environ: The environment the evaluation will see (``os.environ``).
+
+    Returns:
+        The problems (missing credentials reported once for all models) and the models found.
+    """
+    uses: list[ModelUse] = []
+    problems: list[PreflightProblem] = []
+    for suite in suites:
+        if suite.root_agent is not None:
+            found, refused = agent_models(suite.name, suite.root_agent)
+            uses += found
+            problems += refused
+        found, refused = eval_config_models(suite, environ)
+        uses += found
+        problems += refused
+    return PreflightReport(problems=[*_credentials_problem(uses, environ), *problems], models=uses)
+
+
+async def agent_from_factory(get_agent_async: Callable[[], Any]) -> Any:
+    """The root agent of a ``get_agent_async()`` factory, for the preflight to walk; what the
+    factory opened (its exit stack) is closed at once, as the agent is built again in the
+    event loop that evaluates it."""
+    made = await get_agent_async()
+    agent, exit_stack = made if isinstance(made, tuple) else (made, None)
+    if exit_stack is not None:
+        await exit_stack.aclose()
+    return agent
+
+
+def walk_factory(get_agent_async: Callable[[], Any]) -> Any:
+    """:func:`agent_from_factory` in an event loop of its own."""
+    return asyncio.run(agent_from_factory(get_agent_async))

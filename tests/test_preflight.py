@@ -1,0 +1,260 @@
+"""Preflight (adk.preflight) on real ADK agents, registries and eval configs.
+
+What is refused is checked against what ADK itself does with the same input: a Gemini
+client without credentials raises in google-genai, an unknown judge model raises in ADK's
+LLMRegistry, an unimportable custom metric raises in ADK's custom metric evaluator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google import genai
+from google.adk.agents import LlmAgent
+from google.adk.evaluation.eval_config import EvalConfig
+from google.adk.models import LLMRegistry
+from google.adk.models.lite_llm import LiteLlm
+from google.adk.tools.agent_tool import AgentTool
+
+from adk_eval_action.adk.preflight import (
+    SuiteToCheck,
+    missing_google_credentials,
+    preflight,
+    walk_factory,
+)
+from adk_eval_action.standins import ScriptedLlm
+
+KEY = {"GOOGLE_API_KEY": "k"}
+TRAJECTORY = {"criteria": {"tool_trajectory_avg_score": 1.0}}
+
+
+def _suite(agent: Any = None, config: dict[str, Any] | None = None, **kw: Any) -> SuiteToCheck:
+    return SuiteToCheck(
+        name="s",
+        root_agent=agent,
+        eval_config=EvalConfig.model_validate(config or TRAJECTORY),
+        eval_config_file="eval/test_config.json",
+        **kw,
+    )
+
+
+def _gemini_agent(name: str = "helper", **kw: Any) -> LlmAgent:
+    return LlmAgent(name=name, model="gemini-2.5-flash", instruction="Help.", **kw)
+
+
+def test_a_gemini_agent_without_a_key_is_refused_once_naming_the_variables(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(name, raising=False)
+    # What google-genai itself does without a key (the error ADK hit at run time).
+    with pytest.raises(ValueError, match="No API key was provided"):
+        genai.Client()
+
+    report = preflight([_suite(_gemini_agent()), _suite(_gemini_agent("other"))], {})
+
+    assert [p.kind for p in report.problems] == ["credentials"]
+    message = report.problems[0].message
+    for needed in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        assert needed in message
+    assert "agent `helper`" in message and "agent `other`" in message
+    assert report.missing_credentials
+
+
+@pytest.mark.parametrize(
+    ("environ", "refused"),
+    [
+        ({"GOOGLE_API_KEY": "k"}, False),
+        ({"GEMINI_API_KEY": "k"}, False),
+        ({"GOOGLE_API_KEY": "  "}, True),
+        ({"GOOGLE_GENAI_USE_VERTEXAI": "true"}, True),
+        ({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_API_KEY": "k"}, False),
+        ({"GOOGLE_GENAI_USE_VERTEXAI": "false"}, True),
+        ({"GOOGLE_GENAI_USE_ENTERPRISE": "1", "GOOGLE_CLOUD_PROJECT": "p"}, True),
+    ],
+)
+def test_credential_rules_follow_google_genai(environ: dict[str, str], refused: bool):
+    assert (missing_google_credentials(environ, adc=lambda _: None) is not None) is refused
+
+
+def test_vertex_with_application_default_credentials_is_accepted(tmp_path: Path):
+    credentials = tmp_path / "sa.json"
+    credentials.write_text("{}", encoding="utf-8")
+    environ = {
+        "GOOGLE_GENAI_USE_VERTEXAI": "true",
+        "GOOGLE_CLOUD_PROJECT": "p",
+        "GOOGLE_APPLICATION_CREDENTIALS": str(credentials),
+    }
+    assert missing_google_credentials(environ) is None
+    assert missing_google_credentials(
+        {**environ, "GOOGLE_APPLICATION_CREDENTIALS": "/nope"}, adc=lambda _: None
+    )
+
+
+def test_models_the_preflight_cannot_judge_are_not_refused():
+    litellm_agent = LlmAgent(name="lite", model=LiteLlm(model="openai/gpt-4o"))
+    scripted = LlmAgent(name="scripted", model=ScriptedLlm(model="scripted-x"))
+
+    report = preflight([_suite(litellm_agent), _suite(scripted)], {})
+
+    assert report.problems == []
+    assert [(m.model, m.google) for m in report.models] == [
+        ("openai/gpt-4o", False),
+        ("scripted-x", False),
+    ]
+
+
+def test_sub_agents_and_agents_used_as_tools_are_walked():
+    worker = LlmAgent(name="worker", model="gemini-2.5-pro")
+    tool_agent = LlmAgent(name="searcher", model="gemini-2.5-flash-lite")
+    inherits = LlmAgent(name="inherits")  # no model: ADK takes the parent's
+    root = LlmAgent(
+        name="root",
+        model=ScriptedLlm(model="scripted-root"),
+        sub_agents=[worker, inherits],
+        tools=[AgentTool(agent=tool_agent)],
+    )
+
+    report = preflight([_suite(root)], KEY)
+
+    found = {m.where: m.model for m in report.models}
+    assert found == {
+        "agent `root`": "scripted-root",
+        "agent `worker`": "gemini-2.5-pro",
+        "agent `inherits`": "scripted-root",
+        "agent `searcher`": "gemini-2.5-flash-lite",
+    }
+
+
+def test_an_agent_model_no_registry_knows_is_refused():
+    with pytest.raises(ValueError):
+        LLMRegistry.resolve("acme-7b")
+
+    report = preflight([_suite(LlmAgent(name="a", model="acme-7b"))], KEY)
+
+    assert [(p.kind, p.suite) for p in report.problems] == [("agent", "s")]
+    assert "acme-7b" in report.problems[0].message
+
+
+def _rubric_config(**options: Any) -> dict[str, Any]:
+    criterion: dict[str, Any] = {
+        "threshold": 0.5,
+        "rubrics": [{"rubric_id": "r", "rubric_content": {"text_property": "Is polite."}}],
+    }
+    if options:
+        criterion["judge_model_options"] = options
+    return {"criteria": {"rubric_based_final_response_quality_v1": criterion}}
+
+
+def test_adk_default_judge_needs_google_credentials_too():
+    report = preflight([_suite(None, _rubric_config())], {})
+
+    assert [(m.model, m.role, m.google) for m in report.models] == [
+        ("gemini-2.5-flash", "judge", True)
+    ]
+    assert [p.kind for p in report.problems] == ["credentials"]
+    assert "judge of `rubric_based_final_response_quality_v1`" in report.problems[0].message
+
+
+@pytest.mark.parametrize("judge", ["acme-judge-7b", "nosuchprovider/x"])
+def test_a_judge_model_no_registry_resolves_is_refused_naming_the_field(judge: str):
+    report = preflight([_suite(None, _rubric_config(judge_model=judge))], KEY)
+
+    [problem] = report.problems
+    assert (problem.kind, problem.file, problem.field) == (
+        "judge",
+        "eval/test_config.json",
+        "criteria.rubric_based_final_response_quality_v1.judge_model_options.judge_model",
+    )
+    assert judge in problem.message
+
+
+def _custom(name: str) -> dict[str, Any]:
+    return {
+        "criteria": {"mine": 0.5},
+        "custom_metrics": {"mine": {"code_config": {"name": name}}},
+    }
+
+
+def test_custom_metric_functions_must_import_and_be_callable(tmp_path: Path, monkeypatch):
+    package = tmp_path / "pf_metrics"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "metrics.py").write_text("NOT_A_FUNCTION = 3\ndef ok(*a):\n    pass\n", "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    report = preflight(
+        [
+            _suite(None, _custom("pf_metrics.metrics.ok")),
+            _suite(None, _custom("pf_metrics.nowhere.fn")),
+            _suite(None, _custom("pf_metrics.metrics.NOT_A_FUNCTION")),
+        ],
+        KEY,
+    )
+
+    assert [(p.kind, p.field) for p in report.problems] == [
+        ("custom_metric", "custom_metrics.mine.code_config.name")
+    ] * 2
+    assert "pf_metrics.nowhere.fn" in report.problems[0].message
+    assert "NOT_A_FUNCTION" in report.problems[1].message
+    sys.modules.pop("pf_metrics.metrics", None)
+
+
+def test_unknown_metrics_and_empty_criteria_are_config_errors():
+    report = preflight(
+        [
+            _suite(None, {"criteria": {"tool_trajectory_avg_scor": 1.0}}),
+            _suite(None, {"criteria": {}}),
+        ],
+        KEY,
+    )
+
+    assert [(p.kind, p.field) for p in report.problems] == [
+        ("config", "criteria.tool_trajectory_avg_scor"),
+        ("config", "criteria"),
+    ]
+
+
+def test_the_user_simulator_model_is_checked_for_scenario_suites():
+    config = {**TRAJECTORY, "user_simulator_config": {"model": "acme-sim"}}
+
+    assert preflight([_suite(None, config)], KEY).problems == []
+    report = preflight([_suite(None, config, has_scenarios=True)], KEY)
+
+    assert [(p.kind, p.field) for p in report.problems] == [
+        ("config", "user_simulator_config.model")
+    ]
+
+
+def test_vertex_evaluated_metrics_need_a_project():
+    config = {"criteria": {"safety_v1": 0.8}}
+
+    report = preflight([_suite(None, config)], {})
+
+    assert [(p.kind, p.field) for p in report.problems] == [("credentials", "criteria.safety_v1")]
+    environ = {"GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    assert preflight([_suite(None, config)], environ).problems == []
+
+
+def test_a_factory_agent_is_walked_and_its_resources_closed():
+    closed: list[str] = []
+
+    async def get_agent_async() -> tuple[LlmAgent, contextlib.AsyncExitStack]:
+        stack = contextlib.AsyncExitStack()
+        loop = asyncio.get_running_loop()
+        stack.push_async_callback(_record_close, closed, loop)
+        return _gemini_agent(), stack
+
+    agent = walk_factory(get_agent_async)
+
+    assert agent.name == "helper" and closed == ["closed in its own loop"]
+
+
+async def _record_close(closed: list[str], loop: asyncio.AbstractEventLoop) -> None:
+    assert asyncio.get_running_loop() is loop
+    closed.append("closed in its own loop")
