@@ -233,3 +233,125 @@ def test_an_error_that_is_no_model_fault_propagates_unchanged():
     assert classify_fault(TimeoutError()) == ModelFault(
         kind="model", summary="timeout", retryable=True
     )
+
+
+def _weather(city: str) -> dict[str, str]:
+    """Weather of a city."""
+    return {"city": city, "condition": "sunny"}
+
+
+def test_an_agent_tree_runs_through_the_retrying_models(fake: GeminiFake):
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+
+    from adk_eval_action.adk.model_calls import wrap_agent_models
+
+    fake.faults = [Fault(status=503, times=2)]
+    child = LlmAgent(name="child", instruction="Say hello.")  # inherits the parent's model
+    root = LlmAgent(name="root", model="gemini-2.5-flash", instruction="Hi.", sub_agents=[child])
+    waits = Waits()
+    calls = ModelCalls(ModelRetrySettings(), random.Random(1), sleep=waits)
+
+    assert wrap_agent_models(root, calls) == 1
+    assert wrap_agent_models(root, calls) == 1  # idempotent: still one wrapper
+    assert isinstance(root.model, RetryingLlm) and not isinstance(root.model.inner, RetryingLlm)
+    assert child.canonical_model is root.model
+
+    async def run() -> list[Any]:
+        runner = InMemoryRunner(agent=root, app_name="t")
+        session = await runner.session_service.create_session(app_name="t", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="Hi")])
+        return [
+            e
+            async for e in runner.run_async(user_id="u", session_id=session.id, new_message=message)
+        ]
+
+    events = asyncio.run(run())
+
+    assert events[-1].content.parts[0].text == "Hello."
+    assert [c.outcome for c in fake.calls] == ["503", "503", "ok"]
+    assert calls.summary().retry_causes == {"503 UNAVAILABLE": 2}
+
+
+def test_the_judge_of_an_adk_evaluator_is_retried(fake: GeminiFake):
+    from google.adk.evaluation.eval_case import Invocation
+    from google.adk.evaluation.eval_metrics import (
+        EvalMetric,
+        JudgeModelOptions,
+        RubricsBasedCriterion,
+    )
+    from google.adk.evaluation.eval_rubrics import Rubric, RubricContent
+    from google.adk.evaluation.rubric_based_final_response_quality_v1 import (
+        RubricBasedFinalResponseQualityV1Evaluator,
+    )
+
+    from adk_eval_action.adk.model_calls import wrap_judge
+
+    criterion = RubricsBasedCriterion(
+        threshold=0.5,
+        rubrics=[Rubric(rubric_id="r", rubric_content=RubricContent(text_property='Says "hi".'))],
+        judge_model_options=JudgeModelOptions(num_samples=1),
+    )
+    evaluator = RubricBasedFinalResponseQualityV1Evaluator(
+        EvalMetric(metric_name="rubric_based_final_response_quality_v1", criterion=criterion)
+    )
+    calls = ModelCalls(ModelRetrySettings(), random.Random(1), sleep=Waits())
+    wrap_judge(evaluator, calls)
+    fake.faults = [Fault(status=429, retry_delay_s=0.5, times=1, role="judge")]
+    invocation = Invocation(
+        user_content=types.Content(role="user", parts=[types.Part(text="Greet me")]),
+        final_response=types.Content(role="model", parts=[types.Part(text="hi there")]),
+    )
+
+    result = asyncio.run(evaluator.evaluate_invocations([invocation], None))
+
+    assert result.overall_score == 1.0  # by hand: "hi" is in "hi there"
+    assert [(c.role, c.outcome) for c in fake.calls] == [("judge", "429"), ("judge", "ok")]
+    assert calls.summary().retries == 1
+
+
+def test_the_user_simulator_follows_the_eval_config_and_is_retried(fake: GeminiFake):
+    from google.adk.evaluation.conversation_scenarios import ConversationScenario
+    from google.adk.evaluation.eval_case import EvalCase
+    from google.adk.evaluation.eval_config import EvalConfig
+    from google.adk.events.event import Event
+
+    from adk_eval_action.adk.model_calls import RetryingUserSimulatorProvider
+
+    config = EvalConfig.model_validate(
+        {
+            "criteria": {"tool_trajectory_avg_score": 1.0},
+            "user_simulator_config": {"model": "gemini-2.5-pro", "max_allowed_invocations": 3},
+        }
+    )
+    calls = ModelCalls(ModelRetrySettings(), random.Random(1), sleep=Waits())
+    provider = RetryingUserSimulatorProvider(config.user_simulator_config, calls)
+    case = EvalCase(
+        eval_id="scenario",
+        conversation_scenario=ConversationScenario(
+            starting_prompt="Hello", conversation_plan="- Ask for the weather in Paris."
+        ),
+    )
+    fake.faults = [Fault(status=500, times=1, role="user_simulator")]
+
+    simulator = provider.provide(case)
+
+    assert simulator._llm_config.max_allowed_invocations == 3
+    assert (simulator._llm.model, simulator._llm.role) == ("gemini-2.5-pro", "user_simulator")
+
+    async def two_turns() -> list[Any]:
+        first = await simulator.get_next_user_message([])
+        agent_said = Event(
+            author="agent", content=types.Content(role="model", parts=[types.Part(text="Hi!")])
+        )
+        user_said = Event(author="user", content=first.user_message)
+        return [first, await simulator.get_next_user_message([user_said, agent_said])]
+
+    first, second = asyncio.run(two_turns())
+
+    assert first.user_message.parts[0].text == "Hello"  # the starting prompt: no model call
+    assert second.user_message.parts[0].text == "Ask for the weather in Paris."
+    assert [(c.model, c.role, c.outcome) for c in fake.calls] == [
+        ("gemini-2.5-pro", "user_simulator", "500"),
+        ("gemini-2.5-pro", "user_simulator", "ok"),
+    ]

@@ -36,6 +36,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from http import HTTPStatus
 from typing import Any, Literal
 
+from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
 from google.adk.models import BaseLlm, LlmCapabilities
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -420,3 +421,64 @@ async def _with_timeout(
             yield response
     finally:
         await responses.aclose()
+
+
+def wrap_agent_models(root_agent: Any, calls: ModelCalls) -> int:
+    """Puts :class:`RetryingLlm` in place of the model of every ``LlmAgent`` of the tree
+    (sub-agents and agents used as tools) that names one; agents without a model inherit
+    their parent's, as ADK resolves it (``LlmAgent.canonical_model``). Idempotent.
+
+    Returns:
+        How many agents' models were wrapped.
+
+    Raises:
+        ValueError: a model name ADK's LLMRegistry does not resolve (the preflight reports
+            these first).
+    """
+    from google.adk.agents import LlmAgent
+
+    from .preflight import agent_tree
+
+    wrapped = 0
+    for agent in agent_tree(root_agent):
+        if isinstance(agent, LlmAgent) and agent.model:
+            agent.model = RetryingLlm.wrap(agent.canonical_model, calls, role="agent")
+            wrapped += 1
+    return wrapped
+
+
+def wrap_judge(evaluator: Any, calls: ModelCalls) -> None:
+    """Puts :class:`RetryingLlm` in place of an ADK evaluator's judge model, if it has one.
+
+    ADK keeps the judge on the evaluator it built (``_judge_model`` in llm_as_judge.py and
+    hallucinations_v1.py, ``_llm`` in per_turn_user_simulator_quality_v1.py); there is no
+    public hook for the model an evaluator calls.
+    """
+    for attribute in ("_judge_model", "_llm"):
+        llm = getattr(evaluator, attribute, None)
+        if isinstance(llm, BaseLlm):
+            setattr(evaluator, attribute, RetryingLlm.wrap(llm, calls, role="judge"))
+            return
+
+
+class RetryingUserSimulatorProvider(UserSimulatorProvider):
+    """ADK's ``UserSimulatorProvider`` for the eval config's ``user_simulator_config`` (as
+    ``adk eval`` builds it, google.adk.cli.cli_tools_click), with the simulator's model calls
+    retried and counted.
+
+    Args:
+        config: The eval config's ``user_simulator_config`` (None: ADK's default).
+        calls: The run's model calls.
+    """
+
+    def __init__(self, config: Any, calls: ModelCalls):
+        super().__init__(user_simulator_config=config)
+        self._calls = calls
+
+    def provide(self, eval_case: Any) -> Any:
+        """ADK's simulator for the case, its model (``_llm``) wrapped."""
+        simulator = super().provide(eval_case)
+        llm = getattr(simulator, "_llm", None)
+        if isinstance(llm, BaseLlm):
+            simulator._llm = RetryingLlm.wrap(llm, self._calls, role="user_simulator")
+        return simulator

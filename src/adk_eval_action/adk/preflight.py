@@ -195,7 +195,7 @@ def _is_google(llm: BaseLlm) -> bool:
     return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
 
 
-def _agents(root: Any) -> Iterator[Any]:
+def agent_tree(root: Any) -> Iterator[Any]:
     """The agent tree: ``root``, its sub-agents and agents used as tools (``AgentTool``)."""
     seen: set[int] = set()
     stack = [root]
@@ -217,7 +217,7 @@ def agent_models(suite: str, root_agent: Any) -> tuple[list[ModelUse], list[Pref
     from google.adk.agents import LlmAgent
 
     uses, problems = [], []
-    for agent in _agents(root_agent):
+    for agent in agent_tree(root_agent):
         if not isinstance(agent, LlmAgent):
             continue
         where = f"agent `{agent.name}`"
@@ -280,8 +280,7 @@ def _metric_problem(
 
 
 def _judge_of(evaluator: Any) -> BaseLlm | None:
-    # ADK keeps the judge on the evaluator (llm_as_judge.py, hallucinations_v1.py: _judge_model;
-    # per_turn_user_simulator_quality_v1.py: _llm).
+    # ADK keeps the judge on the evaluator (model_calls.wrap_judge says where).
     for attribute in ("_judge_model", "_llm"):
         llm = getattr(evaluator, attribute, None)
         if isinstance(llm, BaseLlm):
