@@ -355,3 +355,32 @@ def test_the_user_simulator_follows_the_eval_config_and_is_retried(fake: GeminiF
         ("gemini-2.5-pro", "user_simulator", "500"),
         ("gemini-2.5-pro", "user_simulator", "ok"),
     ]
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_google_genai_clean_up_failures_stay_off_the_console(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, quiet: bool
+):
+    import gc
+
+    from adk_eval_action.adk.model_calls import quiet_client_cleanup
+
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+
+    async def build_without_a_key() -> None:
+        if quiet:
+            quiet_client_cleanup(asyncio.get_running_loop())
+        llm = Gemini(model="gemini-2.5-flash")
+        with pytest.raises(ValueError, match="No API key"):
+            _ = llm.api_client
+        gc.collect()
+        await asyncio.sleep(0.05)
+        gc.collect()
+
+    with caplog.at_level("ERROR", logger="asyncio"):
+        asyncio.run(build_without_a_key())
+        gc.collect()
+
+    printed = [r for r in caplog.records if "never retrieved" in r.getMessage()]
+    assert (printed == []) is quiet

@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
+import os
 import random
 import re
 import threading
@@ -482,3 +484,33 @@ class RetryingUserSimulatorProvider(UserSimulatorProvider):
         if isinstance(llm, BaseLlm):
             simulator._llm = RetryingLlm.wrap(llm, self._calls, role="user_simulator")
         return simulator
+
+
+_GENAI_SOURCE = f"{os.sep}google{os.sep}genai{os.sep}"
+
+
+def quiet_client_cleanup(loop: asyncio.AbstractEventLoop) -> None:
+    """Keeps google-genai's failed client clean-ups off the console.
+
+    A google-genai client whose construction failed (no key: "No API key was provided")
+    still schedules ``BaseApiClient.aclose()`` when collected (``AsyncClient.__del__``), which
+    fails on the half-built client; asyncio then prints "Task exception was never retrieved"
+    with a traceback, once per client. The failure that matters is reported where it
+    happened, so such tasks are logged at DEBUG; every other loop error goes to the loop's
+    previous handler.
+    """
+    previous = loop.get_exception_handler()
+
+    def handler(current: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        task = context.get("future") or context.get("task")
+        coroutine = task.get_coro() if isinstance(task, asyncio.Task) else None
+        source = getattr(getattr(coroutine, "cr_code", None), "co_filename", "")
+        if _GENAI_SOURCE in source and "never retrieved" in str(context.get("message")):
+            logging.getLogger(__name__).debug("google-genai client clean-up failed: %s", context)
+            return
+        if previous is not None:
+            previous(current, context)
+        else:
+            current.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
