@@ -384,3 +384,34 @@ def test_google_genai_clean_up_failures_stay_off_the_console(
 
     printed = [r for r in caplog.records if "never retrieved" in r.getMessage()]
     assert (printed == []) is quiet
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_litellm_banners_stay_off_the_console(capfd: pytest.CaptureFixture[str], wrapped: bool):
+    import litellm
+    from google.adk.models.lite_llm import LiteLlm
+
+    litellm.suppress_debug_info = False
+    # Nothing listens on port 9: the call fails at once with a connection error.
+    llm: Any = LiteLlm(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9", api_key="k")
+    if wrapped:
+        calls = ModelCalls(ModelRetrySettings(attempts=1), sleep=Waits())
+        llm = RetryingLlm.wrap(llm, calls)
+    request = LlmRequest(
+        model="openai/gpt-4o-mini",
+        contents=[types.Content(role="user", parts=[types.Part(text="Hi")])],
+    )
+
+    async def call() -> None:
+        async for _ in llm.generate_content_async(request):
+            pass
+
+    with pytest.raises(Exception) as raised:
+        asyncio.run(call())
+
+    printed = capfd.readouterr().out
+    assert ("Give Feedback" in printed) is not wrapped
+    if wrapped:
+        assert isinstance(raised.value, ModelCallError)
+        # litellm reports the refused connection as its InternalServerError (500).
+        assert (raised.value.fault.kind, raised.value.fault.retryable) == ("model", True)

@@ -31,6 +31,7 @@ import logging
 import os
 import random
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -156,6 +157,9 @@ def server_delay(error: BaseException) -> float | None:
 def _status(error: BaseException) -> int | None:
     if isinstance(error, genai_errors.APIError):
         return error.code
+    # litellm hard-codes 500 on a connection failure (google.adk.models._fallback_model).
+    if type(error).__name__ in ("APIConnectionError", "APIResponseValidationError"):
+        return None
     # litellm, openai and anthropic errors carry `status_code`; httpx nests it in `response`.
     for owner in (error, getattr(error, "response", None)):
         code = getattr(owner, "status_code", None)
@@ -375,6 +379,7 @@ class RetryingLlm(BaseLlm):
         """Yields the inner model's responses; retries a try that failed before its first
         response (once a response went out, the turn is the caller's and a fault propagates
         as :class:`ModelCallError`)."""
+        quiet_litellm()
         stats = self._calls or ModelCalls(ModelRetrySettings())
         timeout = stats.settings.call_timeout_s or None
         contents = [c.model_copy(deep=True) for c in llm_request.contents]
@@ -514,3 +519,12 @@ def quiet_client_cleanup(loop: asyncio.AbstractEventLoop) -> None:
             current.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+
+
+def quiet_litellm() -> None:
+    """Turns off LiteLLM's "Give Feedback / Get Help" banners (printed to stdout with every
+    error it maps, litellm.litellm_core_utils.exception_mapping_utils) once LiteLLM is loaded;
+    the error itself is reported by the run. LiteLLM is never imported here."""
+    litellm = sys.modules.get("litellm")
+    if litellm is not None:
+        litellm.suppress_debug_info = True
