@@ -41,13 +41,13 @@ from google.adk.runners import InMemoryRunner
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from adk_eval_action.standins import ScriptedToolCall, ScriptRule, property_verdict
 from adk_eval_action.testing.gemini_fake import Fault, GeminiFake
 from adk_eval_action.testing.gemini_script import (
     UNSCRIPTED_REPLY,
     AgentScript,
     user_simulator_reply,
 )
+from adk_eval_action.testing.standins import ScriptedToolCall, ScriptRule, property_verdict
 
 WEATHER = {"Paris": ("sunny", 22), "Oslo": ("snowy", -3)}
 

@@ -19,12 +19,10 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from adk_eval_action.adk.model_calls import (
+from adk_eval_action.adk.model_calls import ModelCalls, ModelRetrySettings, RetryingLlm
+from adk_eval_action.adk.model_faults import (
     ModelCallError,
-    ModelCalls,
     ModelFault,
-    ModelRetrySettings,
-    RetryingLlm,
     classify_fault,
     server_delay,
 )

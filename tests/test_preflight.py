@@ -27,7 +27,7 @@ from adk_eval_action.adk.preflight import (
     preflight,
     walk_factory,
 )
-from adk_eval_action.standins import ScriptedLlm
+from adk_eval_action.testing.standins import ScriptedLlm
 
 KEY = {"GOOGLE_API_KEY": "k"}
 TRAJECTORY = {"criteria": {"tool_trajectory_avg_score": 1.0}}

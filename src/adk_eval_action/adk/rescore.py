@@ -98,8 +98,9 @@ def _invocations(recorded: list[dict[str, Any]]) -> list[Invocation]:
 class _SuiteRescore:
     """Re-scores one suite's baseline record; :meth:`run` returns the new record."""
 
-    def __init__(self, suite: Suite, head: SuiteRecord, parallelism: int, repo_root: Path,
-                 console: Console) -> None:
+    def __init__(
+        self, suite: Suite, head: SuiteRecord, parallelism: int, repo_root: Path, console: Console
+    ) -> None:
         self.suite = suite
         self.head = head
         self.parallelism = parallelism
@@ -109,7 +110,9 @@ class _SuiteRescore:
     def _load(self) -> tuple[LoadedEvalConfig, dict[str, LoadedEvalSet]]:
         try:
             config = load_eval_config(
-                self.suite.eval_config_path, self.suite.thresholds, self.suite.higher_is_better,
+                self.suite.eval_config_path,
+                self.suite.thresholds,
+                self.suite.higher_is_better,
             )
             loaded = {}
             for path in self.suite.eval_set_paths:
@@ -139,8 +142,12 @@ class _SuiteRescore:
         return record
 
     async def _score_all(
-        self, record: SuiteRecord, config: LoadedEvalConfig, loaded: dict[str, LoadedEvalSet],
-        root_agent: Any, app: Any,
+        self,
+        record: SuiteRecord,
+        config: LoadedEvalConfig,
+        loaded: dict[str, LoadedEvalSet],
+        root_agent: Any,
+        app: Any,
     ) -> None:
         app_name = self.suite.agent_dir.name if self.suite.agent_dir else self.suite.name
         manager = InMemoryEvalSetsManager()
@@ -151,8 +158,10 @@ class _SuiteRescore:
         )
         eval_metrics = get_eval_metrics_from_config(config.eval_config)
         args = {
-            "root_agent": root_agent, "eval_sets_manager": manager,
-            "session_service": InMemorySessionService(), "app": app,
+            "root_agent": root_agent,
+            "eval_sets_manager": manager,
+            "session_service": InMemorySessionService(),
+            "app": app,
         }
         semaphore = asyncio.Semaphore(self.parallelism)
         jobs = []
@@ -162,10 +171,19 @@ class _SuiteRescore:
             for case in eval_set.eval_cases:
                 for index, run in enumerate(case.runs):
                     if run.actual_invocations:
-                        jobs.append(self._score_run(
-                            semaphore, args, registry, eval_metrics, config, app_name,
-                            eval_set.eval_set_id, case, index,
-                        ))
+                        jobs.append(
+                            self._score_run(
+                                semaphore,
+                                args,
+                                registry,
+                                eval_metrics,
+                                config,
+                                app_name,
+                                eval_set.eval_set_id,
+                                case,
+                                index,
+                            )
+                        )
         handler = _JudgeFailureHandler(level=logging.WARNING)
         judge_logger = logging.getLogger(_JUDGE_LOGGER)
         judge_logger.addHandler(handler)
@@ -175,9 +193,15 @@ class _SuiteRescore:
             judge_logger.removeHandler(handler)
 
     async def _score_run(
-        self, semaphore: asyncio.Semaphore, args: dict[str, Any],
-        registry: MetricEvaluatorRegistry, eval_metrics: list[EvalMetric],
-        config: LoadedEvalConfig, app_name: str, eval_set_id: str, case: EvalCaseRecord,
+        self,
+        semaphore: asyncio.Semaphore,
+        args: dict[str, Any],
+        registry: MetricEvaluatorRegistry,
+        eval_metrics: list[EvalMetric],
+        config: LoadedEvalConfig,
+        app_name: str,
+        eval_set_id: str,
+        case: EvalCaseRecord,
         index: int,
     ) -> None:
         runs = case.runs
@@ -185,21 +209,32 @@ class _SuiteRescore:
         try:
             inferences = _invocations(run.actual_invocations or [])
         except ValidationError as e:
-            runs[index] = run.model_copy(update={
-                "status": CaseStatus.ERROR, "metrics": [],
-                "error": f"recorded invocations could not be re-scored: {e.errors()[0]['msg']}",
-            })
+            runs[index] = run.model_copy(
+                update={
+                    "status": CaseStatus.ERROR,
+                    "metrics": [],
+                    "error": f"recorded invocations could not be re-scored: {e.errors()[0]['msg']}",
+                }
+            )
             return
         inference = InferenceResult(
-            app_name=app_name, eval_set_id=eval_set_id, eval_case_id=case.eval_id,
-            inferences=inferences, session_id=None, status=InferenceStatus.SUCCESS,
+            app_name=app_name,
+            eval_set_id=eval_set_id,
+            eval_case_id=case.eval_id,
+            inferences=inferences,
+            session_id=None,
+            status=InferenceStatus.SUCCESS,
         )
         async with semaphore:
             result, recorder, error = await _evaluate_one(args, registry, inference, eval_metrics)
         if result is None:
-            runs[index] = run.model_copy(update={
-                "status": CaseStatus.ERROR, "metrics": [], "error": f"re-score failed: {error}",
-            })
+            runs[index] = run.model_copy(
+                update={
+                    "status": CaseStatus.ERROR,
+                    "metrics": [],
+                    "error": f"re-score failed: {error}",
+                }
+            )
             return
         rescored = run_record_from_adk(result, run.run, config.metric_meta, recorder.reasons)
         # Keep the invocations as recorded (with ADK's rubric copies), not the re-copied ones.
@@ -228,7 +263,8 @@ def rescore_baseline(
     """
     base_by_name = {s.name: i for i, s in enumerate(baseline.suites)}
     todo = [
-        (head_suite, base_by_name[head_suite.name]) for head_suite in head.suites
+        (head_suite, base_by_name[head_suite.name])
+        for head_suite in head.suites
         if head_suite.name in base_by_name
         and not any(e.kind in ("config", "eval_set") for e in head_suite.errors)
         and rescore_reason(baseline.suites[base_by_name[head_suite.name]], head_suite)

@@ -6,7 +6,7 @@ The fake (:mod:`adk_eval_action.testing.gemini_fake`) receives the JSON google-g
 ``models.generateContent``) and answers with the same deterministic rules as the in-process
 stand-ins, so a run through the real HTTP path scores exactly as a run on the stand-ins:
 
-* a request whose text is one of ADK's judge prompts (``standins.judge_prompt_kind``) is
+* a request whose text is one of ADK's judge prompts (``judge.judge_prompt_kind``) is
   answered by ``StandInJudge``;
 * a request whose text is ADK's user-simulator prompt
   (``google.adk.evaluation.simulation.llm_backed_user_simulator_prompts``) is answered by
@@ -26,7 +26,8 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types as genai_types
 from pydantic import BaseModel, Field
 
-from adk_eval_action.standins import ScriptedLlm, ScriptRule, StandInJudge, judge_prompt_kind
+from .judge import StandInJudge, judge_prompt_kind
+from .scripted import ScriptedLlm, ScriptRule
 
 Role = Literal["agent", "judge", "user_simulator", "unscripted"]
 

@@ -1,0 +1,193 @@
+"""What went wrong in a model call: a transient fault of the model service, a refused
+credential, or no model fault at all.
+
+The rules follow the services' own: HTTP statuses and ``google.rpc`` error details of the
+Gemini API (its error JSON ``{"error": {"code", "status", "details"}}``), google-genai's
+exceptions (``google.genai.errors``), aiohttp/httpx transport errors, and the statuses
+LiteLLM-style clients carry on ``status_code``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import re
+import time
+from http import HTTPStatus
+from typing import Literal
+
+from google.genai import errors as genai_errors
+from pydantic import BaseModel
+
+Role = Literal["agent", "judge", "user_simulator"]
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""HTTP statuses retried: the set google-genai and google-adk retry on
+(``google.genai._api_client._RETRY_HTTP_STATUS_CODES``)."""
+
+_CREDENTIAL_STATUSES = frozenset({401, 403})
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
+# Raised by google-genai's Client when it has nothing to authenticate with (_api_client.py).
+_NO_CREDENTIALS = ("No API key was provided", "Project or API key must be set")
+
+Role = Literal["agent", "judge", "user_simulator"]
+
+
+class ModelFault(BaseModel):
+    """What went wrong in one model call.
+
+    Attributes:
+        kind: ``model`` (the service or the connection failed) or ``credentials`` (the key or
+            the identity was refused or missing).
+        summary: Short cause for people, e.g. ``503 UNAVAILABLE``, ``timeout after 30s``.
+        retryable: Whether waiting and trying again can cure it.
+        server_delay_s: Seconds the server asked to wait (RetryInfo or Retry-After), if any.
+    """
+
+    kind: Literal["model", "credentials"]
+    summary: str
+    retryable: bool
+    server_delay_s: float | None = None
+
+
+class ModelCallError(Exception):
+    """A model call that failed for good: retries ran out, or the fault is not retryable.
+
+    Attributes:
+        fault: The last fault (its ``kind`` is the error kind reported).
+        model: The model name.
+        role: Which caller: ``agent``, ``judge`` or ``user_simulator``.
+        attempts: Tries made.
+    """
+
+    def __init__(self, fault: ModelFault, model: str, role: Role, attempts: int):
+        self.fault = fault
+        self.model = model
+        self.role = role
+        self.attempts = attempts
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        super().__init__(f"{role} model {model}: {fault.summary}{tries}")
+
+
+def _parse_seconds(text: str) -> float | None:
+    """Seconds of a ``Retry-After`` value (delay-seconds or HTTP-date) or a proto Duration
+    JSON string (``"27s"``, ``"1.5s"``)."""
+    text = text.strip()
+    found = _DURATION.match(text)
+    if found:
+        return float(found.group(1))
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def server_delay(error: BaseException) -> float | None:
+    """The wait a failed call's server asked for, in seconds, or None.
+
+    Read from ``google.rpc.RetryInfo.retryDelay`` in the error's JSON details (what the
+    Gemini API sends with 429), else from the response's ``Retry-After`` header.
+    """
+    details = getattr(error, "details", None)
+    entries = (details.get("error") or {}).get("details") if isinstance(details, dict) else None
+    for entry in entries or []:
+        if isinstance(entry, dict) and str(entry.get("@type", "")).endswith("rpc.RetryInfo"):
+            seconds = _parse_seconds(str(entry.get("retryDelay", "")))
+            if seconds is not None:
+                return seconds
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    value = headers.get("Retry-After") if headers is not None else None
+    return _parse_seconds(str(value)) if value else None
+
+
+def _status(error: BaseException) -> int | None:
+    if isinstance(error, genai_errors.APIError):
+        return error.code
+    # litellm hard-codes 500 on a connection failure (google.adk.models._fallback_model).
+    if type(error).__name__ in ("APIConnectionError", "APIResponseValidationError"):
+        return None
+    # litellm, openai and anthropic errors carry `status_code`; httpx nests it in `response`.
+    for owner in (error, getattr(error, "response", None)):
+        code = getattr(owner, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def _status_summary(error: BaseException, code: int) -> str:
+    name = getattr(error, "status", None)
+    if not isinstance(name, str) or not name:
+        try:
+            name = HTTPStatus(code).phrase
+        except ValueError:
+            name = "error"
+    return f"{code} {name}"
+
+
+def _key_refused(error: BaseException) -> bool:
+    """A 400 whose ``google.rpc.ErrorInfo`` reason is ``API_KEY_INVALID`` (a wrong key)."""
+    details = getattr(error, "details", None)
+    entries = (details.get("error") or {}).get("details") if isinstance(details, dict) else None
+    return any(
+        isinstance(e, dict) and e.get("reason") in ("API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED")
+        for e in entries or []
+    )
+
+
+def _transport_fault(error: BaseException) -> str | None:
+    """A short cause for timeouts, dropped connections and malformed answers, else None."""
+    if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+        return "timeout"
+    names = {cls.__name__ for cls in type(error).__mro__}
+    transport = {
+        "ClientConnectionError",  # aiohttp: ServerDisconnectedError, ClientOSError, ...
+        "ClientPayloadError",
+        "TransportError",  # httpx: ConnectError, ReadTimeout, RemoteProtocolError, ...
+        "APIConnectionError",  # litellm, openai
+        "ConnectionError",
+    }
+    if names & transport:
+        return f"connection failed ({type(error).__name__})"
+    if isinstance(error, (json.JSONDecodeError, genai_errors.UnknownApiResponseError)):
+        return "malformed answer (not JSON)"
+    return None
+
+
+def classify_fault(error: BaseException) -> ModelFault | None:
+    """What kind of model fault ``error`` is, or None when it is not one (a bug in a custom
+    model's code, say, which is left to propagate as it is).
+
+    Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
+    key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
+    malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
+    waiting does not cure.
+    """
+    if isinstance(error, ModelCallError):
+        return error.fault
+    code = _status(error)
+    if code is not None and 400 <= code < 600:
+        summary = _status_summary(error, code)
+        if code in _CREDENTIAL_STATUSES or (code == 400 and _key_refused(error)):
+            return ModelFault(kind="credentials", summary=summary, retryable=False)
+        return ModelFault(
+            kind="model",
+            summary=summary,
+            retryable=code in RETRYABLE_STATUSES,
+            server_delay_s=server_delay(error),
+        )
+    if isinstance(error, ValueError) and str(error).startswith(_NO_CREDENTIALS):
+        return ModelFault(kind="credentials", summary=str(error).split(".")[0], retryable=False)
+    if type(error).__name__ == "DefaultCredentialsError":  # google.auth
+        return ModelFault(
+            kind="credentials", summary="no Google Cloud credentials (ADC)", retryable=False
+        )
+    transport = _transport_fault(error)
+    if transport is not None:
+        return ModelFault(kind="model", summary=transport, retryable=True)
+    return None
