@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.cli import main
+from adk_eval_action.settings import RunRequest, load_request
 from adk_eval_action.testing.standins import register_standins
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,6 +77,13 @@ def metric(run: dict[str, Any], name: str) -> dict[str, Any]:
 
 def quiet(_line: str) -> None:
     """A console that drops the log."""
+
+
+def request_for(github: BaselineContext | None = None, **flags: Any) -> RunRequest:
+    """The pipeline's run in the current directory, with these CLI flags (option names,
+    as :data:`adk_eval_action.settings.OPTIONS`) over its adk-eval.yaml."""
+    request = load_request(Path.cwd(), flags=flags)
+    return request.model_copy(update={"github": github}) if github else request
 
 
 @pytest.fixture

@@ -16,25 +16,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from adk_eval_action import action as action_module
 from adk_eval_action.action import (
-    ActionSettings,
+    ActionRun,
     ArtifactError,
     RequirementsError,
     action_command,
     comment_command,
     install_requirements,
+    pipeline_request,
     post_artifact_comment,
-    read_input,
     run_action,
 )
 from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, GitHubClient, comment_marker
 from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
+from adk_eval_action.settings import RunRequest, read_inputs
 from github_stub import GitHubStub, Token
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ACTION_YML = Path(__file__).resolve().parents[1] / "action.yml"
 REPO = "octo/agents"
 TOKEN = "ghs_actiontoken987"
 HEAD = "a" * 40
@@ -85,16 +88,24 @@ def pull_request_event(path: Path, number: int = 12, head_sha: str = HEAD,
     return path
 
 
+def action_yml_defaults() -> dict[str, str]:
+    """INPUT_* as the runner sets them when `with:` gives nothing: each input's default
+    from action.yml ("" when none; the token expression as the token it evaluates to)."""
+    inputs = yaml.safe_load(ACTION_YML.read_text())["inputs"]
+    env = {f"INPUT_{name.upper()}": str(spec.get("default", "")) for name, spec in
+           inputs.items()}
+    env["INPUT_GITHUB_TOKEN"] = TOKEN
+    return env
+
+
 def runner_env(ws: Path, stub: GitHubStub, event: Path, event_name: str = "pull_request",
                files: Path | None = None, **inputs: str) -> dict[str, str]:
-    """What the runner sets: every declared input (default "" when none), GITHUB_*.
-    The output and summary files go to `files` (default: beside the workspace)."""
+    """What the runner sets: every declared input (its action.yml default unless given),
+    GITHUB_*. The output and summary files go to `files` (default: beside the workspace)."""
     files = files or ws.parent
-    env = {f"INPUT_{name.upper()}": "" for name in action_module.INPUTS}
+    env = action_yml_defaults()
     env.update({
-        "INPUT_PATHS": ".", "INPUT_COMMENT": "update", "INPUT_COMMENT_KEY": "default",
-        "INPUT_PARALLELISM": "4", "INPUT_RESULTS_PATH": "adk-eval-results.json",
-        "INPUT_WORKING_DIRECTORY": str(ws), "INPUT_GITHUB_TOKEN": TOKEN,
+        "INPUT_WORKING_DIRECTORY": str(ws),
         "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
         "GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": REPO,
         "GITHUB_API_URL": stub.api_url, "GITHUB_SERVER_URL": "https://github.example",
@@ -208,48 +219,75 @@ def fake_outcome(tmp: Path, exit_code: int = 0, failures: list[CaseFailure] | No
 
 
 def settings_for(tmp_path: Path, stub: GitHubStub, event: Path | None = None,
-                 event_name: str = "pull_request", **inputs: str) -> ActionSettings:
+                 event_name: str = "pull_request", **inputs: str) -> ActionRun:
     env = runner_env(tmp_path, stub, event or pull_request_event(tmp_path / "event.json"),
                      event_name, files=tmp_path, **inputs)
-    return ActionSettings.from_sources({}, env)
+    return ActionRun.from_sources({}, env)
 
 
-def run_fake(settings: ActionSettings, outcome: PipelineOutcome, **kw: Any) -> tuple[int, list]:
+def run_fake(run: ActionRun, outcome: PipelineOutcome, seen: list[RunRequest] | None = None,
+             **kw: Any) -> tuple[int, list]:
+    """run_action with a pipeline that returns `outcome`; the request it was given is
+    appended to `seen`."""
     printed: list[str] = []
-    seen: dict[str, Any] = {}
 
-    def pipeline(options: dict[str, Any], console) -> PipelineOutcome:
-        seen.update(options)
+    def pipeline(request: RunRequest, console) -> PipelineOutcome:
+        if seen is not None:
+            seen.append(request)
         return outcome
 
     def client(token: str, api: str) -> GitHubClient:
         return GitHubClient(token, api, sleep=lambda s: None)
 
-    code = run_action(settings, printed.append, pipeline=pipeline, client_factory=client, **kw)
-    printed.append(json.dumps(seen, default=str))
+    code = run_action(run, printed.append, pipeline=pipeline, client_factory=client, **kw)
     return code, printed
 
 
 def test_inputs_read_in_both_spellings_and_flags_win(tmp_path, stub):
     env = {"INPUT_NUM-RUNS": "3", "INPUT_COMMENT_KEY": "e2e", "INPUT_FAIL-ON": "Regression",
            "INPUT_PATHS": "agents/a\nagents/b, agents/c", "INPUT_PARALLELISM": ""}
-    assert read_input(env, "num_runs") == "3" and read_input(env, "parallelism") is None
-    settings = ActionSettings.from_sources({"comment_key": "flag"}, env)
-    assert (settings.num_runs, settings.comment_key, settings.fail_on) == (3, "flag",
-                                                                           "regression")
-    assert settings.paths == ["agents/a", "agents/b", "agents/c"] and settings.parallelism == 4
-    assert TOKEN not in repr(ActionSettings.from_sources({"github_token": TOKEN}, {}))
+    assert read_inputs(env) == {"num_runs": "3", "comment_key": "e2e",
+                                "fail_on": "Regression", "paths": "agents/a\nagents/b, agents/c"}
+    settings = ActionRun.from_sources({"comment_key": "flag"}, env).settings
+    assert (settings.num_runs, settings.comment_key, settings.gate.fail_on) == (
+        3, "flag", "regression")
+    assert settings.paths == [Path("agents/a"), Path("agents/b"), Path("agents/c")]
+    assert settings.parallelism == 4
+    assert TOKEN not in repr(ActionRun.from_sources({"github_token": TOKEN}, {}))
+    assert TOKEN not in repr(ActionRun.from_sources({}, {"INPUT_GITHUB_TOKEN": TOKEN}))
 
 
 def test_gate_rule_inputs_reach_the_pipeline(tmp_path, stub):
-    settings = settings_for(tmp_path, stub, **{
+    run = settings_for(tmp_path, stub, **{
         "MAX_REGRESSION": "0.05", "MIN-EFFECT": "0.02", "REQUIRE_SIGNIFICANCE": "true",
-        "MAX_TOKEN_INCREASE": "0.2", "FAIL_ON": "any",
+        "MAX_TOKEN_INCREASE": "0.2", "FAIL_ON": "any", "ON_TOKEN_INCREASE": "fail",
+        "MIN_PASS_RATE": "0.5", "GATE_MODE": "Mean", "NOT_EVALUATED": "warn",
     })
-    _, printed = run_fake(settings, fake_outcome(tmp_path))
-    seen = json.loads(printed[-1])
-    assert (seen["max_regression"], seen["min_effect"], seen["require_significance"],
-            seen["max_token_increase"], seen["fail_on"]) == (0.05, 0.02, True, 0.2, "any")
+    seen: list[RunRequest] = []
+    run_fake(run, fake_outcome(tmp_path), seen)
+    gate = seen[0].settings.gate
+    assert (gate.max_regression, gate.min_effect, gate.require_significance,
+            gate.max_token_increase, gate.fail_on) == (0.05, 0.02, True, 0.2, "any")
+    assert (gate.on_token_increase, gate.min_pass_rate, gate.mode, gate.not_evaluated) == (
+        "fail", 0.5, "mean", "warn")
+
+
+def test_adk_eval_yaml_settings_reach_the_action_unless_an_input_gives_them(tmp_path, stub):
+    """The runner sets every input to its action.yml default; adk-eval.yaml's parallelism,
+    num_runs and gate must still apply (they did not: the action passed parallelism=4)."""
+    (tmp_path / "adk-eval.yaml").write_text(
+        "parallelism: 7\nnum_runs: 3\ngate: {fail_on: any, min_effect: 0.1}\n")
+    seen: list[RunRequest] = []
+    run_fake(settings_for(tmp_path, stub, comment="off"), fake_outcome(tmp_path), seen)
+    settings = seen[0].settings
+    assert (settings.parallelism, settings.num_runs) == (7, 3)
+    assert (settings.gate.fail_on, settings.gate.min_effect) == ("any", 0.1)
+    assert seen[0].config_path == tmp_path / "adk-eval.yaml"
+    run_fake(settings_for(tmp_path, stub, comment="off", parallelism="2", fail_on="none"),
+             fake_outcome(tmp_path), seen)
+    settings = seen[1].settings
+    assert (settings.parallelism, settings.num_runs, settings.gate.fail_on) == (2, 3, "none")
+    assert settings.gate.min_effect == 0.1
 
 
 def test_bad_input_is_a_usage_error(tmp_path, stub, monkeypatch):
@@ -257,7 +295,7 @@ def test_bad_input_is_a_usage_error(tmp_path, stub, monkeypatch):
     env = runner_env(tmp_path, stub, pull_request_event(tmp_path / "e.json"), files=tmp_path,
                      comment="maybe")
     result = CliRunner().invoke(action_command, [], env=env)
-    assert result.exit_code == 2 and "::error title=adk-eval-action::invalid input" in \
+    assert result.exit_code == 2 and "::error title=adk-eval-action::invalid input comment" in \
         result.output
 
 
@@ -287,7 +325,7 @@ def test_fork_pull_request_read_only_token_keeps_the_verdict(tmp_path, stub):
     event = pull_request_event(tmp_path / "event.json", fork=True)
     settings = settings_for(tmp_path, stub, event, github_token="ro")
     code, printed = run_fake(settings, fake_outcome(tmp_path, 0))
-    assert code == 0 and settings.event.is_fork
+    assert code == 0 and settings.runner.event.is_fork
     assert any(p.startswith("::warning title=PR comment not posted::") for p in printed)
     assert stub.comments() == []
     assert "fork recipe" in (tmp_path / "summary.md").read_text()
@@ -356,24 +394,28 @@ def test_pull_request_target_warns(tmp_path, stub):
 def test_pipeline_options_follow_inputs(tmp_path, stub):
     settings = settings_for(tmp_path, stub, comment="off", num_runs="3", fail_on="any",
                             results_path="out/r.json", template="t.md.j2")
-    _, printed = run_fake(settings, fake_outcome(tmp_path))
-    options = json.loads(printed[-1])
-    assert options["num_runs"] == 3 and options["fail_on"] == "any"
-    assert options["results_out"] == "out/r.json" and options["template"] == "t.md.j2"
-    assert options["max_comment_chars"] < 65_536
-    assert options["run_url"] == "https://github.example/octo/agents/actions/runs/4242"
+    seen: list[RunRequest] = []
+    run_fake(settings, fake_outcome(tmp_path), seen)
+    [request] = seen
+    assert request.settings.num_runs == 3 and request.settings.gate.fail_on == "any"
+    assert request.settings.results_path == Path("out/r.json")
+    assert request.settings.template == Path("t.md.j2")
+    assert request.workdir == tmp_path.resolve()
+    assert request.max_comment_chars < 65_536
+    assert request.run_url == "https://github.example/octo/agents/actions/runs/4242"
 
 
 def test_baseline_search_gets_the_pr_context(tmp_path, stub):
-    options = action_module.pipeline_options(settings_for(tmp_path, stub))
-    assert (options["baseline"], options["record"], options["base_ref"]) == ("auto", False,
-                                                                             "main")
-    github = options["github"]
+    request = pipeline_request(settings_for(tmp_path, stub))
+    settings = request.settings
+    assert (settings.baseline, settings.record, settings.base_ref) == ("auto", False, "main")
+    github = request.github
     assert (github.repository, github.head_sha, github.api_url) == (REPO, HEAD, stub.api_url)
     assert github.token.get_secret_value() == TOKEN and TOKEN not in repr(github)
-    options = action_module.pipeline_options(settings_for(
-        tmp_path, stub, baseline="main.json", artifact_name="evals", baseline_rerun="true"))
-    assert (options["baseline"], options["artifact_name"], options["baseline_rerun"]) == (
+    settings = pipeline_request(settings_for(
+        tmp_path, stub, baseline="main.json", artifact_name="evals", baseline_rerun="true"
+    )).settings
+    assert (settings.baseline, settings.artifact_name, settings.baseline_rerun) == (
         "main.json", "evals", True)
 
 
@@ -387,7 +429,7 @@ def test_push_to_the_default_branch_records(tmp_path, stub, ref, record, expecte
                                  "repository": {"default_branch": "main"}}))
     env = runner_env(tmp_path, stub, event, "push", files=tmp_path, record=record)
     env["GITHUB_REF"] = ref
-    assert ActionSettings.from_sources({}, env).records_baseline is expected
+    assert ActionRun.from_sources({}, env).records_baseline is expected
 
 
 # --------------------------------------------------------------------------- requirements

@@ -26,13 +26,12 @@ from adk_eval_action.baseline.models import (
     parse_spec,
 )
 from adk_eval_action.baseline.resolve import resolve_baseline
-from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.render import md
 from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
-from adk_eval_action.run.pipeline import RunOptions, finish, run_pipeline
+from adk_eval_action.run.pipeline import finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
-from conftest import quiet
+from conftest import quiet, request_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -56,7 +55,7 @@ def good_results(tmp_path_factory) -> Path:
     os.chdir(EXAMPLES)
     try:
         outcome = run_pipeline(
-            RunOptions(paths=[Path("travel_agent")], baseline="none", results_out=out), quiet
+            request_for(paths=[Path("travel_agent")], baseline="none", results_path=out), quiet
         )
     finally:
         os.chdir(cwd)
@@ -223,9 +222,9 @@ def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expecte
 def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_path):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     os.chdir(EXAMPLES)
-    outcome = run_pipeline(RunOptions(
+    outcome = run_pipeline(request_for(
         baseline="artifact", github=context_for(stub), config=Path("regressed.adk-eval.yaml"),
-        results_out=tmp_path / "head.json",
+        results_path=tmp_path / "head.json",
     ), quiet)
     assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
     comment = outcome.comment_markdown
@@ -279,7 +278,7 @@ def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path)
     save_results(base, base_file)
     baseline, note = resolve_baseline(BaselineRequest(spec=base_file), head, quiet)
     assert baseline is not None and "re-scored" not in note  # an eval set changed
-    outcome = finish(head, baseline, note, GateConfig(), RunOptions(), quiet)
+    outcome = finish(head, baseline, note, request_for(), quiet)
     comment = outcome.comment_markdown
     assert "not measured the same way" in comment
     assert "google-adk 1.18.0 (baseline)" in comment
@@ -345,8 +344,8 @@ def test_rerun_evaluates_the_merge_base_in_a_worktree(agent_repo, tmp_path):
     merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
     os.chdir(repo)
     lines: list[str] = []
-    outcome = run_pipeline(RunOptions(
-        baseline="rerun", base_ref="main", results_out=tmp_path / "head.json",
+    outcome = run_pipeline(request_for(
+        baseline="rerun", base_ref="main", results_path=tmp_path / "head.json",
     ), lines.append)
     comparison = outcome.comparison
     assert comparison is not None and comparison.has_baseline

@@ -18,7 +18,8 @@ from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import delta, metric_status
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import MetricStatus
-from adk_eval_action.run.pipeline import RunOptions, _gate_config, write_text
+from adk_eval_action.run.pipeline import write_text
+from adk_eval_action.settings import resolve
 from results_builder import metric, results, scores_side, tokens
 
 
@@ -52,9 +53,11 @@ def test_bad_gate_flags_are_usage_errors(files, flags, says) -> None:
 
 
 def test_gate_values_from_other_sources_are_checked_too() -> None:
-    # Action inputs reach the gate config without click: a ConfigError naming the flag.
-    with pytest.raises(ConfigError, match="gate setting --min-effect: Input should be greater"):
-        _gate_config(ProjectConfig(), RunOptions(min_effect=-0.5))
+    # Action inputs reach the gate config without click: a ConfigError naming the input.
+    with pytest.raises(ConfigError, match="invalid input min_effect: Input should be greater"):
+        resolve(ProjectConfig(), {"min_effect": "-0.5"})
+    with pytest.raises(ConfigError, match="invalid input min_pass_rate: .*finite number"):
+        resolve(None, {"min_pass_rate": "nan"})
     with pytest.raises(ValueError, match="finite number"):
         GateConfig(max_regression=float("nan"))
 

@@ -15,8 +15,8 @@ from adk_eval_action.adk.rescore import rescore_baseline, rescore_reason
 from adk_eval_action.baseline.models import BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results
-from adk_eval_action.run.pipeline import RunOptions, find_suites, run_pipeline
-from conftest import quiet
+from adk_eval_action.run.pipeline import find_suites, run_pipeline
+from conftest import quiet, request_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -54,7 +54,7 @@ def baseline_file(tmp_path_factory) -> Path:
     cwd = Path.cwd()
     os.chdir(folder)
     try:
-        outcome = run_pipeline(RunOptions(baseline="none", results_out=out), quiet)
+        outcome = run_pipeline(request_for(baseline="none", results_path=out), quiet)
     finally:
         os.chdir(cwd)
     assert outcome.exit_code == 0
@@ -77,8 +77,8 @@ def test_new_rubric_and_metric_are_rescored_not_missing(baseline_file, tmp_path)
     edit_config(head_folder, add_rubric_and_metric)
     os.chdir(head_folder)
     lines: list[str] = []
-    outcome = run_pipeline(RunOptions(baseline=str(baseline_file),
-                                      results_out=tmp_path / "head.json"), lines.append)
+    outcome = run_pipeline(request_for(baseline=str(baseline_file),
+                                      results_path=tmp_path / "head.json"), lines.append)
     comparison = outcome.comparison
     assert comparison is not None and comparison.has_baseline
     assert "re-scored under the head's eval config (travel_agent), no agent run" in (
@@ -113,8 +113,8 @@ def test_changed_eval_set_is_not_rescored(baseline_file, tmp_path):
     legacy = head_folder / "travel_agent" / "eval" / "legacy_weather.test.json"
     legacy.write_text(legacy.read_text() + "\n")  # same cases, different bytes
     os.chdir(head_folder)
-    outcome = run_pipeline(RunOptions(baseline=str(baseline_file),
-                                      results_out=tmp_path / "head.json"), quiet)
+    outcome = run_pipeline(request_for(baseline=str(baseline_file),
+                                      results_path=tmp_path / "head.json"), quiet)
     comparison = outcome.comparison
     assert comparison is not None and "re-scored" not in comparison.baseline_note
     assert any("eval config changed" in n for n in comparison.comparability)
@@ -154,9 +154,9 @@ def test_rescore_keeps_unrecorded_runs_and_other_suites(baseline_file, tmp_path)
     head_folder = copy_agent(tmp_path / "head")
     edit_config(head_folder, add_rubric_and_metric)
     os.chdir(head_folder)
-    run_pipeline(RunOptions(baseline="none", results_out=tmp_path / "h.json"), quiet)
+    run_pipeline(request_for(baseline="none", results_path=tmp_path / "h.json"), quiet)
     head = load_results(tmp_path / "h.json")
-    suites, _ = find_suites(RunOptions(), quiet)
+    suites = find_suites(request_for(), quiet)
     rescore = partial(rescore_baseline, suites=suites, parallelism=4, repo_root=Path.cwd())
     baseline, note = resolve_baseline(BaselineRequest(spec=path), head, quiet, rescore=rescore)
     assert baseline is not None and "re-scored" in note

@@ -1,7 +1,7 @@
 """The GitHub Action entry points: `adk-eval-action action` and `adk-eval-action comment`.
 
-`action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*` (the
-runner keeps hyphens, so both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS` are read; contract §1),
+`action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*`
+(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`; contract §1),
 the `GITHUB_*` variables and the event payload, runs the pipeline, and publishes: one sticky
 PR comment, the job summary, step outputs, error annotations and log groups. It exits with
 the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error). The same
@@ -12,7 +12,8 @@ command works in a plain `run:` step or on a laptop with the inputs given as fla
 its PR number and head sha are checked against the API and the triggering run before
 anything is posted (docs/action.md, "Pull requests from forks").
 
-The environment is read once, in the click commands, into `ActionSettings`.
+The environment is read once, in the click commands, into an `ActionRun`; the options are
+those of `adk_eval_action.settings` (one per input).
 """
 
 from __future__ import annotations
@@ -26,12 +27,22 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import click
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adk_eval_action.errors import EXIT_GATE_FAILED, EXIT_PASS, EXIT_USAGE, AdkEvalActionError
+from adk_eval_action.baseline.models import BaselineContext
+from adk_eval_action.errors import (
+    EXIT_GATE_FAILED,
+    EXIT_PASS,
+    EXIT_USAGE,
+    AdkEvalActionError,
+    ConfigError,
+)
 from adk_eval_action.github.client import (
     COMMENT_MAX_CHARS,
     CommentResult,
@@ -55,9 +66,19 @@ from adk_eval_action.github.client import (
     warning,
     write_outputs,
 )
+from adk_eval_action.results.model import package_version
+from adk_eval_action.settings import (
+    RunRequest,
+    RunSettings,
+    click_options,
+    hide_secrets,
+    load_request,
+    read_inputs,
+    resolve,
+)
 
 __all__ = [
-    "ActionSettings",
+    "ActionRun",
     "ArtifactError",
     "RequirementsError",
     "action_command",
@@ -85,104 +106,22 @@ class ArtifactError(AdkEvalActionError):
 
 # --------------------------------------------------------------------------- settings
 
-INPUTS = (
-    "paths", "config", "baseline", "record", "base_ref", "artifact_name", "baseline_rerun",
-    "num_runs", "parallelism", "template", "comment", "comment_key", "github_token",
-    "fail_on", "requirements", "working_directory", "results_path", "comment_artifact",
-    "max_regression", "min_effect", "require_significance", "max_token_increase",
-)
 
+class RunnerEnv(BaseModel):
+    """What the runner's environment says beside the inputs: the event, the files of the
+    step's outputs and job summary, and whether this is GitHub Actions (contract §1-2)."""
 
-def read_input(env: Mapping[str, str], name: str) -> str | None:
-    """Value of action input `name` from `INPUT_*`, or None when unset or empty.
+    model_config = ConfigDict(frozen=True)
 
-    The runner uppercases the name and keeps hyphens (`INPUT_NUM-RUNS`); underscores stay
-    underscores. Both spellings are read so either style in a caller's `with:` works.
-    """
-    upper = name.upper()
-    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('_', '-')}"):
-        value = env.get(key)
-        if value is not None and value.strip():
-            return value.strip()
-    return None
-
-
-def _split_list(value: Any) -> list[str]:
-    """Inputs that take several values accept newlines or commas between them."""
-    if value is None:
-        return []
-    items = value if isinstance(value, (list, tuple)) else [value]
-    out: list[str] = []
-    for item in items:
-        out += [p.strip() for p in str(item).replace(",", "\n").splitlines() if p.strip()]
-    return out
-
-
-class ActionSettings(BaseModel):
-    """Every input of action.yml plus what the runner's environment says, built once.
-
-    Flags override `INPUT_*`, which override defaults. The token is a SecretStr so no
-    repr, log line or error message can show it.
-    """
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    paths: list[str] = Field(default_factory=lambda: ["."])
-    config: str | None = None
-    baseline: str = "auto"  # auto | artifact | rerun | none | a results file (baseline.py)
-    record: bool | None = None  # None: on for a push to the default branch
-    base_ref: str | None = None
-    artifact_name: str = "adk-eval-results"
-    baseline_rerun: bool = False
-    num_runs: int | None = Field(default=None, ge=1)
-    parallelism: int = Field(default=4, ge=1)
-    template: str | None = None
-    comment: Literal["update", "new", "off"] = "update"
-    comment_key: str = "default"
-    github_token: SecretStr = SecretStr("")
-    fail_on: Literal["threshold", "regression", "any", "none"] | None = None
-    # Gate rules (docs/gating.md); None: the gate section of adk-eval.yaml, else the default.
-    max_regression: float | None = Field(default=None, ge=0)
-    min_effect: float | None = Field(default=None, ge=0)
-    require_significance: bool | None = None
-    max_token_increase: float | None = Field(default=None, ge=0)
-    requirements: list[str] = Field(default_factory=list)
-    working_directory: str = "."
-    results_path: str = "adk-eval-results.json"
-    comment_artifact: str | None = None
-    # From the runner's environment.
     event: EventContext = Field(default_factory=EventContext)
     output_file: Path | None = None
     summary_file: Path | None = None
     in_actions: bool = False
 
-    @field_validator("paths", "requirements", mode="before")
     @classmethod
-    def _lists(cls, value: Any) -> list[str]:
-        return _split_list(value)
-
-    @field_validator("comment", "fail_on", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @classmethod
-    def from_sources(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> ActionSettings:
-        """Merge click flags (None = not given) over `INPUT_*` over defaults.
-
-        Raises ValidationError for a bad value (the caller reports it as a usage error) and
-        EventContextError for an unreadable event payload.
-        """
-        values: dict[str, Any] = {}
-        for name in INPUTS:
-            flag = flags.get(name)
-            value = flag if flag not in (None, (), []) else read_input(env, name)
-            if value is not None:
-                values[name] = value
-        if "github_token" not in values and env.get("GITHUB_TOKEN"):
-            values["github_token"] = env["GITHUB_TOKEN"]  # plain `run:` steps and laptops
+    def from_env(cls, env: Mapping[str, str]) -> RunnerEnv:
+        """Raises EventContextError for an unreadable event payload."""
         return cls(
-            **values,
             event=EventContext.from_env(env),
             output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
             summary_file=(
@@ -191,21 +130,63 @@ class ActionSettings(BaseModel):
             in_actions=env.get("GITHUB_ACTIONS") == "true",
         )
 
+
+class ActionRun(BaseModel):
+    """One start of the action: the option layers it was given (``inputs`` from
+    ``INPUT_*``, ``flags`` from the command line), the settings they resolve to without
+    adk-eval.yaml (enough for the action's own options, which the file does not hold), the
+    runner's environment, and the working directory (absolute).
+
+    The pipeline's settings are resolved again over adk-eval.yaml by :func:`pipeline_request`
+    once the working directory and the user's requirements are in place.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    flags: dict[str, Any] = Field(default_factory=dict)
+    settings: RunSettings = Field(default_factory=RunSettings)
+    runner: RunnerEnv = Field(default_factory=RunnerEnv)
+    workdir: Path = Path(".")
+
+    @classmethod
+    def from_sources(
+        cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
+    ) -> ActionRun:
+        """Read the inputs and the runner's environment once; ``start`` is the folder the
+        process started in (``working_directory`` is relative to it).
+
+        Raises ConfigError for an invalid input or flag and EventContextError for an
+        unreadable event payload.
+        """
+        inputs = read_inputs(env)
+        given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()})
+        settings = resolve(None, inputs, given)
+        base = start if start is not None else Path.cwd()
+        return cls(
+            inputs=inputs, flags=given, settings=settings, runner=RunnerEnv.from_env(env),
+            workdir=(base / settings.working_directory).resolve(),
+        )
+
     @property
-    def token(self) -> str:
-        return self.github_token.get_secret_value()
+    def event(self) -> EventContext:
+        return self.runner.event
 
     @property
     def records_baseline(self) -> bool:
         """Whether this run's results are the next baseline: the `record` input, else a
         push to the repository's default branch (the event names it), else any push."""
-        if self.record is not None:
-            return self.record
+        if self.settings.record is not None:
+            return self.settings.record
         event = self.event
         if event.event_name != "push":
             return False
         default = (event.payload.get("repository") or {}).get("default_branch")
         return not default or event.ref == f"refs/heads/{default}"
+
+    def path(self, path: Path) -> Path:
+        """A setting's path (relative to the working directory) as an absolute one."""
+        return path if path.is_absolute() else self.workdir / path
 
 
 # --------------------------------------------------------------------------- pipeline seam
@@ -224,61 +205,53 @@ class Outcome(Protocol):
     suites: list[str]
 
 
-PipelineRunner = Callable[[dict[str, Any], Console], Outcome]
+PipelineRunner = Callable[[RunRequest, Console], Outcome]
 
 
-def _run_real_pipeline(options: dict[str, Any], console: Console) -> Outcome:
+def _run_real_pipeline(request: RunRequest, console: Console) -> Outcome:
     """Import late: the pipeline imports google-adk, which the user's requirements may
     have just replaced."""
-    from adk_eval_action.run.pipeline import RunOptions, run_pipeline
+    from adk_eval_action.run.pipeline import run_pipeline
 
-    return run_pipeline(RunOptions(**options), console=console)
+    return run_pipeline(request, console=console)
 
 
-def pipeline_options(settings: ActionSettings) -> dict[str, Any]:
-    """`pipeline.RunOptions` fields from the settings; paths relative to the working dir.
+def pipeline_request(run: ActionRun) -> RunRequest:
+    """The pipeline's run: the inputs resolved over adk-eval.yaml in the working directory,
+    with what the action decides itself.
 
     The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
-    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
-    """
-    from adk_eval_action.baseline.models import BaselineContext
+    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says. The
+    comment and summary are written by `publish` (with marker and run link; the summary
+    under its 1 MiB cap), so the pipeline writes neither.
 
-    event = settings.event
-    results = Path(settings.results_path)
-    return {
-        "paths": [Path(p) for p in settings.paths] or [Path(".")],
-        "config": Path(settings.config) if settings.config else None,
-        "baseline": settings.baseline,
-        "record": settings.records_baseline,
-        "base_ref": settings.base_ref or event.base_ref,
-        "artifact_name": settings.artifact_name,
-        "baseline_rerun": settings.baseline_rerun,
+    Raises:
+        ConfigError: adk-eval.yaml is unreadable or invalid, or a value is out of range.
+    """
+    request = load_request(run.workdir, run.inputs, run.flags)
+    event = run.event
+    base_ref = request.settings.base_ref or event.base_ref
+    settings = request.settings.model_copy(update={
+        "record": run.records_baseline, "base_ref": base_ref,
+        "comment_out": None, "summary_out": None,
+    })
+    return request.model_copy(update={
+        "settings": settings,
         "github": BaselineContext(
             repository=event.repository, api_url=event.api_url, server_url=event.server_url,
-            token=settings.github_token, head_sha=event.head_sha,
-            base_ref=settings.base_ref or event.base_ref, event_name=event.event_name,
+            token=settings.github_token, head_sha=event.head_sha, base_ref=base_ref,
+            event_name=event.event_name,
         ),
-        "results_out": results,
-        "comment_out": None,  # written here, with marker and run link (`publish`)
-        "summary_out": None,  # appended here to GITHUB_STEP_SUMMARY under its 1 MiB cap
-        "num_runs": settings.num_runs,
-        "parallelism": settings.parallelism,
-        "template": Path(settings.template) if settings.template else None,
-        "fail_on": settings.fail_on,
-        "max_regression": settings.max_regression,
-        "min_effect": settings.min_effect,
-        "require_significance": settings.require_significance,
-        "max_token_increase": settings.max_token_increase,
+        "run_url": event.run_url,
         "max_comment_chars": COMMENT_MAX_CHARS - _FOOTER_RESERVE,
-        "run_url": settings.event.run_url,
-    }
+    })
 
 
 # --------------------------------------------------------------------------- the action
 
 
 def run_action(
-    settings: ActionSettings,
+    run: ActionRun,
     console: Console,
     *,
     pipeline: PipelineRunner = _run_real_pipeline,
@@ -291,21 +264,21 @@ def run_action(
     `reexec` restarts the process once the user's requirements are installed, so that the
     evaluation imports the packages they pinned (google-adk among them) fresh.
     """
-    if settings.token:
-        console(add_mask(settings.token))
+    if run.settings.token:
+        console(add_mask(run.settings.token))
     make_client = client_factory or (lambda token, api: GitHubClient(token, api))
-    if settings.comment_artifact:
+    if run.settings.comment_artifact:
         return post_artifact_comment(
-            settings, Path(settings.comment_artifact), console, make_client=make_client,
+            run, run.path(run.settings.comment_artifact), console, make_client=make_client,
         )
-    if settings.event.event_name == "pull_request_target":
+    if run.event.event_name == "pull_request_target":
         console(warning(
             "This workflow runs on pull_request_target. Evaluating an agent runs its code; "
             "never check out and evaluate pull request code here (docs/action.md, Security).",
         ))
-    if settings.requirements and not skip_requirements:
+    if run.settings.requirements and not skip_requirements:
         with group("Install the agent's requirements", console):
-            install_requirements(settings.requirements, console)
+            install_requirements(run.settings.requirements, console)
         if reexec is not None:
             reexec()  # does not return in production
     with group("Run evaluations", console):
@@ -314,14 +287,14 @@ def run_action(
         resume = f"adk-eval-{uuid.uuid4().hex}"
         console(f"::stop-commands::{resume}")
         try:
-            outcome = pipeline(pipeline_options(settings), console)
+            outcome = pipeline(pipeline_request(run), console)
         finally:
             console(f"::{resume}::")
-    return publish(settings, outcome, console, make_client)
+    return publish(run, outcome, console, make_client)
 
 
 def publish(
-    settings: ActionSettings,
+    run: ActionRun,
     outcome: Outcome,
     console: Console,
     make_client: Callable[[str, str], GitHubClient],
@@ -331,35 +304,36 @@ def publish(
     A comment that could not be posted turns a passing run into exit 2 (infrastructure),
     except with a fork's read-only token, where it is saved for the fork recipe.
     """
-    event = settings.event
-    log_suites(outcome, event.workspace, console)
-    results_dir = Path(settings.results_path).parent
+    event = run.event
+    log_suites(outcome, event.workspace, run.workdir, console)
+    results_dir = run.path(run.settings.results_path).parent
     results_dir.mkdir(parents=True, exist_ok=True)
-    marker = comment_marker(settings.comment_key)
+    marker = comment_marker(run.settings.comment_key)
     comment_path = results_dir / COMMENT_FILE
     body = compose_comment_body(outcome.comment_markdown, marker, event.run_url)
     comment_path.write_text(body, encoding="utf-8")
     (results_dir / PR_FILE).write_text(json.dumps({
         "repository": event.repository, "pr_number": event.pr_number,
-        "head_sha": event.head_sha, "comment_key": settings.comment_key,
+        "head_sha": event.head_sha, "comment_key": run.settings.comment_key,
         "run_id": event.run_id,
     }, indent=2) + "\n", encoding="utf-8")
 
     comment_url, note, infra_failed = "", "", False
-    if settings.comment != "off":
+    if run.settings.comment != "off":
         comment_url, note, infra_failed = publish_comment(
-            settings, body, marker, _shown(comment_path, event.workspace), console, make_client,
+            run, body, marker, _shown(comment_path, event.workspace, run.workdir), console,
+            make_client,
         )
-    if settings.summary_file is not None:
+    if run.runner.summary_file is not None:
         summary = outcome.summary_markdown
         if note:
             summary = summary.rstrip("\n") + "\n\n" + note + "\n"
-        append_job_summary(settings.summary_file, summary)
-    if settings.output_file is not None:
-        write_outputs(settings.output_file, {
+        append_job_summary(run.runner.summary_file, summary)
+    if run.runner.output_file is not None:
+        write_outputs(run.runner.output_file, {
             "passed": "true" if outcome.passed else "false",
-            "results_path": _shown(Path(outcome.results_path), event.workspace),
-            "comment_path": _shown(comment_path, event.workspace),
+            "results_path": _shown(Path(outcome.results_path), event.workspace, run.workdir),
+            "comment_path": _shown(comment_path, event.workspace, run.workdir),
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
         })
@@ -372,7 +346,9 @@ def publish(
 MAX_ANNOTATIONS = 10
 
 
-def log_suites(outcome: Outcome, workspace: Path | None, console: Console) -> None:
+def log_suites(
+    outcome: Outcome, workspace: Path | None, workdir: Path, console: Console,
+) -> None:
     """One log group per suite, then an error annotation per failing eval case at the line
     of its eval_id, worst first: the runner attaches only 10 per step (ExecutionContext.cs)."""
     for suite in outcome.suites:
@@ -386,22 +362,22 @@ def log_suites(outcome: Outcome, workspace: Path | None, console: Console) -> No
         console(f"{len(ranked) - MAX_ANNOTATIONS} more failing eval case(s) are listed in the "
                 "suite groups above and in the job summary")
     for failure in ranked[:MAX_ANNOTATIONS]:
-        line = failure.line or _eval_id_line(Path(failure.eval_set_file), failure.eval_id)
+        line = failure.line or _eval_id_line(workdir / failure.eval_set_file, failure.eval_id)
         console(error_annotation(
             failure.message, line=line, title=f"{failure.suite}: {failure.eval_id}",
             # Relative to the workspace: the repository root that annotations refer to.
-            file=_shown(Path(failure.eval_set_file), workspace),
+            file=_shown(Path(failure.eval_set_file), workspace, workdir),
         ))
 
 
 def publish_comment(
-    settings: ActionSettings, body: str, marker: str, saved_as: str, console: Console,
+    run: ActionRun, body: str, marker: str, saved_as: str, console: Console,
     make_client: Callable[[str, str], GitHubClient],
 ) -> tuple[str, str, bool]:
     """Post the sticky comment; returns (comment URL or "", note for the summary,
     whether publishing failed for a reason other than a fork's read-only token)."""
     try:
-        result = _post_run_comment(settings, body, marker, console, make_client)
+        result = _post_run_comment(run, body, marker, console, make_client)
     except GitHubError as exc:
         if isinstance(exc, PermissionDenied) and exc.read_only_token:
             # A fork's token: the evaluation stands and the comment waits in a file.
@@ -421,17 +397,17 @@ def publish_comment(
 
 
 def _post_run_comment(
-    settings: ActionSettings, body: str, marker: str, console: Console,
+    run: ActionRun, body: str, marker: str, console: Console,
     make_client: Callable[[str, str], GitHubClient],
 ) -> CommentResult | None:
     """Find this run's PR (over REST for push/issue_comment) and upsert the comment."""
-    event = settings.event
-    if not settings.token:
+    event = run.event
+    if not run.settings.token:
         console(notice("No github_token: the PR comment is only written to a file."))
         return None
     if not event.repository:
         return None
-    client = make_client(settings.token, event.api_url)
+    client = make_client(run.settings.token, event.api_url)
     if event.pr_number is None and event.event_name in ("push", "workflow_dispatch") \
             and event.head_sha:
         pulls = [
@@ -449,13 +425,14 @@ def _post_run_comment(
         return None
     return upsert_sticky_comment(
         client, event.repository, event.pr_number, body, marker=marker,
-        mode="new" if settings.comment == "new" else "update",
+        mode="new" if run.settings.comment == "new" else "update",
     )
 
 
-def _shown(path: Path, workspace: Path | None) -> str:
-    """A path as later steps on the host can use it: relative to the workspace if inside."""
-    absolute = path if path.is_absolute() else Path.cwd() / path
+def _shown(path: Path, workspace: Path | None, workdir: Path) -> str:
+    """A path as later steps on the host can use it: relative to the workspace if inside.
+    A relative ``path`` is relative to the run's working directory."""
+    absolute = path if path.is_absolute() else workdir / path
     if workspace is not None:
         try:
             return absolute.resolve().relative_to(workspace.resolve()).as_posix()
@@ -528,25 +505,20 @@ def install_requirements(
 
 
 def _dist_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return package_version(name)
 
 
 def _supported_adk_range() -> str | None:
-    """The google-adk specifier this package declares (pyproject dependencies)."""
-    for requirement in importlib.metadata.requires("adk-eval-action") or []:
-        name = requirement.split(";")[0]
-        if name.replace("_", "-").lower().startswith("google-adk"):
-            spec = name[len("google-adk"):]
-            return spec.split("]", 1)[-1].strip() if "]" in spec else spec.strip()
+    """The google-adk specifier this package declares (its pyproject dependencies, read
+    from the installed metadata and parsed with ``packaging``, as pip reads them)."""
+    for line in importlib.metadata.requires("adk-eval-action") or []:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == "google-adk" and requirement.marker is None:
+            return str(requirement.specifier)
     return None
 
 
 def _in_range(version: str, specifier: str) -> bool:
-    from packaging.specifiers import SpecifierSet  # comes with pip's environment and ADK
-
     return SpecifierSet(specifier).contains(version, prereleases=True)
 
 
@@ -601,7 +573,7 @@ class ArtifactContext(BaseModel):
 
 
 def post_artifact_comment(
-    settings: ActionSettings,
+    run: ActionRun,
     artifact: Path,
     console: Console,
     *,
@@ -618,13 +590,13 @@ def post_artifact_comment(
     and the number is among its pull_requests when GitHub lists any. A PR whose head moved
     on is left alone (exit 0: the newer run comments). Returns the exit code.
     """
-    event = settings.event
+    event = run.event
     comment_file, context = _read_artifact(artifact)
     number = pr_number or context.pr_number
     claimed_sha = head_sha or context.head_sha
     if not number or not claimed_sha:
         raise ArtifactError("the artifact names no pull request number and head sha")
-    if not settings.token:
+    if not run.settings.token:
         raise ArtifactError("no github_token to post the comment with")
     if not event.repository:
         raise ArtifactError("GITHUB_REPOSITORY is not set")
@@ -639,7 +611,7 @@ def post_artifact_comment(
                                 "that triggered this workflow")
         if listed and number not in listed:
             raise ArtifactError(f"PR #{number} is not among the triggering run's pull requests")
-    client = make_client(settings.token, event.api_url)
+    client = make_client(run.settings.token, event.api_url)
     try:
         pull = get_pull(client, event.repository, number)
     except NotFound as exc:
@@ -649,18 +621,18 @@ def post_artifact_comment(
         console(notice(f"PR #{number} moved on to {actual_sha}; this comment is for "
                        f"{claimed_sha} and is not posted."))
         return EXIT_PASS
-    key = settings.comment_key if settings.comment_key != "default" else (
+    key = run.settings.comment_key if run.settings.comment_key != "default" else (
         context.comment_key or "default")
     marker = comment_marker(key)
     untrusted = strip_markers(comment_file.read_text(encoding="utf-8", errors="replace"))
     body = compose_comment_body(untrusted, marker)
     result = upsert_sticky_comment(
         client, event.repository, number, body, marker=marker,
-        mode="new" if settings.comment == "new" else "update",
+        mode="new" if run.settings.comment == "new" else "update",
     )
     console(f"PR comment {result.action}: {result.url}")
-    if settings.output_file is not None:
-        write_outputs(settings.output_file, {"comment_url": result.url})
+    if run.runner.output_file is not None:
+        write_outputs(run.runner.output_file, {"comment_url": result.url})
     return EXIT_PASS
 
 
@@ -682,69 +654,23 @@ def _read_artifact(artifact: Path) -> tuple[Path, ArtifactContext]:
 
 # --------------------------------------------------------------------------- click
 
-_INPUT_OPTIONS = [
-    click.option("--paths", multiple=True, help="Folders/eval set files (input `paths`)."),
-    click.option("--config", help="adk-eval.yaml (input `config`)."),
-    click.option("--baseline", help="auto | artifact | rerun | none | a results file."),
-    click.option("--record/--no-record", default=None,
-                 help="This run records the baseline (default: on pushes to main)."),
-    click.option("--base-ref", "base_ref", help="Base branch (default: the PR's)."),
-    click.option("--artifact-name", "artifact_name", help="Baseline artifact name."),
-    click.option("--baseline-rerun/--no-baseline-rerun", "baseline_rerun", default=None,
-                 help="Let auto re-run the merge-base when no artifact is found."),
-    click.option("--num-runs", "num_runs", type=int, help="Runs per eval case."),
-    click.option("--parallelism", type=int, help="Concurrent inferences."),
-    click.option("--template", help="Jinja2 template for the comment."),
-    click.option("--comment", type=click.Choice(["update", "new", "off"]),
-                 help="Sticky comment mode."),
-    click.option("--comment-key", "comment_key", help="Keeps one comment per key."),
-    click.option("--github-token", "github_token", help="Token (default: $GITHUB_TOKEN)."),
-    click.option("--fail-on", "fail_on",
-                 type=click.Choice(["threshold", "regression", "any", "none"])),
-    click.option("--max-regression", "max_regression", type=float,
-                 help="Largest allowed drop of a metric's mean (metric units)."),
-    click.option("--min-effect", "min_effect", type=float,
-                 help="Smallest delta worth calling a change."),
-    click.option("--require-significance/--no-require-significance", "require_significance",
-                 default=None, help="Only a regression whose interval clears the budget fails."),
-    click.option("--max-token-increase", "max_token_increase", type=float,
-                 help="Largest allowed relative token_usage_v1 increase (0.2 = 20%)."),
-    click.option("--requirements", multiple=True, help="Agent requirements to install."),
-    click.option("--working-directory", "working_directory", help="Folder to run in."),
-    click.option("--results-path", "results_path", help="Where to write the results JSON."),
-    click.option("--comment-artifact", "comment_artifact",
-                 help="Post this earlier run's comment artifact instead of evaluating."),
-]
 
-
-def _with_inputs(func: Callable) -> Callable:
-    for option in reversed(_INPUT_OPTIONS):
-        func = option(func)
-    return func
-
-
-def _settings_or_exit(flags: dict[str, Any], console: Console) -> ActionSettings:
+def _run_or_exit(flags: dict[str, Any], console: Console) -> ActionRun:
     try:
-        return ActionSettings.from_sources(flags, dict(os.environ))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-        )
-        console(error_annotation(f"invalid input: {problems}", title="adk-eval-action"))
-        raise SystemExit(EXIT_USAGE) from None
-    except EventContextError as exc:
+        return ActionRun.from_sources(flags, dict(os.environ))
+    except (ConfigError, EventContextError) as exc:
         console(error_annotation(str(exc), title="adk-eval-action"))
         raise SystemExit(EXIT_USAGE) from None
 
 
-def report_failure(settings: ActionSettings, exc: Exception) -> None:
+def report_failure(run: ActionRun, exc: Exception) -> None:
     """When nothing could be evaluated, still say so in the job summary and outputs, so a
     later `if:` on `passed` and a reader of the summary both see the failure."""
-    if settings.summary_file is not None:
-        append_job_summary(settings.summary_file,
+    if run.runner.summary_file is not None:
+        append_job_summary(run.runner.summary_file,
                            f"### ADK evaluation\n\n❌ adk-eval-action could not run: {exc}\n")
-    if settings.output_file is not None:
-        write_outputs(settings.output_file, {
+    if run.runner.output_file is not None:
+        write_outputs(run.runner.output_file, {
             "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
             "metrics": "{}",
         })
@@ -757,28 +683,29 @@ def _exit_for(exc: Exception, console: Console) -> int:
 
 
 @click.command("action")
-@_with_inputs
+@click_options("action")
 @click.option("--skip-requirements", is_flag=True, hidden=True)
 def action_command(skip_requirements: bool, **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
     console: Console = click.echo
-    settings = _settings_or_exit(flags, console)
-    if settings.in_actions:
-        _ensure_safe_directory(settings.event.workspace, console)
+    run = _run_or_exit(flags, console)
+    if run.runner.in_actions:
+        _ensure_safe_directory(run.event.workspace, console)
     start_dir = Path.cwd()
     try:
-        os.chdir(settings.working_directory)
+        # The agent's own code may read files relative to the current directory.
+        os.chdir(run.workdir)
     except OSError as exc:
         console(error_annotation(f"working_directory: {exc}", title="adk-eval-action"))
         sys.exit(EXIT_USAGE)
     try:
         code = run_action(
-            settings, console, reexec=lambda: _reexec_without_requirements(start_dir),
+            run, console, reexec=lambda: _reexec_without_requirements(start_dir),
             skip_requirements=skip_requirements,
         )
     except (AdkEvalActionError, GitHubError) as exc:
         code = _exit_for(exc, console)
-        report_failure(settings, exc)
+        report_failure(run, exc)
     sys.exit(code if code in (EXIT_PASS, EXIT_GATE_FAILED) else EXIT_USAGE)
 
 
@@ -799,13 +726,13 @@ def comment_command(
     pull_request run uploaded; the PR number and head sha are re-checked with the API.
     """
     console: Console = click.echo
-    settings = _settings_or_exit({**flags, "comment_artifact": str(artifact)}, console)
-    if settings.token:
-        console(add_mask(settings.token))
+    run = _run_or_exit({**flags, "comment_artifact": str(artifact)}, console)
+    if run.settings.token:
+        console(add_mask(run.settings.token))
     client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
     try:
         code = post_artifact_comment(
-            settings, artifact, console, make_client=client_for,
+            run, artifact, console, make_client=client_for,
             pr_number=pr_number, head_sha=head_sha,
         )
     except (AdkEvalActionError, GitHubError) as exc:

@@ -72,7 +72,8 @@ class BaselineRequest(BaseModel):
 
     ``spec`` is the ``baseline`` setting (:func:`parse_spec`); ``paths``, ``config``,
     ``num_runs`` and ``parallelism`` are the head run's, which a re-run repeats on the base
-    commit.
+    commit. ``workdir`` is the head run's working directory: relative paths (a baseline
+    file, ``paths``, ``config``) are relative to it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -83,6 +84,7 @@ class BaselineRequest(BaseModel):
     artifact_name: str = DEFAULT_ARTIFACT_NAME
     baseline_rerun: bool = False
     github: BaselineContext | None = None
+    workdir: Path = Path(".")
     paths: list[Path] = Field(default_factory=lambda: [Path(".")])
     config: Path | None = None
     num_runs: int | None = None

@@ -123,7 +123,7 @@ def rerun_baseline(request: BaselineRequest, console: Console) -> ResolvedBaseli
 
 def _rerun(request: BaselineRequest, console: Console) -> ResolvedBaseline:
     context = request.github
-    cwd = Path.cwd().resolve()
+    cwd = request.workdir.resolve()
     git = Git(cwd)
     top = git("rev-parse", "--show-toplevel", check=False)
     if not top:

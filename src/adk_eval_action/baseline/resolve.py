@@ -110,7 +110,7 @@ def find_baseline(
     try:
         if mode == "file":
             assert path is not None
-            return file_baseline(path)
+            return file_baseline(path if path.is_absolute() else request.workdir / path)
         if mode == "artifact":
             return artifact_baseline(context or BaselineContext(), name, request.base_ref,
                                      console, client_factory)

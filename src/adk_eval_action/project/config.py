@@ -70,15 +70,43 @@ class GateConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    mode: Literal["status", "mean"] = "status"
-    min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0)
-    not_evaluated: Literal["fail", "warn"] = "fail"
-    fail_on: Literal["threshold", "regression", "any", "none"] = "threshold"
-    max_regression: float | None = Field(default=None, ge=0.0)
-    min_effect: float = Field(default=0.0, ge=0.0)
-    require_significance: bool = False
-    max_token_increase: float | None = Field(default=None, ge=0.0)
-    on_token_increase: Literal["warn", "fail"] = "warn"
+    # Each description is also the help of the setting's CLI flag and action input
+    # (adk_eval_action.settings derives both from these fields; ``mode`` is `gate_mode` there).
+    mode: Literal["status", "mean"] = Field(
+        default="status",
+        description="status: a case fails when any metric failed (as adk eval); mean: each "
+        "metric's mean vs its threshold.",
+    )
+    min_pass_rate: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Fraction of eval cases that must pass."
+    )
+    not_evaluated: Literal["fail", "warn"] = Field(
+        default="fail", description="Whether NOT_EVALUATED / errored metrics fail their case."
+    )
+    fail_on: Literal["threshold", "regression", "any", "none"] = Field(
+        default="threshold", description="Which rule fails the gate."
+    )
+    max_regression: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="Largest allowed drop of a metric's mean, in the metric's units "
+        "(unset: min_effect).",
+    )
+    min_effect: float = Field(
+        default=0.0, ge=0.0, description="Smallest delta worth calling a change."
+    )
+    require_significance: bool = Field(
+        default=False,
+        description="Only fail a regression whose interval lies wholly beyond max_regression.",
+    )
+    max_token_increase: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="Largest allowed relative growth of token_usage_v1 (0.2 = +20%).",
+    )
+    on_token_increase: Literal["warn", "fail"] = Field(
+        default="warn", description="Whether exceeding max_token_increase warns or fails."
+    )
     metrics: dict[str, MetricGateRule] = Field(default_factory=dict)
 
     def override_for(self, suite: str, metric: str) -> MetricGateRule | None:
@@ -131,16 +159,32 @@ class SuiteConfig(BaseModel):
 
 
 class ProjectConfig(BaseModel):
-    """The whole ``adk-eval.yaml``. ``root`` is the folder the paths are relative to."""
+    """The whole ``adk-eval.yaml``. ``root`` is the folder the paths are relative to.
+
+    Which fields the file gave is ``model_fields_set`` (and ``gate.model_fields_set``):
+    :func:`adk_eval_action.settings.resolve` lets only those outrank the defaults.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     suites: list[SuiteConfig] = Field(default_factory=list)
     gate: GateConfig = Field(default_factory=GateConfig)
-    num_runs: int = Field(default=1, ge=1)
-    parallelism: int = Field(default=4, ge=1)
+    # None: not given here; the default is the settings model's (adk_eval_action.settings).
+    num_runs: int | None = Field(default=None, ge=1)
+    parallelism: int | None = Field(default=None, ge=1)
+    #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets
+    #: that discovery skips.
     exclude: list[str] = Field(default_factory=list)
     root: Path = Path(".")
+
+
+#: The names ``adk-eval.yaml`` is found under in the working directory, in this order.
+PROJECT_CONFIG_NAMES = ("adk-eval.yaml", "adk-eval.yml", "adk-eval.json")
+
+
+def find_project_config(workdir: Path) -> Path | None:
+    """The project config in ``workdir`` (first of :data:`PROJECT_CONFIG_NAMES`), or None."""
+    return next((workdir / n for n in PROJECT_CONFIG_NAMES if (workdir / n).is_file()), None)
 
 
 def read_mapping(path: Path) -> Any:

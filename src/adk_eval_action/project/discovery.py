@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import pathspec
 from pydantic import BaseModel, Field
 
 from adk_eval_action.errors import ConfigError
@@ -120,11 +121,31 @@ def _is_virtualenv(folder: Path) -> bool:
     return (folder / "pyvenv.cfg").is_file()
 
 
-def find_eval_sets(paths: Iterable[Path], exclude: Iterable[str] = ()) -> list[Path]:
+def excluded(exclude: Iterable[str], root: Path) -> Callable[[Path], bool]:
+    """Whether a path is excluded by ``exclude``: gitignore-style patterns (pathspec's
+    ``GitIgnoreSpec``, git's own wildmatch rules: ``dir/**``, ``**/x``, ``!keep``) matched
+    against the path relative to ``root`` (as POSIX); a path outside ``root`` is matched
+    as it is, absolute."""
+    spec = pathspec.GitIgnoreSpec.from_lines(list(exclude))
+
+    def test(path: Path) -> bool:
+        try:
+            shown = path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            shown = path.resolve().as_posix()
+        return spec.match_file(shown)
+
+    return test
+
+
+def find_eval_sets(
+    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None
+) -> list[Path]:
     """Every eval set file under ``paths`` (files are taken as given), sorted, without
-    duplicates. ``exclude`` holds glob patterns matched against the path."""
+    duplicates, less those ``exclude`` names (:func:`excluded`, relative to ``root``,
+    default the current folder)."""
     found: set[Path] = set()
-    patterns = list(exclude)
+    skip = excluded(exclude, root if root is not None else Path("."))
     for path in paths:
         if path.is_file():
             found.add(path.resolve())
@@ -138,7 +159,7 @@ def find_eval_sets(paths: Iterable[Path], exclude: Iterable[str] = ()) -> list[P
             for name in files:
                 if name.endswith(EVAL_SET_SUFFIXES):
                     found.add(Path(root, name).resolve())
-    return sorted(p for p in found if not any(p.match(pattern) for pattern in patterns))
+    return sorted(p for p in found if not skip(p))
 
 
 def relative_path(path: Path, root: Path) -> str:
@@ -149,14 +170,18 @@ def relative_path(path: Path, root: Path) -> str:
         return str(path)
 
 
-def discover_suites(paths: list[Path], root: Path, exclude: Iterable[str] = ()) -> list[Suite]:
-    """Suites found by ADK's conventions under ``paths`` (see the module docstring).
+def discover_suites(
+    paths: list[Path], root: Path, exclude: Iterable[str] = (), exclude_root: Path | None = None,
+) -> list[Suite]:
+    """Suites found by ADK's conventions under ``paths`` (see the module docstring), less
+    the eval sets ``exclude`` names (relative to ``exclude_root``, default ``root``: the
+    folder of adk-eval.yaml).
 
     Raises:
         ConfigError: a path does not exist.
     """
     groups: dict[tuple[Path | None, Path | None], list[Path]] = {}
-    for eval_set in find_eval_sets(paths, exclude):
+    for eval_set in find_eval_sets(paths, exclude, exclude_root or root):
         agent = find_agent_dir(eval_set, root)
         config = eval_set.parent / "test_config.json"
         key = (agent, config if config.is_file() else None)

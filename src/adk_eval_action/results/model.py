@@ -22,6 +22,7 @@ the PR comment can be recomputed from this file. ADK's own
 from __future__ import annotations
 
 import datetime as dt
+import importlib.metadata
 import math
 from enum import Enum
 from typing import Any, Literal
@@ -203,3 +204,13 @@ class RunResults(BaseModel):
 def utc_now() -> str:
     """Current time as ISO 8601 UTC with seconds precision."""
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (``importlib.metadata``; e.g.
+    ``google-adk``), or None when it is not installed. The one lookup of versions, for a
+    results file's metadata and the action's google-adk range check."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None

@@ -8,23 +8,17 @@ exit 2 the results file and the comment are still written with everything that d
 
 from __future__ import annotations
 
-import importlib.metadata
 import platform
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison, compare
 from adk_eval_action.analysis.gate import GateResult, decide
-from adk_eval_action.baseline.models import (
-    DEFAULT_ARTIFACT_NAME,
-    BaselineContext,
-    BaselineRequest,
-    BaselineUnreadable,
-)
+from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable
 from adk_eval_action.baseline.resolve import Rescore, file_baseline, resolve_baseline
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
@@ -35,12 +29,6 @@ from adk_eval_action.errors import (
     ResultsFileError,
 )
 from adk_eval_action.git import Git
-from adk_eval_action.project.config import (
-    GateConfig,
-    ProjectConfig,
-    first_error,
-    load_project_config,
-)
 from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
@@ -49,45 +37,14 @@ from adk_eval_action.results.model import (
     ErrorRecord,
     RunMetadata,
     RunResults,
+    package_version,
     utc_now,
 )
 from adk_eval_action.results.scoretable import ScoreTable
+from adk_eval_action.settings import RunRequest
 
 Console = Callable[[str], None]
-PROJECT_CONFIG_NAMES = ("adk-eval.yaml", "adk-eval.yml", "adk-eval.json")
 USAGE_ERROR_KINDS = {"config", "eval_set", "agent", "internal"}
-
-
-class RunOptions(BaseModel):
-    """Options of one run (CLI flags, action inputs). ``None`` means "from adk-eval.yaml or
-    the default"."""
-
-    paths: list[Path] = Field(default_factory=lambda: [Path(".")])
-    config: Path | None = None
-    # auto | artifact | rerun | none | a results file (baseline.py); None is auto.
-    baseline: str | Path | None = None
-    record: bool = False
-    base_ref: str | None = None
-    artifact_name: str = DEFAULT_ARTIFACT_NAME
-    baseline_rerun: bool = False
-    github: BaselineContext | None = None
-    results_out: Path = Path("adk-eval-results.json")
-    comment_out: Path | None = None
-    summary_out: Path | None = None
-    num_runs: int | None = None
-    parallelism: int | None = None
-    template: Path | None = None
-    fail_on: str | None = None
-    max_regression: float | None = None
-    min_effect: float | None = None
-    require_significance: bool | None = None
-    max_token_increase: float | None = None
-    on_token_increase: str | None = None
-    min_pass_rate: float | None = None
-    gate_mode: str | None = None
-    not_evaluated: str | None = None
-    max_comment_chars: int = 65_536
-    run_url: str | None = None
 
 
 class CaseFailure(BaseModel):
@@ -117,17 +74,10 @@ class PipelineOutcome(BaseModel):
     gate: GateResult | None = None
 
 
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def _metadata(root: Path) -> RunMetadata:
     return RunMetadata(
-        tool_version=_version("adk-eval-action"),
-        adk_version=_version("google-adk"),
+        tool_version=package_version("adk-eval-action"),
+        adk_version=package_version("google-adk"),
         python_version=platform.python_version(),
         git_sha=Git(root, timeout=10).value("rev-parse", "HEAD"),
         git_ref=Git(root, timeout=10).value("rev-parse", "--abbrev-ref", "HEAD"),
@@ -135,91 +85,65 @@ def _metadata(root: Path) -> RunMetadata:
     )
 
 
-def _project(options: RunOptions, root: Path) -> tuple[ProjectConfig, Path | None]:
-    path = options.config
-    if path is None:
-        path = next((root / n for n in PROJECT_CONFIG_NAMES if (root / n).is_file()), None)
-    if path is None:
-        return ProjectConfig(root=root), None
-    return load_project_config(path), path
-
-
-def _gate_config(project: ProjectConfig, options: RunOptions) -> GateConfig:
-    overrides = {
-        "fail_on": options.fail_on,
-        "max_regression": options.max_regression,
-        "min_effect": options.min_effect,
-        "require_significance": options.require_significance,
-        "max_token_increase": options.max_token_increase,
-        "on_token_increase": options.on_token_increase,
-        "min_pass_rate": options.min_pass_rate,
-        "mode": options.gate_mode,
-        "not_evaluated": options.not_evaluated,
-    }
-    data = project.gate.model_dump()
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return GateConfig.model_validate(data)
-    except ValidationError as e:
-        field, message = first_error(e)
-        flag = "--" + field.split(".")[0].replace("_", "-")
-        raise ConfigError(f"gate setting {flag}", message) from e
-
-
-def find_suites(options: RunOptions, console: Console) -> tuple[list[Suite], ProjectConfig]:
-    """Suites from ``adk-eval.yaml`` when present (``--config`` or in the current folder),
-    else discovered under ``options.paths``.
+def find_suites(request: RunRequest, console: Console) -> list[Suite]:
+    """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
+    directory), else discovered under the ``paths`` setting.
 
     Raises:
         ConfigError: invalid config, missing path, or no eval set found.
     """
-    root = Path.cwd()
-    missing = [str(p) for p in options.paths if not p.exists()]
+    root, paths, project = request.workdir, request.settings.paths, request.project
+    missing = [str(p) for p in paths if not request.path(p).exists()]
     if missing:
         raise ConfigError(", ".join(missing), "no such file or folder")
-    project, path = _project(options, root)
-    if path is not None:
-        console(f"config: {path}")
-        suites = suites_from_config(project, path) if project.suites else []
+    if request.config_path is not None:
+        console(f"config: {_shown(request.config_path, root)}")
+        suites = suites_from_config(project, request.config_path) if project.suites else []
         if suites:
-            return suites, project
-    suites = discover_suites(options.paths, root, project.exclude)
+            return suites
+    suites = discover_suites(
+        [request.path(p) for p in paths], root, project.exclude, exclude_root=project.root
+    )
     if not suites:
         raise ConfigError(
-            ", ".join(str(p) for p in options.paths),
+            ", ".join(str(p) for p in paths),
             "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
             "them, or name suites in adk-eval.yaml",
         )
-    return suites, project
+    return suites
 
 
-def evaluate(
-    options: RunOptions, console: Console = print
-) -> tuple[RunResults, ProjectConfig, list[Suite]]:
+def _shown(path: Path, root: Path) -> str:
+    """``path`` as the user named it: relative to the working directory when inside."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def evaluate(request: RunRequest, console: Console = print) -> tuple[RunResults, list[Suite]]:
     """Discovers and evaluates every suite; never loses a suite's results to another's error.
 
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
     """
-    root = Path.cwd()
-    suites, project = find_suites(options, console)
-    _gate_config(project, options)  # a bad gate flag is exit 2 before any agent runs
+    root, settings = request.workdir, request.settings
+    suites = find_suites(request, console)
     # Imported here: google-adk's evaluation modules take seconds to import, which
     # `compare` and `render` (no agent runs) and refused runs need not pay.
     from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
 
     results = RunResults(metadata=_metadata(root))
     start = time.monotonic()
-    settings = EngineSettings(
-        num_runs=options.num_runs or project.num_runs,
-        parallelism=options.parallelism or project.parallelism,
-        repo_root=root,
+    engine = EngineSettings(
+        num_runs=settings.num_runs, parallelism=settings.parallelism, repo_root=root
     )
+    explicit_runs = settings.explicit("num_runs")
     for suite in suites:
-        if options.num_runs is not None:
-            suite.num_runs = options.num_runs  # a flag given on the command line wins
+        if explicit_runs is not None:
+            suite.num_runs = explicit_runs  # a flag or input wins over the suite's own
         try:
-            results.suites.append(evaluate_suite(suite, settings, console))
+            results.suites.append(evaluate_suite(suite, engine, console))
         except Exception as e:  # noqa: BLE001 - keep the other suites' results
             results.errors.append(
                 ErrorRecord(
@@ -241,7 +165,7 @@ def evaluate(
                 hint="add eval cases, or point PATHS or adk-eval.yaml at eval sets that have them",
             )
         )
-    return results, project, suites
+    return results, suites
 
 
 def load_table(path: Path) -> ScoreTable:
@@ -379,38 +303,44 @@ def comment_context(
     results: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
-    gate_config: GateConfig,
-    options: RunOptions,
+    request: RunRequest,
 ) -> CommentContext:
-    """Compares and gates, and returns what the comment and summary templates render."""
+    """Compares and gates (the ``gate`` setting), and returns what the comment and summary
+    templates render."""
+    gate_config = request.settings.gate
     comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect_for)
     return CommentContext(
         comparison=comparison,
         gate=decide(comparison, gate_config),
-        run_url=options.run_url,
-        results_path=str(options.results_out),
+        run_url=request.run_url,
+        results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
     )
+
+
+def _out(request: RunRequest, path: Path | None) -> Path | None:
+    return None if path is None else request.path(path)
 
 
 def finish(
     results: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
-    gate_config: GateConfig,
-    options: RunOptions,
+    request: RunRequest,
     console: Console,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
     their tables: :func:`load_table`)."""
+    settings = request.settings
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
-        context = comment_context(results, baseline, baseline_note, gate_config, options)
+        context = comment_context(results, baseline, baseline_note, request)
         comparison, gate = context.comparison, context.gate
-        comment = render_comment(context, options.template, options.max_comment_chars)
+        template = _out(request, settings.template)
+        comment = render_comment(context, template, request.max_comment_chars)
         summary = render_summary(context)
-    write_text(options.comment_out, comment)
-    write_text(options.summary_out, summary)
+    write_text(_out(request, settings.comment_out), comment)
+    write_text(_out(request, settings.summary_out), summary)
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     usage_error = any(e.kind in USAGE_ERROR_KINDS for e in skeleton.all_errors())
     print_table(comparison, gate, console, usage_error)
@@ -418,10 +348,10 @@ def finish(
     return PipelineOutcome(
         exit_code=exit_code,
         passed=gate.passed and not usage_error,
-        results_path=options.results_out,
+        results_path=request.path(settings.results_path),
         comment_markdown=comment,
         summary_markdown=summary,
-        comment_path=options.comment_out,
+        comment_path=_out(request, settings.comment_out),
         failures=_failures(gate),
         metrics=_metrics_output(comparison),
         suites=[s.name for s in skeleton.suites],
@@ -430,48 +360,59 @@ def finish(
     )
 
 
-def baseline_request(options: RunOptions) -> BaselineRequest:
-    """What the baseline stage needs of the run's options."""
+def baseline_request(request: RunRequest) -> BaselineRequest:
+    """What the baseline stage needs of the run. A re-run of the base commit repeats the
+    options a flag or input gave; the base commit's own adk-eval.yaml gives the rest."""
+    settings = request.settings
+    config = request.config_path if settings.config is not None else None
     return BaselineRequest(
-        spec=options.baseline,
-        record=options.record,
-        base_ref=options.base_ref,
-        artifact_name=options.artifact_name,
-        baseline_rerun=options.baseline_rerun,
-        github=options.github,
-        paths=options.paths,
-        config=options.config,
-        num_runs=options.num_runs,
-        parallelism=options.parallelism,
+        spec=settings.baseline,
+        record=bool(settings.record),
+        base_ref=settings.base_ref,
+        artifact_name=settings.artifact_name,
+        baseline_rerun=settings.baseline_rerun,
+        github=request.github,
+        workdir=request.workdir,
+        paths=settings.paths,
+        config=config,
+        num_runs=settings.explicit("num_runs"),
+        parallelism=settings.parallelism,
     )
 
 
-def _rescorer(suites: list[Suite], options: RunOptions) -> Rescore:
+def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
     """Re-scoring of the baseline under the head's suites (imported late: google-adk)."""
     from adk_eval_action.adk.rescore import rescore_baseline
 
     return partial(
-        rescore_baseline, suites=suites, parallelism=options.parallelism or 4,
-        repo_root=Path.cwd(),
+        rescore_baseline, suites=suites, parallelism=request.settings.parallelism,
+        repo_root=request.workdir,
     )
 
 
-def run_pipeline(options: RunOptions, console: Console = print) -> PipelineOutcome:
-    """Runs the whole job (module docstring).
+def run_pipeline(request: RunRequest, console: Console = print) -> PipelineOutcome:
+    """Runs the whole job (module docstring) in ``request.workdir``.
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
-    results, project, suites = evaluate(options, console)
+    results, suites = evaluate(request, console)
+    results_path = request.settings.results_path
     try:
-        save_results(results, options.results_out)
+        save_results(results, request.path(results_path))
     except OSError as e:
-        raise ConfigError(options.results_out, f"cannot write the results file: {e}") from e
-    console(f"results: {options.results_out}")
+        raise ConfigError(results_path, f"cannot write the results file: {e}") from e
+    console(f"results: {results_path}")
     baseline, note = resolve_baseline(
-        baseline_request(options), results, console, rescore=_rescorer(suites, options)
+        baseline_request(request), results, console, rescore=_rescorer(suites, request)
     )
-    return finish(results, baseline, note, _gate_config(project, options), options, console)
+    return finish(results, baseline, note, request, console)
 
 
-__all__ = ["AdkEvalActionError", "CaseFailure", "PipelineOutcome", "RunOptions", "run_pipeline"]
+__all__ = [
+    "AdkEvalActionError",
+    "CaseFailure",
+    "PipelineOutcome",
+    "RunRequest",
+    "run_pipeline",
+]

@@ -1,0 +1,55 @@
+"""Every option of a run, once: :class:`RunSettings`, and :func:`resolve`, which builds it.
+
+An option has one declaration here (or, for the gate rules, one field of
+:class:`~adk_eval_action.project.config.GateConfig`, whose ``gate:`` section of
+``adk-eval.yaml`` it also validates): its type, bounds, default and help. The CLI flags of
+``run`` and ``compare`` (:func:`click_options`), the flags of ``action`` (one per input) and
+the action inputs (:func:`read_inputs`) are derived from it; ``tests/test_settings.py`` fails
+when ``action.yml`` disagrees (names, defaults, choices, descriptions).
+
+Precedence, highest first (:data:`PRECEDENCE`): **CLI flags > action inputs (``INPUT_*``) >
+adk-eval.yaml > the defaults here**. A value that is ``None``, empty or an empty list counts
+as "not given" in every layer, so an empty action input never hides adk-eval.yaml.
+
+Adding an option: add a field to :class:`~.model.RunSettings` (``settings/model.py``) with
+an :class:`~.model.Option` (or a field to ``GateConfig`` with a description), add the input
+to ``action.yml`` if it is one, and read it where it is used. Nothing else declares it.
+
+Modules: :mod:`.model` (the model and :data:`OPTIONS`), :mod:`.resolve` (the layers, the
+inputs, :class:`RunRequest`), :mod:`.flags` (the click flags).
+"""
+
+from adk_eval_action.settings.flags import Amount, click_options
+from adk_eval_action.settings.model import (
+    OPTIONS,
+    PRECEDENCE,
+    Option,
+    OptionSpec,
+    RunSettings,
+    Source,
+)
+from adk_eval_action.settings.resolve import (
+    RunRequest,
+    config_layer,
+    hide_secrets,
+    load_request,
+    read_inputs,
+    resolve,
+)
+
+__all__ = [
+    "OPTIONS",
+    "PRECEDENCE",
+    "Amount",
+    "Option",
+    "OptionSpec",
+    "RunRequest",
+    "RunSettings",
+    "Source",
+    "click_options",
+    "config_layer",
+    "hide_secrets",
+    "load_request",
+    "read_inputs",
+    "resolve",
+]

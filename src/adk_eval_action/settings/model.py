@@ -1,0 +1,217 @@
+"""The settings model: :class:`RunSettings` (every option of a run, once) and
+:data:`OPTIONS` (each option as flags and inputs see it). See the package docstring."""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import annotated_types
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+
+from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
+from adk_eval_action.project.config import GateConfig
+
+Source = Literal["default", "config", "input", "flag"]
+#: The layers of :func:`resolve`, lowest first: a later one wins.
+PRECEDENCE: tuple[Source, ...] = ("default", "config", "input", "flag")
+
+Command = Literal["run", "compare"]
+RUN: tuple[Command, ...] = ("run",)
+RUN_AND_COMPARE: tuple[Command, ...] = ("run", "compare")
+
+
+@dataclass(frozen=True)
+class Option:
+    """How an option is given, beside its type and default (``Annotated`` metadata).
+
+    ``help``: the flag's help (and the gist of the action input's description).
+    ``commands``: the CLI commands with a flag for it (``()``: action only).
+    ``flag``: the flag's name when it is not the field's (``results_out``).
+    ``argument``: taken as the command's positional arguments instead of a flag.
+    ``input``: an action input of the field's name. ``config``: its key in adk-eval.yaml.
+    ``exists``/``dir_okay``: checks of a path flag (click.Path).
+    """
+
+    help: str
+    commands: tuple[Command, ...] = RUN
+    flag: str | None = None
+    argument: bool = False
+    input: bool = True
+    config: str | None = None
+    exists: bool = False
+    dir_okay: bool = True
+
+
+class RunSettings(BaseModel):
+    """Every option of a run, resolved (see the module docstring for the precedence).
+
+    Paths are relative to the working directory of the run (``RunRequest.workdir``).
+    ``record`` None means "decide from the event" (the action: a push to the default
+    branch records). The gate rules are ``gate``; as flags and inputs they are flat
+    (``--fail-on``, ``fail_on``; ``mode`` is ``--gate-mode``/``gate_mode``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    paths: Annotated[list[Path], Option(
+        "Folders or eval set files (*.evalset.json, *.test.json) to evaluate (default: .).",
+        argument=True,
+    )] = Field(default_factory=lambda: [Path(".")])
+    config: Annotated[Path | None, Option(
+        "adk-eval.yaml naming suites (default: ./adk-eval.yaml if present).",
+        commands=RUN_AND_COMPARE, dir_okay=False,
+    )] = None
+    baseline: Annotated[str, Option(
+        "auto | artifact | rerun | none | a results file of the base branch (ours, or ADK "
+        "eval_history file/folder). See docs/baselines.md.",
+    )] = "auto"
+    record: Annotated[bool | None, Option(
+        "This run records the baseline (push to the default branch): no lookup.",
+    )] = None
+    base_ref: Annotated[str | None, Option(
+        "Base branch for rerun/artifact (default: the PR's base, else the remote's default).",
+    )] = None
+    artifact_name: Annotated[str, Option(
+        "Name of the baseline artifact the recording workflow uploads.",
+    )] = DEFAULT_ARTIFACT_NAME
+    baseline_rerun: Annotated[bool, Option(
+        "With --baseline auto: re-run the merge-base when no artifact is found "
+        "(twice the LLM calls).",
+    )] = False
+    results_path: Annotated[Path, Option(
+        "Where to write the results JSON.", flag="results_out",
+    )] = Path(RESULTS_FILE_NAME)
+    comment_out: Annotated[Path | None, Option(
+        "Write the PR comment here.", commands=RUN_AND_COMPARE, input=False,
+    )] = None
+    summary_out: Annotated[Path | None, Option(
+        "Write the job summary here.", commands=RUN_AND_COMPARE, input=False,
+    )] = None
+    print_comment: Annotated[bool, Option(
+        "Print the rendered comment to stdout.", commands=RUN_AND_COMPARE, input=False,
+    )] = False
+    num_runs: Annotated[int, Field(ge=1), Option(
+        "Repeat each eval case N times (a suite's own num_runs wins over adk-eval.yaml's).",
+        config="num_runs",
+    )] = 1
+    parallelism: Annotated[int, Field(ge=1), Option(
+        "Concurrent inferences.", config="parallelism",
+    )] = 4
+    template: Annotated[Path | None, Option(
+        "Your own Jinja2 comment template.", commands=RUN_AND_COMPARE, exists=True,
+        dir_okay=False,
+    )] = None
+    comment: Annotated[Literal["update", "new", "off"], Option(
+        "Sticky comment mode.", commands=(),
+    )] = "update"
+    comment_key: Annotated[str, Option("Keeps one comment per key.", commands=())] = "default"
+    github_token: Annotated[SecretStr, Option(
+        "Token for the PR comment (default: $GITHUB_TOKEN).", commands=(),
+    )] = SecretStr("")
+    requirements: Annotated[list[str], Option(
+        "Agent requirements to install.", commands=(),
+    )] = Field(default_factory=list)
+    working_directory: Annotated[Path, Option("Folder to run in.", commands=())] = Path(".")
+    comment_artifact: Annotated[Path | None, Option(
+        "Post this earlier run's comment artifact instead of evaluating.", commands=(),
+    )] = None
+    gate: GateConfig = Field(default_factory=GateConfig)
+
+    _sources: dict[str, Source] = PrivateAttr(default_factory=dict)
+
+    @property
+    def token(self) -> str:
+        """The GitHub token in clear (only for the Authorization header)."""
+        return self.github_token.get_secret_value()
+
+    def source(self, name: str) -> Source:
+        """The layer option ``name`` (flat name, :data:`OPTIONS`) came from."""
+        return self._sources.get(name, "default")
+
+    def explicit(self, name: str) -> Any:
+        """Option ``name``'s value when a flag or an input gave it, else None: what a
+        re-run of the base commit repeats on top of that commit's own adk-eval.yaml."""
+        if self.source(name) not in ("input", "flag"):
+            return None
+        spec = OPTIONS[name]
+        return getattr(self.gate if spec.gate else self, spec.field)
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option as flags and inputs see it: ``name`` (flat: the input's name),
+    ``field`` (in RunSettings, or in GateConfig when ``gate``), its type and default."""
+
+    name: str
+    field: str
+    gate: bool
+    annotation: Any
+    default: Any
+    option: Option
+    ge: float | None = None
+    le: float | None = None
+
+    @property
+    def flag(self) -> str:
+        """The flag of ``run``/``compare`` (``--results-out``)."""
+        return "--" + (self.option.flag or self.name).replace("_", "-")
+
+    @property
+    def input_flag(self) -> str:
+        """The flag of ``action``: the input's name (``--results-path``)."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def base_type(self) -> Any:
+        """The annotation without ``None``."""
+        args = [a for a in typing.get_args(self.annotation) if a is not type(None)]
+        union = typing.get_origin(self.annotation) in (typing.Union, types.UnionType)
+        return args[0] if union and len(args) == 1 else self.annotation
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The values of a Literal option, else ()."""
+        base = self.base_type
+        return typing.get_args(base) if typing.get_origin(base) is Literal else ()
+
+    @property
+    def is_list(self) -> bool:
+        return typing.get_origin(self.base_type) is list
+
+
+#: Gate rules whose flag and input name differ from the GateConfig field.
+GATE_NAMES = {"mode": "gate_mode"}
+
+
+def _bounds(metadata: list[Any]) -> tuple[float | None, float | None]:
+    ge = next((m.ge for m in metadata if isinstance(m, annotated_types.Ge)), None)
+    le = next((m.le for m in metadata if isinstance(m, annotated_types.Le)), None)
+    return ge, le
+
+
+def _specs() -> dict[str, OptionSpec]:
+    specs: dict[str, OptionSpec] = {}
+    for name, info in RunSettings.model_fields.items():
+        option = next((m for m in info.metadata if isinstance(m, Option)), None)
+        if option is None:
+            continue
+        default = info.default_factory() if info.default_factory else info.default
+        specs[name] = OptionSpec(name, name, False, info.annotation, default, option,
+                                 *_bounds(info.metadata))
+    for field, info in GateConfig.model_fields.items():
+        if field == "metrics":  # per-metric rules exist in adk-eval.yaml only
+            continue
+        name = GATE_NAMES.get(field, field)
+        option = Option(info.description or "", commands=RUN_AND_COMPARE,
+                        config=f"gate.{field}")
+        specs[name] = OptionSpec(name, field, True, info.annotation, info.default, option,
+                                 *_bounds(info.metadata))
+    return specs
+
+
+#: Every option by its flat name (the action input's name), in declaration order.
+OPTIONS: dict[str, OptionSpec] = _specs()

@@ -1,0 +1,202 @@
+"""Building :class:`~.model.RunSettings` from its layers (:func:`resolve`), reading the
+action's inputs (:func:`read_inputs`), and a run as the pipeline takes it
+(:class:`RunRequest`, :func:`load_request`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from adk_eval_action.baseline.models import BaselineContext
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.github.client import COMMENT_MAX_CHARS
+from adk_eval_action.project.config import (
+    ProjectConfig,
+    find_project_config,
+    load_project_config,
+)
+from adk_eval_action.settings.model import OPTIONS, OptionSpec, RunSettings, Source
+
+
+def _absent(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, tuple)) and not value)
+
+
+def config_layer(config: ProjectConfig | None) -> dict[str, Any]:
+    """The options adk-eval.yaml gives (only the keys present in the file)."""
+    if config is None:
+        return {}
+    values: dict[str, Any] = {}
+    for name, spec in OPTIONS.items():
+        key = spec.option.config
+        if key is None:
+            continue
+        owner: BaseModel = config
+        *parents, last = key.split(".")
+        for part in parents:
+            owner = getattr(owner, part)
+        if last in owner.model_fields_set:
+            values[name] = getattr(owner, last)
+    return values
+
+
+def _split_list(value: Any) -> list[str]:
+    """Inputs that take several values accept newlines or commas between them."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out: list[str] = []
+    for item in items:
+        out += [p.strip() for p in str(item).replace(",", "\n").splitlines() if p.strip()]
+    return out
+
+
+def _clean(spec: OptionSpec, value: Any, source: Source) -> Any:
+    """An input's text as its field takes it: lists split, choices and booleans lowercase."""
+    # Text lists (an input, the action's --paths) split; the CLI's PATHS arguments do not.
+    if spec.is_list and source in ("input", "flag") and (
+        isinstance(value, str) or all(isinstance(v, str) for v in value)
+    ):
+        return _split_list(value)
+    if isinstance(value, str) and source == "input":
+        value = value.strip()
+        if spec.choices or spec.base_type is bool:
+            return value.lower()
+    return value
+
+
+def resolve(
+    config: ProjectConfig | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    flags: Mapping[str, Any] | None = None,
+) -> RunSettings:
+    """The settings of a run from its layers: CLI ``flags`` > action ``inputs`` >
+    adk-eval.yaml (``config``) > the defaults. Each layer maps flat option names
+    (:data:`OPTIONS`) to values; ``None``/empty means not given. ``metrics`` (per-metric
+    gate rules) come from ``config`` only.
+
+    Raises:
+        ConfigError: a value is invalid; the message names the flag, input or config key.
+        KeyError: a layer names no option (a programming error).
+    """
+    layers: dict[Source, Mapping[str, Any]] = {
+        "config": config_layer(config), "input": inputs or {}, "flag": flags or {},
+    }
+    merged: dict[str, Any] = {}
+    sources: dict[str, Source] = {}
+    for source, layer in layers.items():
+        for name, value in layer.items():
+            spec = OPTIONS[name]
+            if not _absent(value):
+                merged[name] = _clean(spec, value, source)
+                sources[name] = source
+    data: dict[str, Any] = {n: v for n, v in merged.items() if not OPTIONS[n].gate}
+    gate = {OPTIONS[n].field: v for n, v in merged.items() if OPTIONS[n].gate}
+    data["gate"] = {"metrics": config.gate.metrics, **gate} if config else gate
+    try:
+        settings = RunSettings.model_validate(data)
+    except ValidationError as e:
+        raise _error(e, sources) from e
+    settings._sources = sources
+    return settings
+
+
+def _error(error: ValidationError, sources: Mapping[str, Source]) -> ConfigError:
+    first = error.errors()[0]
+    loc = [str(p) for p in first["loc"]]
+    field = loc[1] if loc[0] == "gate" and len(loc) > 1 else loc[0]
+    name = next((n for n, s in OPTIONS.items() if s.field == field
+                 and s.gate == (loc[0] == "gate")), field)
+    spec = OPTIONS.get(name)
+    where = {
+        "flag": f"invalid option {spec.flag if spec else name}",
+        "input": f"invalid input {name}",
+        "config": f"adk-eval.yaml {spec.option.config if spec else name}",
+    }.get(sources.get(name, "default"), f"invalid setting {name}")
+    return ConfigError(where, first["msg"])
+
+
+# --------------------------------------------------------------------------- a run
+
+
+class RunRequest(BaseModel):
+    """A run as the pipeline takes it: the resolved settings, the adk-eval.yaml they were
+    resolved with, the working directory every relative path is relative to, and what
+    the GitHub run says (the entry point knows it; none of it is an option).
+
+    ``max_comment_chars`` bounds the rendered comment (GitHub's 65,536 less what the
+    action adds around it).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    settings: RunSettings
+    workdir: Path
+    project: ProjectConfig = Field(default_factory=ProjectConfig)
+    config_path: Path | None = None
+    github: BaselineContext | None = None
+    run_url: str | None = None
+    max_comment_chars: int = COMMENT_MAX_CHARS
+
+    def path(self, path: Path) -> Path:
+        """``path`` (a setting's, relative to the working directory) as the process sees
+        it: absolute."""
+        return path if path.is_absolute() else self.workdir / path
+
+
+def load_request(
+    workdir: Path,
+    inputs: Mapping[str, Any] | None = None,
+    flags: Mapping[str, Any] | None = None,
+) -> RunRequest:
+    """Finds and reads adk-eval.yaml (the ``config`` option, else
+    :data:`~adk_eval_action.project.config.PROJECT_CONFIG_NAMES` in ``workdir``) and
+    resolves the settings over it.
+
+    Raises:
+        ConfigError: an invalid option, or adk-eval.yaml is unreadable or invalid.
+    """
+    workdir = workdir.resolve()
+    early = resolve(None, inputs, flags)
+    path = workdir / early.config if early.config is not None else find_project_config(workdir)
+    project = load_project_config(path) if path is not None else ProjectConfig(root=workdir)
+    return RunRequest(
+        settings=resolve(project, inputs, flags), workdir=workdir, project=project,
+        config_path=path,
+    )
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def read_inputs(env: Mapping[str, str]) -> dict[str, Any]:
+    """The action inputs set in ``env`` (``INPUT_*``), by option name; unset and empty
+    inputs are left out. The token falls back to ``GITHUB_TOKEN`` (plain ``run:`` steps).
+
+    The runner uppercases an input's name and keeps hyphens (``INPUT_NUM-RUNS``; contract
+    §1); both spellings are read so either style in a caller's ``with:`` works.
+    """
+    inputs: dict[str, str] = {}
+    for name, spec in OPTIONS.items():
+        if not spec.option.input:
+            continue
+        upper = name.upper()
+        for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('_', '-')}"):
+            value = env.get(key)
+            if value is not None and value.strip():
+                inputs[name] = value.strip()
+                break
+    if "github_token" not in inputs and env.get("GITHUB_TOKEN"):
+        inputs["github_token"] = env["GITHUB_TOKEN"]
+    return hide_secrets(inputs)
+
+
+def hide_secrets(layer: Mapping[str, Any]) -> dict[str, Any]:
+    """``layer`` with the values of secret options (the token) as SecretStr, so that no
+    repr, log line or error message of the layer can show them."""
+    return {
+        name: SecretStr(value) if isinstance(value, str)
+        and OPTIONS[name].base_type is SecretStr else value
+        for name, value in layer.items()
+    }
