@@ -7,10 +7,11 @@ judge prompts) on agents whose models are the deterministic stand-ins of
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.cli import main
+from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, log_to
 from adk_eval_action.settings import RunRequest, load_request
 from adk_eval_action.testing.standins import register_standins
 
@@ -75,8 +77,32 @@ def metric(run: dict[str, Any], name: str) -> dict[str, Any]:
     return next(m for m in run["metrics"] if m["metric_name"] == name)
 
 
-def quiet(_line: str) -> None:
-    """A console that drops the log."""
+class Console:
+    """What this package logs while a test runs, as the CLI prints it (``lines``) or as the
+    runner's log takes it (with ``GitHubFormatter``)."""
+
+    def __init__(self) -> None:
+        self.stream = io.StringIO()
+
+    @property
+    def lines(self) -> list[str]:
+        return self.stream.getvalue().splitlines()
+
+
+@pytest.fixture
+def console() -> Iterator[Console]:
+    """The log as the CLI prints it (github.logs.PlainFormatter)."""
+    out = Console()
+    with log_to(out.stream, PlainFormatter()):
+        yield out
+
+
+@pytest.fixture
+def runner_log() -> Iterator[Console]:
+    """The log as the action prints it for the runner (github.logs.GitHubFormatter)."""
+    out = Console()
+    with log_to(out.stream, GitHubFormatter()):
+        yield out
 
 
 def request_for(github: BaselineContext | None = None, **flags: Any) -> RunRequest:

@@ -19,21 +19,21 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from adk_eval_action import action as action_module
 from adk_eval_action.action import (
     ActionRun,
-    ArtifactError,
-    RequirementsError,
     action_command,
     comment_command,
-    install_requirements,
     pipeline_request,
-    post_artifact_comment,
     run_action,
 )
 from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, GitHubClient, comment_marker
+from adk_eval_action.github.fork import ArtifactError, post_artifact_comment
+from adk_eval_action.github.logs import GitHubFormatter, log_to
+from adk_eval_action.run import requirements as requirements_module
 from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
+from adk_eval_action.run.requirements import RequirementsError, install_requirements
 from adk_eval_action.settings import RunRequest, read_inputs
+from conftest import Console
 from github_stub import GitHubStub, Token
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -229,9 +229,7 @@ def run_fake(run: ActionRun, outcome: PipelineOutcome, seen: list[RunRequest] | 
              **kw: Any) -> tuple[int, list]:
     """run_action with a pipeline that returns `outcome`; the request it was given is
     appended to `seen`."""
-    printed: list[str] = []
-
-    def pipeline(request: RunRequest, console) -> PipelineOutcome:
+    def pipeline(request: RunRequest) -> PipelineOutcome:
         if seen is not None:
             seen.append(request)
         return outcome
@@ -239,8 +237,10 @@ def run_fake(run: ActionRun, outcome: PipelineOutcome, seen: list[RunRequest] | 
     def client(token: str, api: str) -> GitHubClient:
         return GitHubClient(token, api, sleep=lambda s: None)
 
-    code = run_action(run, printed.append, pipeline=pipeline, client_factory=client, **kw)
-    return code, printed
+    log = Console()
+    with log_to(log.stream, GitHubFormatter()):
+        code = run_action(run, pipeline=pipeline, client_factory=client, **kw)
+    return code, log.lines
 
 
 def test_inputs_read_in_both_spellings_and_flags_win(tmp_path, stub):
@@ -438,7 +438,7 @@ def test_push_to_the_default_branch_records(tmp_path, stub, ref, record, expecte
 def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, monkeypatch):
     (tmp_path / "requirements.txt").write_text("six\n")
     calls: list[list[str]] = []
-    monkeypatch.setattr(action_module.subprocess, "run",
+    monkeypatch.setattr(requirements_module.subprocess, "run",
                         lambda cmd, **kw: calls.append(cmd) or
                         subprocess.CompletedProcess(cmd, 0))
     monkeypatch.chdir(tmp_path)
@@ -461,12 +461,12 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
 def test_requirements_moving_adk_out_of_range_is_said_clearly(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("[project]\nname='agent'\n")
     versions = iter(["2.13.0", "1.2.0"])
-    monkeypatch.setattr(action_module, "_dist_version", lambda name: next(versions))
+    monkeypatch.setattr(requirements_module, "package_version", lambda name: next(versions))
     ok = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0)  # noqa: E731
     with pytest.raises(RequirementsError, match=r"from 2\.13\.0 to 1\.2\.0, outside .*>=1\.18"):
-        install_requirements([str(tmp_path / "pyproject.toml")], print, run=ok)
+        install_requirements(["pyproject.toml"], tmp_path, run=ok)
     with pytest.raises(RequirementsError, match="not a file"):
-        install_requirements([str(tmp_path / "missing.txt")], print, run=ok)
+        install_requirements(["missing.txt"], tmp_path, run=ok)
 
 
 # --------------------------------------------------------------------------- fork recipe
@@ -508,14 +508,14 @@ def test_comment_command_posts_a_verified_artifact(tmp_path, stub, monkeypatch):
     assert again.exit_code == 0 and len(stub.comments(12)) == 1
 
 
-def test_comment_artifact_for_an_older_head_is_not_posted(tmp_path, stub):
+def test_comment_artifact_for_an_older_head_is_not_posted(tmp_path, stub, runner_log):
     stub.add_pull(12, "9" * 40)
     settings = settings_for(tmp_path, stub, workflow_run_event(tmp_path / "wr.json"),
                             "workflow_run")
-    printed: list[str] = []
-    code = post_artifact_comment(settings, write_artifact(tmp_path / "a"), printed.append,
+    code = post_artifact_comment(settings.target, write_artifact(tmp_path / "a"),
                                  make_client=lambda t, a: GitHubClient(t, a))
-    assert code == 0 and stub.comments() == [] and "moved on" in printed[-1]
+    assert code == 0 and stub.comments() == []
+    assert runner_log.lines[-1].startswith("::notice::PR #12 moved on to 9999")
 
 
 def test_comment_artifact_not_from_the_triggering_run_is_refused(tmp_path, stub):
@@ -523,11 +523,11 @@ def test_comment_artifact_not_from_the_triggering_run_is_refused(tmp_path, stub)
     settings = settings_for(tmp_path, stub, workflow_run_event(tmp_path / "wr.json", "1" * 40),
                             "workflow_run")
     with pytest.raises(ArtifactError, match="triggered this workflow"):
-        post_artifact_comment(settings, write_artifact(tmp_path / "a"), print,
+        post_artifact_comment(settings.target, write_artifact(tmp_path / "a"),
                               make_client=lambda t, a: GitHubClient(t, a))
     with pytest.raises(ArtifactError, match="does not exist"):
         post_artifact_comment(
-            settings_for(tmp_path, stub), write_artifact(tmp_path / "b", number=99), print,
+            settings_for(tmp_path, stub).target, write_artifact(tmp_path / "b", number=99),
             make_client=lambda t, a: GitHubClient(t, a))
     assert stub.comments() == []
 

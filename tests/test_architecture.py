@@ -39,13 +39,11 @@ MAX_FUNCTION_LINES = 60
 #: Modules over the limits today, each to be split by the issue that owns its package; the
 #: list only shrinks (a listed module may not grow either).
 OVERSIZED: dict[str, int] = {
-    "action": 813,
     "adk.engine": 715,
     "analysis.compare": 1159,
     "github.client": 784,
 }
 LONG_FUNCTIONS: dict[str, int] = {
-    "action.post_artifact_comment": 62,
     "adk.evalconfig.load_eval_config": 71,
     "analysis.compare.compare": 67,
     "analysis.noise.paired_bootstrap": 119,

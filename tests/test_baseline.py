@@ -31,7 +31,7 @@ from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
-from conftest import quiet, request_for
+from conftest import request_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -55,7 +55,7 @@ def good_results(tmp_path_factory) -> Path:
     os.chdir(EXAMPLES)
     try:
         outcome = run_pipeline(
-            request_for(paths=[Path("travel_agent")], baseline="none", results_path=out), quiet
+            request_for(paths=[Path("travel_agent")], baseline="none", results_path=out)
         )
     finally:
         os.chdir(cwd)
@@ -152,7 +152,7 @@ def test_artifact_skips_expired_failed_and_pull_request_runs(stub, good_results)
     stub.add_artifact(MERGE_BASE, data, fork=True, created_at="2026-01-02T03:00:00Z")
     stub.add_artifact(MERGE_BASE, data, name="other-name", created_at="2026-01-02T04:00:00Z")
     head = head_of(good_results)
-    baseline, note = resolve_baseline(artifact_options(stub), head, quiet, now=NOW)
+    baseline, note = resolve_baseline(artifact_options(stub), head, now=NOW)
     assert baseline is not None and baseline.suites[0].name == "travel_agent"
     run_url = stub.runs[chosen["workflow_run"]["id"]]["html_url"]
     assert note.startswith(f"artifact adk-eval-results, commit {PARENT[:12]} (1 first-parent")
@@ -171,7 +171,7 @@ def test_artifact_of_the_merge_base_wins_and_pages_are_followed(stub, good_resul
     stub.add_artifact(MERGE_BASE, data, created_at="2025-12-01T00:00:00Z")
     for index in range(120):  # newer artifacts of unrelated commits push it to page 2
         stub.add_artifact(f"{index:040x}", b"", created_at="2026-01-02T00:00:00Z")
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet,
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results),
                                       now=NOW)
     assert baseline is not None
     assert f"commit {MERGE_BASE[:12]} (merge-base with main)" in note
@@ -181,7 +181,7 @@ def test_artifact_of_the_merge_base_wins_and_pages_are_followed(stub, good_resul
 
 def test_no_artifact_is_no_baseline_with_the_reason(stub, good_results):
     stub.add_artifact(MERGE_BASE, b"", expired=True)
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet)
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results))
     assert baseline is None
     assert "no artifact adk-eval-results" in note and MERGE_BASE[:12] in note
 
@@ -189,7 +189,7 @@ def test_no_artifact_is_no_baseline_with_the_reason(stub, good_results):
 def test_permission_error_says_actions_read(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": b"{}"}))
     stub.fail_next(403, message="Resource not accessible by integration", path=r"/zip$")
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results), quiet)
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results))
     assert baseline is None and "actions: read" in note
 
 
@@ -199,7 +199,7 @@ def test_permission_error_says_actions_read(stub, good_results):
     ("suites", "are not the head's"),
     ("empty", "holds no adk-eval-results.json"),
 ])
-def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expected):
+def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expected, console):
     good = json.loads(good_results.read_text())
     if content == "corrupt":
         data = b"PK\x03\x04 this is not a zip"
@@ -211,12 +211,9 @@ def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expecte
     else:
         data = zipped({"notes.txt": b"hello"})
     stub.add_artifact(MERGE_BASE, data)
-    lines: list[str] = []
-    baseline, note = resolve_baseline(
-        artifact_options(stub), head_of(good_results), lines.append
-    )
+    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results))
     assert baseline is None and expected in note
-    assert any(line.startswith("warning: baseline not used") for line in lines)
+    assert any(line.startswith("warning: baseline not used") for line in console.lines)
 
 
 def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_path):
@@ -225,7 +222,7 @@ def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_
     outcome = run_pipeline(request_for(
         baseline="artifact", github=context_for(stub), config=Path("regressed.adk-eval.yaml"),
         results_path=tmp_path / "head.json",
-    ), quiet)
+    ))
     assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
     comment = outcome.comment_markdown
     assert "Baseline: artifact adk-eval-results, commit " + MERGE_BASE[:12] in comment
@@ -237,7 +234,7 @@ def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_
 
 
 def test_auto_without_github_and_rerun_off_is_none(good_results):
-    baseline, note = resolve_baseline(BaselineRequest(), head_of(good_results), quiet)
+    baseline, note = resolve_baseline(BaselineRequest(), head_of(good_results))
     assert baseline is None
     assert "no GitHub context" in note and "baseline_rerun is off" in note
 
@@ -245,25 +242,25 @@ def test_auto_without_github_and_rerun_off_is_none(good_results):
 def test_auto_prefers_the_artifact(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     options = BaselineRequest(github=context_for(stub), baseline_rerun=True)
-    baseline, note = resolve_baseline(options, head_of(good_results), quiet)
+    baseline, note = resolve_baseline(options, head_of(good_results))
     assert baseline is not None and note.startswith("artifact adk-eval-results")
 
 
 def test_record_and_none(good_results):
     head = head_of(good_results)
-    baseline, note = resolve_baseline(BaselineRequest(record=True), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(record=True), head)
     assert baseline is None and "records the baseline" in note
-    baseline, note = resolve_baseline(BaselineRequest(spec="none"), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec="none"), head)
     assert baseline is None and note == "baseline none requested"
 
 
 def test_file_baseline_and_unreadable_file(good_results, tmp_path):
     head = head_of(good_results)
-    baseline, note = resolve_baseline(BaselineRequest(spec=str(good_results)), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec=str(good_results)), head)
     assert baseline is not None and note.startswith("file adk-eval-results.json, commit")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    baseline, note = resolve_baseline(BaselineRequest(spec=broken), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec=broken), head)
     assert baseline is None and "could not be read" in note and "not valid JSON" in note
 
 
@@ -276,9 +273,9 @@ def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path)
     base.suites[0].num_runs = 3
     base_file = tmp_path / "base.json"
     save_results(base, base_file)
-    baseline, note = resolve_baseline(BaselineRequest(spec=base_file), head, quiet)
+    baseline, note = resolve_baseline(BaselineRequest(spec=base_file), head)
     assert baseline is not None and "re-scored" not in note  # an eval set changed
-    outcome = finish(head, baseline, note, request_for(), quiet)
+    outcome = finish(head, baseline, note, request_for())
     comment = outcome.comment_markdown
     assert "not measured the same way" in comment
     assert "google-adk 1.18.0 (baseline)" in comment
@@ -343,10 +340,9 @@ def test_rerun_evaluates_the_merge_base_in_a_worktree(agent_repo, tmp_path):
     repo: Path = agent_repo["path"]  # type: ignore[assignment]
     merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
     os.chdir(repo)
-    lines: list[str] = []
     outcome = run_pipeline(request_for(
         baseline="rerun", base_ref="main", results_path=tmp_path / "head.json",
-    ), lines.append)
+    ))
     comparison = outcome.comparison
     assert comparison is not None and comparison.has_baseline
     assert comparison.baseline_metadata and comparison.baseline_metadata.git_sha == merge_base
@@ -403,6 +399,6 @@ def test_rerun_on_a_shallow_clone_fetches_the_base(agent_repo, tmp_path):
 def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):
     os.chdir(tmp_path)
     baseline, note = resolve_baseline(
-        BaselineRequest(spec="rerun"), head_of(good_results), quiet
+        BaselineRequest(spec="rerun"), head_of(good_results)
     )
     assert baseline is None and "not inside a git checkout" in note

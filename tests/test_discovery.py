@@ -11,7 +11,6 @@ from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.discovery import find_eval_sets
 from adk_eval_action.run.pipeline import find_suites
 from adk_eval_action.settings import load_request
-from conftest import quiet
 
 EVAL = "travel_agent/eval"
 
@@ -40,14 +39,14 @@ def test_exclude_follows_gitignore_rules(example_repo: Path, exclude, left) -> N
 def test_exclude_in_adk_eval_yaml_applies_to_discovery(example_repo: Path) -> None:
     (example_repo / "adk-eval.yaml").write_text('exclude: ["travel_agent/**"]\n')
     with pytest.raises(ConfigError, match="no eval sets found"):
-        find_suites(load_request(example_repo), quiet)
+        find_suites(load_request(example_repo))
     (example_repo / "adk-eval.yaml").write_text('exclude: ["**/*.test.json"]\n')
-    [suite] = find_suites(load_request(example_repo), quiet)
+    [suite] = find_suites(load_request(example_repo))
     assert _names(suite.eval_set_paths, example_repo) == [f"{EVAL}/travel.evalset.json"]
 
 
 def test_exclude_is_relative_to_the_config_folder(example_repo: Path) -> None:
     (example_repo / "travel_agent/adk-eval.yaml").write_text('exclude: ["/eval/*.test.json"]\n')
     request = load_request(example_repo, flags={"config": Path("travel_agent/adk-eval.yaml")})
-    [suite] = find_suites(request, quiet)
+    [suite] = find_suites(request)
     assert _names(suite.eval_set_paths, example_repo) == [f"{EVAL}/travel.evalset.json"]

@@ -18,14 +18,11 @@ from adk_eval_action.github.client import (
     RateLimited,
     TransientError,
     ValidationFailed,
-    add_mask,
     append_job_summary,
     comment_marker,
     compose_comment_body,
-    error_annotation,
     escape_property,
     find_sticky_comment,
-    group,
     pulls_for_commit,
     strip_markers,
     token_login,
@@ -410,17 +407,12 @@ def test_job_summary_stays_under_1_mib(tmp_path):
 
 
 def test_workflow_command_escaping():
-    line = error_annotation("50% worse\nsee log", file="evals/a,b:c.json", line=12,
+    line = workflow_command("error", "50% worse\nsee log", file="evals/a,b:c.json", line=12,
                             title="case x")
     assert line == ("::error file=evals/a%2Cb%3Ac.json,line=12,title=case x::"
                     "50%25 worse%0Asee log")
     assert escape_property("a\r\n%") == "a%0D%0A%25"
     assert workflow_command("notice", "hi") == "::notice::hi"
-    assert add_mask("s3cr3t") == "::add-mask::s3cr3t"
-    printed: list[str] = []
-    with group("suite: demo", printed.append):
-        printed.append("inside")
-    assert printed == ["::group::suite: demo", "inside", "::endgroup::"]
 
 
 def test_comment_keys_that_differ_in_punctuation_keep_their_own_marker():

@@ -16,7 +16,7 @@ from adk_eval_action.baseline.models import BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results
 from adk_eval_action.run.pipeline import find_suites, run_pipeline
-from conftest import quiet, request_for
+from conftest import request_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -54,7 +54,7 @@ def baseline_file(tmp_path_factory) -> Path:
     cwd = Path.cwd()
     os.chdir(folder)
     try:
-        outcome = run_pipeline(request_for(baseline="none", results_path=out), quiet)
+        outcome = run_pipeline(request_for(baseline="none", results_path=out))
     finally:
         os.chdir(cwd)
     assert outcome.exit_code == 0
@@ -72,20 +72,19 @@ def add_rubric_and_metric(config: dict) -> None:
     config["criteria"]["response_match_score"] = 0.75
 
 
-def test_new_rubric_and_metric_are_rescored_not_missing(baseline_file, tmp_path):
+def test_new_rubric_and_metric_are_rescored_not_missing(baseline_file, tmp_path, console):
     head_folder = copy_agent(tmp_path)
     edit_config(head_folder, add_rubric_and_metric)
     os.chdir(head_folder)
-    lines: list[str] = []
     outcome = run_pipeline(request_for(baseline=str(baseline_file),
-                                      results_path=tmp_path / "head.json"), lines.append)
+                                      results_path=tmp_path / "head.json"))
     comparison = outcome.comparison
     assert comparison is not None and comparison.has_baseline
     assert "re-scored under the head's eval config (travel_agent), no agent run" in (
         comparison.baseline_note
     )
     assert "re-scored under the head" in outcome.comment_markdown
-    assert any("re-scoring suite travel_agent" in line for line in lines)
+    assert any("re-scoring suite travel_agent" in line for line in console.lines)
     rubric = next(r for r in comparison.rubrics if r.rubric_id == "says_degrees")
     assert rubric.baseline_mean is not None and rubric.baseline_n > 0
     assert rubric.baseline_mean == rubric.head_mean  # same agent, same judge rules
@@ -114,7 +113,7 @@ def test_changed_eval_set_is_not_rescored(baseline_file, tmp_path):
     legacy.write_text(legacy.read_text() + "\n")  # same cases, different bytes
     os.chdir(head_folder)
     outcome = run_pipeline(request_for(baseline=str(baseline_file),
-                                      results_path=tmp_path / "head.json"), quiet)
+                                      results_path=tmp_path / "head.json"))
     comparison = outcome.comparison
     assert comparison is not None and "re-scored" not in comparison.baseline_note
     assert any("eval config changed" in n for n in comparison.comparability)
@@ -154,11 +153,12 @@ def test_rescore_keeps_unrecorded_runs_and_other_suites(baseline_file, tmp_path)
     head_folder = copy_agent(tmp_path / "head")
     edit_config(head_folder, add_rubric_and_metric)
     os.chdir(head_folder)
-    run_pipeline(request_for(baseline="none", results_path=tmp_path / "h.json"), quiet)
+    run_pipeline(request_for(baseline="none", results_path=tmp_path / "h.json"))
     head = load_results(tmp_path / "h.json")
-    suites = find_suites(request_for(), quiet)
-    rescore = partial(rescore_baseline, suites=suites, parallelism=4, repo_root=Path.cwd())
-    baseline, note = resolve_baseline(BaselineRequest(spec=path), head, quiet, rescore=rescore)
+    suites = find_suites(request_for())
+    rescore = partial(rescore_baseline, console=lambda line: None, suites=suites, parallelism=4,
+                      repo_root=Path.cwd())
+    baseline, note = resolve_baseline(BaselineRequest(spec=path), head, rescore=rescore)
     assert baseline is not None and "re-scored" in note
 
     def names(run) -> set[str]:

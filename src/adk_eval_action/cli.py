@@ -8,23 +8,26 @@ import logging
 import signal
 import sys
 import threading
-import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from adk_eval_action.errors import EXIT_USAGE, AdkEvalActionError
+from adk_eval_action.github.logs import PlainFormatter, log_to
 from adk_eval_action.settings import click_options, load_request
 
+log = logging.getLogger(__name__)
 
-def _quiet_adk() -> None:
-    # ADK marks its eval classes experimental and warns on every use; that is noise here.
-    warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
-    # ADK logs each failed inference or metric with a full traceback; the results keep the
-    # reason and the console prints it once, so ADK's own log stays quiet.
-    logging.getLogger("google_adk").setLevel(logging.CRITICAL)
-    logging.basicConfig(level=logging.ERROR)
+
+@contextmanager
+def _console() -> Iterator[None]:
+    """The log of a command on stderr as plain lines (stdout is the comment's), restored
+    when the command ends (github.logs.log_to)."""
+    with log_to(sys.stderr, PlainFormatter()):
+        yield
 
 
 def _exit_on_sigterm() -> None:
@@ -38,7 +41,7 @@ def _exit_on_sigterm() -> None:
 
 
 def _fail(error: AdkEvalActionError) -> None:
-    click.echo(f"error: {error}", err=True)
+    log.error("%s", error)
     sys.exit(error.exit_code)
 
 
@@ -46,7 +49,6 @@ def _fail(error: AdkEvalActionError) -> None:
 @click.version_option(package_name="adk-eval-action")
 def main() -> None:
     """Run google-adk evaluations, compare with a baseline, render the PR comment, gate."""
-    _quiet_adk()
     _exit_on_sigterm()
 
 
@@ -58,20 +60,17 @@ def run(**flags: Any) -> None:
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
     from adk_eval_action.run.pipeline import run_pipeline
 
-    try:
-        request = load_request(Path.cwd(), flags=flags)
-        _explicit_baseline(request.settings.baseline, request.workdir)
-        outcome = run_pipeline(request, console=_console)
-    except AdkEvalActionError as e:
-        _fail(e)
-        return
+    with _console():
+        try:
+            request = load_request(Path.cwd(), flags=flags)
+            _explicit_baseline(request.settings.baseline, request.workdir)
+            outcome = run_pipeline(request)
+        except AdkEvalActionError as e:
+            _fail(e)
+            return
     if request.settings.print_comment:
         click.echo(outcome.comment_markdown)
     sys.exit(outcome.exit_code)
-
-
-def _console(line: str) -> None:
-    click.echo(line, err=True)
 
 
 def _explicit_baseline(value: str | Path | None, workdir: Path) -> Path | None:
@@ -100,15 +99,16 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
     The gate is adk-eval.yaml's `gate:` (--config, else ./adk-eval.yaml) under these flags."""
     from adk_eval_action.run.pipeline import finish, load_baseline, load_head_table
 
-    try:
-        request = load_request(Path.cwd(), flags={**flags, "results_path": head})
-        baseline_path = _explicit_baseline(baseline, request.workdir)
-        results = load_head_table(head)
-        base, note = load_baseline(baseline_path, _console)
-        outcome = finish(results, base, note, request, _console)
-    except AdkEvalActionError as e:
-        _fail(e)
-        return
+    with _console():
+        try:
+            request = load_request(Path.cwd(), flags={**flags, "results_path": head})
+            baseline_path = _explicit_baseline(baseline, request.workdir)
+            results = load_head_table(head)
+            base, note = load_baseline(baseline_path)
+            outcome = finish(results, base, note, request)
+        except AdkEvalActionError as e:
+            _fail(e)
+            return
     if request.settings.print_comment:
         click.echo(outcome.comment_markdown)
     sys.exit(outcome.exit_code)
@@ -133,18 +133,19 @@ def render_command(
         write_text,
     )
 
-    try:
-        request = load_request(Path.cwd(), flags={"results_path": head})
-        baseline_path = _explicit_baseline(baseline, request.workdir)
-        results = load_head_table(head)
-        base, note = load_baseline(baseline_path, _console)
-        context = comment_context(results, base, note, request)
-        text = render_summary(context) if summary else render_comment(context, template)
-        if out:
-            write_text(out, text)
-    except AdkEvalActionError as e:
-        _fail(e)
-        return
+    with _console():
+        try:
+            request = load_request(Path.cwd(), flags={"results_path": head})
+            baseline_path = _explicit_baseline(baseline, request.workdir)
+            results = load_head_table(head)
+            base, note = load_baseline(baseline_path)
+            context = comment_context(results, base, note, request)
+            text = render_summary(context) if summary else render_comment(context, template)
+            if out:
+                write_text(out, text)
+        except AdkEvalActionError as e:
+            _fail(e)
+            return
     if not out:
         click.echo(text)
 

@@ -7,6 +7,7 @@ another run").
 from __future__ import annotations
 
 import io
+import logging
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -31,7 +32,7 @@ from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.github.client import GitHubClient, GitHubError, NotFound
 from adk_eval_action.results.model import RunResults
 
-Console = Callable[[str], None]
+log = logging.getLogger(__name__)
 ClientFactory = Callable[[str, str], GitHubClient]
 
 #: How many first-parent ancestors of the merge-base are searched for an artifact.
@@ -247,7 +248,7 @@ def results_from_zip(data: bytes, label: str = "artifact") -> RunResults:
 
 
 def artifact_baseline(
-    context: BaselineContext, name: str, base_ref: str | None, console: Console,
+    context: BaselineContext, name: str, base_ref: str | None,
     client_factory: ClientFactory | None = None,
 ) -> ResolvedBaseline:
     """The ``artifact`` strategy (module docstring).
@@ -274,7 +275,7 @@ def artifact_baseline(
         except NotFound:  # history not listable: the merge-base alone
             chain = [merge_base]
         match = find_artifact(client, repo, name, chain)
-        console(f"baseline: artifact {match.artifact_id} of {match.head_sha[:12]}")
+        log.info("baseline: artifact %s of %s", match.artifact_id, match.head_sha[:12])
         data = download_artifact_zip(client, repo, match.artifact_id)
     except GitHubError as e:
         raise ArtifactDownloadError(f"artifact search failed: {e}") from e

@@ -6,13 +6,13 @@ worktree (contract §5, "Baseline tree"). Costs the LLM calls of a second evalua
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from adk_eval_action.adk.history import load_any_results
@@ -25,7 +25,7 @@ from adk_eval_action.baseline.models import (
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.git import Git, GitError
 
-Console = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 def default_base_ref(git: Git) -> str:
@@ -54,7 +54,7 @@ def _resolve(git: Git, ref: str) -> str | None:
     return None
 
 
-def find_merge_base(git: Git, base_ref: str, head: str, console: Console) -> str:
+def find_merge_base(git: Git, base_ref: str, head: str) -> str:
     """The merge-base commit of ``base_ref`` and ``head``, fetching what a shallow or
     partial checkout lacks (``git fetch origin <base_ref>``, with ``--unshallow`` when the
     checkout is shallow; contract §5). The fetch uses the checkout's persisted credentials.
@@ -65,7 +65,7 @@ def find_merge_base(git: Git, base_ref: str, head: str, console: Console) -> str
     shallow = git("rev-parse", "--is-shallow-repository", check=False) == "true"
     base = _resolve(git, base_ref)
     if base is None or shallow:
-        console(f"baseline: fetching {base_ref}" + (" (unshallow)" if shallow else ""))
+        log.info("baseline: fetching %s%s", base_ref, " (unshallow)" if shallow else "")
         refspec = f"+refs/heads/{base_ref}:refs/remotes/origin/{base_ref}"
         extra = ["--unshallow"] if shallow else []
         wanted = [head] if re.fullmatch(r"[0-9a-f]{40}", head) else []
@@ -108,7 +108,7 @@ def rerun_command(
     return command
 
 
-def rerun_baseline(request: BaselineRequest, console: Console) -> ResolvedBaseline:
+def rerun_baseline(request: BaselineRequest) -> ResolvedBaseline:
     """The ``rerun`` strategy: evaluate the merge-base in a git worktree, then remove it.
 
     Raises:
@@ -116,12 +116,12 @@ def rerun_baseline(request: BaselineRequest, console: Console) -> ResolvedBaseli
             wrote no results.
     """
     try:
-        return _rerun(request, console)
+        return _rerun(request)
     except GitError as e:
         raise RerunError(str(e)) from e
 
 
-def _rerun(request: BaselineRequest, console: Console) -> ResolvedBaseline:
+def _rerun(request: BaselineRequest) -> ResolvedBaseline:
     context = request.github
     cwd = request.workdir.resolve()
     git = Git(cwd)
@@ -132,16 +132,16 @@ def _rerun(request: BaselineRequest, console: Console) -> ResolvedBaseline:
     git = Git(repo_root)
     base_ref = request.base_ref or (context.base_ref if context else None) or default_base_ref(git)
     head = (context.head_sha if context else None) or "HEAD"
-    merge_base = find_merge_base(git, base_ref, head, console)
+    merge_base = find_merge_base(git, base_ref, head)
     folder = Path(tempfile.mkdtemp(prefix="adk-eval-base-"))
     worktree = folder / "tree"
     results_path = folder / RESULTS_FILE_NAME
     try:
         git("worktree", "add", "--detach", str(worktree), merge_base)
-        console(f"baseline: evaluating {merge_base[:12]} ({base_ref}) in {worktree}")
+        log.info("baseline: evaluating %s (%s) in %s", merge_base[:12], base_ref, worktree)
         run_cwd = worktree / cwd.relative_to(repo_root)
         command = rerun_command(request, repo_root, cwd, worktree, results_path)
-        _run_child(command, run_cwd, console)
+        _run_child(command, run_cwd)
         if not results_path.is_file():
             raise RerunError(
                 f"the evaluation of {merge_base[:12]} wrote no results (its eval sets or "
@@ -163,7 +163,7 @@ def _rerun(request: BaselineRequest, console: Console) -> ResolvedBaseline:
     )
 
 
-def _run_child(command: list[str], cwd: Path, console: Console) -> int:
+def _run_child(command: list[str], cwd: Path) -> int:
     """Runs the base evaluation, echoing its log with a prefix; returns its exit code.
 
     A child process, because the base commit's agent package usually has the head's
@@ -188,5 +188,5 @@ def _run_child(command: list[str], cwd: Path, console: Console) -> int:
         raise RerunError(f"cannot start the base evaluation: {e}") from e
     assert process.stdout is not None
     for line in process.stdout:
-        console(f"  base| {line.rstrip()}")
+        log.info("  base| %s", line.rstrip())
     return process.wait()

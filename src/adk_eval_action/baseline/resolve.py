@@ -50,6 +50,7 @@ How the action passes the GitHub context (action.py)::
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,8 +70,8 @@ from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.results.model import RunResults
 
-Console = Callable[[str], None]
-Rescore = Callable[[RunResults, RunResults, Console], list[str]]
+log = logging.getLogger(__name__)
+Rescore = Callable[[RunResults, RunResults], list[str]]
 """Re-scores a baseline in place under the head's eval config; returns the suites done."""
 
 
@@ -94,7 +95,7 @@ def file_baseline(path: Path) -> ResolvedBaseline:
 
 
 def find_baseline(
-    request: BaselineRequest, console: Console, client_factory: ClientFactory | None = None,
+    request: BaselineRequest, client_factory: ClientFactory | None = None,
 ) -> ResolvedBaseline:
     """Runs the strategy ``request.baseline`` names (module docstring). Never raises for a
     baseline that cannot be had: the result then has no ``results`` and a ``reason``."""
@@ -113,17 +114,17 @@ def find_baseline(
             return file_baseline(path if path.is_absolute() else request.workdir / path)
         if mode == "artifact":
             return artifact_baseline(context or BaselineContext(), name, request.base_ref,
-                                     console, client_factory)
+                                     client_factory)
         if mode == "rerun":
-            return rerun_baseline(request, console)
+            return rerun_baseline(request)
     except BaselineUnavailable as e:
-        console(f"warning: baseline not used: {e}")
+        log.warning("baseline not used: %s", e)
         return ResolvedBaseline(reason=str(e))
-    return _auto(request, context, name, console, client_factory)
+    return _auto(request, context, name, client_factory)
 
 
 def _auto(
-    request: BaselineRequest, context: BaselineContext | None, name: str, console: Console,
+    request: BaselineRequest, context: BaselineContext | None, name: str,
     client_factory: ClientFactory | None,
 ) -> ResolvedBaseline:
     """``auto``: artifact, else rerun when ``baseline_rerun``, else none (with both
@@ -131,14 +132,14 @@ def _auto(
     reasons = []
     if context is not None and context.usable:
         try:
-            return artifact_baseline(context, name, request.base_ref, console, client_factory)
+            return artifact_baseline(context, name, request.base_ref, client_factory)
         except BaselineUnavailable as e:
             reasons.append(str(e))
     else:
         reasons.append("no GitHub context to look up an artifact")
     if request.baseline_rerun:
         try:
-            return rerun_baseline(request, console)
+            return rerun_baseline(request)
         except BaselineUnavailable as e:
             reasons.append(f"rerun: {e}")
     else:
@@ -147,14 +148,13 @@ def _auto(
     if context is None or not context.usable:
         reason = (f"none given (auto: {reason}; pass --baseline rerun, --baseline-rerun or a "
                   "results file)")
-    console(f"note: no baseline: {reason}")
+    log.info("note: no baseline: %s", reason)
     return ResolvedBaseline(reason=reason)
 
 
 def resolve_baseline(
     request: BaselineRequest,
     head: RunResults,
-    console: Console = print,
     *,
     rescore: Rescore | None = None,
     now: dt.datetime | None = None,
@@ -168,17 +168,17 @@ def resolve_baseline(
     Never raises for the baseline's sake: a baseline that cannot be found or read becomes
     ``(None, reason)`` and nothing of the head's results is lost (issue: "Baselines").
     """
-    resolved = find_baseline(request, console, client_factory)
+    resolved = find_baseline(request, client_factory)
     if resolved.results is not None:
         try:
             check_usable(resolved.results, head)
         except BaselineUnreadable as e:
-            console(f"warning: baseline not used: {e}")
+            log.warning("baseline not used: %s", e)
             resolved = ResolvedBaseline(reason=f"{resolved.label} not usable: {e}")
     if resolved.results is not None and rescore is not None:
         try:
-            resolved.rescored = rescore(resolved.results, head, console)
+            resolved.rescored = rescore(resolved.results, head)
         except Exception as e:  # noqa: BLE001 - a failed re-score leaves the baseline as it was
-            console(f"warning: re-scoring the baseline failed: {type(e).__name__}: {e}")
+            log.warning("re-scoring the baseline failed: %s: %s", type(e).__name__, e)
             resolved.extra.append("re-scoring failed, compared as recorded")
     return resolved.results, resolved.note(now)

@@ -1,4 +1,5 @@
-"""The GitHub side: event context, REST client, sticky comment, file and workflow commands.
+"""The GitHub side: event context, REST client, sticky comment, file and workflow commands
+(the log's workflow commands, groups and annotations are written by github.logs).
 
 Every rule here follows `shared/reference/github-actions-contract.md` (the runner source and
 GitHub's docs); each function's docstring names the part it follows. Each function does one
@@ -15,7 +16,6 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -38,22 +38,17 @@ __all__ = [
     "RateLimited",
     "TransientError",
     "ValidationFailed",
-    "add_mask",
     "append_job_summary",
     "comment_marker",
     "compose_comment_body",
-    "error_annotation",
     "escape_data",
     "escape_property",
     "find_sticky_comment",
     "get_pull",
-    "group",
-    "notice",
     "pulls_for_commit",
     "strip_markers",
     "token_login",
     "upsert_sticky_comment",
-    "warning",
     "workflow_command",
     "write_outputs",
 ]
@@ -745,40 +740,3 @@ def workflow_command(name: str, message: str = "", **properties: object) -> str:
         for key, value in properties.items() if value is not None
     )
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
-
-
-def error_annotation(
-    message: str, *, file: str | None = None, line: int | None = None, title: str | None = None,
-) -> str:
-    """`::error file=,line=,title=::message`. The runner keeps only 10 errors per step and
-    cuts messages at 4096 characters (ExecutionContext.cs), so callers print worst first."""
-    return workflow_command("error", message[:4000], file=file, line=line, title=title)
-
-
-def warning(message: str, *, title: str | None = None) -> str:
-    """`::warning::message`."""
-    return workflow_command("warning", message[:4000], title=title)
-
-
-def notice(message: str, *, title: str | None = None) -> str:
-    """`::notice::message`."""
-    return workflow_command("notice", message[:4000], title=title)
-
-
-def add_mask(value: str) -> str:
-    """`::add-mask::value`: the runner replaces `value` with *** in the log from then on.
-
-    Print it before anything could print the value. Multi-line values are masked line by
-    line, as the toolkit does, because the runner masks each registered string verbatim.
-    """
-    return "\n".join(f"::add-mask::{escape_data(part)}" for part in value.splitlines() if part)
-
-
-@contextmanager
-def group(title: str, console: Callable[[str], None]) -> Iterator[None]:
-    """Fold everything printed inside into one collapsible log group."""
-    console(f"::group::{escape_data(title)}")
-    try:
-        yield
-    finally:
-        console("::endgroup::")

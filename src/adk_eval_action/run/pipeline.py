@@ -8,10 +8,9 @@ exit 2 the results file and the comment are still written with everything that d
 
 from __future__ import annotations
 
+import logging
 import platform
 import time
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -43,7 +42,7 @@ from adk_eval_action.results.model import (
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.settings import RunRequest
 
-Console = Callable[[str], None]
+log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = {"config", "eval_set", "agent", "internal"}
 
 
@@ -85,7 +84,7 @@ def _metadata(root: Path) -> RunMetadata:
     )
 
 
-def find_suites(request: RunRequest, console: Console) -> list[Suite]:
+def find_suites(request: RunRequest) -> list[Suite]:
     """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
     directory), else discovered under the ``paths`` setting.
 
@@ -97,7 +96,7 @@ def find_suites(request: RunRequest, console: Console) -> list[Suite]:
     if missing:
         raise ConfigError(", ".join(missing), "no such file or folder")
     if request.config_path is not None:
-        console(f"config: {_shown(request.config_path, root)}")
+        log.info("config: %s", _shown(request.config_path, root))
         suites = suites_from_config(project, request.config_path) if project.suites else []
         if suites:
             return suites
@@ -121,14 +120,19 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def evaluate(request: RunRequest, console: Console = print) -> tuple[RunResults, list[Suite]]:
+def _adk_console(line: str) -> None:
+    # adk/ still takes a line printer (its lines carry their own "warning:"/"error:").
+    logging.getLogger("adk_eval_action.adk").info(line)
+
+
+def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
     """Discovers and evaluates every suite; never loses a suite's results to another's error.
 
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
     """
     root, settings = request.workdir, request.settings
-    suites = find_suites(request, console)
+    suites = find_suites(request)
     # Imported here: google-adk's evaluation modules take seconds to import, which
     # `compare` and `render` (no agent runs) and refused runs need not pay.
     from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
@@ -143,7 +147,7 @@ def evaluate(request: RunRequest, console: Console = print) -> tuple[RunResults,
         if explicit_runs is not None:
             suite.num_runs = explicit_runs  # a flag or input wins over the suite's own
         try:
-            results.suites.append(evaluate_suite(suite, engine, console))
+            results.suites.append(evaluate_suite(suite, engine, _adk_console))
         except Exception as e:  # noqa: BLE001 - keep the other suites' results
             results.errors.append(
                 ErrorRecord(
@@ -201,7 +205,7 @@ def load_head_table(path: Path) -> ScoreTable:
     return table
 
 
-def load_baseline(path: Path | None, console: Console) -> tuple[ScoreTable | None, str]:
+def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
     """Loads the baseline results file as a table; an unreadable baseline becomes "no
     baseline" with the reason, never an error of the run. The note is the one ``run`` shows
     (baseline.py)."""
@@ -211,7 +215,7 @@ def load_baseline(path: Path | None, console: Console) -> tuple[ScoreTable | Non
         try:
             resolved = file_baseline(Path(path))
         except BaselineUnreadable as e:
-            console(f"warning: baseline not used: {e}")
+            log.warning("baseline not used: %s", e)
             return None, str(e)
         return ScoreTable.from_results(resolved.results), resolved.note()
 
@@ -254,32 +258,30 @@ def _metrics_output(comparison: Comparison) -> dict[str, dict]:
     }
 
 
-def print_table(
-    comparison: Comparison, gate: GateResult, console: Console, usage_error: bool = False
-) -> None:
-    """A short per-metric table and the verdict on the console."""
-    console("")
-    console(f"{'suite':<20} {'metric':<42} {'baseline':>9} {'head':>9} {'delta':>9} {'thr':>6}")
+def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = False) -> None:
+    """A short per-metric table and the verdict on the console (the log)."""
+    log.info("")
+    log.info(f"{'suite':<20} {'metric':<42} {'baseline':>9} {'head':>9} {'delta':>9} {'thr':>6}")
     for m in comparison.metrics:
         base = "" if not m.baseline or m.baseline.mean is None else f"{m.baseline.mean:.3f}"
         head = "" if not m.head or m.head.mean is None else f"{m.head.mean:.3f}"
         delta = "" if m.delta is None else f"{m.delta:+.3f}"
         side = m.head or m.baseline
         thr = "" if not side or side.threshold is None else f"{side.threshold:g}"
-        console(
+        log.info(
             f"{m.suite[:20]:<20} {m.metric_name[:42]:<42} {base:>9} {head:>9} {delta:>9} {thr:>6}"
         )
     for warning in comparison.warnings:
-        console(f"warning: {warning}")
+        log.warning("%s", warning)
     for error in comparison.errors:
         where = ", ".join(x for x in (error.file, error.eval_id) if x)
-        console(f"error ({error.kind}{': ' + where if where else ''}): {error.message}")
+        log.info("error (%s%s): %s", error.kind, ": " + where if where else "", error.message)
     verdict = "PASSED" if gate.passed else "FAILED"
     if usage_error:
         verdict = "INCOMPLETE (errors above; exit 2)" + ("" if gate.passed else ", and FAILED")
-    console(f"gate {verdict}: {gate.cases_passed}/{gate.cases_total} eval cases passed")
+    log.info("gate %s: %s/%s eval cases passed", verdict, gate.cases_passed, gate.cases_total)
     for reason in gate.reasons:
-        console(f"  - {reason}")
+        log.info("  - %s", reason)
 
 
 def write_text(path: Path | None, text: str) -> None:
@@ -327,7 +329,6 @@ def finish(
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     request: RunRequest,
-    console: Console,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
     their tables: :func:`load_table`)."""
@@ -343,7 +344,7 @@ def finish(
     write_text(_out(request, settings.summary_out), summary)
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     usage_error = any(e.kind in USAGE_ERROR_KINDS for e in skeleton.all_errors())
-    print_table(comparison, gate, console, usage_error)
+    print_table(comparison, gate, usage_error)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     return PipelineOutcome(
         exit_code=exit_code,
@@ -384,29 +385,32 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
     """Re-scoring of the baseline under the head's suites (imported late: google-adk)."""
     from adk_eval_action.adk.rescore import rescore_baseline
 
-    return partial(
-        rescore_baseline, suites=suites, parallelism=request.settings.parallelism,
-        repo_root=request.workdir,
-    )
+    def rescore(baseline: RunResults, head: RunResults) -> list[str]:
+        return rescore_baseline(
+            baseline, head, _adk_console, suites=suites,
+            parallelism=request.settings.parallelism, repo_root=request.workdir,
+        )
+
+    return rescore
 
 
-def run_pipeline(request: RunRequest, console: Console = print) -> PipelineOutcome:
+def run_pipeline(request: RunRequest) -> PipelineOutcome:
     """Runs the whole job (module docstring) in ``request.workdir``.
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
-    results, suites = evaluate(request, console)
+    results, suites = evaluate(request)
     results_path = request.settings.results_path
     try:
         save_results(results, request.path(results_path))
     except OSError as e:
         raise ConfigError(results_path, f"cannot write the results file: {e}") from e
-    console(f"results: {results_path}")
+    log.info("results: %s", results_path)
     baseline, note = resolve_baseline(
-        baseline_request(request), results, console, rescore=_rescorer(suites, request)
+        baseline_request(request), results, rescore=_rescorer(suites, request)
     )
-    return finish(results, baseline, note, request, console)
+    return finish(results, baseline, note, request)
 
 
 __all__ = [

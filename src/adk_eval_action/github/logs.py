@@ -1,0 +1,193 @@
+"""The console, through :mod:`logging`: modules log, the entry points choose how lines look.
+
+Every module logs to ``logging.getLogger(__name__)`` (under ``adk_eval_action``):
+``log.info(...)`` prints the message, ``log.warning(...)`` prints ``warning: <message>``,
+``log.error(...)`` ``error: <message>``. An annotation, a log group or a raw workflow command
+is a record with a :class:`WorkflowCommand` in ``extra`` (:func:`annotation`,
+:func:`group`, :func:`command`, :func:`mask`).
+
+Two formatters render records, chosen by the entry point with :func:`log_to`:
+
+- :class:`PlainFormatter` (the CLI, a terminal): messages only; annotations print as
+  their level's plain line; groups print their title; raw commands print nothing.
+- :class:`GitHubFormatter` (the action, the runner's log): workflow commands with their
+  message and properties escaped (runner ``ActionCommand.cs``, contract §2), and every
+  other line made inert for the runner's command parser (:func:`inert`): the one place
+  where what is printed from data is escaped for the runner.
+
+A handler writes a whole record (all its lines) in one write under its lock, so
+concurrent work cannot interleave half lines.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO
+
+from adk_eval_action.github.client import workflow_command
+
+__all__ = [
+    "ROOT_LOGGER",
+    "GitHubFormatter",
+    "PlainFormatter",
+    "WorkflowCommand",
+    "annotation",
+    "command",
+    "group",
+    "inert",
+    "log_to",
+    "mask",
+]
+
+#: The logger every module of this package logs under.
+ROOT_LOGGER = "adk_eval_action"
+#: The runner cuts an annotation's message at 4,096 characters (ExecutionContext.cs).
+ANNOTATION_MAX_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class WorkflowCommand:
+    """A workflow command a record stands for (``extra={"github": ...}``): ``name`` is
+    ``error``/``warning``/``notice`` (annotations), ``group``/``endgroup``, ``add-mask``,
+    ``stop-commands`` or a resume token; ``properties`` are ``file``, ``line``, ``title``
+    (None left out)."""
+
+    name: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+def annotation(
+    kind: Literal["error", "warning", "notice"] = "error", *, title: str | None = None,
+    file: str | None = None, line: int | None = None,
+) -> dict[str, Any]:
+    """``extra=`` of a log call that the runner shows as an annotation (log the call at
+    the matching level). The runner keeps 10 annotations per type per step, so callers
+    log the worst first."""
+    return {"github": WorkflowCommand(kind, {"file": file, "line": line, "title": title})}
+
+
+def command(logger: logging.Logger, name: str, value: str = "") -> None:
+    """Log a raw workflow command (``::name::value``); printed only for the runner."""
+    logger.info(value, extra={"github": WorkflowCommand(name)})
+
+
+def mask(logger: logging.Logger, secret: str) -> None:
+    """``::add-mask::`` for each line of ``secret``: the runner masks each registered
+    string verbatim, so a multi-line value is registered line by line (as the toolkit
+    does). Log it before anything could print the value."""
+    for part in secret.splitlines():
+        if part:
+            command(logger, "add-mask", part)
+
+
+@contextmanager
+def group(logger: logging.Logger, title: str) -> Iterator[None]:
+    """Fold what is logged inside into one collapsible group of the runner's log."""
+    logger.info(title, extra={"github": WorkflowCommand("group")})
+    try:
+        yield
+    finally:
+        logger.info("", extra={"github": WorkflowCommand("endgroup")})
+
+
+def _command_of(record: logging.LogRecord) -> WorkflowCommand | None:
+    found = getattr(record, "github", None)
+    return found if isinstance(found, WorkflowCommand) else None
+
+
+class PlainFormatter(logging.Formatter):
+    """A record as a terminal shows it: ``warning: ``/``error: `` before warnings and
+    errors, the message as is otherwise; a group prints its title."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        found = _command_of(record)
+        if found is not None and found.name == "group":
+            return message
+        if record.levelno >= logging.ERROR:
+            return f"error: {message}"
+        if record.levelno >= logging.WARNING:
+            return f"warning: {message}"
+        return message
+
+
+class _Printable(logging.Filter):
+    """Drops what only the runner reads (raw commands, group ends) from a plain log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        found = _command_of(record)
+        return found is None or found.name in ("group", "error", "warning", "notice")
+
+
+def inert(line: str) -> str:
+    """``line`` as the runner's command parser ignores it: a line that starts with ``::``
+    (after blanks) would be read as a workflow command (ActionCommand.TryParseV2) and
+    ``##[`` anywhere as a legacy one (TryParse), so a zero-width space goes between the
+    two characters. The line looks the same to a reader."""
+    if line.lstrip().startswith("::"):
+        start = len(line) - len(line.lstrip())
+        line = line[:start] + ":\u200b:" + line[start + 2:]
+    return line.replace("##[", "#\u200b#[")
+
+
+class GitHubFormatter(PlainFormatter):
+    """A record as the runner's log takes it: a workflow command for records that are
+    one, escaped; every other line through :func:`inert`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        found = _command_of(record)
+        if found is None:
+            return "\n".join(inert(x) for x in super().format(record).splitlines() or [""])
+        message = record.getMessage()
+        if found.name in ("error", "warning", "notice"):
+            message = message[:ANNOTATION_MAX_CHARS]
+        if found.name == "endgroup":
+            return "::endgroup::"
+        return workflow_command(found.name, message, **found.properties)
+
+
+@contextmanager
+def log_to(
+    stream: TextIO, formatter: PlainFormatter, level: int = logging.INFO,
+) -> Iterator[None]:
+    """Send this package's log to ``stream`` through ``formatter`` while the block runs,
+    and keep third-party noise off it; everything is restored on exit (entry points and
+    tests only, never a library call).
+
+    Quieted: ADK's experimental-feature warnings (every use of its eval classes warns) and
+    ADK's own log below CRITICAL (it logs each failed inference or metric with a full
+    traceback; the results keep the reason and this log prints it once). Other libraries'
+    errors still reach ``stream`` through the root logger.
+    """
+    ours = logging.getLogger(ROOT_LOGGER)
+    adk = logging.getLogger("google_adk")
+    root = logging.getLogger()
+    # StreamHandler writes a record and its terminator in one write, under its lock.
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    if not isinstance(formatter, GitHubFormatter):
+        handler.addFilter(_Printable())
+    others = logging.StreamHandler(stream)
+    others.setLevel(logging.ERROR)
+    saved = (ours.level, ours.propagate, adk.level)
+    ours.addHandler(handler)
+    ours.setLevel(level)
+    ours.propagate = False
+    adk.setLevel(logging.CRITICAL)
+    root.addHandler(others)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
+            yield
+    finally:
+        root.removeHandler(others)
+        ours.removeHandler(handler)
+        ours.setLevel(saved[0])
+        ours.propagate = saved[1]
+        adk.setLevel(saved[2])

@@ -1,0 +1,298 @@
+"""Publishing a run to GitHub: log groups and annotations, the sticky PR comment, the job
+summary and the step outputs (one REST call or file command each, in github.client), and
+what the runner's environment says about where they go (:class:`RunnerEnv`).
+
+Called by the action entry point with a :class:`PublishTarget` (the action's options that
+publishing needs) and the pipeline's outcome; nothing here reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from adk_eval_action.errors import EXIT_PASS, EXIT_USAGE
+from adk_eval_action.github.client import (
+    COMMENT_MAX_CHARS,
+    CommentResult,
+    EventContext,
+    GitHubClient,
+    GitHubError,
+    PermissionDenied,
+    append_job_summary,
+    comment_marker,
+    compose_comment_body,
+    get_pull,
+    pulls_for_commit,
+    upsert_sticky_comment,
+    write_outputs,
+)
+from adk_eval_action.github.logs import annotation, group
+
+__all__ = [
+    "COMMENT_FILE",
+    "MAX_ANNOTATIONS",
+    "PR_FILE",
+    "RENDER_MAX_CHARS",
+    "Outcome",
+    "PublishTarget",
+    "RunnerEnv",
+    "eval_id_line",
+    "log_suites",
+    "post_run_comment",
+    "publish",
+    "publish_comment",
+    "report_failure",
+    "shown",
+]
+
+log = logging.getLogger(__name__)
+
+#: Files the action writes next to the results file; the fork recipe uploads all three.
+COMMENT_FILE = "adk-eval-comment.md"
+PR_FILE = "adk-eval-pr.json"
+#: The rendered comment's bound: GitHub's limit less room for the run link and marker that
+#: `compose_comment_body` adds.
+RENDER_MAX_CHARS = COMMENT_MAX_CHARS - 1_000
+# The runner attaches at most 10 annotations per type per step (ExecutionContext.cs).
+MAX_ANNOTATIONS = 10
+
+
+class RunnerEnv(BaseModel):
+    """What the runner's environment says beside the inputs: the event, the files of the
+    step's outputs and job summary, and whether this is GitHub Actions (contract §1-2)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event: EventContext = Field(default_factory=EventContext)
+    output_file: Path | None = None
+    summary_file: Path | None = None
+    in_actions: bool = False
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RunnerEnv:
+        """Raises EventContextError for an unreadable event payload."""
+        return cls(
+            event=EventContext.from_env(env),
+            output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
+            summary_file=(
+                Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
+            ),
+            in_actions=env.get("GITHUB_ACTIONS") == "true",
+        )
+
+
+class Outcome(Protocol):
+    """The parts of `pipeline.PipelineOutcome` publishing reads."""
+
+    exit_code: int
+    passed: bool
+    results_path: Path
+    comment_markdown: str
+    summary_markdown: str
+    failures: list[Any]
+    metrics: dict[str, dict]
+    suites: list[str]
+
+
+class PublishTarget(BaseModel):
+    """Where and how a run is published: the runner's environment, the run's working
+    directory (absolute; relative paths are relative to it), and the action's options
+    ``github_token``, ``comment``, ``comment_key`` and ``results_path``
+    (adk_eval_action.settings)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    runner: RunnerEnv
+    workdir: Path
+    github_token: SecretStr
+    comment: Literal["update", "new", "off"]
+    comment_key: str
+    results_path: Path
+
+    @property
+    def token(self) -> str:
+        return self.github_token.get_secret_value()
+
+    def path(self, path: Path) -> Path:
+        """A path of the run (relative to its working directory) as an absolute one."""
+        return path if path.is_absolute() else self.workdir / path
+
+
+def publish(
+    target: PublishTarget,
+    outcome: Outcome,
+    make_client: Callable[[str, str], GitHubClient],
+) -> int:
+    """Log groups, annotations, PR comment, job summary, outputs; returns the exit code.
+
+    A comment that could not be posted turns a passing run into exit 2 (infrastructure),
+    except with a fork's read-only token, where it is saved for the fork recipe.
+    """
+    event = target.runner.event
+    log_suites(outcome, event.workspace, target.workdir)
+    results_dir = target.path(target.results_path).parent
+    results_dir.mkdir(parents=True, exist_ok=True)
+    marker = comment_marker(target.comment_key)
+    comment_path = results_dir / COMMENT_FILE
+    body = compose_comment_body(outcome.comment_markdown, marker, event.run_url)
+    comment_path.write_text(body, encoding="utf-8")
+    (results_dir / PR_FILE).write_text(json.dumps({
+        "repository": event.repository, "pr_number": event.pr_number,
+        "head_sha": event.head_sha, "comment_key": target.comment_key,
+        "run_id": event.run_id,
+    }, indent=2) + "\n", encoding="utf-8")
+
+    comment_url, note, infra_failed = "", "", False
+    if target.comment != "off":
+        comment_url, note, infra_failed = publish_comment(
+            target, body, marker, shown(comment_path, event.workspace, target.workdir),
+            make_client,
+        )
+    if target.runner.summary_file is not None:
+        summary = outcome.summary_markdown
+        if note:
+            summary = summary.rstrip("\n") + "\n\n" + note + "\n"
+        append_job_summary(target.runner.summary_file, summary)
+    if target.runner.output_file is not None:
+        write_outputs(target.runner.output_file, {
+            "passed": "true" if outcome.passed else "false",
+            "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
+            "comment_path": shown(comment_path, event.workspace, target.workdir),
+            "comment_url": comment_url,
+            "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
+        })
+    if infra_failed and outcome.exit_code == EXIT_PASS:
+        return EXIT_USAGE
+    return outcome.exit_code
+
+
+def log_suites(
+    outcome: Outcome, workspace: Path | None, workdir: Path,
+) -> None:
+    """One log group per suite, then an error annotation per failing eval case at the line
+    of its eval_id, worst first: the runner attaches only 10 per step (ExecutionContext.cs)."""
+    for suite in outcome.suites:
+        with group(log, f"Suite {suite}"):
+            failed = [f for f in outcome.failures if f.suite == suite]
+            log.info("%s", f"{len(failed)} failing eval case(s)" if failed else
+                     "all eval cases pass")
+            for failure in failed:
+                log.info("  %s: %s", failure.eval_id, failure.message)
+    ranked = sorted(outcome.failures, key=lambda f: -f.severity)
+    if len(ranked) > MAX_ANNOTATIONS:
+        log.info("%s more failing eval case(s) are listed in the suite groups above and in "
+                 "the job summary", len(ranked) - MAX_ANNOTATIONS)
+    for failure in ranked[:MAX_ANNOTATIONS]:
+        line = failure.line or eval_id_line(workdir / failure.eval_set_file, failure.eval_id)
+        log.error("%s", failure.message, extra=annotation(
+            line=line, title=f"{failure.suite}: {failure.eval_id}",
+            # Relative to the workspace: the repository root that annotations refer to.
+            file=shown(Path(failure.eval_set_file), workspace, workdir),
+        ))
+
+
+def publish_comment(
+    target: PublishTarget, body: str, marker: str, saved_as: str,
+    make_client: Callable[[str, str], GitHubClient],
+) -> tuple[str, str, bool]:
+    """Post the sticky comment; returns (comment URL or "", note for the summary,
+    whether publishing failed for a reason other than a fork's read-only token)."""
+    try:
+        result = post_run_comment(target, body, marker, make_client)
+    except GitHubError as exc:
+        if isinstance(exc, PermissionDenied) and exc.read_only_token:
+            # A fork's token: the evaluation stands and the comment waits in a file.
+            log.warning("%s", exc, extra=annotation("warning", title="PR comment not posted"))
+            return "", (
+                "The PR comment could not be posted with this read-only token (a pull "
+                f"request from a fork?). It is saved as `{saved_as}`; the fork recipe in "
+                "the action's docs posts it from a workflow_run workflow."
+            ), False
+        # The evaluation stands too; say loudly that publishing did not.
+        log.error("%s", exc, extra=annotation(title="PR comment not posted"))
+        return "", f"The PR comment could not be posted: {exc}", True
+    if result is None:
+        return "", "", False
+    log.info("PR comment %s: %s", result.action, result.url)
+    return result.url, f"PR comment {result.action}: {result.url}", False
+
+
+def post_run_comment(
+    target: PublishTarget, body: str, marker: str,
+    make_client: Callable[[str, str], GitHubClient],
+) -> CommentResult | None:
+    """Find this run's PR (over REST for push/issue_comment) and upsert the comment."""
+    event = target.runner.event
+    if not target.token:
+        log.info("No github_token: the PR comment is only written to a file.",
+                 extra=annotation("notice"))
+        return None
+    if not event.repository:
+        return None
+    client = make_client(target.token, event.api_url)
+    if event.pr_number is None and event.event_name in ("push", "workflow_dispatch") \
+            and event.head_sha:
+        pulls = [
+            p for p in pulls_for_commit(client, event.repository, event.head_sha)
+            if p.get("state") == "open" and (p.get("head") or {}).get("sha") == event.head_sha
+        ]
+        if not pulls:
+            log.info("No open pull request has this commit as its head: no PR comment.")
+            return None
+        event = event.with_pull(pulls[0])
+    elif event.pr_number is not None and event.head_sha is None:
+        event = event.with_pull(get_pull(client, event.repository, event.pr_number))
+    if event.pr_number is None:
+        log.info("This run is not about a pull request: no PR comment.")
+        return None
+    return upsert_sticky_comment(
+        client, event.repository, event.pr_number, body, marker=marker,
+        mode="new" if target.comment == "new" else "update",
+    )
+
+
+def shown(path: Path, workspace: Path | None, workdir: Path) -> str:
+    """A path as later steps on the host can use it: relative to the workspace if inside.
+    A relative ``path`` is relative to the run's working directory."""
+    absolute = path if path.is_absolute() else workdir / path
+    if workspace is not None:
+        try:
+            return absolute.resolve().relative_to(workspace.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def eval_id_line(path: Path, eval_id: str) -> int | None:
+    """1-based line of `"eval_id": "<id>"` (or evalId/name) in an eval set file, if found."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    needle = json.dumps(eval_id)
+    fallback = None
+    for number, line in enumerate(lines, start=1):
+        if needle in line:
+            if any(key in line for key in ('"eval_id"', '"evalId"', '"name"')):
+                return number
+            fallback = fallback or number
+    return fallback
+
+
+def report_failure(runner: RunnerEnv, exc: Exception) -> None:
+    """When nothing could be evaluated, still say so in the job summary and outputs, so a
+    later `if:` on `passed` and a reader of the summary both see the failure."""
+    if runner.summary_file is not None:
+        append_job_summary(runner.summary_file,
+                           f"### ADK evaluation\n\n❌ adk-eval-action could not run: {exc}\n")
+    if runner.output_file is not None:
+        write_outputs(runner.output_file, {
+            "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
+            "metrics": "{}",
+        })
