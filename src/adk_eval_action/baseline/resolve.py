@@ -30,21 +30,11 @@ the note; it never fails the run. When the eval sets are unchanged and only the 
 changed, the baseline is re-scored under the head's eval config (the ``rescore`` the
 pipeline passes: :func:`adk_eval_action.adk.rescore.rescore_baseline`).
 
-How the action passes the GitHub context (action.py)::
-
-    from adk_eval_action.baseline.models import BaselineContext
-
-    github = BaselineContext(
-        repository=event.repository,          # "owner/name"
-        api_url=event.api_url,                # GITHUB_API_URL (GHES: https://HOST/api/v3)
-        server_url=event.server_url,          # GITHUB_SERVER_URL, for run links
-        token=settings.token,                 # needs `actions: read` for artifacts
-        head_sha=event.head_sha,              # the PR head, not GITHUB_SHA's merge commit
-        base_ref=event.base_ref,              # e.g. "main"; None: the repo's default branch
-        event_name=event.event_name,
-    )
-    BaselineRequest(spec=settings.baseline or "auto", github=github,
-                    record=event.event_name == "push", artifact_name=..., baseline_rerun=...)
+The pipeline builds the :class:`~adk_eval_action.baseline.models.BaselineRequest` from the
+run's settings (``run.pipeline.baseline_request``); the action adds the GitHub context
+(``action.pipeline_request``): the repository, API and server URLs (GHES works), the token
+(needs ``actions: read`` for artifacts), the PR head (not ``GITHUB_SHA``'s merge commit) and
+the PR's base branch.
 """
 
 from __future__ import annotations
