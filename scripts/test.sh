@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set-up and tests in one command: a virtualenv in .venv with the package and its test
-# dependencies (first run only), then ruff and the whole pytest suite.
+# dependencies (first run only), then ruff and the whole pytest suite (what CI runs).
+# `scripts/test.sh --quick [pytest args]` leaves out the tests marked `slow` (another
+# interpreter importing google-adk) and `container` (podman): the loop while you work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -10,4 +12,8 @@ if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, h
   .venv/bin/pip install -q -e ".[test]"
 fi
 .venv/bin/ruff check src tests benchmarks
-.venv/bin/python -m pytest "$@"
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  exec .venv/bin/python -m pytest -m "not slow and not container" "$@"
+fi
+exec .venv/bin/python -m pytest "$@"

@@ -1,17 +1,36 @@
-"""Shared fixtures: a copy of the bundled example repository and an in-process CLI runner.
+"""Shared fixtures: a copy of the bundled example repository, an in-process CLI runner, and
+the evaluations a whole session shares.
 
 Every test that evaluates runs real google-adk code (LocalEvalService, its evaluators and
 judge prompts) on agents whose models are the deterministic stand-ins of
 ``adk_eval_action.testing.standins``.
+
+Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see README
+"Development"):
+
+- Evaluate in this process. A new interpreter pays ~10 s importing google-adk before it
+  evaluates anything; an in-process evaluation of the example takes about a second.
+- A test that only reads an evaluation's results, comment or console output uses a shared
+  run: ``good_run`` (the example agent, no baseline) or ``regressed_run`` (the regressed
+  variant against ``good_run``). Their files are read-only; a test that must change the
+  project or the results works in ``example_repo`` and runs its own evaluation.
+- To share another evaluation, add a session fixture built with ``shared_run`` here.
+- A test that must start a process (a second interpreter, git fetching from a clone) is
+  marked ``slow``; one that needs podman is marked ``container``. The quick loop leaves both
+  out; ``scripts/test.sh`` (CI) runs everything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import shutil
+import stat
+import subprocess
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +52,105 @@ EXAMPLES = REPO / "examples"
 SHARED = REPO.parent / "shared"
 
 
-@pytest.fixture
-def example_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh copy of ``examples/`` as the current directory (a repository root)."""
-    root = tmp_path / "repo"
+def copy_examples(root: Path) -> Path:
+    """``examples/`` copied to ``root`` (without caches or earlier results); returns root."""
     shutil.copytree(
         EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".adk", "adk-eval-*")
     )
+    return root
+
+
+@pytest.fixture
+def example_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh copy of ``examples/`` as the current directory (a repository root)."""
+    root = copy_examples(tmp_path / "repo")
     monkeypatch.chdir(root)
     return root
+
+
+@contextlib.contextmanager
+def working_directory(path: Path) -> Iterator[Path]:
+    """Runs the block in ``path`` and then returns to the previous working directory (for
+    session fixtures, which cannot use ``monkeypatch.chdir``)."""
+    previous = Path.cwd()
+    os.chdir(path)
+    try:
+        yield path
+    finally:
+        os.chdir(previous)
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """One ``adk-eval-action run`` of a session, evaluated once in this process.
+
+    ``root`` is the repository it ran in; ``results``, ``comment`` and ``summary`` are the
+    files it wrote (absolute paths, read-only; None when the run was not asked for one);
+    ``output`` is its console output and ``exit_code`` its exit code (0, 1 or 2).
+    """
+
+    root: Path
+    exit_code: int
+    output: str
+    results: Path
+    comment: Path | None = None
+    summary: Path | None = None
+
+
+def shared_run(root: Path, *args: str, results: str, comment: str | None = None,
+               summary: str | None = None) -> SharedRun:
+    """Runs ``adk-eval-action run ARGS --results-out RESULTS`` (plus ``--comment-out`` /
+    ``--summary-out`` when named; file names relative to ``root``) in ``root`` in this
+    process, then makes the files it wrote read-only so no test changes what others read."""
+    extra = ["--results-out", results]
+    extra += ["--comment-out", comment] if comment else []
+    extra += ["--summary-out", summary] if summary else []
+    with working_directory(root):
+        result = CliRunner().invoke(main, ["run", *args, *extra], catch_exceptions=False)
+    run = SharedRun(
+        root=root, exit_code=result.exit_code, output=result.output, results=root / results,
+        comment=root / comment if comment else None,
+        summary=root / summary if summary else None,
+    )
+    for path in (run.results, run.comment, run.summary):
+        if path is not None and path.exists():
+            path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    return run
+
+
+def commit_all(root: Path) -> str:
+    """Makes ``root`` a git repository with everything in one commit; returns its sha."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "examples"]):
+        subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=root, env=env,
+                       check=True, capture_output=True)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def good_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """``run travel_agent --print-comment --results-out adk-eval-results.json`` on a copy of
+    ``examples/`` committed to a fresh git repository (so the results name a commit), with
+    no baseline (none given, not on GitHub): the example agent, every eval case passing
+    (exit 0)."""
+    root = copy_examples(tmp_path_factory.mktemp("good") / "repo")
+    commit_all(root)
+    return shared_run(root, "travel_agent", "--print-comment", results="adk-eval-results.json")
+
+
+@pytest.fixture(scope="session")
+def regressed_run(good_run: SharedRun) -> SharedRun:
+    """``run --config regressed.adk-eval.yaml --baseline adk-eval-results.json``
+    (``good_run``'s results) in the same copy, writing ``head.json``, a comment
+    (``comment.md``) and a job summary (``sum.md``): the regressed variant compared with
+    ``good_run`` (the gate fails, exit 1)."""
+    return shared_run(
+        good_run.root, "--config", "regressed.adk-eval.yaml", "--baseline",
+        good_run.results.name, results="head.json", comment="comment.md", summary="sum.md",
+    )
 
 
 CliRun = Callable[..., Result]

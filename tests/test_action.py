@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from adk_eval_action.run import requirements as requirements_module
 from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
 from adk_eval_action.run.requirements import RequirementsError, install_requirements
 from adk_eval_action.settings import RunRequest, read_inputs
-from conftest import Console
+from conftest import Console, shared_run
 from github_stub import GitHubStub, Token
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -62,15 +61,12 @@ def make_workspace(root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def baseline_results(tmp_path_factory) -> Path:
-    """Results of the good agent, as a push to main would record them (real pipeline)."""
+    """Results of the good agent, as a push to main would record them (real pipeline, in
+    this process; read-only, shared by the session)."""
     ws = make_workspace(tmp_path_factory.mktemp("base"))
-    out = ws / "baseline-results.json"
-    subprocess.run(
-        [sys.executable, "-c", "from adk_eval_action.cli import main; main()", "run",
-         "--config", "baseline.yaml", "--results-out", str(out)],
-        cwd=ws, check=True, capture_output=True, timeout=600,
-    )
-    return out
+    run = shared_run(ws, "--config", "baseline.yaml", results="baseline-results.json")
+    assert run.exit_code == 0, run.output
+    return run.results
 
 
 def pull_request_event(path: Path, number: int = 12, head_sha: str = HEAD,

@@ -3,29 +3,57 @@ eval_history file serves as a baseline."""
 
 from __future__ import annotations
 
-import os
-import subprocess
+import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from google.adk.cli.cli_tools_click import main as adk_main
 
 from adk_eval_action.adk.history import load_any_results as load_results
 from conftest import CliRun, load_json
 
 # Wall-clock time differs between any two runs, so it is the one metric not compared.
 NOT_COMPARED = {"invocation_duration_v1"}
+# `adk eval` imports the agent folder as the module `agent`; the example's custom metrics are
+# `travel_agent.metrics.*`.
+AGENT_MODULES = ("agent", "travel_agent")
+
+
+def _ours(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in AGENT_MODULES)
+
+
+@pytest.fixture
+def adk_process(example_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process set up as `PYTHONPATH=<example_repo> adk eval` would start: no agent
+    module of another test imported, the example on sys.path, and afterwards ADK's logging
+    set-up (`logging.basicConfig`, the google_adk level) and its agent imports undone."""
+    monkeypatch.syspath_prepend(str(example_repo))  # plain adk eval needs it for
+    # `travel_agent.metrics.*`; our tool does not.
+    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")  # the copy has no .env to load
+    for name in [n for n in sys.modules if _ours(n)]:
+        monkeypatch.delitem(sys.modules, name)
+    root, adk_logger = logging.getLogger(), logging.getLogger("google_adk")
+    handlers, root_level, adk_level = root.handlers[:], root.level, adk_logger.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(root_level)
+    adk_logger.setLevel(adk_level)
+    for name in [n for n in sys.modules if _ours(n)]:
+        del sys.modules[name]  # monkeypatch then puts back what was there before
 
 
 def _adk_eval(example_repo: Path) -> Path:
-    """Runs google-adk's own `adk eval` CLI on the example; returns its eval_history folder."""
-    adk = Path(sys.executable).with_name("adk")
-    env = {**os.environ, "PYTHONPATH": str(example_repo)}  # plain adk eval needs it for
-    # `travel_agent.metrics.*`; our tool does not.
-    completed = subprocess.run(
-        [str(adk), "eval", "travel_agent", "travel_agent/eval/travel.evalset.json",
-         "--config_file_path", "travel_agent/eval/test_config.json"],
-        cwd=example_repo, env=env, capture_output=True, text=True, timeout=300,
-    )
-    assert completed.returncode == 0, completed.stdout + completed.stderr
+    """Runs google-adk's own `adk eval` CLI (its click command, in this process) on the
+    example; returns its eval_history folder."""
+    completed = CliRunner().invoke(adk_main, [
+        "eval", "travel_agent", "travel_agent/eval/travel.evalset.json",
+        "--config_file_path", "travel_agent/eval/test_config.json",
+    ], catch_exceptions=False)
+    assert completed.exit_code == 0, completed.output
     history = example_repo / "travel_agent" / ".adk" / "eval_history"
     assert list(history.glob("*.evalset_result.json"))
     return history
@@ -42,7 +70,9 @@ def _scores(results: object) -> dict[tuple[str, str], float | None]:
     return scores
 
 
-def test_scores_equal_adk_eval_and_history_is_a_baseline(example_repo: Path, cli: CliRun) -> None:
+def test_scores_equal_adk_eval_and_history_is_a_baseline(
+    example_repo: Path, cli: CliRun, adk_process: None
+) -> None:
     history = _adk_eval(example_repo)
     result = cli(
         "run", "travel_agent/eval/travel.evalset.json", "--results-out", "ours.json",

@@ -10,12 +10,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 import requests
+from click.testing import CliRunner
 
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.baseline.models import (
@@ -25,13 +25,16 @@ from adk_eval_action.baseline.models import (
     format_age,
     parse_spec,
 )
+from adk_eval_action.baseline.rerun import default_base_ref, find_merge_base, rerun_command
 from adk_eval_action.baseline.resolve import resolve_baseline
+from adk_eval_action.cli import main
+from adk_eval_action.git import Git
 from adk_eval_action.report.render import md
 from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
-from conftest import request_for
+from conftest import Console, SharedRun, request_for, working_directory
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -47,20 +50,12 @@ HEAD_SHA = "d" * 40
 pytestmark = pytest.mark.usefixtures("keep_cwd")  # tests here chdir into example folders
 
 
-@pytest.fixture(scope="session")
-def good_results(tmp_path_factory) -> Path:
-    """Results of the good example agent (the baseline of the regressed one)."""
-    out = tmp_path_factory.mktemp("good") / "adk-eval-results.json"
-    cwd = Path.cwd()
-    os.chdir(EXAMPLES)
-    try:
-        outcome = run_pipeline(
-            request_for(paths=[Path("travel_agent")], baseline="none", results_path=out)
-        )
-    finally:
-        os.chdir(cwd)
-    assert outcome.exit_code == 0
-    return out
+@pytest.fixture
+def good_results(good_run: SharedRun) -> Path:
+    """Results of the good example agent (the baseline of the regressed one): the session's
+    shared run (read-only)."""
+    assert good_run.exit_code == 0, good_run.output
+    return good_run.results
 
 
 def zipped(files: dict[str, bytes]) -> bytes:
@@ -336,13 +331,69 @@ def _scores(comparison) -> dict[tuple[str, str], tuple[float | None, float | Non
     }
 
 
-def test_rerun_evaluates_the_merge_base_in_a_worktree(agent_repo, tmp_path):
+def shallow_clone(agent_repo: dict[str, object], target: Path) -> Path:
+    """A depth-1 clone of the PR branch, as a CI checkout or a laptop's quick clone has it:
+    origin's HEAD names main, which is not fetched."""
+    repo: Path = agent_repo["path"]  # type: ignore[assignment]
+    git(target.parent, "clone", "-q", "--depth", "1", "--branch", "pr", repo.as_uri(),
+        str(target))
+    git(target, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    assert git(target, "rev-parse", "--is-shallow-repository") == "true"
+    return target
+
+
+def test_merge_base_is_not_the_base_branch_tip(agent_repo, console: Console):
+    repo: Path = agent_repo["path"]  # type: ignore[assignment]
+    found = find_merge_base(Git(repo), "main", "HEAD")
+    assert found == agent_repo["merge_base"]
+    assert found != git(repo, "rev-parse", "main")
+    assert console.lines == []  # everything was local: nothing fetched
+
+
+def test_shallow_clone_fetches_the_base_and_unshallows(
+    agent_repo, tmp_path, monkeypatch, console: Console
+):
+    clone = shallow_clone(agent_repo, tmp_path / "clone")
+    monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "file")
+    assert default_base_ref(Git(clone)) == "main"  # from origin/HEAD
+    found = find_merge_base(Git(clone), "main", git(clone, "rev-parse", "HEAD"))
+    assert found == agent_repo["merge_base"]
+    assert console.lines == ["baseline: fetching main (unshallow)"]
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "false"
+
+
+def test_rerun_command_repeats_the_head_run_inside_the_worktree(tmp_path):
+    repo_root, worktree = tmp_path / "repo", tmp_path / "tree"
+    request = BaselineRequest(
+        spec="rerun", paths=[Path("travel_agent"), tmp_path / "elsewhere"],
+        config=Path("adk-eval.yaml"), num_runs=3, parallelism=2,
+    )
+    command = rerun_command(request, repo_root, repo_root / "sub", worktree, tmp_path / "r.json")
+    assert command[1:4] == ["-m", "adk_eval_action.cli", "run"]
+    assert command[4:] == [
+        str(worktree / "sub" / "travel_agent"), str(tmp_path / "elsewhere"),
+        "--config", str(worktree / "sub" / "adk-eval.yaml"),
+        "--baseline", "none", "--results-out", str(tmp_path / "r.json"),
+        "--num-runs", "3", "--parallelism", "2",
+    ]
+
+
+@pytest.mark.slow  # the base evaluation runs in a child process, as the design requires
+def test_rerun_on_a_shallow_clone_evaluates_the_merge_base_in_a_worktree(
+    agent_repo, tmp_path, monkeypatch, console: Console
+):
+    """The laptop/CI command end to end: `run . --baseline rerun` in a depth-1 clone of the
+    PR branch, the base branch from origin's HEAD."""
     repo: Path = agent_repo["path"]  # type: ignore[assignment]
     merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
-    os.chdir(repo)
+    clone = shallow_clone(agent_repo, tmp_path / "clone")
+    for key, value in {**GIT_ENV, "GIT_ALLOW_PROTOCOL": "file"}.items():
+        monkeypatch.setenv(key, value)
+    os.chdir(clone)
     outcome = run_pipeline(request_for(
-        baseline="rerun", base_ref="main", results_path=tmp_path / "head.json",
+        baseline="rerun", results_path=tmp_path / "head.json",
     ))
+    assert outcome.exit_code in (0, 1), "\n".join(console.lines)
     comparison = outcome.comparison
     assert comparison is not None and comparison.has_baseline
     assert comparison.baseline_metadata and comparison.baseline_metadata.git_sha == merge_base
@@ -353,18 +404,19 @@ def test_rerun_evaluates_the_merge_base_in_a_worktree(agent_repo, tmp_path):
     assert f"Baseline: re-run in a git worktree, commit {merge_base[:12]}" in (
         outcome.comment_markdown
     )
+    assert "baseline: fetching main (unshallow)" in console.lines
     # The worktree is gone and the checkout is untouched.
-    assert git(repo, "worktree", "list").count("\n") == 0
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(clone, "worktree", "list").count("\n") == 0
+    assert git(clone, "status", "--porcelain") == ""
     # The deltas equal those of evaluating each commit by hand.
     by_hand = tmp_path / "by-hand"
     git(repo, "worktree", "add", "-q", "--detach", str(by_hand), merge_base)
     try:
-        subprocess.run(
-            [sys.executable, "-m", "adk_eval_action.cli", "run", ".", "--baseline", "none",
-             "--results-out", str(tmp_path / "base.json")],
-            cwd=by_hand, capture_output=True, text=True, check=False,
-        )
+        with working_directory(by_hand):
+            done = CliRunner().invoke(main, ["run", ".", "--baseline", "none", "--results-out",
+                                             str(tmp_path / "base.json")],
+                                      catch_exceptions=False)
+        assert done.exit_code in (0, 1), done.output
     finally:
         git(repo, "worktree", "remove", "--force", str(by_hand))
     manual = compare(load_results(tmp_path / "head.json"), load_results(tmp_path / "base.json"),
@@ -373,27 +425,6 @@ def test_rerun_evaluates_the_merge_base_in_a_worktree(agent_repo, tmp_path):
     rows = {m.metric_name: m for m in comparison.metrics}
     assert rows["response_match_score"].delta is not None
     assert rows["response_match_score"].delta < 0  # "Celsius" dropped from the replies
-
-
-def test_rerun_on_a_shallow_clone_fetches_the_base(agent_repo, tmp_path):
-    """The laptop/CI command: a depth-1 clone of the PR branch, base from origin's HEAD."""
-    repo: Path = agent_repo["path"]  # type: ignore[assignment]
-    merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "pr", repo.as_uri(), str(clone))
-    # As a single-branch checkout knows it: origin's HEAD names main, which is not fetched.
-    git(clone, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
-    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
-    done = subprocess.run(
-        [sys.executable, "-m", "adk_eval_action.cli", "run", ".", "--baseline", "rerun",
-         "--results-out", str(tmp_path / "head.json"), "--print-comment"],
-        cwd=clone, capture_output=True, text=True, check=False,
-        env={**os.environ, **GIT_ENV, "GIT_ALLOW_PROTOCOL": "file"},
-    )
-    assert done.returncode in (0, 1), done.stderr
-    assert f"Baseline: re-run in a git worktree, commit {merge_base[:12]}" in done.stdout
-    assert "unshallow" in done.stderr
-    assert git(clone, "worktree", "list").count("\n") == 0
 
 
 def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):

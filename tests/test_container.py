@@ -28,6 +28,8 @@ import yaml
 from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, comment_marker
 from github_stub import GitHubStub, Token
 
+pytestmark = pytest.mark.container  # podman, minutes: left out by scripts/test.sh --quick
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 # One tag per checkout: several worktrees on one machine must not replace each other's image

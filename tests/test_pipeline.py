@@ -1,4 +1,8 @@
-"""The main job end to end on the example repository, through the CLI and real google-adk."""
+"""The main job end to end on the example repository, through the CLI and real google-adk.
+
+Tests that only read the good agent's run (baseline) and the regressed variant's run
+compared with it share them for the session (``good_run``, ``regressed_run`` in conftest).
+"""
 
 from __future__ import annotations
 
@@ -6,29 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliRun, case_runs, load_json, metric
+from conftest import CliRun, SharedRun, case_runs, load_json, metric
 
 
 @pytest.fixture
-def baseline_and_head(example_repo: Path, cli: CliRun) -> tuple[Path, Path, str]:
-    """Runs the good agent (baseline) and the regressed variant compared with it."""
-    base = cli("run", "travel_agent", "--results-out", "base.json")
-    assert base.exit_code == 0, base.output
-    head = cli(
-        "run",
-        "--config",
-        "regressed.adk-eval.yaml",
-        "--baseline",
-        "base.json",
-        "--results-out",
-        "head.json",
-        "--comment-out",
-        "comment.md",
-        "--summary-out",
-        "sum.md",
-    )
-    assert head.exit_code == 1, head.output
-    return example_repo / "base.json", example_repo / "head.json", head.output
+def baseline_and_head(good_run: SharedRun, regressed_run: SharedRun) -> tuple[Path, Path, str]:
+    """The good agent's results (baseline), the regressed variant's results compared with
+    it, and the regressed run's console output."""
+    assert good_run.exit_code == 0, good_run.output
+    assert regressed_run.exit_code == 1, regressed_run.output
+    return good_run.results, regressed_run.results, regressed_run.output
+
+
+@pytest.fixture
+def comment(regressed_run: SharedRun) -> str:
+    """The comment the regressed run wrote (``--comment-out``)."""
+    assert regressed_run.comment is not None
+    return regressed_run.comment.read_text()
 
 
 def test_wrong_tool_argument_scores_zero_trajectory(baseline_and_head: tuple) -> None:
@@ -40,7 +38,7 @@ def test_wrong_tool_argument_scores_zero_trajectory(baseline_and_head: tuple) ->
 
 
 def test_untyped_case_rubric_reaches_judge_and_shows_delta(
-    baseline_and_head: tuple, example_repo: Path
+    baseline_and_head: tuple, comment: str
 ) -> None:
     base, head, _ = baseline_and_head
     rubric_metric = "rubric_based_final_response_quality_v1"
@@ -55,7 +53,6 @@ def test_untyped_case_rubric_reaches_judge_and_shows_delta(
     assert head_rubrics["states_celsius"]["text"].startswith("The final answer gives")
     per_invocation = metric(head_run, rubric_metric)["invocations"][0]["rubrics"]
     assert any(r["rubric_id"] == "states_celsius" and r["rationale"] for r in per_invocation)
-    comment = (example_repo / "comment.md").read_text()
     row = next(line for line in comment.splitlines() if "`states_celsius`" in line)
     assert "| 1 | 0 | −1 🔴 |" in row
 
@@ -87,16 +84,18 @@ def test_legacy_test_json_runs_as_one_case(baseline_and_head: tuple) -> None:
     assert metric(run, "tool_trajectory_avg_score")["score"] == 1.0
 
 
-def test_comment_and_summary_have_deltas(baseline_and_head: tuple, example_repo: Path) -> None:
+def test_comment_and_summary_have_deltas(
+    baseline_and_head: tuple, comment: str, regressed_run: SharedRun
+) -> None:
     _, _, output = baseline_and_head
-    comment = (example_repo / "comment.md").read_text()
     assert comment.startswith("### ADK evaluation")
     assert "❌ **ADK eval failed**" in comment
     assert "| travel\\_agent | `tool_trajectory_avg_score` | 1 | 0.7 | −0.3 🔴" in comment
     assert "### Rubrics" in comment
     assert "newly failing" in comment
     assert "gate FAILED" in output
-    assert (example_repo / "sum.md").read_text().startswith("## ADK evaluation")
+    assert regressed_run.summary is not None
+    assert regressed_run.summary.read_text().startswith("## ADK evaluation")
 
 
 def test_results_metadata_and_hashes(baseline_and_head: tuple) -> None:
@@ -112,7 +111,7 @@ def test_results_metadata_and_hashes(baseline_and_head: tuple) -> None:
 
 
 def test_compare_and_render_commands_need_no_agent(
-    baseline_and_head: tuple, cli: CliRun, example_repo: Path
+    baseline_and_head: tuple, cli: CliRun, example_repo: Path, comment: str
 ) -> None:
     base, head, _ = baseline_and_head
     result = cli("compare", str(head), "--baseline", str(base), "--print-comment")
@@ -122,14 +121,14 @@ def test_compare_and_render_commands_need_no_agent(
     assert same.exit_code == 0
     rendered = cli("render", str(head), "--baseline", str(base))
     assert rendered.exit_code == 0
-    assert rendered.output.strip() == (example_repo / "comment.md").read_text().strip()
+    assert rendered.output.strip() == comment.strip()
 
 
-def test_no_baseline_says_so(example_repo: Path, cli: CliRun) -> None:
-    result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
-    assert result.exit_code == 0, result.output
-    assert "No baseline: none given" in result.output
-    assert "✅ **ADK eval passed**: 5/5 eval cases passed" in result.output
+def test_no_baseline_says_so(good_run: SharedRun) -> None:
+    # good_run is `run travel_agent --print-comment` (and --results-out).
+    assert good_run.exit_code == 0, good_run.output
+    assert "No baseline: none given" in good_run.output
+    assert "✅ **ADK eval passed**: 5/5 eval cases passed" in good_run.output
 
 
 def test_unreadable_baseline_is_no_baseline(example_repo: Path, cli: CliRun) -> None:

@@ -16,7 +16,7 @@ from adk_eval_action.baseline.models import BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results
 from adk_eval_action.run.pipeline import find_suites, run_pipeline
-from conftest import request_for
+from conftest import SharedRun, request_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -46,19 +46,12 @@ def edit_config(folder: Path, edit) -> None:
     path.write_text(json.dumps(config, indent=2))
 
 
-@pytest.fixture(scope="module")
-def baseline_file(tmp_path_factory) -> Path:
-    """Results of the example agent under the example's own eval config."""
-    folder = copy_agent(tmp_path_factory.mktemp("base"))
-    out = folder / "base.json"
-    cwd = Path.cwd()
-    os.chdir(folder)
-    try:
-        outcome = run_pipeline(request_for(baseline="none", results_path=out))
-    finally:
-        os.chdir(cwd)
-    assert outcome.exit_code == 0
-    return out
+@pytest.fixture
+def baseline_file(good_run: SharedRun) -> Path:
+    """Results of the example agent under the example's own eval config (the session's
+    shared run, read-only)."""
+    assert good_run.exit_code == 0, good_run.output
+    return good_run.results
 
 
 def add_rubric_and_metric(config: dict) -> None:
