@@ -137,12 +137,11 @@ def test_blob_host_rejects_a_token(stub):
     assert client_response.status_code == 410
 
 
-def test_artifact_skips_expired_failed_and_pull_request_runs(stub, good_results):
+def test_artifact_skips_expired_and_pull_request_runs(stub, good_results):
     data = zipped({"adk-eval-results.json": good_results.read_bytes()})
     stub.add_artifact(GRANDPARENT, data, created_at="2025-12-20T00:00:00Z")
     chosen = stub.add_artifact(PARENT, data, created_at="2026-01-01T00:00:00Z")
     stub.add_artifact(MERGE_BASE, data, expired=True, created_at="2026-01-02T00:00:00Z")
-    stub.add_artifact(MERGE_BASE, data, conclusion="failure", created_at="2026-01-02T01:00:00Z")
     stub.add_artifact(MERGE_BASE, data, event="pull_request", created_at="2026-01-02T02:00:00Z")
     stub.add_artifact(MERGE_BASE, data, fork=True, created_at="2026-01-02T03:00:00Z")
     stub.add_artifact(MERGE_BASE, data, name="other-name", created_at="2026-01-02T04:00:00Z")

@@ -134,16 +134,19 @@ class ArtifactMatch(BaseModel):
     created_at: str | None = None
     run_url: str | None = None
     distance: int = 0
+    conclusion: str | None = None
 
 
-def find_artifact(
+def candidate_artifacts(
     client: GitHubClient, repository: str, name: str, chain: list[str],
-) -> ArtifactMatch:
-    """The newest artifact ``name`` of a successful run on the first sha of ``chain`` that
-    has one. Runs of pull requests are skipped (their workflow is the PR's own).
+) -> Iterator[ArtifactMatch]:
+    """Artifacts ``name`` of the runs on ``chain``, nearest commit first and newest artifact
+    first within a commit. Runs of pull requests are skipped (their workflow is the PR's
+    own), and so are deleted runs; the run's conclusion is not looked at: a recording run
+    whose gate failed still recorded its commit (whether the results are complete is read
+    from the file itself, :func:`artifact_baseline`).
 
     Raises:
-        NoArtifact: none of the shas has one.
         GitHubError: a REST call failed.
     """
     by_sha: dict[str, list[dict[str, Any]]] = {}
@@ -165,20 +168,52 @@ def find_artifact(
                 except NotFound:  # the run was deleted; its artifact is not trusted
                     runs[run_id] = {}
             run = runs[run_id]
-            if run.get("conclusion") != "success" or str(run.get("event", "")).startswith(
-                "pull_request"
-            ):
+            if not run or str(run.get("event", "")).startswith("pull_request"):
                 continue
-            return ArtifactMatch(
+            yield ArtifactMatch(
                 artifact_id=int(artifact["id"]), head_sha=sha,
                 created_at=artifact.get("created_at"), run_url=run.get("html_url"),
-                distance=distance,
+                distance=distance, conclusion=run.get("conclusion"),
             )
-    raise NoArtifact(
-        f"no artifact {name} from a successful run for the merge-base {chain[0][:12]} or its "
-        f"{len(chain) - 1} first-parent ancestors (it is uploaded by runs on the default "
-        "branch, kept 90 days)"
+
+
+def _no_artifact(name: str, chain: list[str], incomplete: list[ArtifactMatch]) -> NoArtifact:
+    skipped = (
+        f"; {len(incomplete)} artifact(s) were skipped because their results are incomplete "
+        f"(nearest: commit {incomplete[0].head_sha[:12]})" if incomplete else ""
     )
+    return NoArtifact(
+        f"no artifact {name} with complete results for the merge-base {chain[0][:12]} or its "
+        f"{len(chain) - 1} first-parent ancestors (it is uploaded by runs on the default "
+        f"branch, kept 90 days){skipped}"
+    )
+
+
+def find_artifact(
+    client: GitHubClient, repository: str, name: str, chain: list[str],
+) -> tuple[ArtifactMatch, RunResults]:
+    """The first of :func:`candidate_artifacts` whose results file says it is complete
+    (:meth:`RunResults.is_complete`), downloaded and read. Incomplete ones are skipped with a
+    log line; an unreadable one ends the search (it says what is wrong with it).
+
+    Raises:
+        NoArtifact: no candidate, or only incomplete ones.
+        BaselineUnreadable: a candidate's zip or results file cannot be read.
+        ArtifactDownloadError: a download failed.
+        GitHubError: a REST call failed.
+    """
+    incomplete: list[ArtifactMatch] = []
+    for match in candidate_artifacts(client, repository, name, chain):
+        data = download_artifact_zip(client, repository, match.artifact_id)
+        results = results_from_zip(data, f"artifact {name}")
+        if results.is_complete():
+            return match, results
+        log.warning(
+            "baseline: artifact %s of %s skipped: its results are incomplete (errors kept "
+            "some scores from being computed)", match.artifact_id, match.head_sha[:12],
+        )
+        incomplete.append(match)
+    raise _no_artifact(name, chain, incomplete)
 
 
 def download_artifact_zip(
@@ -274,12 +309,12 @@ def artifact_baseline(
             chain = first_parent_chain(client, repo, merge_base)
         except NotFound:  # history not listable: the merge-base alone
             chain = [merge_base]
-        match = find_artifact(client, repo, name, chain)
-        log.info("baseline: artifact %s of %s", match.artifact_id, match.head_sha[:12])
-        data = download_artifact_zip(client, repo, match.artifact_id)
+        match, results = find_artifact(client, repo, name, chain)
     except GitHubError as e:
         raise ArtifactDownloadError(f"artifact search failed: {e}") from e
-    results = results_from_zip(data, f"artifact {name}")
+    red = match.conclusion not in (None, "success")
+    gate = f" (its run concluded {match.conclusion}; the results are complete)" if red else ""
+    log.info("baseline: artifact %s of %s%s", match.artifact_id, match.head_sha[:12], gate)
     if not results.metadata.git_sha:
         results.metadata.git_sha = match.head_sha
     relation = (

@@ -46,7 +46,9 @@ def gc_paused() -> Iterator[None]:
 
 
 def save_results(results: RunResults, path: Path) -> None:
-    """Writes ``results`` as indented JSON to ``path``, creating parent folders."""
+    """Writes ``results`` as indented JSON to ``path``, creating parent folders, with
+    ``complete`` set (:meth:`RunResults.is_complete`; a file marked incomplete stays so)."""
+    results.complete = results.is_complete()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(results.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
 

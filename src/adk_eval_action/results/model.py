@@ -3,6 +3,7 @@
 Shape (``schema_version`` 1)::
 
     RunResults
+      complete            false when errors kept scores from being computed (exit 2)
       metadata            git sha/ref, google-adk and tool versions, timestamps
       suites[]            one per (agent, eval config)
         eval_sets[]       file, eval_set_id, content hash, shape it was loaded from
@@ -187,10 +188,22 @@ class RunMetadata(BaseModel):
     duration_seconds: float | None = None
 
 
+INCOMPLETE_ERROR_KINDS = frozenset({"config", "eval_set", "agent", "internal"})
+"""Kinds of error that kept scores from being computed: a run with one is incomplete
+(exit 2), whatever its gate says."""
+
+
 class RunResults(BaseModel):
-    """The whole results file. See the module docstring for the shape."""
+    """The whole results file. See the module docstring for the shape.
+
+    ``complete`` is written with the file (:func:`adk_eval_action.results.io.save_results`):
+    False when an error of :data:`INCOMPLETE_ERROR_KINDS` kept scores from being computed
+    (or whoever wrote it marked it so). Whether the gate passed does not enter: a run whose
+    gate failed is a complete record of its commit, and a usable baseline.
+    """
 
     schema_version: int = SCHEMA_VERSION
+    complete: bool | None = None
     metadata: RunMetadata = Field(default_factory=RunMetadata)
     suites: list[SuiteRecord] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
@@ -199,6 +212,18 @@ class RunResults(BaseModel):
     def all_errors(self) -> list[ErrorRecord]:
         """Top-level and per-suite errors, in that order."""
         return [*self.errors, *(e for s in self.suites for e in s.errors)]
+
+    def incomplete_errors(self) -> list[ErrorRecord]:
+        """The errors that make the run incomplete (:data:`INCOMPLETE_ERROR_KINDS`)."""
+        return [e for e in self.all_errors() if e.kind in INCOMPLETE_ERROR_KINDS]
+
+    def is_complete(self) -> bool:
+        """Whether every score could be computed: the recorded ``complete`` when the file
+        has it, else no error of :data:`INCOMPLETE_ERROR_KINDS` (files written before the
+        field, and ADK's eval_history)."""
+        if self.complete is not None:
+            return self.complete and not self.incomplete_errors()
+        return not self.incomplete_errors()
 
 
 def utc_now() -> str:

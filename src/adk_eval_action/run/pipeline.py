@@ -33,6 +33,7 @@ from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
 from adk_eval_action.results.io import gc_paused, save_results
 from adk_eval_action.results.model import (
+    INCOMPLETE_ERROR_KINDS,
     ErrorRecord,
     RunMetadata,
     RunResults,
@@ -43,7 +44,7 @@ from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
-USAGE_ERROR_KINDS = {"config", "eval_set", "agent", "internal"}
+USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
 
 
 class CaseFailure(BaseModel):
