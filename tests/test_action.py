@@ -344,14 +344,17 @@ def test_nothing_to_evaluate_is_exit_2_with_summary_and_outputs(tmp_path, stub):
     assert stub.comments() == []
 
 
-def test_publishing_failure_is_an_infrastructure_error(tmp_path, stub):
+@pytest.mark.parametrize("gate_code", [0, 1])
+def test_a_failed_comment_post_never_changes_the_exit_code(tmp_path, stub, gate_code):
     stub.add_pull(12, HEAD)
     stub.fail_next(500, method="POST", times=5)
-    code, printed = run_fake(settings_for(tmp_path, stub), fake_outcome(tmp_path, 0))
-    assert code == 2
+    code, printed = run_fake(settings_for(tmp_path, stub), fake_outcome(tmp_path, gate_code))
+    assert code == gate_code
     assert any(p.startswith("::error title=PR comment not posted::") for p in printed)
+    assert "could not be posted" in (tmp_path / "summary.md").read_text()
     outputs = read_outputs(tmp_path / "output.txt")
-    assert outputs["passed"] == "true" and outputs["comment_url"] == ""
+    assert outputs["passed"] == ("true" if gate_code == 0 else "false")
+    assert outputs["comment_url"] == ""
 
 
 def test_push_comments_on_the_open_pr_of_that_commit(tmp_path, stub):

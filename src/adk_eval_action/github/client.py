@@ -534,7 +534,7 @@ def pulls_for_commit(client: GitHubClient, repository: str, sha: str) -> list[_J
 # --------------------------------------------------------------------------- sticky comment
 
 _MARKER_PREFIX = "<!-- adk-eval-action:"
-_MARKER_RE = re.compile(r"<!-- adk-eval-action:[^>]*-->")
+_MARKER_RE = re.compile(r"<!-- adk-eval-action[:-][^>]*-->")  # key and head markers
 _TRUNCATION_NOTE = (
     "\n\n> **Note:** this comment was cut to fit GitHub's {limit:,}-character limit. "
     "The full report is in the job summary and the results file of the workflow run."

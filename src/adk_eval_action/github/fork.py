@@ -19,12 +19,12 @@ from adk_eval_action.github.client import (
     GitHubClient,
     NotFound,
     comment_marker,
-    compose_comment_body,
     get_pull,
     strip_markers,
     upsert_sticky_comment,
     write_outputs,
 )
+from adk_eval_action.github.freshness import comment_body, stale_reason
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.github.publish import COMMENT_FILE, PR_FILE, PublishTarget
 
@@ -84,16 +84,16 @@ def post_artifact_comment(
         pull = get_pull(client, event.repository, number)
     except NotFound as exc:
         raise ArtifactError(f"PR #{number} does not exist in {event.repository}") from exc
-    actual_sha = (pull.get("head") or {}).get("sha")
-    if actual_sha != claimed_sha:
-        log.info("PR #%s moved on to %s; this comment is for %s and is not posted.",
-                 number, actual_sha, claimed_sha, extra=annotation("notice"))
+    stale = stale_reason({"number": number, **pull}, claimed_sha)
+    if stale or not (pull.get("head") or {}).get("sha"):
+        log.info("%s", stale or f"PR #{number} names no head sha; the comment is not posted",
+                 extra=annotation("notice"))
         return EXIT_PASS
     key = target.comment_key if target.comment_key != "default" else (
         context.comment_key or "default")
     marker = comment_marker(key)
     untrusted = strip_markers(comment_file.read_text(encoding="utf-8", errors="replace"))
-    body = compose_comment_body(untrusted, marker)
+    body = comment_body(untrusted, marker, claimed_sha)
     result = upsert_sticky_comment(
         client, event.repository, number, body, marker=marker,
         mode="new" if target.comment == "new" else "update",

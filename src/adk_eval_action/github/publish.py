@@ -16,7 +16,6 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.errors import EXIT_PASS, EXIT_USAGE
 from adk_eval_action.github.client import (
     COMMENT_MAX_CHARS,
     CommentResult,
@@ -26,12 +25,12 @@ from adk_eval_action.github.client import (
     PermissionDenied,
     append_job_summary,
     comment_marker,
-    compose_comment_body,
     get_pull,
     pulls_for_commit,
     upsert_sticky_comment,
     write_outputs,
 )
+from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
 from adk_eval_action.github.logs import annotation, group
 
 __all__ = [
@@ -129,10 +128,11 @@ def publish(
     outcome: Outcome,
     make_client: Callable[[str, str], GitHubClient],
 ) -> int:
-    """Log groups, annotations, PR comment, job summary, outputs; returns the exit code.
-
-    A comment that could not be posted turns a passing run into exit 2 (infrastructure),
-    except with a fork's read-only token, where it is saved for the fork recipe.
+    """Log groups, annotations, PR comment, job summary, outputs; returns the gate's exit
+    code. A comment that could not be posted (or was not, for a stale run: .freshness) is
+    said in the log and the job summary and never changes the exit code: the check's colour
+    is the evaluation's. With a fork's read-only token the comment waits in a file for the
+    fork recipe.
     """
     event = target.runner.event
     log_suites(outcome, event.workspace, target.workdir)
@@ -140,7 +140,7 @@ def publish(
     results_dir.mkdir(parents=True, exist_ok=True)
     marker = comment_marker(target.comment_key)
     comment_path = results_dir / COMMENT_FILE
-    body = compose_comment_body(outcome.comment_markdown, marker, event.run_url)
+    body = comment_body(outcome.comment_markdown, marker, event.head_sha, event.run_url)
     comment_path.write_text(body, encoding="utf-8")
     (results_dir / PR_FILE).write_text(json.dumps({
         "repository": event.repository, "pr_number": event.pr_number,
@@ -148,9 +148,9 @@ def publish(
         "run_id": event.run_id,
     }, indent=2) + "\n", encoding="utf-8")
 
-    comment_url, note, infra_failed = "", "", False
+    comment_url, note = "", ""
     if target.comment != "off":
-        comment_url, note, infra_failed = publish_comment(
+        comment_url, note = publish_comment(
             target, body, marker, shown(comment_path, event.workspace, target.workdir),
             make_client,
         )
@@ -167,8 +167,6 @@ def publish(
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
         })
-    if infra_failed and outcome.exit_code == EXIT_PASS:
-        return EXIT_USAGE
     return outcome.exit_code
 
 
@@ -200,11 +198,13 @@ def log_suites(
 def publish_comment(
     target: PublishTarget, body: str, marker: str, saved_as: str,
     make_client: Callable[[str, str], GitHubClient],
-) -> tuple[str, str, bool]:
-    """Post the sticky comment; returns (comment URL or "", note for the summary,
-    whether publishing failed for a reason other than a fork's read-only token)."""
+) -> tuple[str, str]:
+    """Post the sticky comment; returns (comment URL or "", note for the summary)."""
     try:
         result = post_run_comment(target, body, marker, make_client)
+    except StaleRun as exc:
+        log.info("%s", exc, extra=annotation("notice", title="PR comment not posted"))
+        return "", f"The PR comment was not posted: {exc}."
     except GitHubError as exc:
         if isinstance(exc, PermissionDenied) and exc.read_only_token:
             # A fork's token: the evaluation stands and the comment waits in a file.
@@ -213,21 +213,27 @@ def publish_comment(
                 "The PR comment could not be posted with this read-only token (a pull "
                 f"request from a fork?). It is saved as `{saved_as}`; the fork recipe in "
                 "the action's docs posts it from a workflow_run workflow."
-            ), False
+            )
         # The evaluation stands too; say loudly that publishing did not.
         log.error("%s", exc, extra=annotation(title="PR comment not posted"))
-        return "", f"The PR comment could not be posted: {exc}", True
+        return "", f"The PR comment could not be posted: {exc}"
     if result is None:
-        return "", "", False
+        return "", ""
     log.info("PR comment %s: %s", result.action, result.url)
-    return result.url, f"PR comment {result.action}: {result.url}", False
+    return result.url, f"PR comment {result.action}: {result.url}"
 
 
 def post_run_comment(
     target: PublishTarget, body: str, marker: str,
     make_client: Callable[[str, str], GitHubClient],
 ) -> CommentResult | None:
-    """Find this run's PR (over REST for push/issue_comment) and upsert the comment."""
+    """Find this run's PR (over REST for push/issue_comment) and upsert the comment, unless
+    the PR's head, read right before posting, is not the head this run evaluated.
+
+    Raises:
+        StaleRun: the PR moved on (.freshness.stale_reason); nothing was posted.
+        GitHubError: a REST call failed.
+    """
     event = target.runner.event
     if not target.token:
         log.info("No github_token: the PR comment is only written to a file.",
@@ -251,6 +257,9 @@ def post_run_comment(
     if event.pr_number is None:
         log.info("This run is not about a pull request: no PR comment.")
         return None
+    stale = stale_reason(get_pull(client, event.repository, event.pr_number), event.head_sha)
+    if stale:
+        raise StaleRun(stale)
     return upsert_sticky_comment(
         client, event.repository, event.pr_number, body, marker=marker,
         mode="new" if target.comment == "new" else "update",
