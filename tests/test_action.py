@@ -514,7 +514,7 @@ def test_comment_artifact_for_an_older_head_is_not_posted(tmp_path, stub, runner
     code = post_artifact_comment(settings.target, write_artifact(tmp_path / "a"),
                                  make_client=lambda t, a: GitHubClient(t, a))
     assert code == 0 and stub.comments() == []
-    assert runner_log.lines[-1].startswith("::notice::PR #12 moved on to 9999")
+    assert runner_log.lines[-1].startswith("::notice::PR #12 has moved on to 9999")
 
 
 def test_comment_artifact_not_from_the_triggering_run_is_refused(tmp_path, stub):
