@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import zipfile
 from pathlib import Path
 
@@ -17,13 +16,10 @@ from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results
 from adk_eval_action.run.pipeline import run_pipeline
 from artifact_stub import ArtifactStub, Token
-from conftest import load_json, request_for
+from conftest import copy_examples, load_json, request_for
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 REPO, TOKEN = "octo/agents", "ghs_artifacttoken"
 MERGE_BASE, PARENT, HEAD_SHA = "a" * 40, "b" * 40, "d" * 40
-
-pytestmark = pytest.mark.usefixtures("keep_cwd")
 
 
 def _record(tmp: Path, **options) -> tuple[int, Path]:
@@ -37,20 +33,19 @@ def _record(tmp: Path, **options) -> tuple[int, Path]:
 def _copy_of_examples(tmp: Path) -> Path:
     """A fresh copy of examples/ as the current folder. Absolute paths below: agent folders
     of other tests' copies may be on sys.path already, and must not be imported instead."""
-    repo = tmp / "repo"
-    shutil.copytree(EXAMPLES, repo, ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    repo = copy_examples(tmp / "repo")
     os.chdir(repo)
     return repo
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> dict[str, Path]:
-    """Results of three recording runs: green (good agent), red (the regressed agent fails
-    its gate: exit 1) and incomplete (an agent that does not import: exit 2)."""
-    files = {}
+def recorded(tmp_path_factory, good_run) -> dict[str, Path]:
+    """Results of three runs: green (``good_run``: the good agent, exit 0), red (a
+    recording run of the regressed agent, whose gate fails: exit 1) and incomplete (a
+    recording run whose agent does not import: exit 2)."""
+    files = {"green": good_run.results}
+    cwd = Path.cwd()
     repo = _copy_of_examples(tmp_path_factory.mktemp("examples"))
-    code, files["green"] = _record(tmp_path_factory.mktemp("green"), paths=[repo / "travel_agent"])
-    assert code == 0
     code, files["red"] = _record(
         tmp_path_factory.mktemp("red"), config=repo / "regressed.adk-eval.yaml"
     )
@@ -61,6 +56,7 @@ def recorded(tmp_path_factory) -> dict[str, Path]:
         tmp_path_factory.mktemp("incomplete"), config=broken / "regressed.adk-eval.yaml"
     )
     assert code == 2
+    os.chdir(cwd)
     return files
 
 
