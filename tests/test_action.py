@@ -187,6 +187,19 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
     assert len(stub.requests("PATCH")) == 1 and len(stub.requests("POST")) == 1
 
 
+def test_paths_in_outputs_are_relative_without_a_workspace(tmp_path, stub):
+    """A plain `run:` step has no GITHUB_WORKSPACE: paths stay relative to the working
+    directory, as given."""
+    run = settings_for(tmp_path, stub, comment="off", results_path="out/r.json")
+    run = run.model_copy(update={"runner": run.runner.model_copy(update={
+        "event": run.event.model_copy(update={"workspace": None})})})
+    outcome = fake_outcome(tmp_path).model_copy(update={"results_path": tmp_path / "out/r.json"})
+    run_fake(run, outcome)
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert (outputs["results_path"], outputs["comment_path"]) == (
+        "out/r.json", "out/adk-eval-comment.md")
+
+
 def test_cli_flags_work_without_the_runner(tmp_path, baseline_results, monkeypatch):
     """A plain `run:` step / laptop: same inputs as flags, no GitHub at all."""
     ws = make_workspace(tmp_path)

@@ -63,6 +63,7 @@ from adk_eval_action.settings import (
     RunSettings,
     click_options,
     hide_secrets,
+    input_option,
     load_request,
     read_inputs,
     resolve,
@@ -329,9 +330,9 @@ def action_command(skip_requirements: bool, **flags: Any) -> None:
 @click.option("--pr-number", "pr_number", type=int, help="PR to comment on (else from the "
               "artifact's adk-eval-pr.json).")
 @click.option("--head-sha", "head_sha", help="Head sha the comment was rendered for.")
-@click.option("--comment-key", "comment_key", help="Keeps one comment per key.")
-@click.option("--comment", type=click.Choice(["update", "new"]), help="Sticky comment mode.")
-@click.option("--github-token", "github_token", help="Token (default: $GITHUB_TOKEN).")
+@input_option("comment_key")
+@input_option("comment", choices=("update", "new"))
+@input_option("github_token")
 def comment_command(
     artifact: Path, pr_number: int | None, head_sha: str | None, **flags: Any,
 ) -> None:

@@ -140,7 +140,8 @@ def render_command(
             results = load_head_table(head)
             base, note = load_baseline(baseline_path)
             context = comment_context(results, base, note, request)
-            text = render_summary(context) if summary else render_comment(context, template)
+            text = (render_summary(context) if summary else
+                    render_comment(context, template, request.max_comment_chars))
             if out:
                 write_text(out, text)
         except AdkEvalActionError as e:

@@ -267,14 +267,16 @@ def post_run_comment(
 
 
 def shown(path: Path, workspace: Path | None, workdir: Path) -> str:
-    """A path as later steps on the host can use it: relative to the workspace if inside.
-    A relative ``path`` is relative to the run's working directory."""
-    absolute = path if path.is_absolute() else workdir / path
-    if workspace is not None:
-        try:
-            return absolute.resolve().relative_to(workspace.resolve()).as_posix()
-        except ValueError:
-            pass
+    """A path as later steps on the host can use it: relative to the workspace if inside,
+    else relative to the run's working directory if inside, else as given. A relative
+    ``path`` is relative to the working directory."""
+    absolute = (path if path.is_absolute() else workdir / path).resolve()
+    for base in (workspace, workdir):
+        if base is not None:
+            try:
+                return absolute.relative_to(base.resolve()).as_posix()
+            except ValueError:
+                pass
     return path.as_posix()
 
 

@@ -25,8 +25,6 @@ from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.results.model import MetricStatus
 
-GITHUB_COMMENT_LIMIT = 65_536
-
 
 class CommentContext(BaseModel):
     """Everything a comment or summary template sees.
@@ -191,13 +189,15 @@ def _template_vars(context: CommentContext) -> dict[str, Any]:
 
 
 def render_comment(
-    context: CommentContext, template: Path | None = None, max_chars: int = GITHUB_COMMENT_LIMIT
+    context: CommentContext, template: Path | None = None, max_chars: int | None = None
 ) -> str:
-    """Renders the PR comment within ``max_chars``: drops per-case details first, then
-    per-rubric rows, saying what was left out; cuts hard as a last resort."""
+    """Renders the PR comment within ``max_chars`` (None: no bound; the pipeline passes
+    GitHub's limit, ``github.client.COMMENT_MAX_CHARS``, less what the action adds): drops
+    per-case details first, then per-rubric rows, saying what was left out; cuts hard as
+    a last resort."""
     source: Path | str = template or "comment.md.j2"
     body = render_template(context, source)
-    if len(body) <= max_chars:
+    if max_chars is None or len(body) <= max_chars:
         return body
     where = "the job summary and the results file"
     if context.results_path:

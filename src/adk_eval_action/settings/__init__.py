@@ -19,7 +19,7 @@ Modules: :mod:`.model` (the model and :data:`OPTIONS`), :mod:`.resolve` (the lay
 inputs, :class:`RunRequest`), :mod:`.flags` (the click flags).
 """
 
-from adk_eval_action.settings.flags import Amount, click_options
+from adk_eval_action.settings.flags import Amount, click_options, input_option
 from adk_eval_action.settings.model import (
     OPTIONS,
     PRECEDENCE,
@@ -49,6 +49,7 @@ __all__ = [
     "click_options",
     "config_layer",
     "hide_secrets",
+    "input_option",
     "load_request",
     "read_inputs",
     "resolve",

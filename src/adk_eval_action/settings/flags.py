@@ -62,15 +62,26 @@ def _cli_param(spec: OptionSpec) -> Callable[[Any], Any]:
                         show_default=_shown_default(spec), help=spec.option.help)
 
 
-def _input_param(spec: OptionSpec) -> Callable[[Any], Any]:
+def _input_param(
+    spec: OptionSpec, choices: tuple[str, ...] | None = None,
+) -> Callable[[Any], Any]:
     # Values stay text here: resolve() checks them as it checks INPUT_* (same messages).
     flag = spec.input_flag
     if spec.base_type is bool:
         return click.option(f"{flag}/--no-{flag[2:]}", spec.name, default=None,
                             help=spec.option.help)
+    allowed = spec.choices if choices is None else choices
     return click.option(flag, spec.name, multiple=spec.is_list,
-                        type=click.Choice(spec.choices) if spec.choices else None,
+                        type=click.Choice(allowed) if allowed else None,
                         help=f"Input `{spec.name}`: {spec.option.help}")
+
+
+def input_option(
+    name: str, choices: tuple[str, ...] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``action`` flag of input ``name`` alone, for another command that takes it (the
+    fork recipe's ``comment``); ``choices`` narrows a choice option's values."""
+    return _input_param(OPTIONS[name], choices)
 
 
 def _params(command: Command | Literal["action"]) -> Iterator[Callable[[Any], Any]]:

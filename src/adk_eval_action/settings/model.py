@@ -95,7 +95,7 @@ class RunSettings(BaseModel):
         "Print the rendered comment to stdout.", commands=RUN_AND_COMPARE, input=False,
     )] = False
     num_runs: Annotated[int, Field(ge=1), Option(
-        "Repeat each eval case N times (a suite's own num_runs wins over adk-eval.yaml's).",
+        "Repeat each eval case N times (given, it wins over every suite's num_runs).",
         config="num_runs",
     )] = 1
     parallelism: Annotated[int, Field(ge=1), Option(
