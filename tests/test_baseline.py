@@ -4,6 +4,7 @@ also shallow), file, auto, record, and unreadable baselines."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import io
 import json
@@ -35,6 +36,11 @@ from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
 from conftest import Console, SharedRun, request_for, working_directory
+
+
+def resolve(*args, **kwargs):
+    """The baseline stage's resolve_baseline, run on an event loop of its own."""
+    return asyncio.run(resolve_baseline(*args, **kwargs))
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -146,7 +152,7 @@ def test_artifact_skips_expired_and_pull_request_runs(stub, good_results):
     stub.add_artifact(MERGE_BASE, data, fork=True, created_at="2026-01-02T03:00:00Z")
     stub.add_artifact(MERGE_BASE, data, name="other-name", created_at="2026-01-02T04:00:00Z")
     head = head_of(good_results)
-    baseline, note = resolve_baseline(artifact_options(stub), head, now=NOW)
+    baseline, note = resolve(artifact_options(stub), head, now=NOW)
     assert baseline is not None and baseline.suites[0].name == "travel_agent"
     run_url = stub.runs[chosen["workflow_run"]["id"]]["html_url"]
     assert note.startswith(f"artifact adk-eval-results, commit {PARENT[:12]} (1 first-parent")
@@ -165,7 +171,7 @@ def test_artifact_of_the_merge_base_wins_and_pages_are_followed(stub, good_resul
     stub.add_artifact(MERGE_BASE, data, created_at="2025-12-01T00:00:00Z")
     for index in range(120):  # newer artifacts of unrelated commits push it to page 2
         stub.add_artifact(f"{index:040x}", b"", created_at="2026-01-02T00:00:00Z")
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results),
+    baseline, note = resolve(artifact_options(stub), head_of(good_results),
                                       now=NOW)
     assert baseline is not None
     assert f"commit {MERGE_BASE[:12]} (merge-base with main)" in note
@@ -175,7 +181,7 @@ def test_artifact_of_the_merge_base_wins_and_pages_are_followed(stub, good_resul
 
 def test_no_artifact_is_no_baseline_with_the_reason(stub, good_results):
     stub.add_artifact(MERGE_BASE, b"", expired=True)
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results))
+    baseline, note = resolve(artifact_options(stub), head_of(good_results))
     assert baseline is None
     assert "no artifact adk-eval-results" in note and MERGE_BASE[:12] in note
 
@@ -183,7 +189,7 @@ def test_no_artifact_is_no_baseline_with_the_reason(stub, good_results):
 def test_permission_error_says_actions_read(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": b"{}"}))
     stub.fail_next(403, message="Resource not accessible by integration", path=r"/zip$")
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results))
+    baseline, note = resolve(artifact_options(stub), head_of(good_results))
     assert baseline is None and "actions: read" in note
 
 
@@ -205,7 +211,7 @@ def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expecte
     else:
         data = zipped({"notes.txt": b"hello"})
     stub.add_artifact(MERGE_BASE, data)
-    baseline, note = resolve_baseline(artifact_options(stub), head_of(good_results))
+    baseline, note = resolve(artifact_options(stub), head_of(good_results))
     assert baseline is None and expected in note
     assert any(line.startswith("warning: baseline not used") for line in console.lines)
 
@@ -228,7 +234,7 @@ def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_
 
 
 def test_auto_without_github_and_rerun_off_is_none(good_results):
-    baseline, note = resolve_baseline(BaselineRequest(), head_of(good_results))
+    baseline, note = resolve(BaselineRequest(), head_of(good_results))
     assert baseline is None
     assert "no GitHub context" in note and "baseline_rerun is off" in note
 
@@ -236,25 +242,25 @@ def test_auto_without_github_and_rerun_off_is_none(good_results):
 def test_auto_prefers_the_artifact(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     options = BaselineRequest(github=context_for(stub), baseline_rerun=True)
-    baseline, note = resolve_baseline(options, head_of(good_results))
+    baseline, note = resolve(options, head_of(good_results))
     assert baseline is not None and note.startswith("artifact adk-eval-results")
 
 
 def test_record_and_none(good_results):
     head = head_of(good_results)
-    baseline, note = resolve_baseline(BaselineRequest(record=True), head)
+    baseline, note = resolve(BaselineRequest(record=True), head)
     assert baseline is None and "records the baseline" in note
-    baseline, note = resolve_baseline(BaselineRequest(spec="none"), head)
+    baseline, note = resolve(BaselineRequest(spec="none"), head)
     assert baseline is None and note == "baseline none requested"
 
 
 def test_file_baseline_and_unreadable_file(good_results, tmp_path):
     head = head_of(good_results)
-    baseline, note = resolve_baseline(BaselineRequest(spec=str(good_results)), head)
+    baseline, note = resolve(BaselineRequest(spec=str(good_results)), head)
     assert baseline is not None and note.startswith("file adk-eval-results.json, commit")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    baseline, note = resolve_baseline(BaselineRequest(spec=broken), head)
+    baseline, note = resolve(BaselineRequest(spec=broken), head)
     assert baseline is None and "could not be read" in note and "not valid JSON" in note
 
 
@@ -267,7 +273,7 @@ def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path)
     base.suites[0].num_runs = 3
     base_file = tmp_path / "base.json"
     save_results(base, base_file)
-    baseline, note = resolve_baseline(BaselineRequest(spec=base_file), head)
+    baseline, note = resolve(BaselineRequest(spec=base_file), head)
     assert baseline is not None and "re-scored" not in note  # an eval set changed
     outcome = finish(head, baseline, note, request_for())
     comment = outcome.comment_markdown
@@ -428,7 +434,7 @@ def test_rerun_on_a_shallow_clone_evaluates_the_merge_base_in_a_worktree(
 
 def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):
     os.chdir(tmp_path)
-    baseline, note = resolve_baseline(
+    baseline, note = resolve(
         BaselineRequest(spec="rerun"), head_of(good_results)
     )
     assert baseline is None and "not inside a git checkout" in note

@@ -3,6 +3,7 @@ google-adk evaluators and the stand-in judge (no agent run)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,6 +18,11 @@ from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results
 from adk_eval_action.run.pipeline import find_suites, run_pipeline
 from conftest import SharedRun, request_for
+
+
+def resolve(*args, **kwargs):
+    """The baseline stage's resolve_baseline, run on an event loop of its own."""
+    return asyncio.run(resolve_baseline(*args, **kwargs))
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -149,9 +155,9 @@ def test_rescore_keeps_unrecorded_runs_and_other_suites(baseline_file, tmp_path)
     run_pipeline(request_for(baseline="none", results_path=tmp_path / "h.json"))
     head = load_results(tmp_path / "h.json")
     suites = find_suites(request_for())
-    rescore = partial(rescore_baseline, console=lambda line: None, suites=suites, parallelism=4,
+    rescore = partial(rescore_baseline, suites=suites, parallelism=4,
                       repo_root=Path.cwd())
-    baseline, note = resolve_baseline(BaselineRequest(spec=path), head, rescore=rescore)
+    baseline, note = resolve(BaselineRequest(spec=path), head, rescore=rescore)
     assert baseline is not None and "re-scored" in note
 
     def names(run) -> set[str]:

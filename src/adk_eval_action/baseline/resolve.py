@@ -39,9 +39,10 @@ the PR's base branch.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from adk_eval_action.adk.history import load_any_results
@@ -61,7 +62,7 @@ from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.results.model import RunResults
 
 log = logging.getLogger(__name__)
-Rescore = Callable[[RunResults, RunResults], list[str]]
+Rescore = Callable[[RunResults, RunResults], Awaitable[list[str]]]
 """Re-scores a baseline in place under the head's eval config; returns the suites done."""
 
 
@@ -142,7 +143,7 @@ def _auto(
     return ResolvedBaseline(reason=reason)
 
 
-def resolve_baseline(
+async def resolve_baseline(
     request: BaselineRequest,
     head: RunResults,
     *,
@@ -157,8 +158,10 @@ def resolve_baseline(
 
     Never raises for the baseline's sake: a baseline that cannot be found or read becomes
     ``(None, reason)`` and nothing of the head's results is lost (issue: "Baselines").
+    The search (downloads, a re-run in a child process) runs in a worker thread, so the
+    event loop stays free.
     """
-    resolved = find_baseline(request, client_factory)
+    resolved = await asyncio.to_thread(find_baseline, request, client_factory)
     if resolved.results is not None:
         try:
             check_usable(resolved.results, head)
@@ -167,7 +170,7 @@ def resolve_baseline(
             resolved = ResolvedBaseline(reason=f"{resolved.label} not usable: {e}")
     if resolved.results is not None and rescore is not None:
         try:
-            resolved.rescored = rescore(resolved.results, head)
+            resolved.rescored = await rescore(resolved.results, head)
         except Exception as e:  # noqa: BLE001 - a failed re-score leaves the baseline as it was
             log.warning("re-scoring the baseline failed: %s: %s", type(e).__name__, e)
             resolved.extra.append("re-scoring failed, compared as recorded")

@@ -8,6 +8,7 @@ exit 2 the results file and the comment are still written with everything that d
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import platform
 import time
@@ -121,13 +122,9 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _adk_console(line: str) -> None:
-    # adk/ still takes a line printer (its lines carry their own "warning:"/"error:").
-    logging.getLogger("adk_eval_action.adk").info(line)
-
-
-def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
-    """Discovers and evaluates every suite; never loses a suite's results to another's error.
+async def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
+    """Discovers and evaluates every suite on the running event loop; never loses a suite's
+    results to another's error.
 
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
@@ -148,7 +145,7 @@ def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs  # a flag or input wins over the suite's own
         try:
-            results.suites.append(evaluate_suite(suite, engine, _adk_console))
+            results.suites.append(await evaluate_suite(suite, engine))
         except Exception as e:  # noqa: BLE001 - keep the other suites' results
             results.errors.append(
                 ErrorRecord(
@@ -386,9 +383,9 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
     """Re-scoring of the baseline under the head's suites (imported late: google-adk)."""
     from adk_eval_action.adk.rescore import rescore_baseline
 
-    def rescore(baseline: RunResults, head: RunResults) -> list[str]:
-        return rescore_baseline(
-            baseline, head, _adk_console, suites=suites,
+    async def rescore(baseline: RunResults, head: RunResults) -> list[str]:
+        return await rescore_baseline(
+            baseline, head, suites=suites,
             parallelism=request.settings.parallelism, repo_root=request.workdir,
         )
 
@@ -396,19 +393,30 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
 
 
 def run_pipeline(request: RunRequest) -> PipelineOutcome:
-    """Runs the whole job (module docstring) in ``request.workdir``.
+    """Runs the whole job (module docstring) in ``request.workdir``: the entry point of
+    synchronous callers (the CLI, the action), which owns the event loop
+    (:func:`run_pipeline_async`).
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
-    results, suites = evaluate(request)
+    return asyncio.run(run_pipeline_async(request))
+
+
+async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
+    """:func:`run_pipeline` on the running event loop.
+
+    Raises:
+        AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
+    """
+    results, suites = await evaluate(request)
     results_path = request.settings.results_path
     try:
         save_results(results, request.path(results_path))
     except OSError as e:
         raise ConfigError(results_path, f"cannot write the results file: {e}") from e
     log.info("results: %s", results_path)
-    baseline, note = resolve_baseline(
+    baseline, note = await resolve_baseline(
         baseline_request(request), results, rescore=_rescorer(suites, request)
     )
     return finish(results, baseline, note, request)
@@ -420,4 +428,5 @@ __all__ = [
     "PipelineOutcome",
     "RunRequest",
     "run_pipeline",
+    "run_pipeline_async",
 ]

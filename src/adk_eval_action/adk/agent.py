@@ -1,0 +1,172 @@
+"""Importing a repository's agent as ``adk eval`` does, with the process left as it was.
+
+ADK's agent loader (google.adk.cli.utils.agent_loader.AgentLoader) puts the agents folder on
+``sys.path``, imports ``<name>`` and reads ``<name>.agent.root_agent`` (or ``app``, or
+``get_agent_async``). Two things are added here:
+
+* The repository root is importable too, so a custom metric named ``my_agent.metrics.fn``
+  (``code_config.name``) resolves without PYTHONPATH.
+* Everything changed for the import is undone when the scope ends (:class:`ImportScope`):
+  ``sys.path`` gets its entries back, and the ``sys.modules`` entries of the agent
+  packages are those of before the scope. A same-named package of another folder (a second
+  suite, the base commit's copy) is set aside while the scope is open and put back after,
+  so it never shadows the agent being evaluated.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any
+
+from adk_eval_action.errors import AdkEvalActionError
+
+
+class AgentLoadError(AdkEvalActionError):
+    """The agent module failed to import or exposes no agent."""
+
+
+@dataclass(frozen=True)
+class LoadedAgent:
+    """An imported agent: ``root_agent`` (an ADK ``BaseAgent``), the ``App`` wrapping it
+    when the module defines ``app`` (else None), and ``app_name`` (the package name, which
+    ADK uses as the app name of sessions and eval sets)."""
+
+    app_name: str
+    root_agent: Any
+    app: Any = None
+
+
+def _package_modules(name: str) -> dict[str, ModuleType]:
+    """``sys.modules`` entries of the package ``name`` and its submodules."""
+    return {k: m for k, m in sys.modules.items() if k == name or k.startswith(name + ".")}
+
+
+def _inside(module: ModuleType, folder: Path) -> bool:
+    module_file = getattr(module, "__file__", None) or ""
+    return module_file.startswith(str(folder))
+
+
+class ImportScope:
+    """A context manager that makes agent packages importable and undoes it on exit.
+
+    On entry each agent folder's parent and ``repo_root`` go to the front of ``sys.path``,
+    and any ``sys.modules`` entry of an agent's package name that comes from another folder
+    is set aside. On exit ``sys.path`` is restored to its entry value and the package
+    names' ``sys.modules`` entries to what they were on entry (the agent modules imported
+    inside are dropped). Scopes nest; they are not meant to overlap otherwise (one event
+    loop thread enters and leaves them in order).
+
+    Args:
+        agent_dirs: The agent folders (``.../my_agent`` holding ``__init__.py``); two with
+            the same folder name cannot share a scope (the later one wins).
+        repo_root: The repository root (for custom metric modules).
+    """
+
+    def __init__(self, agent_dirs: Iterable[Path], repo_root: Path) -> None:
+        self._agent_dirs = [Path(d).resolve() for d in agent_dirs]
+        self._repo_root = Path(repo_root).resolve()
+        self._saved_path: list[str] = []
+        self._saved_modules: dict[str, dict[str, ModuleType]] = {}
+
+    def __enter__(self) -> ImportScope:
+        self._saved_path = list(sys.path)
+        folders = [str(d.parent) for d in self._agent_dirs] + [str(self._repo_root)]
+        for folder in reversed(folders):
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+        for agent_dir in self._agent_dirs:
+            saved = _package_modules(agent_dir.name)
+            self._saved_modules[agent_dir.name] = saved
+            for key, module in saved.items():
+                if not _inside(module, agent_dir):
+                    del sys.modules[key]
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for name, saved in self._saved_modules.items():
+            for key in _package_modules(name):
+                del sys.modules[key]
+            sys.modules.update(saved)
+        self._saved_modules = {}
+        sys.path[:] = self._saved_path
+
+
+async def load_agent(agent_dir: Path) -> LoadedAgent:
+    """Imports the agent package ``agent_dir`` as ADK's agent loader does (inside an open
+    :class:`ImportScope` that names it) and returns its agent.
+
+    ``get_agent_async`` is awaited on the running event loop. The agent's ``.env`` is
+    loaded into ``os.environ`` as ``adk eval`` loads it
+    (google.adk.cli.utils.envs.load_dotenv_for_agent).
+
+    Raises:
+        AgentLoadError: the import raised (the message names the file and line inside the
+            agent folder), or the module has no ``root_agent``, ``app`` or
+            ``get_agent_async``.
+    """
+    import importlib
+
+    agent_dir = Path(agent_dir).resolve()
+    name = agent_dir.name
+    try:
+        from google.adk.cli.utils import envs
+
+        envs.load_dotenv_for_agent(name, str(agent_dir.parent))
+    except Exception:  # noqa: BLE001 - a .env problem must not hide the import result
+        pass
+    try:
+        module = importlib.import_module(name)
+        agent_module = getattr(module, "agent", None) or importlib.import_module(f"{name}.agent")
+    except Exception as e:
+        raise AgentLoadError(
+            f"agent {name} failed to import: {type(e).__name__}: {e}{_where_raised(e, agent_dir)}"
+        ) from e
+    return await _agent_of(agent_module, agent_dir)
+
+
+async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
+    from google.adk.apps.app import App
+
+    name = agent_dir.name
+    app = getattr(agent_module, "app", None)
+    if isinstance(app, App):
+        return LoadedAgent(app_name=name, root_agent=app.root_agent, app=app)
+    if hasattr(agent_module, "root_agent"):
+        return LoadedAgent(app_name=name, root_agent=agent_module.root_agent)
+    factory = getattr(agent_module, "get_agent_async", None)
+    if factory is not None:
+        try:
+            made = factory()
+            root_agent, _ = await made if inspect.isawaitable(made) else made
+        except Exception as e:
+            raise AgentLoadError(
+                f"agent {name}: get_agent_async failed: {type(e).__name__}: {e}"
+                f"{_where_raised(e, agent_dir)}"
+            ) from e
+        return LoadedAgent(app_name=name, root_agent=root_agent)
+    raise AgentLoadError(
+        f"agent {agent_dir}: module `{name}.agent` has no `root_agent`, `app` or `get_agent_async`"
+    )
+
+
+def _where_raised(error: BaseException, agent_dir: Path) -> str:
+    """`` (at agent.py:3)``: the innermost traceback frame inside the agent folder, if any."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if isinstance(error, SyntaxError) and error.filename:
+        frames.append(traceback.FrameSummary(error.filename, error.lineno or 0, ""))
+    inside = [f for f in frames if f.filename.startswith(str(agent_dir))]
+    if not inside:
+        return ""
+    frame = inside[-1]
+    return f" (at {Path(frame.filename).relative_to(agent_dir.parent)}:{frame.lineno})"

@@ -1,0 +1,191 @@
+"""The one evaluation harness: google-adk's ``LocalEvalService`` set up for a suite.
+
+Both the engine (inference + metrics) and re-scoring (metrics on recorded invocations) drive
+ADK through :class:`SuiteHarness`, set up as ``adk eval`` sets it up
+(google.adk.cli.cli_tools_click.cli_eval): the eval sets in an ``InMemoryEvalSetsManager``,
+the eval config's custom metrics registered in a fresh ``MetricEvaluatorRegistry``
+(``register_custom_metrics_from_config``), the metrics from ``get_eval_metrics_from_config``,
+one ``InMemorySessionService``. What is added is per eval case run:
+
+* :meth:`SuiteHarness.infer` runs one eval case (``perform_inference`` with its id), so a
+  scheduler can interleave cases, runs and suites.
+* :meth:`SuiteHarness.evaluate` evaluates one inference with a
+  :class:`~adk_eval_action.adk.recording.RecordingRegistry` of its own, so the reason a
+  metric was not evaluated stays with its case.
+
+Everything is async and runs on the caller's event loop. Process-wide changes are scoped
+by :func:`evaluation_scope`: the agent imports (``sys.path``, ``sys.modules``) and the
+judge logger are restored when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from google.adk.evaluation.base_eval_service import (
+    EvaluateConfig,
+    EvaluateRequest,
+    InferenceConfig,
+    InferenceRequest,
+    InferenceResult,
+    InferenceStatus,
+)
+from google.adk.evaluation.eval_case import Invocation
+from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+from google.adk.evaluation.eval_metrics import EvalMetric
+from google.adk.evaluation.eval_result import EvalCaseResult
+from google.adk.evaluation.eval_set import EvalSet
+from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
+from google.adk.evaluation.local_eval_service import LocalEvalService
+from google.adk.evaluation.metric_evaluator_registry import (
+    MetricEvaluatorRegistry,
+    register_custom_metrics_from_config,
+)
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+from adk_eval_action.adk.agent import ImportScope, LoadedAgent
+from adk_eval_action.adk.recording import (
+    MetricRecorder,
+    RecordingRegistry,
+    capture_judge_failures,
+)
+
+T = TypeVar("T")
+
+
+@dataclass
+class CaseEvaluation:
+    """The metrics of one eval case run: ADK's ``EvalCaseResult`` (None when the evaluation
+    itself failed, ``error`` then says why) and ``reasons`` (metric name -> why it was not
+    evaluated)."""
+
+    result: EvalCaseResult | None
+    reasons: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+@contextmanager
+def evaluation_scope(agent_dirs: Iterable[Path], repo_root: Path) -> Iterator[None]:
+    """The process-wide settings an evaluation needs, undone on exit: the agent folders and
+    ``repo_root`` importable (:class:`~adk_eval_action.adk.agent.ImportScope`) and judge
+    failures recorded instead of logged
+    (:func:`~adk_eval_action.adk.recording.capture_judge_failures`). Load agents and run
+    :class:`SuiteHarness` calls inside it."""
+    with ImportScope(agent_dirs, repo_root), capture_judge_failures():
+        yield
+
+
+async def bounded(limit: int, jobs: Iterable[Awaitable[T]]) -> list[T]:
+    """Awaits ``jobs`` with at most ``limit`` in flight, started in the given order;
+    returns their results in that order."""
+    semaphore = asyncio.Semaphore(max(1, limit))
+
+    async def one(job: Awaitable[T]) -> T:
+        async with semaphore:
+            return await job
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+class SuiteHarness:
+    """ADK's evaluation machinery for one suite (module docstring).
+
+    Args:
+        app_name: The app name ADK files the eval sets and sessions under (the agent
+            package's name, as ``adk eval`` uses it).
+        eval_config: ADK's eval config of the suite (criteria, custom metrics).
+        eval_sets: The suite's eval sets, prepared (:mod:`adk_eval_action.adk.prepare`);
+            eval set ids must be unique.
+        agent: The agent to run; None when only recorded invocations are evaluated.
+
+    Raises:
+        ValueError: two eval sets share an id, or an eval set repeats an eval id (ADK's
+            ``InMemoryEvalSetsManager`` refuses both).
+    """
+
+    def __init__(
+        self,
+        app_name: str,
+        eval_config: EvalConfig,
+        eval_sets: Iterable[EvalSet],
+        agent: LoadedAgent | None = None,
+    ) -> None:
+        self.app_name = app_name
+        self.agent = agent
+        self._manager = InMemoryEvalSetsManager()
+        for eval_set in eval_sets:
+            self._manager.create_eval_set(app_name=app_name, eval_set_id=eval_set.eval_set_id)
+            for case in eval_set.eval_cases:
+                self._manager.add_eval_case(
+                    app_name=app_name, eval_set_id=eval_set.eval_set_id, eval_case=case
+                )
+        self._registry = register_custom_metrics_from_config(eval_config, MetricEvaluatorRegistry())
+        self.eval_metrics: list[EvalMetric] = get_eval_metrics_from_config(eval_config)
+        self._session_service = InMemorySessionService()
+
+    def _service(self, registry: Any) -> LocalEvalService:
+        return LocalEvalService(
+            root_agent=self.agent.root_agent if self.agent else None,  # type: ignore[arg-type]
+            eval_sets_manager=self._manager,
+            session_service=self._session_service,
+            metric_evaluator_registry=registry,
+            app=self.agent.app if self.agent else None,
+        )
+
+    async def infer(self, eval_set_id: str, eval_id: str) -> InferenceResult:
+        """Runs the agent on one eval case (ADK's ``perform_inference`` for that case id).
+
+        Returns ADK's ``InferenceResult``; a failed agent run is ``status`` FAILURE with
+        ``error_message`` (ADK catches it), never an exception.
+
+        Raises:
+            ValueError: the harness has no agent.
+            google.adk.errors.not_found_error.NotFoundError: unknown eval set id.
+        """
+        if self.agent is None:
+            raise ValueError(f"{self.app_name}: no agent to run")
+        request = InferenceRequest(
+            app_name=self.app_name,
+            eval_set_id=eval_set_id,
+            eval_case_ids=[eval_id],
+            inference_config=InferenceConfig(parallelism=1),
+        )
+        async for result in self._service(self._registry).perform_inference(request):
+            return result
+        raise ValueError(f"eval case {eval_id} is not in eval set {eval_set_id}")
+
+    def recorded_inference(
+        self, eval_set_id: str, eval_id: str, invocations: list[Invocation]
+    ) -> InferenceResult:
+        """An inference made of invocations recorded earlier (re-scoring, no agent run)."""
+        return InferenceResult(
+            app_name=self.app_name,
+            eval_set_id=eval_set_id,
+            eval_case_id=eval_id,
+            inferences=invocations,
+            session_id=None,
+            status=InferenceStatus.SUCCESS,
+        )
+
+    async def evaluate(self, inference: InferenceResult) -> CaseEvaluation:
+        """Evaluates the suite's metrics on one inference (ADK's ``evaluate``) with a
+        recorder of its own. Never raises: a failure of the whole evaluation is
+        :attr:`CaseEvaluation.error`; a metric that could not run is NOT_EVALUATED in the
+        result with its reason in :attr:`CaseEvaluation.reasons`."""
+        recorder = MetricRecorder()
+        service = self._service(RecordingRegistry(self._registry, recorder))
+        request = EvaluateRequest(
+            inference_results=[inference],
+            evaluate_config=EvaluateConfig(eval_metrics=self.eval_metrics, parallelism=1),
+        )
+        try:
+            async for case_result in service.evaluate(request):
+                return CaseEvaluation(case_result, recorder.reasons)
+        except Exception as e:  # noqa: BLE001 - one case's failure must not lose the others
+            return CaseEvaluation(None, recorder.reasons, f"{type(e).__name__}: {e}")
+        return CaseEvaluation(None, recorder.reasons, "evaluation produced no result")

@@ -1,0 +1,149 @@
+"""A suite's inputs ready for ADK: its eval config and eval sets, with our rubric rules.
+
+Used alike by the engine (which evaluates them) and re-scoring (which evaluates a
+baseline's recorded invocations under them), so both score under the same rules
+(:mod:`adk_eval_action.adk.rubrics`): untyped rubrics typed, final-only rubrics on the last
+turn, duplicate rubric ids refused, eval set ids unique within a suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from google.adk.evaluation.eval_rubrics import Rubric
+from pydantic import BaseModel, ConfigDict, Field
+
+from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
+from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
+from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
+from adk_eval_action.errors import AdkEvalActionError, EvalSetError
+from adk_eval_action.project.discovery import Suite, relative_path
+from adk_eval_action.results.model import ErrorRecord
+
+
+class SuiteInputs(BaseModel):
+    """What a suite's files gave: the eval config (None when it failed to load), the eval
+    sets that loaded (in the suite's order), one :class:`ErrorRecord` per file that did not
+    (kind ``config`` or ``eval_set``, paths relative to the repository root), and what the
+    log should say about the files (``notes``; the config's lint findings are
+    ``config.warnings``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    config: LoadedEvalConfig | None
+    eval_sets: list[LoadedEvalSet] = Field(default_factory=list)
+    errors: list[ErrorRecord] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def load_suite_inputs(suite: Suite, repo_root: Path) -> SuiteInputs:
+    """Loads the eval config and every eval set of ``suite`` and applies the rubric rules
+    (:func:`prepare_eval_set`). Never raises for a problem in the user's files: a broken
+    eval config leaves no eval sets to load; a broken eval set is skipped; each becomes an
+    error record naming the file."""
+
+    def rel(path: Path | None) -> str | None:
+        return None if path is None else relative_path(path, repo_root)
+
+    config_file = rel(suite.eval_config_path)
+    try:
+        config = load_eval_config(
+            suite.eval_config_path,
+            suite.thresholds,
+            suite.higher_is_better,
+            display_path=config_file,
+        )
+    except AdkEvalActionError as e:
+        error = ErrorRecord(kind="config", message=str(e), suite=suite.name, file=config_file)
+        return SuiteInputs(config=None, errors=[error])
+    inputs = SuiteInputs(config=config)
+    for path in suite.eval_set_paths:
+        shown = rel(path) or str(path)
+        try:
+            loaded = load_eval_set(path)
+            _refuse_repeated_id(loaded, inputs.eval_sets, rel)
+            notes = [*loaded.notes, *prepare_eval_set(loaded, config)]
+        except EvalSetError as e:
+            inputs.errors.append(
+                ErrorRecord(
+                    kind="eval_set",
+                    message=str(e).replace(str(path), shown),
+                    suite=suite.name,
+                    file=shown,
+                    hint="fix the file; the other eval sets still ran",
+                )
+            )
+            continue
+        inputs.notes.extend(note.replace(str(path), shown) for note in notes)
+        inputs.eval_sets.append(loaded)
+    return inputs
+
+
+def prepare_eval_set(loaded: LoadedEvalSet, config: LoadedEvalConfig) -> list[str]:
+    """Applies the suite's rubric rules to an eval set in place; returns console notes.
+
+    Raises:
+        EvalSetError: duplicate rubric ids across config, case and invocation (names the
+            case and id).
+    """
+    notes: list[str] = []
+    rubric_metrics = config.rubric_types()
+    if not rubric_metrics:
+        return notes
+    default_metric, default_type = rubric_metrics[0]
+    typed = 0
+    for case in loaded.eval_set.eval_cases:
+        typed += assign_default_type(case.rubrics, default_type)
+        for invocation in case.conversation or []:
+            typed += assign_default_type(invocation.rubrics, default_type)
+        for metric, rubrics in config.final_rubrics.items():
+            copies = [r.model_copy(update={"type": RUBRIC_METRIC_TYPES[metric]}) for r in rubrics]
+            if case.conversation:
+                last = case.conversation[-1]
+                last.rubrics = [*(last.rubrics or []), *copies]
+            else:
+                case.rubrics = [*(case.rubrics or []), *copies]
+        _check_duplicates(loaded, case, config)
+    if typed:
+        notes.append(
+            f"{loaded.path}: {typed} untyped case/invocation rubric(s) given type "
+            f"{default_type} so `{default_metric}` judges them (google-adk drops untyped ones)"
+        )
+    return notes
+
+
+def _refuse_repeated_id(
+    loaded: LoadedEvalSet, earlier: list[LoadedEvalSet], rel: Callable[[Path], str | None]
+) -> None:
+    """Raises EvalSetError when an earlier eval set of the suite has the same eval_set_id:
+    results key cases by (suite, eval set id, eval id), and ADK refuses it too."""
+    for other in earlier:
+        if other.eval_set.eval_set_id == loaded.eval_set.eval_set_id:
+            raise EvalSetError(
+                loaded.path,
+                f"eval_set_id `{loaded.eval_set.eval_set_id}` is also the id of "
+                f"{rel(other.path)}; give each eval set of a suite its own eval_set_id",
+            )
+
+
+def _config_rubrics(criterion: Any) -> list[Rubric]:
+    """Criterion rubrics; ADK keeps them as raw dicts on a BaseCriterion (extra="allow")."""
+    raw = getattr(criterion, "rubrics", None) or []
+    return [r if isinstance(r, Rubric) else Rubric.model_validate(r) for r in raw]
+
+
+def _check_duplicates(loaded: LoadedEvalSet, case: Any, config: LoadedEvalConfig) -> None:
+    for metric, _ in config.rubric_types():
+        config_rubrics = _config_rubrics(config.eval_config.criteria[metric])
+        for invocation in case.conversation or [None]:
+            inv_rubrics = invocation.rubrics if invocation is not None else None
+            dupes = duplicate_ids(config_rubrics, case.rubrics, inv_rubrics)
+            if dupes:
+                raise EvalSetError(
+                    loaded.path,
+                    f"eval case `{case.eval_id}`: rubric id(s) {', '.join(dupes)} defined more "
+                    "than once across the eval config, the case and its invocations; give "
+                    "each rubric a unique id",
+                )
