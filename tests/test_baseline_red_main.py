@@ -4,6 +4,7 @@ uploaded it. Real runs of the example agents; GitHub is the artifact stand-in.""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import zipfile
@@ -93,7 +94,7 @@ def test_the_artifact_of_a_red_main_commit_is_found_and_used(stub, recorded, con
     red = stub.add_artifact(MERGE_BASE, _zip(recorded["red"]), conclusion="failure",
                             created_at="2026-01-02T00:00:00Z")
     head = load_results(recorded["green"])
-    baseline, note = resolve_baseline(_request(stub), head)
+    baseline, note = asyncio.run(resolve_baseline(_request(stub), head))
     assert baseline is not None
     assert f"commit {MERGE_BASE[:12]} (merge-base with main)" in note
     assert baseline.suites == load_results(recorded["red"]).suites  # the red run's scores
@@ -106,7 +107,7 @@ def test_an_incomplete_artifact_is_skipped_for_an_older_complete_one(stub, recor
                       created_at="2026-01-01T00:00:00Z")
     skipped = stub.add_artifact(MERGE_BASE, _zip(recorded["incomplete"]), conclusion="failure",
                                 created_at="2026-01-02T00:00:00Z")
-    baseline, note = resolve_baseline(_request(stub), load_results(recorded["green"]))
+    baseline, note = asyncio.run(resolve_baseline(_request(stub), load_results(recorded["green"])))
     assert baseline is not None and f"commit {PARENT[:12]}" in note
     assert any(f"artifact {skipped['id']}" in line and "incomplete" in line
                for line in console.lines)
@@ -114,6 +115,6 @@ def test_an_incomplete_artifact_is_skipped_for_an_older_complete_one(stub, recor
 
 def test_only_incomplete_artifacts_is_no_baseline_saying_why(stub, recorded):
     stub.add_artifact(MERGE_BASE, _zip(recorded["incomplete"]), conclusion="success")
-    baseline, note = resolve_baseline(_request(stub), load_results(recorded["green"]))
+    baseline, note = asyncio.run(resolve_baseline(_request(stub), load_results(recorded["green"])))
     assert baseline is None
     assert "1 artifact(s) were skipped because their results are incomplete" in note
