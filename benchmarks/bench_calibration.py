@@ -1,0 +1,348 @@
+"""Calibration of the regressed / improved calls: false alarms and power (a script, not a test).
+
+Simulates pull requests as pairs of results (baseline, head) drawn from known score
+distributions, runs the package's own ``compare`` on each pair, and counts the calls:
+
+* **false alarms**: both sides drawn from the *same* distribution (an unchanged agent); a
+  metric or rubric called 🔴 regressed is a false alarm, and a PR with any such call is a
+  false-alarm PR. The target is at most 5% of PRs (issue 16);
+* **power**: the head's pass probability (or mean score) lowered by ``--effect`` on every
+  metric (``--degrade all``) or on the first (``--degrade one``); the share of degraded
+  metrics called regressed, and of PRs with at least one such call.
+
+Each rate is printed with its Monte-Carlo 95% margin (1.96 binomial standard errors).
+
+The generator: every eval case gets, per metric, a pass probability drawn from a difficulty
+mix (``easy``: 1.0 / 0.9 / 0.7 / 0.5, the issue's; ``hard``: 0.5 / 0.3 / 0.1 / 0.0; ``wide``:
+uniform on [0, 1]); binary metrics score 1 (passed) or 0 (failed) per run, continuous ones a
+Beta draw with that mean (``--kind continuous``); ``--rubrics`` makes the first metric a
+rubric metric with three rubric verdicts per run, each a Bernoulli draw, and its score their
+mean. Metrics are independent given the case (the hardest case for a multiplicity
+correction: nothing is shared between tests).
+
+``--adaptive-runs MAX`` adds the package's adaptive repeats: after the planned runs, the
+cases the package asks more runs for are drawn again (head only: the baseline is reused)
+until the calls are decided or MAX runs or the budget are reached; the model calls spent
+(head case runs, relative to the planned ones) are printed.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_calibration.py --grid       # the docs/gating.md table
+    .venv/bin/python benchmarks/bench_calibration.py --cases 50 --runs 3 --effect 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from adk_eval_action.compare import Comparison, compare
+from adk_eval_action.results import (
+    CaseStatus,
+    EvalCaseRecord,
+    EvalSetRecord,
+    MetricResult,
+    MetricStatus,
+    RubricScoreRecord,
+    RunRecord,
+    RunResults,
+    SuiteRecord,
+)
+from adk_eval_action.scoretable import ScoreTable, TableBuilder
+
+MIXES: dict[str, tuple[float, ...] | None] = {
+    "easy": (1.0, 0.9, 0.7, 0.5),
+    "hard": (0.5, 0.3, 0.1, 0.0),
+    "wide": None,
+}
+RUBRIC_IDS = ("r1", "r2", "r3")
+BETA_CONCENTRATION = 4.0
+SUITE, EVAL_SET = "sim", "set"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One cell of the grid: shape, generator and the true change of the head."""
+
+    cases: int = 50
+    runs: int = 3
+    metrics: int = 8
+    kind: str = "binary"
+    mix: str = "easy"
+    rubrics: bool = False
+    effect: float = 0.0
+    degrade: str = "all"
+    adaptive_runs: int = 0
+
+    def label(self) -> str:
+        """A short name for the table."""
+        parts = [f"{self.cases}x{self.runs}", f"{self.metrics} {self.kind}", self.mix]
+        if self.rubrics:
+            parts.append("+3 rubrics")
+        if self.effect:
+            parts.append(f"-{self.effect:g} on {self.degrade}")
+        if self.adaptive_runs:
+            parts.append(f"adaptive {self.adaptive_runs}")
+        return ", ".join(parts)
+
+
+def case_probabilities(rng: np.random.Generator, s: Scenario) -> np.ndarray:
+    """Per (case, metric) pass probability (or mean score) of the baseline agent."""
+    mix = MIXES[s.mix]
+    if mix is None:
+        return rng.uniform(0.0, 1.0, (s.cases, s.metrics))
+    return rng.choice(np.asarray(mix), size=(s.cases, s.metrics))
+
+
+def degraded(p: np.ndarray, s: Scenario) -> np.ndarray:
+    """The head agent's probabilities: ``effect`` lower on the degraded metrics."""
+    out = p.copy()
+    columns = slice(None) if s.degrade == "all" else slice(0, 1)
+    out[:, columns] = np.clip(out[:, columns] - s.effect, 0.0, 1.0)
+    return out
+
+
+def draw_runs(
+    rng: np.random.Generator, p: np.ndarray, runs: int, s: Scenario
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Scores ``(case, run, metric)`` and rubric verdicts ``(case, run, rubric)`` (None
+    without rubrics) for ``runs`` runs of every case."""
+    shape = (p.shape[0], runs, p.shape[1])
+    pp = np.broadcast_to(p[:, None, :], shape)
+    if s.kind == "binary":
+        scores = (rng.random(shape) < pp).astype(float)
+    else:
+        a = np.maximum(pp * BETA_CONCENTRATION, 1e-9)
+        b = np.maximum((1.0 - pp) * BETA_CONCENTRATION, 1e-9)
+        scores = np.where(pp >= 1.0, 1.0, np.where(pp <= 0.0, 0.0, rng.beta(a, b)))
+    verdicts = None
+    if s.rubrics:
+        rp = np.broadcast_to(p[:, None, :1], (p.shape[0], runs, len(RUBRIC_IDS)))
+        verdicts = (rng.random(rp.shape) < rp).astype(float)
+        scores[:, :, 0] = verdicts.mean(axis=2)
+    return scores, verdicts
+
+
+def _run_record(run: int, scores: Sequence[float], verdicts: Sequence[float] | None) -> RunRecord:
+    metrics = []
+    for m, score in enumerate(scores):
+        rubrics = []
+        if verdicts is not None and m == 0:
+            rubrics = [
+                RubricScoreRecord.model_construct(rubric_id=rid, text=rid, score=v)
+                for rid, v in zip(RUBRIC_IDS, verdicts, strict=True)
+            ]
+        metrics.append(
+            MetricResult.model_construct(
+                metric_name=f"metric_{m}",
+                score=score,
+                status=MetricStatus.PASSED if score >= 0.5 else MetricStatus.FAILED,
+                threshold=0.5,
+                min_value=0.0,
+                max_value=1.0,
+                higher_is_better=True,
+                informational=False,
+                reason=None,
+                judge_model=None,
+                rubrics=rubrics,
+                invocations=[],
+                details={},
+            )
+        )
+    failed = any(m.status == MetricStatus.FAILED for m in metrics)
+    return RunRecord.model_construct(
+        run=run,
+        status=CaseStatus.FAILED if failed else CaseStatus.PASSED,
+        error=None,
+        metrics=metrics,
+        session_id=None,
+        actual_invocations=None,
+    )
+
+
+def side_table(scores: np.ndarray, verdicts: np.ndarray | None) -> ScoreTable:
+    """One side's :class:`ScoreTable`, built case by case as the package builds it."""
+    n_cases, n_runs, _ = scores.shape
+    builder = TableBuilder()
+    for c in range(n_cases):
+        runs = [
+            _run_record(
+                r + 1,
+                scores[c, r].tolist(),
+                None if verdicts is None else verdicts[c, r].tolist(),
+            )
+            for r in range(n_runs)
+        ]
+        case = EvalCaseRecord.model_construct(eval_id=f"case_{c:04d}", line=c + 1, runs=runs)
+        builder.add_case(SUITE, EVAL_SET, "sim.evalset.json", case)
+    skeleton = RunResults(
+        suites=[
+            SuiteRecord(
+                name=SUITE,
+                num_runs=n_runs,
+                eval_sets=[EvalSetRecord(eval_set_id=EVAL_SET, file="sim.evalset.json")],
+            )
+        ]
+    )
+    return builder.build(skeleton)
+
+
+@dataclass
+class PrOutcome:
+    """What one simulated PR's comparison called, and what it cost."""
+
+    regressed: list[bool]  # per test (metric, then rubric) in the comparison's order
+    degraded: list[bool]  # whether that test's true value changed
+    head_runs: int  # case runs evaluated on the head
+    planned_runs: int
+
+
+Analyse = Callable[[ScoreTable, ScoreTable], Comparison]
+
+
+def package_compare(head: ScoreTable, baseline: ScoreTable) -> Comparison:
+    """The comparison under test: the package's ``compare`` with its defaults."""
+    return compare(head, baseline, "simulated baseline")
+
+
+def simulate_pr(rng: np.random.Generator, s: Scenario, analyse: Analyse) -> PrOutcome:
+    """Draws one PR (baseline and head results) and compares them."""
+    p_base = case_probabilities(rng, s)
+    p_head = degraded(p_base, s) if s.effect else p_base
+    base = side_table(*draw_runs(rng, p_base, s.runs, s))
+    head_scores, head_verdicts = draw_runs(rng, p_head, s.runs, s)
+    comparison = analyse(side_table(head_scores, head_verdicts), base)
+    head_runs = s.cases * s.runs
+    tests = [(m.metric_name, m.classification) for m in comparison.metrics]
+    tests += [(r.metric_name, r.classification) for r in comparison.rubrics]
+    changed = {f"metric_{m}" for m in range(s.metrics)} if s.degrade == "all" else {"metric_0"}
+    return PrOutcome(
+        regressed=[call == "regressed" for _, call in tests],
+        degraded=[bool(s.effect) and name in changed for name, _ in tests],
+        head_runs=head_runs,
+        planned_runs=s.cases * s.runs,
+    )
+
+
+@dataclass
+class Rates:
+    """Monte-Carlo estimates over ``prs`` simulated PRs."""
+
+    prs: int
+    null_tests: int
+    null_regressed: int
+    null_prs_alarmed: int
+    alt_tests: int
+    alt_regressed: int
+    alt_prs_detected: int
+    head_runs: int
+    planned_runs: int
+    seconds: float
+
+
+def estimate(s: Scenario, prs: int, seed: int, analyse: Analyse) -> Rates:
+    """Simulates ``prs`` PRs of scenario ``s``."""
+    rng = np.random.default_rng(seed)
+    counts = dict.fromkeys(
+        ("null_tests", "null_regressed", "null_prs_alarmed", "alt_tests", "alt_regressed",
+         "alt_prs_detected", "head_runs", "planned_runs"),
+        0,
+    )
+    start = time.perf_counter()
+    for _ in range(prs):
+        pr = simulate_pr(rng, s, analyse)
+        null = [r for r, d in zip(pr.regressed, pr.degraded, strict=True) if not d]
+        alt = [r for r, d in zip(pr.regressed, pr.degraded, strict=True) if d]
+        counts["null_tests"] += len(null)
+        counts["null_regressed"] += sum(null)
+        counts["null_prs_alarmed"] += any(null)
+        counts["alt_tests"] += len(alt)
+        counts["alt_regressed"] += sum(alt)
+        counts["alt_prs_detected"] += any(alt)
+        counts["head_runs"] += pr.head_runs
+        counts["planned_runs"] += pr.planned_runs
+    return Rates(prs=prs, seconds=time.perf_counter() - start, **counts)
+
+
+def rate(hits: int, n: int) -> str:
+    """``12.3% ±1.4`` (Monte-Carlo 95% margin), or ``-`` when nothing was counted."""
+    if n == 0:
+        return "-"
+    p = hits / n
+    margin = 1.96 * math.sqrt(max(p * (1 - p), 1.0 / n) / n)
+    return f"{100 * p:.1f}% ±{100 * margin:.1f}"
+
+
+HEADER = (
+    f"{'scenario':<52}{'PRs':>6}  {'metric false 🔴':>16}  {'PR false 🔴':>14}  "
+    f"{'power/metric':>14}  {'power/PR':>14}  {'calls':>6}"
+)
+
+
+def row(s: Scenario, r: Rates) -> str:
+    """One table line."""
+    calls = r.head_runs / r.planned_runs if r.planned_runs else float("nan")
+    return (
+        f"{s.label():<52}{r.prs:>6}  {rate(r.null_regressed, r.null_tests):>16}  "
+        f"{rate(r.null_prs_alarmed, r.prs) if r.alt_tests == 0 else '':>14}  "
+        f"{rate(r.alt_regressed, r.alt_tests):>14}  {rate(r.alt_prs_detected, r.prs) if r.alt_tests else '-':>14}  "
+        f"{calls:>5.2f}x"
+    )
+
+
+def grid() -> list[Scenario]:
+    """The scenarios of docs/gating.md's table."""
+    null = [
+        Scenario(cases=20, runs=3),
+        Scenario(cases=50, runs=3),
+        Scenario(cases=20, runs=3, mix="hard"),
+        Scenario(cases=50, runs=3, mix="wide", kind="continuous"),
+        Scenario(cases=50, runs=3, rubrics=True),
+        Scenario(cases=200, runs=1),
+    ]
+    power = [
+        Scenario(cases=50, runs=3, effect=0.1),
+        Scenario(cases=20, runs=3, effect=0.1),
+        Scenario(cases=50, runs=3, effect=0.05),
+        Scenario(cases=50, runs=3, effect=0.1, degrade="one"),
+    ]
+    return null + power
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parses arguments, simulates and prints the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--metrics", type=int, default=8)
+    parser.add_argument("--kind", choices=("binary", "continuous"), default="binary")
+    parser.add_argument("--mix", choices=tuple(MIXES), default="easy")
+    parser.add_argument("--rubrics", action="store_true")
+    parser.add_argument("--effect", type=float, default=0.0)
+    parser.add_argument("--degrade", choices=("all", "one"), default="all")
+    parser.add_argument("--adaptive-runs", type=int, default=0)
+    parser.add_argument("--prs", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--grid", action="store_true", help="the whole docs/gating.md table")
+    args = parser.parse_args(argv)
+    base = Scenario(
+        cases=args.cases, runs=args.runs, metrics=args.metrics, kind=args.kind, mix=args.mix,
+        rubrics=args.rubrics, effect=args.effect, degrade=args.degrade,
+        adaptive_runs=args.adaptive_runs,
+    )
+    scenarios = grid() if args.grid else [base]
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}; {args.prs} PRs per row")
+    print(HEADER)
+    for index, s in enumerate(scenarios):
+        r = estimate(replace(s), args.prs, args.seed + index, package_compare)
+        print(row(s, r), flush=True)
+
+
+if __name__ == "__main__":
+    main()
