@@ -250,8 +250,16 @@ def estimate(s: Scenario, prs: int, seed: int, analyse: Analyse) -> Rates:
     """Simulates ``prs`` PRs of scenario ``s``."""
     rng = np.random.default_rng(seed)
     counts = dict.fromkeys(
-        ("null_tests", "null_regressed", "null_prs_alarmed", "alt_tests", "alt_regressed",
-         "alt_prs_detected", "head_runs", "planned_runs"),
+        (
+            "null_tests",
+            "null_regressed",
+            "null_prs_alarmed",
+            "alt_tests",
+            "alt_regressed",
+            "alt_prs_detected",
+            "head_runs",
+            "planned_runs",
+        ),
         0,
     )
     start = time.perf_counter()
@@ -288,10 +296,11 @@ HEADER = (
 def row(s: Scenario, r: Rates) -> str:
     """One table line."""
     calls = r.head_runs / r.planned_runs if r.planned_runs else float("nan")
+    detected = rate(r.alt_prs_detected, r.prs) if r.alt_tests else "-"
     return (
         f"{s.label():<52}{r.prs:>6}  {rate(r.null_regressed, r.null_tests):>16}  "
         f"{rate(r.null_prs_alarmed, r.prs) if r.alt_tests == 0 else '':>14}  "
-        f"{rate(r.alt_regressed, r.alt_tests):>14}  {rate(r.alt_prs_detected, r.prs) if r.alt_tests else '-':>14}  "
+        f"{rate(r.alt_regressed, r.alt_tests):>14}  {detected:>14}  "
         f"{calls:>5.2f}x"
     )
 
@@ -332,8 +341,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--grid", action="store_true", help="the whole docs/gating.md table")
     args = parser.parse_args(argv)
     base = Scenario(
-        cases=args.cases, runs=args.runs, metrics=args.metrics, kind=args.kind, mix=args.mix,
-        rubrics=args.rubrics, effect=args.effect, degrade=args.degrade,
+        cases=args.cases,
+        runs=args.runs,
+        metrics=args.metrics,
+        kind=args.kind,
+        mix=args.mix,
+        rubrics=args.rubrics,
+        effect=args.effect,
+        degrade=args.degrade,
         adaptive_runs=args.adaptive_runs,
     )
     scenarios = grid() if args.grid else [base]
