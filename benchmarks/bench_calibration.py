@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from adk_eval_action.adaptive import plan_repeats
 from adk_eval_action.compare import Comparison, compare
 from adk_eval_action.results import (
     CaseStatus,
@@ -166,18 +167,19 @@ def _run_record(run: int, scores: Sequence[float], verdicts: Sequence[float] | N
     )
 
 
-def side_table(scores: np.ndarray, verdicts: np.ndarray | None) -> ScoreTable:
-    """One side's :class:`ScoreTable`, built case by case as the package builds it."""
-    n_cases, n_runs, _ = scores.shape
+def side_table(scores: Sequence[np.ndarray], verdicts: Sequence[np.ndarray] | None) -> ScoreTable:
+    """One side's :class:`ScoreTable`, built case by case as the package builds it;
+    ``scores[c]`` is case ``c``'s ``(run, metric)`` scores, ``verdicts[c]`` its
+    ``(run, rubric)`` verdicts."""
     builder = TableBuilder()
-    for c in range(n_cases):
+    for c, case_scores in enumerate(scores):
         runs = [
             _run_record(
                 r + 1,
-                scores[c, r].tolist(),
-                None if verdicts is None else verdicts[c, r].tolist(),
+                case_scores[r].tolist(),
+                None if verdicts is None else verdicts[c][r].tolist(),
             )
-            for r in range(n_runs)
+            for r in range(case_scores.shape[0])
         ]
         case = EvalCaseRecord.model_construct(eval_id=f"case_{c:04d}", line=c + 1, runs=runs)
         builder.add_case(SUITE, EVAL_SET, "sim.evalset.json", case)
@@ -185,7 +187,7 @@ def side_table(scores: np.ndarray, verdicts: np.ndarray | None) -> ScoreTable:
         suites=[
             SuiteRecord(
                 name=SUITE,
-                num_runs=n_runs,
+                num_runs=max((x.shape[0] for x in scores), default=1),
                 eval_sets=[EvalSetRecord(eval_set_id=EVAL_SET, file="sim.evalset.json")],
             )
         ]
@@ -212,21 +214,40 @@ def package_compare(head: ScoreTable, baseline: ScoreTable) -> Comparison:
 
 
 def simulate_pr(rng: np.random.Generator, s: Scenario, analyse: Analyse) -> PrOutcome:
-    """Draws one PR (baseline and head results) and compares them."""
+    """Draws one PR (baseline and head results) and compares them; with adaptive runs,
+    draws the head runs the package plans and compares again, until it plans none."""
     p_base = case_probabilities(rng, s)
     p_head = degraded(p_base, s) if s.effect else p_base
     base = side_table(*draw_runs(rng, p_base, s.runs, s))
-    head_scores, head_verdicts = draw_runs(rng, p_head, s.runs, s)
+    head_scores, head_verdicts = (
+        list(x) if x is not None else None for x in draw_runs(rng, p_head, s.runs, s)
+    )
     comparison = analyse(side_table(head_scores, head_verdicts), base)
-    head_runs = s.cases * s.runs
+    planned = s.cases * s.runs
+    budget = planned  # extra case runs: at most twice the planned model calls
+    rows = {f"case_{c:04d}": c for c in range(s.cases)}
+    while s.adaptive_runs and budget > 0:
+        cases = [
+            rows[key[2]]
+            for key in plan_repeats(comparison, max_runs=s.adaptive_runs, budget=budget)
+        ]
+        if not cases:
+            break
+        for c in cases:
+            scores, verdicts = draw_runs(rng, p_head[c : c + 1], 1, s)
+            head_scores[c] = np.concatenate([head_scores[c], scores[0]])
+            if head_verdicts is not None and verdicts is not None:
+                head_verdicts[c] = np.concatenate([head_verdicts[c], verdicts[0]])
+        budget -= len(cases)
+        comparison = analyse(side_table(head_scores, head_verdicts), base)
     tests = [(m.metric_name, m.classification) for m in comparison.metrics]
     tests += [(r.metric_name, r.classification) for r in comparison.rubrics]
     changed = {f"metric_{m}" for m in range(s.metrics)} if s.degrade == "all" else {"metric_0"}
     return PrOutcome(
         regressed=[call == "regressed" for _, call in tests],
         degraded=[bool(s.effect) and name in changed for name, _ in tests],
-        head_runs=head_runs,
-        planned_runs=s.cases * s.runs,
+        head_runs=sum(x.shape[0] for x in head_scores),
+        planned_runs=planned,
     )
 
 
@@ -314,9 +335,12 @@ def grid() -> list[Scenario]:
         Scenario(cases=50, runs=3, mix="wide", kind="continuous"),
         Scenario(cases=50, runs=3, rubrics=True),
         Scenario(cases=200, runs=1),
+        Scenario(cases=50, runs=3, adaptive_runs=6),
+        Scenario(cases=50, runs=3, mix="hard", adaptive_runs=6),
     ]
     power = [
         Scenario(cases=50, runs=3, effect=0.1),
+        Scenario(cases=50, runs=3, effect=0.1, adaptive_runs=6),
         Scenario(cases=20, runs=3, effect=0.1),
         Scenario(cases=50, runs=3, effect=0.05),
         Scenario(cases=50, runs=3, effect=0.1, degrade="one"),
