@@ -1,16 +1,18 @@
-"""Benchmark the paired bootstrap in :mod:`adk_eval_action.analysis.noise` (a script, not a test).
+"""Benchmark the paired sign-flip test of :mod:`adk_eval_action.signflip` (a script, not a
+test).
 
 Builds ``--cases`` cases x ``--metrics`` metrics x ``--runs`` runs of random scores for a
-baseline and a head, then times ``paired_bootstrap`` + ``classify`` for every metric in two
+baseline and a head, then times the test + correction + ``classify`` for every metric in two
 ways:
 
-* shared: one ``bootstrap_counts`` draw reused by all metrics (they share the case set);
-* per-call: each ``paired_bootstrap`` call draws its own resamples from ``seed``.
+* shared: one draw of sign patterns, all metrics in one matrix product per block (what
+  ``compare`` does);
+* per-call: each metric draws its own patterns from ``seed`` and is tested alone.
 
 Memory is reported as the tracemalloc peak of the timed section (a separate, untimed pass,
 because tracing slows allocation) and as the process's ``ru_maxrss`` high-water mark
-(Linux: KiB) after each stage. A naive pure-Python bootstrap (``random.choices`` per
-resample) runs on ``--naive-cases`` cases, and the per-case throughput
+(Linux: KiB) after each stage. A naive pure-Python sign-flip test (``random.choice``
+per case and pattern) runs on ``--naive-cases`` cases, and the per-case throughput
 (cases x metrics x resamples / second) of each path is compared.
 
 Target (brief): under 1 s and 500 MB for 10,000 cases x 8 metrics on a 2-core machine.
@@ -31,16 +33,19 @@ from collections.abc import Sequence
 import numpy as np
 from _measure import maxrss_mb, timed, traced_peak_mb
 
-from adk_eval_action.analysis.noise import (
-    DeltaInterval,
-    bootstrap_counts,
-    classify,
-    paired_bootstrap,
+from adk_eval_action.noise import DeltaInterval, classify
+from adk_eval_action.signflip import (
+    FlipDistribution,
+    flip_distributions,
+    sign_flips,
+    two_stage_level,
 )
 
 Key = tuple[str, str, str]
 Scores = dict[Key, list[float]]
 Metric = tuple[str, Scores, Scores, bool]  # name, baseline, head, higher_is_better
+ALPHA = 0.05
+MIN_EFFECT = 0.02
 
 
 def build_metrics(n_cases: int, n_metrics: int, n_runs: int, seed: int) -> list[Metric]:
@@ -64,47 +69,87 @@ def build_metrics(n_cases: int, n_metrics: int, n_runs: int, seed: int) -> list[
     return metrics
 
 
+def _diffs(baseline: Scores, head: Scores) -> np.ndarray:
+    keys = sorted(baseline)
+    return np.array(
+        [
+            math.fsum(head[k]) / len(head[k]) - math.fsum(baseline[k]) / len(baseline[k])
+            for k in keys
+        ]
+    )
+
+
 def run_numpy(
     metrics: Sequence[Metric], n_resamples: int, seed: int, shared: bool
 ) -> list[tuple[str, DeltaInterval, str]]:
-    """paired_bootstrap + classify for every metric; ``shared`` reuses one counts draw."""
-    counts = None
+    """Test + correction + classify for every metric; ``shared``: one draw of sign
+    patterns and one matrix product per block for all metrics."""
+    diffs = [_diffs(baseline, head) for _, baseline, head, _ in metrics]
     if shared:
-        counts = bootstrap_counts(len(metrics[0][1]), n_resamples=n_resamples, seed=seed)
+        flips = sign_flips(diffs[0].size, n_resamples=n_resamples, seed=seed)
+        dists = flip_distributions(np.column_stack(diffs), flips)
+    else:
+        dists = [
+            flip_distributions(d[:, None], sign_flips(d.size, n_resamples=n_resamples, seed=seed))[
+                0
+            ]
+            for d in diffs
+        ]
+    return _calls(metrics, dists)
+
+
+def _calls(
+    metrics: Sequence[Metric], dists: Sequence[FlipDistribution]
+) -> list[tuple[str, DeltaInterval, str]]:
+    higher = [m[3] for m in metrics]
+    worse = [
+        d.p_less(-MIN_EFFECT) if h else d.p_greater(MIN_EFFECT)
+        for d, h in zip(dists, higher, strict=True)
+    ]
+    better = [
+        d.p_greater(MIN_EFFECT) if h else d.p_less(-MIN_EFFECT)
+        for d, h in zip(dists, higher, strict=True)
+    ]
+    level_worse, level_better = two_stage_level(worse, ALPHA), two_stage_level(better, ALPHA)
     out = []
-    for name, baseline, head, higher in metrics:
-        interval = paired_bootstrap(
-            baseline, head, n_resamples=n_resamples, seed=seed, counts=counts
+    for (name, *_), dist, h in zip(metrics, dists, higher, strict=True):
+        level_low, level_high = (level_better, level_worse) if h else (level_worse, level_better)
+        low, high = dist.lower(level_low), dist.upper(level_high)
+        interval = DeltaInterval(
+            delta=dist.delta,
+            low=low if high is not None else None,
+            high=high if low is not None else None,
+            n_cases=dist.high.size,
+            n_resamples=dist.total,
+            confidence=1 - ALPHA,
+            reason=None if low is not None and high is not None else "too few cases",
         )
-        verdict = classify(interval, interval.delta, min_effect=0.02, higher_is_better=higher)
-        out.append((name, interval, verdict))
+        out.append(
+            (
+                name,
+                interval,
+                classify(interval, dist.delta, min_effect=MIN_EFFECT, higher_is_better=h),
+            )
+        )
     return out
 
 
-def naive_bootstrap(
-    baseline: Scores, head: Scores, n_resamples: int, confidence: float, seed: int
-) -> tuple[float, float, float]:
-    """Pure-Python paired percentile bootstrap: (delta, low, high)."""
+def naive_sign_flip(baseline: Scores, head: Scores, n_resamples: int, seed: int) -> float:
+    """Pure-Python one-sided sign-flip p-value of the mean difference."""
     rnd = random.Random(seed)
-    diffs = [sum(head[k]) / len(head[k]) - sum(baseline[k]) / len(baseline[k]) for k in baseline]
-    n = len(diffs)
-    means = sorted(sum(rnd.choices(diffs, k=n)) / n for _ in range(n_resamples))
-    alpha = 1.0 - confidence
-
-    def percentile(q: float) -> float:
-        # Same "linear" interpolation as numpy.quantile's default.
-        pos = q * (len(means) - 1)
-        lo = math.floor(pos)
-        hi = min(lo + 1, len(means) - 1)
-        return means[lo] + (means[hi] - means[lo]) * (pos - lo)
-
-    return sum(diffs) / n, percentile(alpha / 2), percentile(1 - alpha / 2)
+    diffs = _diffs(baseline, head).tolist()
+    observed = sum(diffs) / len(diffs)
+    hits = sum(
+        sum(d if rnd.random() < 0.5 else -d for d in diffs) / len(diffs) <= observed
+        for _ in range(n_resamples)
+    )
+    return (1 + hits) / (1 + n_resamples)
 
 
 def run_naive(metrics: Sequence[Metric], n_resamples: int, seed: int) -> None:
-    """naive_bootstrap for every metric (results discarded; only timing matters)."""
+    """naive_sign_flip for every metric (results discarded; only timing matters)."""
     for _, baseline, head, _ in metrics:
-        naive_bootstrap(baseline, head, n_resamples, 0.95, seed)
+        naive_sign_flip(baseline, head, n_resamples, seed)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -130,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     work = args.cases * args.metrics * args.resamples
     throughput: dict[str, float] = {}
-    for label, shared in (("numpy shared counts", True), ("numpy per-call draw", False)):
+    for label, shared in (("numpy shared patterns", True), ("numpy per-call draw", False)):
         times = timed(
             lambda s=shared: run_numpy(metrics, args.resamples, args.seed, s), args.repeat
         )
@@ -145,8 +190,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     results = run_numpy(metrics, args.resamples, args.seed, shared=True)
     # Same seed and case count, so sharing one draw must not change any result.
-    same = results == run_numpy(metrics, args.resamples, args.seed, shared=False)
-    print(f"    shared and per-call results identical: {same}")
+    alone = run_numpy(metrics, args.resamples, args.seed, shared=False)
+    # One matrix product for all metrics sums in another order than one per metric.
+    same = all(
+        a[2] == b[2] and math.isclose(a[1].high or 0, b[1].high or 0, abs_tol=1e-12)
+        for a, b in zip(results, alone, strict=True)
+    )
+    print(f"    shared and per-call calls equal, bounds within 1e-12: {same}")
     for name, interval, verdict in results:
         print(
             f"    {name}: delta {interval.delta:+.4f} "
@@ -166,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     target = min(timed(lambda: run_numpy(metrics, args.resamples, args.seed, True), 1))
     verdict = "met" if target < 1.0 and maxrss_mb() < 500 else "NOT met"
     print(
-        f"target (<1 s, <500 MB rss) with shared counts: {verdict}; final rss {maxrss_mb():.0f} MB"
+        f"target (<1 s, <500 MB rss) with shared patterns: {verdict}; "
+        f"final rss {maxrss_mb():.0f} MB"
     )
 
 
