@@ -41,9 +41,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-
 from adk_eval_action.adaptive import plan_repeats
 from adk_eval_action.compare import Comparison, compare
+from adk_eval_action.scoretable import ScoreTable, TableBuilder
+
 from adk_eval_action.results import (
     CaseStatus,
     EvalCaseRecord,
@@ -55,7 +56,6 @@ from adk_eval_action.results import (
     RunResults,
     SuiteRecord,
 )
-from adk_eval_action.scoretable import ScoreTable, TableBuilder
 
 MIXES: dict[str, tuple[float, ...] | None] = {
     "easy": (1.0, 0.9, 0.7, 0.5),

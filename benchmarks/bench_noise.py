@@ -1,4 +1,4 @@
-"""Benchmark the paired sign-flip test of :mod:`adk_eval_action.signflip` (a script, not a
+"""Benchmark the paired sign-flip test of :mod:`adk_eval_action.analysis.signflip` (a script, not a
 test).
 
 Builds ``--cases`` cases x ``--metrics`` metrics x ``--runs`` runs of random scores for a
@@ -33,8 +33,8 @@ from collections.abc import Sequence
 import numpy as np
 from _measure import maxrss_mb, timed, traced_peak_mb
 
-from adk_eval_action.noise import DeltaInterval, classify
-from adk_eval_action.signflip import (
+from adk_eval_action.analysis.noise import DeltaInterval, classify
+from adk_eval_action.analysis.signflip import (
     FlipDistribution,
     flip_distributions,
     sign_flips,

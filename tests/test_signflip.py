@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from adk_eval_action.signflip import (
+from adk_eval_action.analysis.signflip import (
     benjamini_hochberg,
     flip_distributions,
     sign_flips,

@@ -10,22 +10,27 @@ Rules (all scores in the metric's own range):
   runs.
 * Eval cases match by (suite, eval set id, eval id). A case passes when every run passed;
   it is ``error`` when a run errored, ``not_evaluated`` when no metric gave a verdict.
-* Noise (:mod:`adk_eval_action.analysis.noise`): every metric and rubric delta gets a 95% paired
-  bootstrap interval over eval cases (each case's runs averaged first; 2000 resamples,
-  seeded, so the same inputs give the same numbers) unless every paired case has a single
-  run on both sides, in which case the interval says so (``ONE_RUN_REASON``). The interval
-  is of the mean per-case change over cases scored on both sides, which can differ from
-  ``delta`` (all scores on each side) when cases were added or removed. Each delta is then
-  classified regressed / improved / unchanged / inconclusive against ``min_effect``
-  (:func:`adk_eval_action.analysis.noise.classify`), from the point delta when there is no interval.
+* Deltas use *matched* eval cases only, those scored on both sides: ``delta`` is the mean
+  over them of each case's ``head − baseline`` (runs averaged first), and
+  ``baseline_matched``/``head_matched`` are the sides' means over the same cases. New and
+  removed cases are listed (``change``) and never move a delta; ``head.mean`` and
+  ``baseline.mean`` stay the all-case means.
+* Every metric and rubric delta gets the paired sign-flip test of
+  :mod:`adk_eval_action.analysis.paired` (exact with few cases, 2000 seeded sign patterns
+  otherwise), corrected per direction across all of them, and an interval that is the
+  inverted corrected test; each delta is then classified regressed / improved / unchanged
+  / inconclusive against ``min_effect`` (:func:`adk_eval_action.analysis.noise.classify`). The
+  seed, pattern count and levels are recorded in ``Comparison.tests``. Informational
+  metrics (durations, tokens) use at least ``informational_min_effect`` of their matched
+  baseline mean as min_effect.
 * A case is flaky on a side when its pass/fail status, overall or for one metric, differs
   across runs (:func:`adk_eval_action.analysis.noise.flaky_cases`).
 
 Cost: each side is read as a :class:`~adk_eval_action.results.scoretable.ScoreTable` (numpy columns;
 a loaded :class:`RunResults` is turned into one first, ~0.9 s per side at the size below),
-and every aggregate is a group-by over its columns; then one bootstrap draw per distinct
-number of paired cases, shared by all metrics and rubrics, and one matrix product per block
-for all of them. Per-case metric rows are built when first read (:class:`CaseMetrics`). For
+and every aggregate is a group-by over its columns; then one draw of sign patterns per distinct
+number of matched cases, shared by all metrics and rubrics, and one matrix product per
+block for all of them. Per-case metric rows are built when first read (:class:`CaseMetrics`). For
 10,000 cases x 8 metrics x 3 runs from tables (``benchmarks/bench_compare.py``) compare
 takes ~0.45-0.6 s on a 2-core EPYC VM, of which ~0.15 s is drawing the resamples, and
 compare + gate + render ~0.7 s with a process peak of ~200 MB.
@@ -41,15 +46,12 @@ from typing import Annotated, Any, Literal, NamedTuple
 import numpy as np
 from pydantic import BaseModel, Field, PlainSerializer
 
-from adk_eval_action.analysis.noise import (
-    NO_CASES_REASON,
-    ONE_CASE_REASON,
-    ONE_RUN_REASON,
-    Classification,
-    DeltaInterval,
-    bootstrap_counts,
-    classify,
-    disagree,
+from adk_eval_action.analysis.noise import Classification, DeltaInterval, classify, disagree
+from adk_eval_action.analysis.paired import (
+    DEFAULT_RESAMPLES,
+    PairedInput,
+    TestMethod,
+    paired_tests,
 )
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import (
@@ -68,7 +70,6 @@ from adk_eval_action.results.scoretable import (
     MetricKey,
     RubricKey,
     ScoreTable,
-    exact_mean,
     fsum_mean_by_group,
 )
 
@@ -76,9 +77,10 @@ MinEffect = float | Callable[[str, str], float]
 """The smallest delta worth calling, in metric units: one value, or a function of
 (suite, metric name) such as :meth:`adk_eval_action.project.config.GateConfig.min_effect_for`."""
 
-DEFAULT_RESAMPLES = 2000
+DEFAULT_INFORMATIONAL_MIN_EFFECT = 0.1
+"""Informational metrics' min_effect as a share of their matched baseline mean (10%): wall
+clock and token counts move by more than that on noise alone."""
 NO_RUNS_ERROR = "no runs were recorded for this eval case (the run was cut short?)"
-TOO_LARGE_REASON = "no interval: the per-case differences are too large to resample"
 CHANGE_ORDER = (
     "errored",
     "newly_failing",
@@ -120,10 +122,14 @@ class MetricSide(BaseModel):
 
 
 class MetricComparison(BaseModel):
-    """A metric of a suite, baseline vs head. ``delta`` = head mean − baseline mean.
+    """A metric of a suite, baseline vs head, over matched eval cases (module docstring).
 
-    ``interval`` is the paired bootstrap of the per-case change (None without a baseline;
-    without bounds, its ``reason`` says why); ``classification`` is None without a delta.
+    ``delta`` is the mean per-case change ``head − baseline`` over the matched cases (None
+    without any), ``baseline_matched``/``head_matched`` the sides' means over them;
+    ``baseline``/``head`` describe each side over all its cases. ``interval`` is the
+    corrected paired test of the change (None without a baseline; without bounds, its
+    ``reason`` says why); ``classification`` is None without a baseline; ``min_effect``
+    is the one it was called with (metric units).
     """
 
     suite: str
@@ -131,8 +137,11 @@ class MetricComparison(BaseModel):
     baseline: MetricSide | None = None
     head: MetricSide | None = None
     delta: float | None = None
+    baseline_matched: float | None = None
+    head_matched: float | None = None
     interval: DeltaInterval | None = None
     classification: Classification | None = None
+    min_effect: float | None = None
 
     @property
     def informational(self) -> bool:
@@ -157,8 +166,9 @@ class MetricComparison(BaseModel):
 class RubricComparison(BaseModel):
     """A rubric (by id) of a rubric metric, baseline vs head; scores are in [0, 1].
 
-    ``*_n`` count the scored (case, run) verdicts; ``interval`` and ``classification`` as
-    for :class:`MetricComparison`, over per-case rubric means.
+    ``*_mean`` are over every scored verdict of a side, ``*_n`` count them; ``delta``,
+    ``*_matched``, ``interval`` and ``classification`` as for :class:`MetricComparison`,
+    over per-case rubric means of matched cases.
     """
 
     suite: str
@@ -170,8 +180,11 @@ class RubricComparison(BaseModel):
     baseline_n: int = 0
     head_n: int = 0
     delta: float | None = None
+    baseline_matched: float | None = None
+    head_matched: float | None = None
     interval: DeltaInterval | None = None
     classification: Classification | None = None
+    min_effect: float | None = None
 
 
 class MetricDelta(NamedTuple):
@@ -255,7 +268,9 @@ class CaseComparison:
 class Comparison(BaseModel):
     """Everything the comment, summary and gate need. ``baseline_note`` says which
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
-    interval (e.g. one run per case), None when some do or there is no baseline."""
+    interval (e.g. one matched case), None when some do or there is no baseline; ``tests``
+    records how the calls were made (None without a baseline). ``confidence`` is the
+    nominal one-sided level of each interval end (1 − the per-direction error rate)."""
 
     has_baseline: bool
     baseline_note: str
@@ -270,11 +285,22 @@ class Comparison(BaseModel):
     comparability: list[str] = Field(default_factory=list)
     confidence: float = DEFAULT_CONFIDENCE
     no_interval_reason: str | None = None
+    tests: TestMethod | None = None
 
     @property
     def flaky_cases(self) -> list[CaseComparison]:
         """Cases flaky on either side, in case order."""
         return [c for c in self.cases if c.flaky_head or c.flaky_baseline]
+
+    @property
+    def new_cases(self) -> list[CaseComparison]:
+        """Cases only the head has: listed, never in a delta."""
+        return [c for c in self.cases if c.change == "new"]
+
+    @property
+    def removed_cases(self) -> list[CaseComparison]:
+        """Cases only the baseline has: listed, never in a delta."""
+        return [c for c in self.cases if c.change == "removed"]
 
     @property
     def changed_cases(self) -> list[CaseComparison]:
@@ -298,10 +324,6 @@ _P, _F, _NE, _E = (
 )
 _RUN_P, _RUN_F, _RUN_NE, _RUN_E = (CASE_STATUSES.index(s) for s in CaseStatus)
 _AVERAGED_CODES = [METRIC_STATUSES.index(s) for s in AVERAGED_STATUSES]
-
-# Elements (resamples x cases) of the counts matrix multiplied per block: the reasoning and
-# value of noise._BLOCK_ELEMENTS (a block's float64 copy stays cache-resident).
-_BLOCK_ELEMENTS = 262_144
 
 
 def _averaged(table: ScoreTable) -> np.ndarray:
@@ -559,109 +581,6 @@ def _dense_rubrics(side: _Side, n_ids: int) -> _Dense:
     return _Dense(mean=mean, runs=runs)
 
 
-@dataclass(slots=True)
-class _Bootstrap:
-    """The paired case bootstrap of :func:`.noise.paired_bootstrap`, for many
-    metrics at once.
-
-    Same rule, same numbers (to the last bits of float rounding): per-case mean differences
-    over the sorted shared cases, resamples drawn by
-    :func:`adk_eval_action.analysis.noise.bootstrap_counts` from ``seed``, percentile interval, and
-    the same no-interval reasons. Batched because at 10,000 cases one matrix-vector
-    product per metric costs more than the draw: all metrics sharing a case set are one
-    matrix-matrix product per block, and one draw per paired-case count is shared by all.
-    """
-
-    seed: int
-    n_resamples: int
-    confidence: float
-    case_keys: list[CaseKey]
-    order: np.ndarray = field(init=False)
-    counts: dict[int, np.ndarray] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        # Case ids by sorted case key: noise.paired_bootstrap sorts the shared keys and
-        # its resample columns follow that order, so this reproduces its numbers.
-        ranked = sorted(range(len(self.case_keys)), key=self.case_keys.__getitem__)
-        self.order = np.asarray(ranked, dtype=np.intp)
-
-    def intervals(
-        self, pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
-    ) -> list[DeltaInterval]:
-        """One interval per ``(baseline mean, baseline runs, head mean, head runs)``, each
-        indexed by case id (runs 0: the case has no score on that side)."""
-        order = self.order
-        out: list[DeltaInterval | None] = [None] * len(pairs)
-        groups: dict[bytes, tuple[int, list[tuple[int, np.ndarray, float]]]] = {}
-        for index, (b_mean, b_runs, h_mean, h_runs) in enumerate(pairs):
-            paired = order[(b_runs[order] > 0) & (h_runs[order] > 0)]
-            n_cases = len(paired)
-            with np.errstate(over="ignore", invalid="ignore"):
-                diffs = h_mean[paired] - b_mean[paired]
-            finite = bool(np.isfinite(diffs).all())
-            delta = exact_mean(diffs.tolist()) if n_cases and finite else 0.0
-            reason = None
-            if n_cases == 0:
-                reason = NO_CASES_REASON
-            elif not finite:
-                delta = float(np.mean(diffs))
-                reason = TOO_LARGE_REASON
-            elif n_cases < 2:
-                reason = ONE_CASE_REASON
-            elif not ((b_runs[paired] > 1) | (h_runs[paired] > 1)).any():
-                reason = ONE_RUN_REASON
-            if reason is not None:
-                out[index] = DeltaInterval(
-                    delta=delta,
-                    low=None,
-                    high=None,
-                    n_cases=n_cases,
-                    n_resamples=0,
-                    confidence=self.confidence,
-                    reason=reason,
-                )
-                continue
-            group = groups.setdefault(paired.tobytes(), (n_cases, []))
-            group[1].append((index, diffs, delta))
-        for n_cases, members in groups.values():
-            with np.errstate(over="ignore", invalid="ignore"):
-                lows, highs = self._percentiles(np.column_stack([d for _, d, _ in members]))
-            for (index, _, delta), low, high in zip(members, lows, highs, strict=True):
-                drawn = math.isfinite(low) and math.isfinite(high)
-                out[index] = DeltaInterval(
-                    delta=delta,
-                    low=float(low) if drawn else None,
-                    high=float(high) if drawn else None,
-                    n_cases=n_cases,
-                    n_resamples=self.n_resamples if drawn else 0,
-                    confidence=self.confidence,
-                    reason=None if drawn else TOO_LARGE_REASON,
-                )
-        return [i for i in out if i is not None]
-
-    def _percentiles(self, diffs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper percentile of each column's resampled mean; ``diffs`` is
-        (cases, metrics)."""
-        n_cases = diffs.shape[0]
-        counts = self.counts.get(n_cases)
-        if counts is None:
-            counts = self.counts[n_cases] = bootstrap_counts(
-                n_cases, n_resamples=self.n_resamples, seed=self.seed
-            )
-        means = np.empty((counts.shape[0], diffs.shape[1]), dtype=np.float64)
-        step = max(1, _BLOCK_ELEMENTS // n_cases)
-        for start in range(0, counts.shape[0], step):
-            block = counts[start : start + step]
-            means[start : start + block.shape[0]] = (block.astype(np.float64) @ diffs) / n_cases
-        alpha = 1.0 - self.confidence
-        low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-        return low, high
-
-
-def _delta(head: float | None, baseline: float | None) -> float | None:
-    return None if head is None or baseline is None else head - baseline
-
-
 def _ordered(head: Mapping, baseline: Mapping) -> list:
     """Head's keys in head order, then baseline-only keys."""
     return [*head, *(k for k in baseline if k not in head)]
@@ -681,18 +600,9 @@ def _compare_metrics(head: _Side, baseline: _Side | None) -> list[MetricComparis
                 metric_name=key[1],
                 baseline=base_side,
                 head=head_side,
-                delta=_delta(
-                    head_side.mean if head_side else None, base_side.mean if base_side else None
-                ),
             )
         )
     return rows
-
-
-def _pair(
-    base: _Dense, head: _Dense, base_row: int, head_row: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    return base.mean[base_row], base.runs[base_row], head.mean[head_row], head.runs[head_row]
 
 
 def _rubric_totals(table: ScoreTable) -> tuple[list[float | None], list[int]]:
@@ -724,9 +634,19 @@ def _compare_rubrics(head: _Side, baseline: _Side | None) -> list[RubricComparis
             head_n=head_n[h] if h is not None else 0,
             baseline_n=base_n[b] if b is not None else 0,
         )
-        row.delta = _delta(row.head_mean, row.baseline_mean)
         rows.append(row)
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class _TestOptions:
+    """What the paired tests are run with (see :func:`compare`)."""
+
+    min_effect: Callable[[str, str], float]
+    informational_min_effect: float
+    seed: int
+    n_resamples: int
+    alpha: float
 
 
 def _attach_intervals(
@@ -734,39 +654,80 @@ def _attach_intervals(
     baseline: _Side,
     metrics: list[MetricComparison],
     rubrics: list[RubricComparison],
-    min_effect: Callable[[str, str], float],
-    bootstrap: _Bootstrap,
-) -> None:
-    """Sets the interval and classification of every metric and rubric with a delta. One
-    bootstrap call for both, so metrics and rubrics over the same cases share each pass
-    over the resample counts."""
-    n_ids = len(bootstrap.case_keys)
+    order: np.ndarray,
+    options: _TestOptions,
+) -> TestMethod:
+    """Sets the delta, matched means, interval and call of every metric and rubric both
+    sides have, all tested as one family (:func:`adk_eval_action.analysis.paired.paired_tests`)."""
+    n_ids = order.size
     metric_dense = _dense_metrics(baseline, n_ids), _dense_metrics(head, n_ids)
     rubric_dense = _dense_rubrics(baseline, n_ids), _dense_rubrics(head, n_ids)
-    paired_metrics = [m for m in metrics if m.delta is not None]
-    paired_rubrics = [r for r in rubrics if r.delta is not None]
-    pairs = [
-        _pair(*metric_dense, baseline.metric_rows[key], head.metric_rows[key])
-        for key in ((m.suite, m.metric_name) for m in paired_metrics)
-    ] + [
-        _pair(*rubric_dense, baseline.rubric_rows[key], head.rubric_rows[key])
-        for key in ((r.suite, r.metric_name, r.rubric_id) for r in paired_rubrics)
+    both_metrics = [m for m in metrics if m.head is not None and m.baseline is not None]
+    both_rubrics = [
+        r
+        for r in rubrics
+        if (r.suite, r.metric_name, r.rubric_id) in baseline.rubric_rows
+        and (r.suite, r.metric_name, r.rubric_id) in head.rubric_rows
     ]
-    intervals = bootstrap.intervals(pairs)
-    for metric, interval in zip(paired_metrics, intervals, strict=False):
-        metric.interval = interval
-        metric.classification = classify(
-            interval,
-            metric.delta or 0.0,
-            min_effect=min_effect(metric.suite, metric.metric_name),
-            higher_is_better=metric.higher_is_better,
+    inputs = [
+        _input(
+            metric_dense,
+            baseline.metric_rows[(m.suite, m.metric_name)],
+            head.metric_rows[(m.suite, m.metric_name)],
+            min_effect=options.min_effect(m.suite, m.metric_name),
+            relative=options.informational_min_effect if m.informational else 0.0,
+            higher=m.higher_is_better,
         )
-    for rubric, interval in zip(paired_rubrics, intervals[len(paired_metrics) :], strict=True):
-        rubric.interval = interval
+        for m in both_metrics
+    ] + [
         # A rubric is a yes/no verdict on its metric's scale: the metric's min_effect.
-        rubric.classification = classify(
-            interval, rubric.delta or 0.0, min_effect=min_effect(rubric.suite, rubric.metric_name)
+        _input(
+            rubric_dense,
+            baseline.rubric_rows[(r.suite, r.metric_name, r.rubric_id)],
+            head.rubric_rows[(r.suite, r.metric_name, r.rubric_id)],
+            min_effect=options.min_effect(r.suite, r.metric_name),
         )
+        for r in both_rubrics
+    ]
+    results, method = paired_tests(
+        inputs, order, seed=options.seed, n_resamples=options.n_resamples, alpha=options.alpha
+    )
+    for row, result, one in zip([*both_metrics, *both_rubrics], results, inputs, strict=True):
+        interval = result.interval
+        row.interval = interval
+        row.min_effect = result.min_effect
+        if interval.n_cases == 0:
+            continue
+        row.delta = interval.delta
+        row.baseline_matched, row.head_matched = result.baseline_mean, result.head_mean
+        row.classification = classify(
+            interval,
+            interval.delta,
+            min_effect=result.min_effect,
+            higher_is_better=one.higher_is_better,
+        )
+    return method
+
+
+def _input(
+    dense: tuple[_Dense, _Dense],
+    base_row: int,
+    head_row: int,
+    *,
+    min_effect: float,
+    relative: float = 0.0,
+    higher: bool = True,
+) -> PairedInput:
+    base, head = dense
+    return PairedInput(
+        baseline_mean=base.mean[base_row],
+        baseline_runs=base.runs[base_row],
+        head_mean=head.mean[head_row],
+        head_runs=head.runs[head_row],
+        min_effect=min_effect,
+        relative_min_effect=relative,
+        higher_is_better=higher,
+    )
 
 
 def _none_for_nan(values: np.ndarray) -> list[float | None]:
@@ -1092,6 +1053,7 @@ def compare(
     baseline_note: str,
     *,
     min_effect: MinEffect = 0.0,
+    informational_min_effect: float = DEFAULT_INFORMATIONAL_MIN_EFFECT,
     seed: int = 0,
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -1105,54 +1067,83 @@ def compare(
         baseline_note: Which baseline this is, or why there is none (shown in the comment).
         min_effect: Smallest delta worth calling regressed or improved (metric units), one
             value or a function of (suite, metric name).
-        seed: Bootstrap seed; the same inputs and seed give the same intervals.
-        n_resamples: Bootstrap resamples, ``>= 1``.
-        confidence: Two-sided interval level in ``(0, 1)``.
+        informational_min_effect: For informational metrics, the min_effect is at least
+            this share of the matched baseline mean (``>= 0``; 0 turns it off).
+        seed: Seed of the sign patterns; the same inputs and seed give the same intervals.
+        n_resamples: Random sign patterns per test, ``>= 1`` (fewer matched cases than
+            ``log2(n_resamples)`` are enumerated exactly).
+        confidence: ``1 −`` the per-direction error rate the calls are corrected to, in
+            ``(0, 1)``; each interval end is a one-sided bound at that level before
+            correction.
 
     Raises:
-        ValueError: A ``min_effect`` below 0, or a bad ``confidence`` or ``n_resamples``.
+        ValueError: A ``min_effect`` below 0, or a bad ``confidence``, ``n_resamples`` or
+            ``informational_min_effect``.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
-    effect: Callable[[str, str], float] = (
-        min_effect if callable(min_effect) else (lambda _suite, _metric: float(min_effect))
+    if not (math.isfinite(informational_min_effect) and informational_min_effect >= 0.0):
+        raise ValueError(
+            f"informational_min_effect must be a number >= 0, got {informational_min_effect}"
+        )
+    options = _TestOptions(
+        min_effect=min_effect
+        if callable(min_effect)
+        else (lambda _suite, _metric: float(min_effect)),
+        informational_min_effect=informational_min_effect,
+        seed=seed,
+        n_resamples=n_resamples,
+        alpha=round(1.0 - confidence, 12),
     )
     with gc_paused():
-        head_table = _table(head)
-        base_table = _table(baseline) if baseline is not None else None
-        case_ids: dict[CaseKey, int] = {}
-        head_side = _index_side(head_table, case_ids)
-        base_side = _index_side(base_table, case_ids) if base_table is not None else None
-        bootstrap = _Bootstrap(
-            seed=seed, n_resamples=n_resamples, confidence=confidence, case_keys=list(case_ids)
-        )
-        metrics = _compare_metrics(head_side, base_side)
-        rubrics = _compare_rubrics(head_side, base_side)
-        if base_side is not None:
-            _attach_intervals(head_side, base_side, metrics, rubrics, effect, bootstrap)
-        head_skeleton = head_table.skeleton
-        base_skeleton = base_table.skeleton if base_table is not None else None
-        return Comparison(
-            has_baseline=base_skeleton is not None,
-            baseline_note=baseline_note,
-            head_metadata=head_skeleton.metadata,
-            baseline_metadata=base_skeleton.metadata if base_skeleton else None,
-            metrics=metrics,
-            rubrics=rubrics,
-            cases=_compare_cases(head_side, base_side),
-            errors=head_skeleton.all_errors(),
-            warnings=[
-                *head_skeleton.warnings,
-                *head_table.repeated_warnings("head"),
-                *(base_table.repeated_warnings("baseline") if base_table is not None else []),
-            ],
-            num_runs=head_table.num_runs,
-            comparability=_comparability(head_skeleton, base_skeleton) if base_skeleton else [],
-            confidence=confidence,
-            no_interval_reason=_no_interval_reason(metrics),
-        )
+        return _compare(head, baseline, baseline_note, options, confidence)
+
+
+def _compare(
+    head: RunResults | ScoreTable,
+    baseline: RunResults | ScoreTable | None,
+    baseline_note: str,
+    options: _TestOptions,
+    confidence: float,
+) -> Comparison:
+    head_table = _table(head)
+    base_table = _table(baseline) if baseline is not None else None
+    case_ids: dict[CaseKey, int] = {}
+    head_side = _index_side(head_table, case_ids)
+    base_side = _index_side(base_table, case_ids) if base_table is not None else None
+    metrics = _compare_metrics(head_side, base_side)
+    rubrics = _compare_rubrics(head_side, base_side)
+    tests = None
+    if base_side is not None:
+        # Case ids by sorted case key: the sign patterns fall on the same cases whatever
+        # order either results file lists them in.
+        keys = list(case_ids)
+        order = np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
+        tests = _attach_intervals(head_side, base_side, metrics, rubrics, order, options)
+    head_skeleton = head_table.skeleton
+    base_skeleton = base_table.skeleton if base_table is not None else None
+    return Comparison(
+        has_baseline=base_skeleton is not None,
+        baseline_note=baseline_note,
+        head_metadata=head_skeleton.metadata,
+        baseline_metadata=base_skeleton.metadata if base_skeleton else None,
+        metrics=metrics,
+        rubrics=rubrics,
+        cases=_compare_cases(head_side, base_side),
+        errors=head_skeleton.all_errors(),
+        warnings=[
+            *head_skeleton.warnings,
+            *head_table.repeated_warnings("head"),
+            *(base_table.repeated_warnings("baseline") if base_table is not None else []),
+        ],
+        num_runs=head_table.num_runs,
+        comparability=_comparability(head_skeleton, base_skeleton) if base_skeleton else [],
+        confidence=confidence,
+        no_interval_reason=_no_interval_reason(metrics),
+        tests=tests,
+    )
 
 
 def _table(results: RunResults | ScoreTable) -> ScoreTable:

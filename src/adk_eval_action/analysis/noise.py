@@ -1,8 +1,8 @@
 """Calls and the regression rule from a delta and its interval; flaky cases.
 
 Pure functions, no I/O and no global state. The interval itself is the paired sign-flip
-test of :mod:`adk_eval_action.signflip`, computed for every metric and rubric of a run at
-once by :mod:`adk_eval_action.compare`.
+test of :mod:`adk_eval_action.analysis.signflip`, computed for every metric and rubric of a run at
+once by :mod:`adk_eval_action.analysis.compare`.
 
 The "region of practical equivalence" decision rule used by :func:`classify` follows
 Kruschke, *Rejecting or Accepting Parameter Values in Bayesian Estimation* (2018): an
@@ -54,7 +54,7 @@ _TOLERANCE = 1e-9
 
 class DeltaInterval(BaseModel):
     """The mean per-case change ``head − baseline`` over matched eval cases, its interval,
-    and the test behind both (:mod:`adk_eval_action.signflip`).
+    and the test behind both (:mod:`adk_eval_action.analysis.signflip`).
 
     All values are in the metric's score units, signed as ``head − baseline`` whatever the
     metric's direction (direction is applied by :func:`classify`).

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from .compare import CaseComparison, Comparison
-from .scoretable import CaseKey
+from adk_eval_action.analysis.compare import CaseComparison, Comparison
+from adk_eval_action.results.scoretable import CaseKey
 
 UNDECIDED = "inconclusive"
 

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from adk_eval_action.results.scoretable import exact_mean
+
 METHOD = "paired sign-flip test"
 CORRECTION = "Benjamini–Krieger–Yekutieli two-stage step-up"
 
@@ -111,13 +113,15 @@ class FlipDistribution:
     ``θ`` exactly, and such a tie must count against ``θ`` (as the enumeration does) even
     when rounding puts it a hair to the other side. ``always`` counts the vectors that
     count against every ``θ`` (the identity, a drawn vector of all +1, and the observed one
-    when drawn); ``total`` is the p-value denominator."""
+    when drawn); ``total`` is the p-value denominator; ``exact``: every pattern was
+    enumerated."""
 
     delta: float
     high: np.ndarray
     low: np.ndarray
     always: int
     total: int
+    exact: bool
 
     def p_less(self, theta: float) -> float:
         """p-value of "the mean change is below ``theta``" (H0: at least ``theta``)."""
@@ -166,7 +170,7 @@ def flip_distributions(diffs: np.ndarray, flips: SignFlips) -> list[FlipDistribu
     mean_sign = signs.sum(axis=1, dtype=np.int64)
     identity = mean_sign == n
     denominator = (1.0 - mean_sign[~identity] / n)[:, None]
-    delta = np.array([_exact_mean(diffs[:, j]) for j in range(k)])
+    delta = np.array([exact_mean(diffs[:, j].tolist()) for j in range(k)])
     with np.errstate(over="ignore", invalid="ignore"):
         crit = np.sort((delta[None, :] - flipped[~identity]) / denominator, axis=0)
     # A vector that only flips zero differences ties with the observed mean; missed by a
@@ -181,18 +185,10 @@ def flip_distributions(diffs: np.ndarray, flips: SignFlips) -> list[FlipDistribu
             low=crit[:, j] - tolerance[j],
             always=always,
             total=flips.total,
+            exact=flips.exact,
         )
         for j in range(k)
     ]
-
-
-def _exact_mean(values: np.ndarray) -> float:
-    """Correctly rounded mean, so identical sides give exactly 0.0 whatever the order."""
-    items = values.tolist()
-    try:
-        return math.fsum(items) / len(items)
-    except OverflowError:
-        return math.fsum(v / len(items) for v in items)
 
 
 def benjamini_hochberg(p_values: Sequence[float], alpha: float) -> float:
