@@ -41,11 +41,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from adk_eval_action.adaptive import plan_repeats
-from adk_eval_action.compare import Comparison, compare
-from adk_eval_action.scoretable import ScoreTable, TableBuilder
 
-from adk_eval_action.results import (
+from adk_eval_action.analysis.adaptive import plan_repeats
+from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
     EvalSetRecord,
@@ -56,6 +55,7 @@ from adk_eval_action.results import (
     RunResults,
     SuiteRecord,
 )
+from adk_eval_action.results.scoretable import ScoreTable, TableBuilder
 
 MIXES: dict[str, tuple[float, ...] | None] = {
     "easy": (1.0, 0.9, 0.7, 0.5),

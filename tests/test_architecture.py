@@ -39,13 +39,10 @@ MAX_FUNCTION_LINES = 60
 #: Modules over the limits today, each to be split by the issue that owns its package; the
 #: list only shrinks (a listed module may not grow either).
 OVERSIZED: dict[str, int] = {
-    "analysis.compare": 1159,
     "github.client": 784,
 }
 LONG_FUNCTIONS: dict[str, int] = {
     "adk.evalconfig.load_eval_config": 71,
-    "analysis.compare.compare": 67,
-    "analysis.noise.paired_bootstrap": 119,
 }
 #: Private names (a leading underscore) imported from another module today; the list only
 #: shrinks. What two modules both need is a public function of one of them.
