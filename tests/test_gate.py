@@ -55,7 +55,7 @@ def test_regression_beyond_max_regression_fails_and_says_by_how_much() -> None:
     (reason,) = result.reasons
     assert reason.startswith(
         "max_regression: `response_match_score` (travel) dropped by 0.200, 0.150 beyond "
-        "max_regression 0.05 (95% interval ["
+        "max_regression 0.05 (corrected interval ["
     )
 
 
@@ -68,7 +68,7 @@ def test_max_regression_defaults_to_min_effect() -> None:
     result, _ = _gate(_side(0.88), _side(0.9), fail_on="regression", min_effect=0.05)
     assert result.passed
     result, _ = _gate(_side(0.88), _side(0.9), fail_on="regression")
-    assert not result.passed and "(max_regression 0; 95% interval" in result.reasons[0]
+    assert not result.passed and "(max_regression 0; corrected interval" in result.reasons[0]
 
 
 def test_require_significance_fails_only_when_the_whole_interval_is_beyond() -> None:

@@ -125,15 +125,25 @@ def test_golden_summary_has_the_chart() -> None:
     _check_golden("mixed_summary.md", summary)
 
 
-def test_one_run_comment_says_no_interval() -> None:
-    base = results({f"c{i}": [[metric("response_match_score", 0.9)]] for i in range(4)})
-    head = results({f"c{i}": [[metric("response_match_score", 0.7)]] for i in range(4)})
+def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
+    """One run per case is tested like any other (the sign-flip test is exact for an
+    unchanged agent); four cases cannot reach the corrected level, and the comment says
+    why instead of calling the point delta."""
+    base = results({f"c{i}": [[metric("response_match_score", 0.9)]] for i in range(12)})
+    head = results({f"c{i}": [[metric("response_match_score", 0.7)]] for i in range(12)})
     comparison = compare(head, base, "b")
     comment = render_comment(
         CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
     )
-    assert "No confidence intervals: no interval with one run: use num\\_runs ≥ 2" in comment
-    assert "| −0.2 🔴 | — | 🔴 regressed |" in comment
+    assert "| −0.2 🔴 | [−0.2, −0.2] | 🔴 regressed |" in comment
+    few = compare(
+        results({f"c{i}": [[metric("response_match_score", 0.7)]] for i in range(4)}),
+        results({f"c{i}": [[metric("response_match_score", 0.9)]] for i in range(4)}),
+        "b",
+    )
+    comment = render_comment(CommentContext(comparison=few, gate=decide(few, GateConfig())))
+    assert "⚠️ no interval: 4 paired cases are too few" in comment
+    assert "| −0.2 🔴 | — | ❔ inconclusive |" in comment
 
 
 # --- chart -------------------------------------------------------------------------------

@@ -26,13 +26,15 @@ Rules (all scores in the metric's own range):
 * A case is flaky on a side when its pass/fail status, overall or for one metric, differs
   across runs (:func:`adk_eval_action.analysis.noise.flaky_cases`).
 
-Cost: each side is read as a :class:`~adk_eval_action.results.scoretable.ScoreTable` (numpy columns;
-a loaded :class:`RunResults` is turned into one first, ~0.9 s per side at the size below),
-and every aggregate is a group-by over its columns; then one draw of sign patterns per distinct
-number of matched cases, shared by all metrics and rubrics, and one matrix product per
-block for all of them. Per-case metric rows are built when first read (:class:`~adk_eval_action.analysis.cases.CaseMetrics`). For
-10,000 cases x 8 metrics x 3 runs from tables (``benchmarks/bench_compare.py``) compare
-takes ~0.45-0.6 s on a 2-core EPYC VM, of which ~0.15 s is drawing the resamples, and
+Cost: each side is read as a :class:`~adk_eval_action.results.scoretable.ScoreTable`
+(numpy columns; a loaded :class:`RunResults` is turned into one first, ~0.9 s per side at
+the size below), and every aggregate is a group-by over its columns
+(:mod:`adk_eval_action.analysis.sides`); then one draw of sign patterns per distinct number
+of matched cases, shared by all metrics and rubrics, and one matrix product per block for
+all of them. Per-case metric rows are built when first read
+(:class:`~adk_eval_action.analysis.cases.CaseMetrics`). For 10,000 cases x 8 metrics x 3
+runs from tables (``benchmarks/bench_compare.py``) compare takes ~0.45-0.6 s on a 2-core
+EPYC VM, of which ~0.15 s is drawing the sign patterns, and
 compare + gate + render ~0.7 s with a process peak of ~200 MB.
 """
 

@@ -115,20 +115,22 @@ def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateR
 
 
 def _interval_text(interval: DeltaInterval | None, scale: float | None = None) -> str:
-    """``95% interval [-0.519, -0.009]`` in metric units, or in % of ``scale``."""
+    """``corrected interval [-0.519, -0.009]`` in metric units, or in % of ``scale``: the
+    interval of :mod:`adk_eval_action.analysis.paired`, whose ends are the corrected
+    one-sided bounds (no single two-sided level describes both)."""
     if interval is None or interval.low is None or interval.high is None:
         return "no interval"
-    level = f"{interval.confidence:.0%}"
     if scale:
-        return f"{level} interval [{interval.low / scale:+.0%}, {interval.high / scale:+.0%}]"
-    return f"{level} interval [{interval.low:+.3f}, {interval.high:+.3f}]"
+        return f"corrected interval [{interval.low / scale:+.0%}, {interval.high / scale:+.0%}]"
+    return f"corrected interval [{interval.low:+.3f}, {interval.high:+.3f}]"
 
 
 def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, str | None]:
     """(reason, warning) of the regression rule for one metric; both None when it holds.
 
-    The decision is :func:`adk_eval_action.analysis.noise.regression_fails` (its float tolerance
-    included); this only words it.
+    The decision is :func:`adk_eval_action.analysis.noise.regression_fails` (its float
+    tolerance included); this only words it. With ``require_significance`` the interval
+    alone decides, as it decides the metric's call.
     """
     rule = config.rule_for(row.suite, row.metric_name)
     budget = rule.max_regression or 0.0
@@ -146,7 +148,8 @@ def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, 
         )
 
     over_budget = fails(False)
-    if not over_budget:
+    significant = significance and fails(True)
+    if not over_budget and not significant:
         return None, None
     worse = -row.delta if higher else row.delta
     name = f"`{row.metric_name}` ({row.suite})"
@@ -156,13 +159,10 @@ def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, 
     what = f"{name} {moved} by {worse:.3f}{beyond} ({limit}{_interval_text(row.interval)})"
     if not significance:
         return f"max_regression: {what}", None
-    if fails(True):
-        note = (
-            "; the whole interval lies beyond it"
-            if row.interval and (row.interval.has_interval)
-            else ""
-        )
-        return f"max_regression: {what}{note}", None
+    if significant:
+        # The same interval end and comparison as the metric's call: a failing metric is
+        # always called regressed when max_regression is min_effect.
+        return f"max_regression: {what}; the whole interval lies beyond it", None
     # The point drop is over budget but the interval reaches back within it: noise could
     # explain the drop, so require_significance lets it pass.
     return None, (
@@ -192,10 +192,11 @@ def _token_rule(comparison: Comparison, config: GateConfig) -> list[str]:
         return []
     messages = []
     for row in comparison.metrics:
-        if row.metric_name != TOKEN_METRIC or row.delta is None or not row.baseline:
+        if row.metric_name != TOKEN_METRIC or row.delta is None:
             continue
-        base = row.baseline.mean
-        if not base or base <= 0 or row.head is None or row.head.mean is None:
+        # Matched cases on both sides, as the delta: a new eval case moves neither.
+        base, head = row.baseline_matched, row.head_matched
+        if not base or base <= 0 or head is None:
             continue
         growth = row.delta / base
         if growth <= budget:
@@ -206,7 +207,7 @@ def _token_rule(comparison: Comparison, config: GateConfig) -> list[str]:
             continue
         messages.append(
             f"max_token_increase: `{TOKEN_METRIC}` ({row.suite}) grew {growth:.0%} "
-            f"({base:.1f} → {row.head.mean:.1f}), {growth - budget:.0%} beyond "
+            f"({base:.1f} → {head:.1f}), {growth - budget:.0%} beyond "
             f"max_token_increase {budget:.0%} ({_interval_text(interval, base)})"
         )
     return messages

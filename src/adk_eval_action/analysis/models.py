@@ -145,7 +145,8 @@ _MetricRows = Annotated[
     Sequence[MetricDelta], PlainSerializer(_rows_as_dicts, return_type=list[dict[str, Any]])
 ]
 """A case's metric rows; written as a list of objects by ``model_dump``/``model_dump_json``
-(they may be a lazy :class:`~adk_eval_action.analysis.cases.CaseMetrics`, which pydantic cannot serialise itself)."""
+(they may be a lazy :class:`~adk_eval_action.analysis.cases.CaseMetrics`, which pydantic
+cannot serialise itself)."""
 
 ChangeKind = Literal[
     "newly_failing",

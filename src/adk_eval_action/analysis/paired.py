@@ -60,6 +60,12 @@ class TestMethod(BaseModel):
     level_worse: float | None = None
     level_better: float | None = None
 
+    @property
+    def exact_up_to(self) -> int:
+        """The most matched cases whose sign patterns are all enumerated (``2**n <=
+        n_resamples``)."""
+        return max(0, self.n_resamples.bit_length() - 1)
+
 
 @dataclass(frozen=True, slots=True)
 class PairedInput:
@@ -227,6 +233,8 @@ def _bounded(
         "level_high": level_high,
         "exact": dist.exact,
     }
+    if low is not None and high is not None and not (math.isfinite(low) and math.isfinite(high)):
+        return DeltaInterval(low=None, high=None, reason=TOO_LARGE_REASON, **common, **fields)
     if low is None or high is None:
         reason = TOO_FEW_REASON.format(
             n=int(p.paired.size), total=dist.total, p_min=dist.always / dist.total
