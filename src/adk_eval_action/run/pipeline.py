@@ -340,6 +340,9 @@ def finish(
         summary = render_summary(context)
     write_text(_out(request, settings.comment_out), comment)
     write_text(_out(request, settings.summary_out), summary)
+    # schemas/comparison.schema.json describes this file (docs/gating.md).
+    comparison_json = comparison.model_dump_json(indent=1) + "\n"
+    write_text(_out(request, settings.comparison_out), comparison_json)
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     usage_error = any(e.kind in USAGE_ERROR_KINDS for e in skeleton.all_errors())
     print_table(comparison, gate, usage_error)

@@ -58,8 +58,9 @@ def _cli_param(spec: OptionSpec) -> Callable[[Any], Any]:
         flag = spec.flag
         return click.option(f"{flag}/--no-{flag[2:]}", spec.name, default=None,
                             help=spec.option.help)
-    return click.option(spec.flag, spec.name, type=_click_type(spec), default=None,
-                        show_default=_shown_default(spec), help=spec.option.help)
+    return click.option(spec.flag, *spec.option.aliases, spec.name, type=_click_type(spec),
+                        default=None, show_default=_shown_default(spec),
+                        help=spec.option.help)
 
 
 def _input_param(

@@ -34,6 +34,7 @@ class Option:
     ``argument``: taken as the command's positional arguments instead of a flag.
     ``input``: an action input of the field's name. ``config``: its key in adk-eval.yaml.
     ``exists``/``dir_okay``: checks of a path flag (click.Path).
+    ``aliases``: more flag names of ``run``/``compare`` (``--json-out``).
     """
 
     help: str
@@ -44,6 +45,7 @@ class Option:
     config: str | None = None
     exists: bool = False
     dir_okay: bool = True
+    aliases: tuple[str, ...] = ()
 
 
 class RunSettings(BaseModel):
@@ -90,6 +92,10 @@ class RunSettings(BaseModel):
     )] = None
     summary_out: Annotated[Path | None, Option(
         "Write the job summary here.", commands=RUN_AND_COMPARE, input=False,
+    )] = None
+    comparison_out: Annotated[Path | None, Option(
+        "Write the comparison as JSON here (schemas/comparison.schema.json).",
+        commands=RUN_AND_COMPARE, input=False, aliases=("--json-out",),
     )] = None
     print_comment: Annotated[bool, Option(
         "Print the rendered comment to stdout.", commands=RUN_AND_COMPARE, input=False,
