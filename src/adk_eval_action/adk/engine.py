@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from adk_eval_action.adk.agent import AgentLoadError, load_agent
 from adk_eval_action.adk.convert import MetricMeta, judge_model, run_record_from_adk
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
-from adk_eval_action.adk.evalsets import LoadedEvalSet
+from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.project.discovery import Suite, relative_path
@@ -48,11 +48,13 @@ class EngineSettings(BaseModel):
     """Settings of one evaluation: ``num_runs`` (repeats of every case unless the suite
     says otherwise), ``parallelism`` (eval case runs in flight at once, each one inference
     then its metrics) and ``repo_root`` (importable, and what record paths are relative
-    to)."""
+    to); ``eval_case_ids``, when given, limits the run to those eval ids per eval set id
+    (eval sets not named are left out): adaptive repeats run only the cases they pick."""
 
     num_runs: int = 1
     parallelism: int = 4
     repo_root: Path = Path(".")
+    eval_case_ids: dict[str, list[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,9 @@ def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, Sui
     for note in suite.notes:
         log.info("note: %s", note)
     inputs = load_suite_inputs(suite, settings.repo_root)
+    if settings.eval_case_ids is not None:
+        chosen = only_cases(inputs.eval_sets, settings.eval_case_ids)
+        inputs = inputs.model_copy(update={"eval_sets": chosen})
     for warning in inputs.config.warnings if inputs.config else []:
         log.warning("%s", warning)
     for note in inputs.notes:

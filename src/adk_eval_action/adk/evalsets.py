@@ -194,3 +194,21 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
         eval_id_lines=_eval_id_lines(text, ids),
         notes=notes,
     )
+
+
+def only_cases(
+    eval_sets: list[LoadedEvalSet], wanted: dict[str, list[str]] | None
+) -> list[LoadedEvalSet]:
+    """The eval sets limited to ``wanted`` eval ids per eval set id (None: all of them);
+    eval sets with none wanted are left out. Adaptive repeats run only the cases they
+    pick (``adk_eval_action.run.adaptive``)."""
+    if wanted is None:
+        return eval_sets
+    out = []
+    for loaded in eval_sets:
+        ids = set(wanted.get(loaded.eval_set.eval_set_id, ()))
+        cases = [c for c in loaded.eval_set.eval_cases if c.eval_id in ids]
+        if cases:
+            eval_set = loaded.eval_set.model_copy(update={"eval_cases": cases})
+            out.append(loaded.model_copy(update={"eval_set": eval_set}))
+    return out

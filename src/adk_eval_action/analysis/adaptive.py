@@ -18,25 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, Field
-
-from adk_eval_action.analysis.compare import CaseComparison, Comparison
+from adk_eval_action.analysis.models import CaseComparison, Comparison
 from adk_eval_action.results.scoretable import CaseKey
 
 UNDECIDED = "inconclusive"
-
-
-class AdaptiveRuns(BaseModel):
-    """What adaptive repeats spent: ``extra_runs`` head case runs beyond the planned ones,
-    over ``rounds`` rounds, for ``cases`` distinct eval cases; ``max_runs`` and ``budget``
-    (the most extra case runs allowed) as configured; ``stopped`` says why it ended."""
-
-    max_runs: int = Field(ge=1)
-    budget: int = Field(ge=0)
-    extra_runs: int = 0
-    rounds: int = 0
-    cases: int = 0
-    stopped: str = ""
 
 
 def undecided_metrics(comparison: Comparison) -> set[tuple[str, str]]:

@@ -201,11 +201,25 @@ class CaseComparison:
         return bool(self.flaky_head or self.flaky_baseline)
 
 
+class AdaptiveRuns(BaseModel):
+    """What adaptive repeats spent: ``extra_runs`` head case runs beyond the planned ones,
+    over ``rounds`` rounds, for ``cases`` distinct eval cases; ``max_runs`` and ``budget``
+    (the most extra case runs allowed) as configured; ``stopped`` says why it ended."""
+
+    max_runs: int = Field(ge=1)
+    budget: int = Field(ge=0)
+    extra_runs: int = 0
+    rounds: int = 0
+    cases: int = 0
+    stopped: str = ""
+
+
 class Comparison(BaseModel):
     """Everything the comment, summary and gate need. ``baseline_note`` says which
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
     interval (e.g. one matched case), None when some do or there is no baseline; ``tests``
-    records how the calls were made (None without a baseline). ``confidence`` is the
+    records how the calls were made (None without a baseline); ``adaptive`` what adaptive
+    repeats spent (None when they were off). ``confidence`` is the
     nominal one-sided level of each interval end (1 − the per-direction error rate)."""
 
     has_baseline: bool
@@ -222,6 +236,7 @@ class Comparison(BaseModel):
     confidence: float = DEFAULT_CONFIDENCE
     no_interval_reason: str | None = None
     tests: TestMethod | None = None
+    adaptive: AdaptiveRuns | None = None
 
     @property
     def flaky_cases(self) -> list[CaseComparison]:

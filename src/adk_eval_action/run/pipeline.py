@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison, compare
 from adk_eval_action.analysis.gate import GateResult, decide
+from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable
 from adk_eval_action.baseline.resolve import Rescore, file_baseline, resolve_baseline
 from adk_eval_action.errors import (
@@ -42,6 +43,7 @@ from adk_eval_action.results.model import (
     utc_now,
 )
 from adk_eval_action.results.scoretable import ScoreTable
+from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
@@ -304,11 +306,14 @@ def comment_context(
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     request: RunRequest,
+    adaptive: AdaptiveRuns | None = None,
 ) -> CommentContext:
     """Compares and gates (the ``gate`` setting), and returns what the comment and summary
-    templates render."""
+    templates render; ``adaptive`` is what adaptive repeats spent, shown with the
+    comparison."""
     gate_config = request.settings.gate
     comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect_for)
+    comparison.adaptive = adaptive
     return CommentContext(
         comparison=comparison,
         gate=decide(comparison, gate_config),
@@ -327,13 +332,14 @@ def finish(
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     request: RunRequest,
+    adaptive: AdaptiveRuns | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
     their tables: :func:`load_table`)."""
     settings = request.settings
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
-        context = comment_context(results, baseline, baseline_note, request)
+        context = comment_context(results, baseline, baseline_note, request, adaptive)
         comparison, gate = context.comparison, context.gate
         template = _out(request, settings.template)
         comment = render_comment(context, template, request.max_comment_chars)
@@ -422,7 +428,14 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
     baseline, note = await resolve_baseline(
         baseline_request(request), results, rescore=_rescorer(suites, request)
     )
-    return finish(results, baseline, note, request)
+    settings, adaptive = request.settings, None
+    if settings.adaptive_runs and baseline is not None:
+        evaluate_once = engine_evaluate(settings.parallelism, request.workdir)
+        adaptive = await repeat_undecided(
+            results, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
+        )
+        save_results(results, request.path(results_path))
+    return finish(results, baseline, note, request, adaptive)
 
 
 __all__ = [

@@ -104,6 +104,11 @@ class RunSettings(BaseModel):
         "Repeat each eval case N times (given, it wins over every suite's num_runs).",
         config="num_runs",
     )] = 1
+    adaptive_runs: Annotated[int | None, Field(ge=1), Option(
+        "Run eval cases that carry an inconclusive call again on the head, up to this many "
+        "runs each, until the calls are decided (at most doubles the head's runs; "
+        "docs/gating.md).",
+    )] = None
     parallelism: Annotated[int, Field(ge=1), Option(
         "Concurrent inferences.", config="parallelism",
     )] = 4
