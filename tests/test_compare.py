@@ -399,3 +399,21 @@ def test_informational_metrics_get_a_relative_min_effect() -> None:
     assert row.classification == "unchanged"
     strict = _row(compare(head, base, "b", informational_min_effect=0.0), "token_usage_v1")
     assert strict.min_effect == 0.0 and strict.classification == "regressed"
+
+
+def test_an_explicit_min_effect_of_an_informational_metric_applies_as_given() -> None:
+    base = results({f"c{i}": [[tokens(100 + i)], [tokens(100 + i)]] for i in range(12)})
+    head = results({f"c{i}": [[tokens(105 + i)], [tokens(105 + i)]] for i in range(12)})
+    config = GateConfig(metrics={"token_usage_v1": {"min_effect": 1.0}})
+    row = _row(
+        compare(
+            head,
+            base,
+            "b",
+            min_effect=config.min_effect_for,
+            informational_min_effect=config.informational_min_effect_for,
+        ),
+        "token_usage_v1",
+    )
+    assert row.min_effect == 1.0 and row.classification == "regressed"
+    assert GateConfig(informational_min_effect=0.25).informational_min_effect_for("s", "m") == 0.25

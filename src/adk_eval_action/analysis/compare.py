@@ -152,7 +152,7 @@ class _TestOptions:
     """What the paired tests are run with (see :func:`compare`)."""
 
     min_effect: Callable[[str, str], float]
-    informational_min_effect: float
+    informational_min_effect: Callable[[str, str], float]
     seed: int
     n_resamples: int
     alpha: float
@@ -184,7 +184,9 @@ def _attach_intervals(
             baseline.metric_rows[(m.suite, m.metric_name)],
             head.metric_rows[(m.suite, m.metric_name)],
             min_effect=options.min_effect(m.suite, m.metric_name),
-            relative=options.informational_min_effect if m.informational else 0.0,
+            relative=options.informational_min_effect(m.suite, m.metric_name)
+            if m.informational
+            else 0.0,
             higher=m.higher_is_better,
         )
         for m in both_metrics
@@ -286,7 +288,7 @@ def compare(
     baseline_note: str,
     *,
     min_effect: MinEffect = 0.0,
-    informational_min_effect: float = DEFAULT_INFORMATIONAL_MIN_EFFECT,
+    informational_min_effect: MinEffect = DEFAULT_INFORMATIONAL_MIN_EFFECT,
     seed: int = 0,
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -301,7 +303,9 @@ def compare(
         min_effect: Smallest delta worth calling regressed or improved (metric units), one
             value or a function of (suite, metric name).
         informational_min_effect: For informational metrics, the min_effect is at least
-            this share of the matched baseline mean (``>= 0``; 0 turns it off).
+            this share of the matched baseline mean (``>= 0``; 0 turns it off), one value
+            or a function of (suite, metric name) such as
+            :meth:`adk_eval_action.project.config.GateConfig.informational_min_effect_for`.
         seed: Seed of the sign patterns; the same inputs and seed give the same intervals.
         n_resamples: Random sign patterns per test, ``>= 1`` (fewer matched cases than
             ``log2(n_resamples)`` are enumerated exactly).
@@ -317,21 +321,30 @@ def compare(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
-    if not (math.isfinite(informational_min_effect) and informational_min_effect >= 0.0):
-        raise ValueError(
-            f"informational_min_effect must be a number >= 0, got {informational_min_effect}"
-        )
+    relative = _as_function(informational_min_effect)
     options = _TestOptions(
-        min_effect=min_effect
-        if callable(min_effect)
-        else (lambda _suite, _metric: float(min_effect)),
-        informational_min_effect=informational_min_effect,
+        min_effect=_as_function(min_effect),
+        informational_min_effect=relative,
         seed=seed,
         n_resamples=n_resamples,
         alpha=round(1.0 - confidence, 12),
     )
     with gc_paused():
         return _compare(head, baseline, baseline_note, options, confidence)
+
+
+def _as_function(value: MinEffect) -> Callable[[str, str], float]:
+    """``value`` as a function of (suite, metric name), checked to be a number >= 0.
+
+    Raises:
+        ValueError: a constant below 0 or not finite.
+    """
+    if callable(value):
+        return value
+    if not (math.isfinite(value) and value >= 0.0):
+        raise ValueError(f"a min_effect must be a number >= 0, got {value}")
+    number = float(value)
+    return lambda _suite, _metric: number
 
 
 def _compare(

@@ -65,7 +65,9 @@ class GateConfig(BaseModel):
     ``max_regression``, ``min_effect`` and ``require_significance``.
     ``max_token_increase`` is a relative budget for ``token_usage_v1`` (0.2: head may use
     20% more tokens than the baseline); ``on_token_increase`` says whether exceeding it
-    warns or fails.
+    warns or fails. ``informational_min_effect`` is informational metrics' (durations,
+    tokens) smallest change worth calling, as a share of their matched baseline mean
+    (0.1: 10%), unless ``metrics`` sets theirs explicitly.
     """
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -107,6 +109,13 @@ class GateConfig(BaseModel):
     on_token_increase: Literal["warn", "fail"] = Field(
         default="warn", description="Whether exceeding max_token_increase warns or fails."
     )
+    informational_min_effect: float = Field(
+        default=0.1,
+        ge=0.0,
+        description="Informational metrics' (durations, tokens) smallest change worth "
+        "calling, as a share of their baseline mean (0.1 = 10%); a metric's own min_effect "
+        "in adk-eval.yaml wins.",
+    )
     metrics: dict[str, MetricGateRule] = Field(default_factory=dict)
 
     def override_for(self, suite: str, metric: str) -> MetricGateRule | None:
@@ -120,6 +129,14 @@ class GateConfig(BaseModel):
         for entry in present:
             merged.update(entry.model_dump(exclude_none=True))
         return MetricGateRule.model_validate(merged)
+
+    def informational_min_effect_for(self, suite: str, metric: str) -> float:
+        """The relative min_effect of an informational metric: ``informational_min_effect``,
+        or 0 when ``metrics`` gives the metric a ``min_effect`` of its own (that one
+        applies as given)."""
+        override = self.override_for(suite, metric)
+        explicit = override is not None and override.min_effect is not None
+        return 0.0 if explicit else self.informational_min_effect
 
     def rule_for(self, suite: str, metric: str) -> MetricGateRule:
         """The resolved regression rule of one metric: its override, else the gate-wide

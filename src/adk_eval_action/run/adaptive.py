@@ -52,7 +52,13 @@ async def repeat_undecided(
     by_name = {s.name: s for s in suites}
     touched: set[CaseKey] = set()
     while True:
-        comparison = compare(results, baseline, "", min_effect=gate_config.min_effect_for)
+        comparison = compare(
+            results,
+            baseline,
+            "",
+            min_effect=gate_config.min_effect_for,
+            informational_min_effect=gate_config.informational_min_effect_for,
+        )
         left = summary.budget - summary.extra_runs
         keys = plan_repeats(comparison, max_runs=max_runs, budget=left)
         if not keys:

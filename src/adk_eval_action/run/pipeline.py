@@ -312,7 +312,13 @@ def comment_context(
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
     comparison."""
     gate_config = request.settings.gate
-    comparison = compare(results, baseline, baseline_note, min_effect=gate_config.min_effect_for)
+    comparison = compare(
+        results,
+        baseline,
+        baseline_note,
+        min_effect=gate_config.min_effect_for,
+        informational_min_effect=gate_config.informational_min_effect_for,
+    )
     comparison.adaptive = adaptive
     return CommentContext(
         comparison=comparison,
