@@ -363,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--prs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--grid", action="store_true", help="the whole docs/gating.md table")
+    parser.add_argument("--rows", help="with --grid, only these rows (0-based, e.g. 6,7,8)")
     args = parser.parse_args(argv)
     base = Scenario(
         cases=args.cases,
@@ -376,9 +377,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         adaptive_runs=args.adaptive_runs,
     )
     scenarios = grid() if args.grid else [base]
+    wanted = {int(r) for r in args.rows.split(",")} if args.grid and args.rows else None
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}; {args.prs} PRs per row")
     print(HEADER)
     for index, s in enumerate(scenarios):
+        if wanted is not None and index not in wanted:
+            continue
         r = estimate(replace(s), args.prs, args.seed + index, package_compare)
         print(row(s, r), flush=True)
 
