@@ -29,6 +29,22 @@ Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
 :func:`adk_eval_action.adk.engine.evaluate_suite` in the pipeline."""
 
 
+def compare_for_gate(
+    results: RunResults | ScoreTable,
+    baseline: RunResults | ScoreTable | None,
+    baseline_note: str,
+    gate_config: GateConfig,
+) -> Comparison:
+    """The comparison the gate reads: ``compare`` with the gate's min_effect rules."""
+    return compare(
+        results,
+        baseline,
+        baseline_note,
+        min_effect=gate_config.min_effect_for,
+        informational_min_effect=gate_config.informational_min_effect_for,
+    )
+
+
 def planned_runs(results: RunResults) -> int:
     """Head case runs already made (the budget of extra ones)."""
     return sum(len(c.runs) for s in results.suites for e in s.eval_sets for c in e.eval_cases)
@@ -52,13 +68,7 @@ async def repeat_undecided(
     by_name = {s.name: s for s in suites}
     touched: set[CaseKey] = set()
     while True:
-        comparison = compare(
-            results,
-            baseline,
-            "",
-            min_effect=gate_config.min_effect_for,
-            informational_min_effect=gate_config.informational_min_effect_for,
-        )
+        comparison = compare_for_gate(results, baseline, "", gate_config)
         left = summary.budget - summary.extra_runs
         keys = plan_repeats(comparison, max_runs=max_runs, budget=left)
         if not keys:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, decide
 from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable
@@ -43,7 +43,7 @@ from adk_eval_action.results.model import (
     utc_now,
 )
 from adk_eval_action.results.scoretable import ScoreTable
-from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
+from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
@@ -312,13 +312,7 @@ def comment_context(
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
     comparison."""
     gate_config = request.settings.gate
-    comparison = compare(
-        results,
-        baseline,
-        baseline_note,
-        min_effect=gate_config.min_effect_for,
-        informational_min_effect=gate_config.informational_min_effect_for,
-    )
+    comparison = compare_for_gate(results, baseline, baseline_note, gate_config)
     comparison.adaptive = adaptive
     return CommentContext(
         comparison=comparison,
