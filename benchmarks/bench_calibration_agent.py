@@ -25,7 +25,8 @@ from pathlib import Path
 
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.results.io import load_results
-from adk_eval_action.run.pipeline import RunOptions, run_pipeline
+from adk_eval_action.run.pipeline import run_pipeline
+from adk_eval_action.settings import load_request
 from adk_eval_action.testing.noisy import DROP_VARIABLE, SEED_VARIABLE
 
 MIX = (1.0, 0.9, 0.7, 0.5)
@@ -70,9 +71,8 @@ def evaluate(root: Path, seed: int, drop: float, runs: int, out: Path) -> None:
     """One evaluation of the project by the package's pipeline, under ``seed``."""
     os.environ[SEED_VARIABLE] = str(seed)
     os.environ[DROP_VARIABLE] = str(drop)
-    options = RunOptions(
-        paths=[root], baseline="none", num_runs=runs, parallelism=4, results_out=out
-    )
+    flags = {"paths": [root], "baseline": "none", "num_runs": runs, "results_path": out}
+    options = load_request(root, flags=flags)
     run_pipeline(options, console=lambda _line: None)
 
 
