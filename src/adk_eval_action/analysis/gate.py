@@ -12,7 +12,7 @@
   (``not_evaluated: fail``) or only warn (``warn``); they are never counted as passes.
 * ``regression``: a metric whose mean got worse than the baseline's by more than
   ``max_regression`` (metric units; unset: ``min_effect``) fails; with
-  ``require_significance`` only when its whole bootstrap interval lies beyond
+  ``require_significance`` only when its whole corrected interval lies beyond
   ``max_regression`` (:func:`adk_eval_action.analysis.noise.regression_fails`). ``gate.metrics``
   overrides ``max_regression``, ``min_effect`` and ``require_significance`` per metric
   (:meth:`adk_eval_action.project.config.GateConfig.rule_for`).
