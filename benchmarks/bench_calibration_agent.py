@@ -73,7 +73,7 @@ def evaluate(root: Path, seed: int, drop: float, runs: int, out: Path) -> None:
     os.environ[DROP_VARIABLE] = str(drop)
     flags = {"paths": [root], "baseline": "none", "num_runs": runs, "results_path": out}
     options = load_request(root, flags=flags)
-    run_pipeline(options, console=lambda _line: None)
+    run_pipeline(options)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
