@@ -6,7 +6,9 @@ runs are reused, never re-run here.
 
 The budget is the number of planned head case runs, so adaptive repeats at most double the
 model calls of the head; ``benchmarks/bench_calibration.py`` measures what that buys (power
-for a 10-point drop on 50 cases x 3 runs: 66% -> ~88% at ~1.5x the calls).
+for a 10-point drop on 50 cases x 3 runs: 66% -> 89% at 1.51x the calls) and what it costs:
+the picked cases' extra head runs make their per-case differences asymmetric, so false 🔴
+on an unchanged agent rise from 2.7% to 4.9% (±0.9) of runs.
 """
 
 from __future__ import annotations
