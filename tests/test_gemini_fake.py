@@ -318,6 +318,7 @@ def test_a_wrong_key_gets_api_key_invalid_and_no_key_is_refused(
     assert requests.post(url, json={"contents": []}, timeout=5).status_code == 403
 
 
+@pytest.mark.slow  # starts another interpreter
 def test_command_line_serves_a_script_file_until_sigterm(tmp_path: Path):
     script = tmp_path / "script.yaml"
     script.write_text(
