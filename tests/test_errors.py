@@ -138,17 +138,35 @@ def test_rubric_metric_without_rubrics_is_an_error_not_a_pass(
     assert "no rubrics for" in result.output
 
 
-def test_judge_timeout_is_reported_and_warn_mode_passes(example_repo: Path, cli: CliRun) -> None:
+def test_judge_timeout_is_a_model_error_after_the_retries(example_repo: Path, cli: CliRun) -> None:
+    """A judge that times out on every call is the model service failing, not the agent:
+    after the retries the run is incomplete (exit 2), in either not_evaluated mode."""
     case = _trip_case(example_repo, rubrics=['The final answer mentions "Tokyo".'])
-    _single_case_set(example_repo, case, _rubric_config(judge="stand-in-judge-timeout"))
+    config = _rubric_config(judge="stand-in-judge-timeout")
+    config["criteria"][RUBRIC]["judge_model_options"]["num_samples"] = 1
+    config["criteria"]["tool_trajectory_avg_score"] = 1.0
+    _single_case_set(example_repo, case, config)
+    (example_repo / "adk-eval.yaml").write_text(
+        "model_retries: {attempts: 3, initial_delay_s: 0.01}\n", encoding="utf-8"
+    )
     result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
-    assert result.exit_code == 1
-    m = metric(case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0], RUBRIC)
+    assert result.exit_code == 2
+    results = load_json(example_repo / "r.json")
+    run = case_runs(results, "multi_turn_trip")[0]
+    m = metric(run, RUBRIC)
     assert m["status"] == "error"
-    assert "judge call failed" in m["reason"] and "timed out" in m["reason"]
-    assert "judge call failed" in result.output
+    assert m["reason"].startswith("model: judge model stand-in-judge-timeout: timeout")
+    assert "after 3 attempts" in m["reason"]
+    # The scores that were computed stay; the run itself is an error of kind model.
+    assert metric(run, "tool_trajectory_avg_score")["score"] == 1.0
+    assert (run["status"], run["error_kind"]) == ("error", "model")
+    [summary] = [e for e in results["suites"][0]["errors"] if e["kind"] == "model"]
+    assert summary["message"] == "1 of 1 case runs could not reach the model (timeout)"
+    counts = results["metadata"]["model_calls"]
+    # By hand: one judge call per turn (num_samples 1) on 3 turns, each tried 3 times.
+    assert (counts["failed_calls"], counts["retry_causes"]) == (3, {"timeout": 6})
     warn = cli("run", "travel_agent", "--results-out", "r2.json", "--not-evaluated", "warn")
-    assert warn.exit_code == 0
+    assert warn.exit_code == 2
 
 
 def test_judge_without_parsable_verdict(example_repo: Path, cli: CliRun) -> None:
@@ -172,9 +190,11 @@ def test_config_lint_warnings(example_repo: Path, cli: CliRun) -> None:
     result = cli("run", "travel_agent", "--results-out", "r.json")
     out = result.output
     assert "unknown top-level key `metrics`" in out
+    # A metric no registry knows is not a warning but refused before any case runs.
+    assert result.exit_code == 2
     assert (
-        "`response_match_scor` is not known to google-adk; did you mean `response_match_score`"
-        in out
+        "metric `response_match_scor` is neither a google-adk metric nor declared in "
+        "`custom_metrics`; did you mean `response_match_score`?" in out
     )
     assert (
         "threshold 1.5 of `tool_trajectory_avg_score` is outside its value range [0.0, 1.0]" in out
@@ -183,19 +203,23 @@ def test_config_lint_warnings(example_repo: Path, cli: CliRun) -> None:
     assert "`token_usage_v1` is an informational efficiency metric" in out
 
 
-def test_custom_metric_import_error_names_the_path(example_repo: Path, cli: CliRun) -> None:
+def test_custom_metric_import_error_is_refused_before_any_case_runs(
+    example_repo: Path, cli: CliRun
+) -> None:
     config = load_json(example_repo / "travel_agent/eval/test_config.json")
     config["custom_metrics"]["politeness"]["code_config"]["name"] = "travel_agent.metrics.nope"
     _write(example_repo / "travel_agent/eval/test_config.json", config)
     result = cli("run", "travel_agent", "--results-out", "r.json")
-    assert result.exit_code == 1
-    m = metric(case_runs(load_json(example_repo / "r.json"), "weather_paris")[0], "politeness")
-    assert m["status"] == "error"
-    assert "travel_agent.metrics.nope" in m["reason"]
-    assert "brevity" in [
-        x["metric_name"]
-        for x in case_runs(load_json(example_repo / "r.json"), "weather_paris")[0]["metrics"]
-    ]
+    assert result.exit_code == 2
+    results = load_json(example_repo / "r.json")
+    [error] = [e for e in results["errors"] if e["kind"] == "custom_metric"]
+    assert error["file"] == "travel_agent/eval/test_config.json"
+    assert "travel_agent.metrics.nope" in error["message"]
+    assert "`custom_metrics.politeness.code_config.name`" in error["message"]
+    assert case_runs(results, "weather_paris") == []  # nothing ran
+    assert "error (custom_metric: travel_agent/eval/test_config.json)" in result.output
+    # Nothing ran, so nothing failed: the verdict is incomplete, not "failed".
+    assert "gate INCOMPLETE (errors above; exit 2): 0/5" in result.output
 
 
 def test_invalid_project_config_names_file_and_field(example_repo: Path, cli: CliRun) -> None:

@@ -8,7 +8,6 @@ LLMRegistry, an unimportable custom metric raises in ADK's custom metric evaluat
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,11 @@ from google.adk.tools.agent_tool import AgentTool
 
 from adk_eval_action.adk.preflight import (
     SuiteToCheck,
+    check_suites,
     missing_google_credentials,
     preflight,
-    walk_factory,
 )
+from adk_eval_action.project.discovery import Suite
 from adk_eval_action.testing.standins import ScriptedLlm
 
 KEY = {"GOOGLE_API_KEY": "k"}
@@ -241,20 +241,46 @@ def test_vertex_evaluated_metrics_need_a_project():
     assert preflight([_suite(None, config)], environ).problems == []
 
 
-def test_a_factory_agent_is_walked_and_its_resources_closed():
-    closed: list[str] = []
+FACTORY_AGENT = """
+import asyncio
+import contextlib
+from pathlib import Path
 
-    async def get_agent_async() -> tuple[LlmAgent, contextlib.AsyncExitStack]:
-        stack = contextlib.AsyncExitStack()
-        loop = asyncio.get_running_loop()
-        stack.push_async_callback(_record_close, closed, loop)
-        return _gemini_agent(), stack
-
-    agent = walk_factory(get_agent_async)
-
-    assert agent.name == "helper" and closed == ["closed in its own loop"]
+from google.adk.agents import LlmAgent
 
 
-async def _record_close(closed: list[str], loop: asyncio.AbstractEventLoop) -> None:
-    assert asyncio.get_running_loop() is loop
-    closed.append("closed in its own loop")
+async def get_agent_async():
+    stack = contextlib.AsyncExitStack()
+    loop = asyncio.get_running_loop()
+
+    async def close():
+        same = asyncio.get_running_loop() is loop
+        Path(__file__).with_name("closed.txt").write_text(f"same loop: {same}")
+
+    stack.push_async_callback(close)
+    return LlmAgent(name="made", model="gemini-2.5-flash", instruction="Hi."), stack
+"""
+
+
+def test_check_suites_walks_a_factory_agent_and_closes_what_it_opened(tmp_path: Path):
+    agent_dir = tmp_path / "factory_agent"
+    agent_dir.mkdir()
+    (agent_dir / "__init__.py").write_text("from . import agent\n", encoding="utf-8")
+    (agent_dir / "agent.py").write_text(FACTORY_AGENT, encoding="utf-8")
+    config = tmp_path / "test_config.json"
+    config.write_text('{"criteria": {"tool_trajectory_avg_score": 1.0}}', encoding="utf-8")
+    suite = Suite(
+        name="factory",
+        agent_dir=agent_dir,
+        eval_set_paths=[],
+        eval_config_path=config,
+    )
+
+    report = asyncio.run(check_suites([suite], tmp_path, {}))
+
+    assert [(m.model, m.where) for m in report.models] == [("gemini-2.5-flash", "agent `made`")]
+    assert [p.kind for p in report.problems] == ["credentials"]
+    # The factory's exit stack was closed, on the loop that made it; the module is out of
+    # sys.modules again.
+    assert (agent_dir / "closed.txt").read_text() == "same loop: True"
+    assert "factory_agent" not in sys.modules

@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
@@ -34,12 +34,20 @@ class AgentLoadError(AdkEvalActionError):
 @dataclass(frozen=True)
 class LoadedAgent:
     """An imported agent: ``root_agent`` (an ADK ``BaseAgent``), the ``App`` wrapping it
-    when the module defines ``app`` (else None), and ``app_name`` (the package name, which
-    ADK uses as the app name of sessions and eval sets)."""
+    when the module defines ``app`` (else None), ``app_name`` (the package name, which
+    ADK uses as the app name of sessions and eval sets), and the exit stack a
+    ``get_agent_async`` factory returned with it (closed by :meth:`close`)."""
 
     app_name: str
     root_agent: Any
     app: Any = None
+    exit_stack: Any = None
+
+    async def close(self) -> None:
+        """Closes what the factory opened for the agent (MCP sessions, clients), on the
+        event loop it was made on; nothing for a module-level agent."""
+        if self.exit_stack is not None:
+            await self.exit_stack.aclose()
 
 
 def _package_modules(name: str) -> dict[str, ModuleType]:
@@ -148,13 +156,14 @@ async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
     if factory is not None:
         try:
             made = factory()
-            root_agent, _ = await made if inspect.isawaitable(made) else made
+            made = await made if inspect.isawaitable(made) else made
+            root_agent, exit_stack = made if isinstance(made, tuple) else (made, None)
         except Exception as e:
             raise AgentLoadError(
                 f"agent {name}: get_agent_async failed: {type(e).__name__}: {e}"
                 f"{_where_raised(e, agent_dir)}"
             ) from e
-        return LoadedAgent(app_name=name, root_agent=root_agent)
+        return LoadedAgent(app_name=name, root_agent=root_agent, exit_stack=exit_stack)
     raise AgentLoadError(
         f"agent {agent_dir}: module `{name}.agent` has no `root_agent`, `app` or `get_agent_async`"
     )
@@ -170,3 +179,20 @@ def _where_raised(error: BaseException, agent_dir: Path) -> str:
         return ""
     frame = inside[-1]
     return f" (at {Path(frame.filename).relative_to(agent_dir.parent)}:{frame.lineno})"
+
+
+def agent_tree(root: Any) -> Iterator[Any]:
+    """The agent tree: ``root``, its sub-agents and agents used as tools (``AgentTool``)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        agent = stack.pop()
+        if agent is None or id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        yield agent
+        stack.extend(getattr(agent, "sub_agents", None) or [])
+        for tool in getattr(agent, "tools", None) or []:
+            inner = getattr(tool, "agent", None)
+            if inner is not None and hasattr(inner, "sub_agents"):
+                stack.append(inner)

@@ -26,10 +26,12 @@ from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel
 
 from adk_eval_action.adk.agent import AgentLoadError, load_agent
+from adk_eval_action.adk.case_failures import classify_inference_failure, failure_slot
 from adk_eval_action.adk.convert import MetricMeta, judge_model, run_record_from_adk
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
+from adk_eval_action.adk.model_calls import ModelCalls, wrap_agent_models
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import (
@@ -69,12 +71,14 @@ class CaseRun:
 
 @dataclass(frozen=True)
 class CaseRunOutcome:
-    """What one :class:`CaseRun` produced: its run record, and an error record when the
-    inference or the whole evaluation failed."""
+    """What one :class:`CaseRun` produced: its run record, an error record when the
+    inference or the whole evaluation failed, and ``fault`` (error kind, cause) when a
+    model could not be reached (summed up per suite by :func:`model_errors`)."""
 
     item: CaseRun
     run: RunRecord
     error: ErrorRecord | None = None
+    fault: tuple[str, str] | None = None
 
 
 def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRecord:
@@ -135,7 +139,11 @@ def case_runs(record: SuiteRecord, num_runs: int) -> list[CaseRun]:
 
 
 async def run_case(
-    harness: SuiteHarness, item: CaseRun, suite: str, metric_meta: dict[str, MetricMeta]
+    harness: SuiteHarness,
+    item: CaseRun,
+    suite: str,
+    metric_meta: dict[str, MetricMeta],
+    repo_root: Path = Path("."),
 ) -> CaseRunOutcome:
     """Runs one eval case once (inference, then its metrics at once) and converts the
     outcome. Never raises for the agent's or a metric's sake."""
@@ -145,13 +153,10 @@ async def run_case(
         "eval_set_id": item.eval_set.eval_set_id,
         "eval_id": item.case.eval_id,
     }
-    inference = await harness.infer(item.eval_set.eval_set_id, item.case.eval_id)
+    with failure_slot() as slot:
+        inference = await harness.infer(item.eval_set.eval_set_id, item.case.eval_id)
     if inference.status == InferenceStatus.FAILURE:
-        message = f"inference failed: {inference.error_message}"
-        error = ErrorRecord(kind="inference", message=message, **where)
-        return CaseRunOutcome(
-            item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=message), error
-        )
+        return _failed_inference(item, slot.error, inference.error_message or "", repo_root, where)
     evaluation = await harness.evaluate(inference)
     if evaluation.result is None:
         error = ErrorRecord(
@@ -161,6 +166,33 @@ async def run_case(
             item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=evaluation.error), error
         )
     run = run_record_from_adk(evaluation.result, item.run, metric_meta, evaluation.reasons)
+    if evaluation.model_error is None:
+        return CaseRunOutcome(item, run)
+    # A judge could not be reached: the scores it gave stay, the run is incomplete.
+    fault = evaluation.model_error.fault
+    run.status, run.error_kind = CaseStatus.ERROR, fault.kind
+    run.error = str(evaluation.model_error)
+    return CaseRunOutcome(item, run, fault=(fault.kind, fault.summary))
+
+
+def _failed_inference(
+    item: CaseRun,
+    error: BaseException | None,
+    message: str,
+    repo_root: Path,
+    where: dict[str, str | None],
+) -> CaseRunOutcome:
+    """A failed inference's outcome (adk.case_failures): a model or credentials error
+    (summed up per suite), an inference error, or a failure of the agent's own code."""
+    failure = classify_inference_failure(error, message, repo_root)
+    run = RunRecord(
+        run=item.run, status=failure.status, error=failure.message, error_kind=failure.kind
+    )
+    if failure.kind is not None and failure.cause is not None:
+        return CaseRunOutcome(item, run, fault=(failure.kind, failure.cause))
+    if failure.kind is not None:
+        error = ErrorRecord(kind=failure.kind, message=failure.message, **where)  # type: ignore[arg-type]
+        return CaseRunOutcome(item, run, error)
     return CaseRunOutcome(item, run)
 
 
@@ -174,6 +206,31 @@ def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
         if outcome.error is not None:
             record.errors.append(outcome.error)
     record.errors.extend(metric_errors(record))
+    record.errors.extend(model_errors(record, outcomes))
+
+
+def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> list[ErrorRecord]:
+    """One error record per kind (``model``, ``credentials``) saying how many case runs
+    could not reach the model and why, e.g. "4 of 4 case runs could not reach the model
+    (503 UNAVAILABLE ×4)", instead of one per case run."""
+    causes: dict[str, Counter[str]] = {}
+    for outcome in outcomes:
+        if outcome.fault is not None:
+            causes.setdefault(outcome.fault[0], Counter())[outcome.fault[1]] += 1
+    runs = sum(len(c.runs) for s in record.eval_sets for c in s.eval_cases)
+    errors = []
+    for kind, counted in causes.items():
+        what = "could not reach the model" if kind == "model" else "had no usable credentials"
+        listed = ", ".join(f"{cause} ×{n}" if n > 1 else cause for cause, n in counted.items())
+        errors.append(
+            ErrorRecord(
+                kind=kind,  # type: ignore[arg-type]
+                message=f"{sum(counted.values())} of {runs} case runs {what} ({listed})",
+                suite=record.name,
+                hint="no score was recorded for them; see model_retries in docs/action.md",
+            )
+        )
+    return errors
 
 
 def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
@@ -222,12 +279,16 @@ def agent_error(record: SuiteRecord, message: str) -> SuiteRecord:
     return record
 
 
-async def evaluate_suite(suite: Suite, settings: EngineSettings) -> SuiteRecord:
+async def evaluate_suite(
+    suite: Suite, settings: EngineSettings, calls: ModelCalls | None = None
+) -> SuiteRecord:
     """Evaluates one suite with google-adk on the running event loop; returns its record.
 
     Never raises for a problem in the user's files: config, eval set, agent, inference and
     metric failures become :class:`ErrorRecord` entries and every other result is kept.
-    ``sys.path``, ``sys.modules`` and the judge logger are as before when it returns.
+    ``sys.path``, ``sys.modules`` and the judge logger are as before when it returns. With
+    ``calls``, every model call (agent, judge, user simulator) is retried and counted there
+    (:mod:`adk_eval_action.adk.model_calls`).
     """
     record, inputs = open_suite(suite, settings)
     if inputs.config is None:
@@ -239,17 +300,24 @@ async def evaluate_suite(suite: Suite, settings: EngineSettings) -> SuiteRecord:
             agent = await load_agent(suite.agent_dir)
         except AgentLoadError as e:
             return agent_error(record, str(e))
+        if calls is not None:
+            wrap_agent_models(agent.root_agent, calls)
         harness = SuiteHarness(
             agent.app_name,
             inputs.config.eval_config,
             [s.eval_set for s in inputs.eval_sets],
             agent,
+            calls,
         )
-        meta = inputs.config.metric_meta
+        meta, root = inputs.config.metric_meta, settings.repo_root
         jobs = (
-            run_case(harness, item, suite.name, meta) for item in case_runs(record, record.num_runs)
+            run_case(harness, item, suite.name, meta, root)
+            for item in case_runs(record, record.num_runs)
         )
-        outcomes = await bounded(settings.parallelism, jobs)
+        try:
+            outcomes = await bounded(settings.parallelism, jobs)
+        finally:
+            await agent.close()
     place(record, outcomes)
     infer_directions(record, set(suite.higher_is_better))
     return record
@@ -266,8 +334,7 @@ def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, Sui
     if settings.eval_case_ids is not None:
         chosen = only_cases(inputs.eval_sets, settings.eval_case_ids)
         inputs = inputs.model_copy(update={"eval_sets": chosen})
-    for warning in inputs.config.warnings if inputs.config else []:
-        log.warning("%s", warning)
+    # The config's lint warnings are printed once, with the results (run.pipeline).
     for note in inputs.notes:
         log.info("note: %s", note)
     record = suite_record(suite, inputs, settings.repo_root)

@@ -49,6 +49,9 @@ from google.adk.evaluation.metric_evaluator_registry import (
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from adk_eval_action.adk.agent import ImportScope, LoadedAgent
+from adk_eval_action.adk.case_failures import capture_inference_failures
+from adk_eval_action.adk.model_calls import ModelCalls, RetryingUserSimulatorProvider
+from adk_eval_action.adk.model_faults import ModelCallError
 from adk_eval_action.adk.recording import (
     MetricRecorder,
     RecordingRegistry,
@@ -61,12 +64,13 @@ T = TypeVar("T")
 @dataclass
 class CaseEvaluation:
     """The metrics of one eval case run: ADK's ``EvalCaseResult`` (None when the evaluation
-    itself failed, ``error`` then says why) and ``reasons`` (metric name -> why it was not
-    evaluated)."""
+    itself failed, ``error`` then says why), ``reasons`` (metric name -> why it was not
+    evaluated) and ``model_error`` (a judge whose model could not be reached)."""
 
     result: EvalCaseResult | None
     reasons: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    model_error: ModelCallError | None = None
 
 
 @contextmanager
@@ -74,9 +78,15 @@ def evaluation_scope(agent_dirs: Iterable[Path], repo_root: Path) -> Iterator[No
     """The process-wide settings an evaluation needs, undone on exit: the agent folders and
     ``repo_root`` importable (:class:`~adk_eval_action.adk.agent.ImportScope`) and judge
     failures recorded instead of logged
-    (:func:`~adk_eval_action.adk.recording.capture_judge_failures`). Load agents and run
-    :class:`SuiteHarness` calls inside it."""
-    with ImportScope(agent_dirs, repo_root), capture_judge_failures():
+    (:func:`~adk_eval_action.adk.recording.capture_judge_failures`), and failed inferences
+    kept for their case run instead of printed
+    (:func:`~adk_eval_action.adk.case_failures.capture_inference_failures`). Load agents and
+    run :class:`SuiteHarness` calls inside it."""
+    with (
+        ImportScope(agent_dirs, repo_root),
+        capture_judge_failures(),
+        capture_inference_failures(),
+    ):
         yield
 
 
@@ -102,6 +112,8 @@ class SuiteHarness:
         eval_sets: The suite's eval sets, prepared (:mod:`adk_eval_action.adk.prepare`);
             eval set ids must be unique.
         agent: The agent to run; None when only recorded invocations are evaluated.
+        calls: The run's model calls: judge and user-simulator models retried and counted
+            there (:mod:`adk_eval_action.adk.model_calls`); None leaves ADK's own retries.
 
     Raises:
         ValueError: two eval sets share an id, or an eval set repeats an eval id (ADK's
@@ -114,9 +126,13 @@ class SuiteHarness:
         eval_config: EvalConfig,
         eval_sets: Iterable[EvalSet],
         agent: LoadedAgent | None = None,
+        calls: ModelCalls | None = None,
     ) -> None:
         self.app_name = app_name
         self.agent = agent
+        self.calls = calls
+        # The eval config's user simulator, as `adk eval` passes it (cli_tools_click).
+        self._simulators = RetryingUserSimulatorProvider(eval_config.user_simulator_config, calls)
         self._manager = InMemoryEvalSetsManager()
         for eval_set in eval_sets:
             self._manager.create_eval_set(app_name=app_name, eval_set_id=eval_set.eval_set_id)
@@ -135,6 +151,7 @@ class SuiteHarness:
             session_service=self._session_service,
             metric_evaluator_registry=registry,
             app=self.agent.app if self.agent else None,
+            user_simulator_provider=self._simulators,
         )
 
     async def infer(self, eval_set_id: str, eval_id: str) -> InferenceResult:
@@ -178,14 +195,14 @@ class SuiteHarness:
         :attr:`CaseEvaluation.error`; a metric that could not run is NOT_EVALUATED in the
         result with its reason in :attr:`CaseEvaluation.reasons`."""
         recorder = MetricRecorder()
-        service = self._service(RecordingRegistry(self._registry, recorder))
+        service = self._service(RecordingRegistry(self._registry, recorder, self.calls))
         request = EvaluateRequest(
             inference_results=[inference],
             evaluate_config=EvaluateConfig(eval_metrics=self.eval_metrics, parallelism=1),
         )
         try:
             async for case_result in service.evaluate(request):
-                return CaseEvaluation(case_result, recorder.reasons)
+                return CaseEvaluation(case_result, recorder.reasons, None, recorder.model_error)
         except Exception as e:  # noqa: BLE001 - one case's failure must not lose the others
             return CaseEvaluation(None, recorder.reasons, f"{type(e).__name__}: {e}")
         return CaseEvaluation(None, recorder.reasons, "evaluation produced no result")

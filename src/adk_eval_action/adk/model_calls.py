@@ -39,54 +39,12 @@ from google.adk.models import BaseLlm, LlmCapabilities
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types as genai_types
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import PrivateAttr
+
+from adk_eval_action.project.config import ModelRetrySettings
+from adk_eval_action.results.model import ModelCallCounts
 
 from .model_faults import ModelCallError, ModelFault, Role, classify_fault
-
-
-class ModelRetrySettings(BaseModel):
-    """How model calls are retried (adk-eval.yaml ``model_retries:``).
-
-    Attributes:
-        attempts: Tries per model call, the first included (1 = no retries).
-        initial_delay_s: The first backoff step in seconds; each next step doubles.
-        max_delay_s: The longest single wait in seconds. A server asking for a longer wait
-            (``retryDelay``/``Retry-After``) ends the call's retries instead.
-        call_timeout_s: Seconds one attempt may wait for the model's next answer before it
-            counts as a timeout (a transient fault); 0 for no limit.
-        run_budget_s: Seconds of waiting all retries of one run may add up to; once spent,
-            calls are tried once.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    attempts: int = Field(default=5, ge=1, le=20)
-    initial_delay_s: float = Field(default=1.0, ge=0)
-    max_delay_s: float = Field(default=60.0, ge=0)
-    call_timeout_s: float = Field(default=180.0, ge=0)
-    run_budget_s: float = Field(default=300.0, ge=0)
-
-
-class ModelCallSummary(BaseModel):
-    """Model calls of one run, for the results file and the report.
-
-    Attributes:
-        calls: Model calls made (a call with retries counts once).
-        retried_calls: Calls that needed at least one retry.
-        retries: Extra attempts made, all calls together.
-        failed_calls: Calls that failed for good (:class:`ModelCallError`).
-        retry_causes: Retries by cause (``"429 RESOURCE_EXHAUSTED": 3``).
-        failure_causes: Failed calls by cause.
-        waited_s: Seconds spent waiting between attempts (the run budget used).
-    """
-
-    calls: int = 0
-    retried_calls: int = 0
-    retries: int = 0
-    failed_calls: int = 0
-    retry_causes: dict[str, int] = Field(default_factory=dict)
-    failure_causes: dict[str, int] = Field(default_factory=dict)
-    waited_s: float = 0.0
 
 
 class ModelCalls:
@@ -109,7 +67,7 @@ class ModelCalls:
         self.sleep = sleep
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        self._summary = ModelCallSummary()
+        self._summary = ModelCallCounts()
         self._retry_causes: Counter[str] = Counter()
         self._failure_causes: Counter[str] = Counter()
 
@@ -143,7 +101,7 @@ class ModelCalls:
                 self._summary.failed_calls += 1
                 self._failure_causes[fault.summary] += 1
 
-    def summary(self) -> ModelCallSummary:
+    def summary(self) -> ModelCallCounts:
         """A snapshot of the counts."""
         with self._lock:
             return self._summary.model_copy(
@@ -270,7 +228,7 @@ def wrap_agent_models(root_agent: Any, calls: ModelCalls) -> int:
     """
     from google.adk.agents import LlmAgent
 
-    from .preflight import agent_tree
+    from .agent import agent_tree
 
     wrapped = 0
     for agent in agent_tree(root_agent):
@@ -301,18 +259,19 @@ class RetryingUserSimulatorProvider(UserSimulatorProvider):
 
     Args:
         config: The eval config's ``user_simulator_config`` (None: ADK's default).
-        calls: The run's model calls.
+        calls: The run's model calls (None: the simulator's model is left as ADK made it).
     """
 
-    def __init__(self, config: Any, calls: ModelCalls):
+    def __init__(self, config: Any, calls: ModelCalls | None):
         super().__init__(user_simulator_config=config)
         self._calls = calls
 
     def provide(self, eval_case: Any) -> Any:
-        """ADK's simulator for the case, its model (``_llm``) wrapped."""
+        """ADK's simulator for the case, its model (``_llm``) wrapped (when there are
+        ``calls`` to count them in)."""
         simulator = super().provide(eval_case)
         llm = getattr(simulator, "_llm", None)
-        if isinstance(llm, BaseLlm):
+        if isinstance(llm, BaseLlm) and self._calls is not None:
             simulator._llm = RetryingLlm.wrap(llm, self._calls, role="user_simulator")
         return simulator
 

@@ -20,9 +20,10 @@ preflight cannot judge (LiteLLM, a custom ``BaseLlm``) is not refused.
 
 from __future__ import annotations
 
-import asyncio
+import difflib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
@@ -33,6 +34,9 @@ from google.adk.evaluation.metric_evaluator_registry import (
 )
 from google.adk.models import BaseLlm, Gemini, LLMRegistry
 from pydantic import BaseModel, ConfigDict
+
+from adk_eval_action.adk.agent import agent_tree
+from adk_eval_action.project.discovery import Suite, relative_path
 
 Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
 Role = Literal["agent", "judge", "user_simulator"]
@@ -195,23 +199,6 @@ def _is_google(llm: BaseLlm) -> bool:
     return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
 
 
-def agent_tree(root: Any) -> Iterator[Any]:
-    """The agent tree: ``root``, its sub-agents and agents used as tools (``AgentTool``)."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        agent = stack.pop()
-        if agent is None or id(agent) in seen:
-            continue
-        seen.add(id(agent))
-        yield agent
-        stack.extend(getattr(agent, "sub_agents", None) or [])
-        for tool in getattr(agent, "tools", None) or []:
-            inner = getattr(tool, "agent", None)
-            if inner is not None and hasattr(inner, "sub_agents"):
-                stack.append(inner)
-
-
 def agent_models(suite: str, root_agent: Any) -> tuple[list[ModelUse], list[PreflightProblem]]:
     """The models of an agent tree; a model name no registry resolves is a problem."""
     from google.adk.agents import LlmAgent
@@ -240,11 +227,11 @@ def agent_models(suite: str, root_agent: Any) -> tuple[list[ModelUse], list[Pref
 
 
 def _metric_problem(
-    error: Exception, metric: EvalMetric, suite: SuiteToCheck, config: EvalConfig
+    error: Exception, metric: EvalMetric, suite: SuiteToCheck, known: list[str]
 ) -> PreflightProblem:
     name, file = metric.metric_name, suite.eval_config_file
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    custom = (config.custom_metrics or {}).get(name)
+    custom = (suite.eval_config.custom_metrics or {}).get(name)
     if custom is not None and isinstance(error, (ImportError, TypeError)):
         cause = error.__cause__ or error
         return PreflightProblem(
@@ -258,13 +245,14 @@ def _metric_problem(
             "sys.path)",
         )
     if "not found in registry" in text:
+        close = difflib.get_close_matches(name, known, n=1)
         return PreflightProblem(
             kind="config",
             suite=suite.name,
             file=file,
             field=f"criteria.{name}",
             message=f"metric `{name}` is neither a google-adk metric nor declared in "
-            "`custom_metrics`",
+            f"`custom_metrics`{f'; did you mean `{close[0]}`?' if close else ''}",
         )
     judge = (metric.criterion.model_dump() if metric.criterion else {}).get(
         "judge_model_options"
@@ -312,7 +300,8 @@ def eval_config_models(
         try:
             evaluator = registry.get_evaluator(metric)
         except Exception as e:  # noqa: BLE001 - every failure is reported, none raised
-            problems.append(_metric_problem(e, metric, suite, config))
+            known = [m.metric_name for m in registry.get_registered_metrics()]
+            problems.append(_metric_problem(e, metric, suite, known))
             continue
         judge = _judge_of(evaluator)
         if judge is not None:
@@ -398,27 +387,65 @@ def preflight(suites: list[SuiteToCheck], environ: Mapping[str, str]) -> Preflig
     uses: list[ModelUse] = []
     problems: list[PreflightProblem] = []
     for suite in suites:
-        if suite.root_agent is not None:
-            found, refused = agent_models(suite.name, suite.root_agent)
-            uses += found
-            problems += refused
-        found, refused = eval_config_models(suite, environ)
+        found, refused = suite_findings(suite, environ)
         uses += found
         problems += refused
     return PreflightReport(problems=[*_credentials_problem(uses, environ), *problems], models=uses)
 
 
-async def agent_from_factory(get_agent_async: Callable[[], Any]) -> Any:
-    """The root agent of a ``get_agent_async()`` factory, for the preflight to walk; what the
-    factory opened (its exit stack) is closed at once, as the agent is built again in the
-    event loop that evaluates it."""
-    made = await get_agent_async()
-    agent, exit_stack = made if isinstance(made, tuple) else (made, None)
-    if exit_stack is not None:
-        await exit_stack.aclose()
-    return agent
+def suite_findings(
+    suite: SuiteToCheck, environ: Mapping[str, str]
+) -> tuple[list[ModelUse], list[PreflightProblem]]:
+    """One suite's models and problems (credentials not yet judged: :func:`preflight`)."""
+    uses: list[ModelUse] = []
+    problems: list[PreflightProblem] = []
+    if suite.root_agent is not None:
+        found, refused = agent_models(suite.name, suite.root_agent)
+        uses += found
+        problems += refused
+    found, refused = eval_config_models(suite, environ)
+    return uses + found, problems + refused
 
 
-def walk_factory(get_agent_async: Callable[[], Any]) -> Any:
-    """:func:`agent_from_factory` in an event loop of its own."""
-    return asyncio.run(agent_from_factory(get_agent_async))
+async def check_suites(
+    suites: list[Suite], repo_root: Path, environ: Mapping[str, str]
+) -> PreflightReport:
+    """The preflight of a run's suites, before any of them runs: each suite's eval config,
+    eval sets and agent loaded as the evaluation loads them (in an import scope of their
+    own; a factory's resources closed at once), then checked. A suite whose files or agent
+    do not load is left to the evaluation, which reports it."""
+    from adk_eval_action.adk.agent import AgentLoadError, load_agent
+    from adk_eval_action.adk.harness import evaluation_scope
+    from adk_eval_action.adk.prepare import load_suite_inputs
+
+    uses: list[ModelUse] = []
+    problems: list[PreflightProblem] = []
+    for suite in suites:
+        inputs = load_suite_inputs(suite, repo_root)
+        if inputs.config is None or suite.agent_dir is None or suite.agent_error:
+            continue
+        with evaluation_scope([suite.agent_dir], repo_root):
+            try:
+                agent = await load_agent(suite.agent_dir)
+            except AgentLoadError:
+                continue
+            try:
+                check = SuiteToCheck(
+                    name=suite.name,
+                    root_agent=agent.root_agent,
+                    eval_config=inputs.config.eval_config,
+                    eval_config_file=relative_path(suite.eval_config_path, repo_root)
+                    if suite.eval_config_path
+                    else None,
+                    has_scenarios=any(
+                        c.conversation_scenario
+                        for s in inputs.eval_sets
+                        for c in s.eval_set.eval_cases
+                    ),
+                )
+                found, refused = suite_findings(check, environ)
+            finally:
+                await agent.close()
+        uses += found
+        problems += refused
+    return PreflightReport(problems=[*_credentials_problem(uses, environ), *problems], models=uses)

@@ -30,6 +30,8 @@ from google.adk.evaluation.evaluator import EvaluationResult, Evaluator, PerInvo
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
 from adk_eval_action.adk.convert import judge_model
+from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
+from adk_eval_action.adk.model_faults import ModelCallError
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 
 JUDGE_LOGGER = "google_adk.google.adk.evaluation.llm_as_judge"
@@ -43,10 +45,12 @@ NO_RUBRICS_HINT = (
 
 class MetricRecorder:
     """Why each metric of one eval case run was not evaluated: ``reasons`` maps metric name
-    to reason (the first one given)."""
+    to reason (the first one given); ``model_error`` is the first judge call that could not
+    reach its model after the retries (:mod:`adk_eval_action.adk.model_calls`)."""
 
     def __init__(self) -> None:
         self.reasons: dict[str, str] = {}
+        self.model_error: ModelCallError | None = None
 
     def record(self, metric_name: str, reason: str) -> None:
         """Keeps the first reason given for a metric."""
@@ -71,6 +75,10 @@ class _JudgeFailureHandler(logging.Handler):
         if recorder is None or metric is None:
             return
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, ModelCallError):
+            recorder.model_error = recorder.model_error or error
+            recorder.record(metric, f"{error.fault.kind}: {error}")
+            return
         detail = f"{type(error).__name__}: {error}" if error else record.getMessage()
         recorder.record(metric, f"judge call failed: {detail}")
 
@@ -186,11 +194,18 @@ class _RecordingEvaluator(Evaluator):
 
 class RecordingRegistry:
     """The metric registry ``LocalEvalService`` sees for one eval case run: ADK's registry
-    (``inner``), with each evaluator wrapped so failures land in ``recorder``."""
+    (``inner``), with each evaluator wrapped so failures land in ``recorder``, and its judge
+    model's calls retried and counted in ``calls`` (None: ADK's own retries)."""
 
-    def __init__(self, inner: MetricEvaluatorRegistry, recorder: MetricRecorder):
+    def __init__(
+        self,
+        inner: MetricEvaluatorRegistry,
+        recorder: MetricRecorder,
+        calls: ModelCalls | None = None,
+    ):
         self._inner = inner
         self._recorder = recorder
+        self._calls = calls
 
     def get_evaluator(self, eval_metric: EvalMetric) -> Evaluator:
         """ADK's evaluator for ``eval_metric``, wrapped.
@@ -204,4 +219,6 @@ class RecordingRegistry:
         except Exception as e:
             self._recorder.record(eval_metric.metric_name, exception_reason(e))
             raise
+        if self._calls is not None:
+            wrap_judge(evaluator, self._calls)
         return _RecordingEvaluator(evaluator, eval_metric, self._recorder)

@@ -252,3 +252,13 @@ def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     result.warnings += _unused_overrides(comparison, config)
     result.passed = not result.reasons
     return result
+
+
+def failed_on_scores(gate: GateResult) -> bool:
+    """Whether the gate failed on scores that were computed: a case that failed its metrics,
+    or a rule on metric means; not only cases that errored or never ran (an incomplete run
+    says so instead of calling them failures)."""
+    if gate.passed:
+        return False
+    scored_case = any(c.head_status == CaseStatus.FAILED for c in gate.failing_cases)
+    return scored_case or any(not r.startswith("min_pass_rate") for r in gate.reasons)

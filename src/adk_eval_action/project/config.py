@@ -23,6 +23,12 @@ conventions (see :mod:`adk_eval_action.project.discovery`). Example::
       on_token_increase: warn   # warn | fail
       metrics:              # per-metric overrides; `suite/metric` for one suite
         response_match_score: {max_regression: 0.1}
+    model_retries:          # model calls (agents, judges, user simulator): docs/action.md
+      attempts: 5           # tries per call, the first included
+      initial_delay_s: 1    # first backoff step; doubles, half of it random (jitter)
+      max_delay_s: 60       # longest wait; a longer retryDelay/Retry-After ends the retries
+      call_timeout_s: 180   # one attempt without an answer this long is a timeout
+      run_budget_s: 300     # all waits of a run together
 
 Paths are relative to the folder of the config file. Eval configs (ADK's ``EvalConfig``) are
 loaded by :mod:`adk_eval_action.adk.evalconfig`. This module does not import google-adk, so
@@ -161,6 +167,29 @@ class GateConfig(BaseModel):
         return float(self.rule_for(suite, metric).min_effect or 0.0)
 
 
+class ModelRetrySettings(BaseModel):
+    """How model calls are retried (adk-eval.yaml ``model_retries:``).
+
+    Attributes:
+        attempts: Tries per model call, the first included (1 = no retries).
+        initial_delay_s: The first backoff step in seconds; each next step doubles.
+        max_delay_s: The longest single wait in seconds. A server asking for a longer wait
+            (``retryDelay``/``Retry-After``) ends the call's retries instead.
+        call_timeout_s: Seconds one attempt may wait for the model's next answer before it
+            counts as a timeout (a transient fault); 0 for no limit.
+        run_budget_s: Seconds of waiting all retries of one run may add up to; once spent,
+            calls are tried once.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    attempts: int = Field(default=5, ge=1, le=20)
+    initial_delay_s: float = Field(default=1.0, ge=0)
+    max_delay_s: float = Field(default=60.0, ge=0)
+    call_timeout_s: float = Field(default=180.0, ge=0)
+    run_budget_s: float = Field(default=300.0, ge=0)
+
+
 class SuiteConfig(BaseModel):
     """One suite named in ``adk-eval.yaml``."""
 
@@ -192,6 +221,7 @@ class ProjectConfig(BaseModel):
     #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets
     #: that discovery skips.
     exclude: list[str] = Field(default_factory=list)
+    model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
     root: Path = Path(".")
 
 

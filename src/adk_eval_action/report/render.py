@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricSide
 from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.results.model import MetricStatus
+from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, MetricStatus, ModelCallCounts
 
 
 class CommentContext(BaseModel):
@@ -37,6 +37,10 @@ class CommentContext(BaseModel):
         show_cases / show_rubrics: False when dropped to fit the size limit.
         omitted: what was left out, for a note in the comment.
         chart: mermaid xychart source of baseline vs head per metric ("" when none).
+        failed_on_scores: the gate failed on scores that were computed (analysis.gate), not
+            only on case runs that errored or never ran.
+        model_calls: the head run's model calls (retries, failures), when it made any.
+        incomplete_kinds: the error kinds that make a run incomplete (results.model).
     """
 
     comparison: Comparison
@@ -47,6 +51,9 @@ class CommentContext(BaseModel):
     show_rubrics: bool = True
     omitted: list[str] = Field(default_factory=list)
     chart: str = ""
+    failed_on_scores: bool = False
+    model_calls: ModelCallCounts | None = None
+    incomplete_kinds: list[str] = Field(default_factory=lambda: sorted(INCOMPLETE_ERROR_KINDS))
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")

@@ -118,11 +118,18 @@ class MetricResult(BaseModel):
 
 
 class RunRecord(BaseModel):
-    """One run (repeat) of one eval case. ``run`` counts from 1."""
+    """One run (repeat) of one eval case. ``run`` counts from 1.
+
+    ``error`` says why the run has no (or not all) scores; ``error_kind`` is the kind of that
+    error (an :class:`ErrorRecord` kind: ``model`` when the model could not be reached after
+    the retries, ``credentials``, ``inference``), None for a run that failed on its own
+    behaviour (an exception in the agent's code is a failure of the case, not an error).
+    """
 
     run: int = 1
     status: CaseStatus
     error: str | None = None
+    error_kind: str | None = None
     metrics: list[MetricResult] = Field(default_factory=list)
     session_id: str | None = None
     actual_invocations: list[dict[str, Any]] | None = None
@@ -146,10 +153,50 @@ class EvalSetRecord(BaseModel):
     eval_cases: list[EvalCaseRecord] = Field(default_factory=list)
 
 
-class ErrorRecord(BaseModel):
-    """An error, with where it happened and what to do about it."""
+ErrorKind = Literal[
+    "config",
+    "eval_set",
+    "agent",
+    "credentials",
+    "model",
+    "judge",
+    "custom_metric",
+    "inference",
+    "metric",
+    "baseline",
+    "internal",
+]
 
-    kind: Literal["config", "eval_set", "agent", "inference", "metric", "baseline", "internal"]
+INCOMPLETE_ERROR_KINDS = frozenset(
+    {
+        "config",
+        "eval_set",
+        "agent",
+        "credentials",
+        "model",
+        "judge",
+        "custom_metric",
+        "inference",
+        "internal",
+    }
+)
+"""Error kinds that kept scores from being computed: a run with any of them is incomplete
+(exit 2), whatever the gate says of the scores that were computed. ``metric`` (a metric not
+evaluated, counted by the gate's ``not_evaluated`` rule) and ``baseline`` are not."""
+
+
+class ErrorRecord(BaseModel):
+    """An error, with where it happened and what to do about it.
+
+    Kinds: ``config`` (adk-eval.yaml, an eval config), ``eval_set``, ``agent`` (does not
+    import, or names a model no registry knows), ``credentials`` (no or refused model
+    credentials), ``model`` (the model service could not be reached after the retries),
+    ``judge`` (a judge model that cannot be set up), ``custom_metric`` (a custom metric
+    function that does not import), ``inference`` (ADK failed running a case for another
+    reason), ``metric`` (a metric not evaluated), ``baseline``, ``internal`` (a bug here).
+    """
+
+    kind: ErrorKind
     message: str
     file: str | None = None
     suite: str | None = None
@@ -174,6 +221,28 @@ class SuiteRecord(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+class ModelCallCounts(BaseModel):
+    """The model calls of a run (agents, judges, user simulators), as retried by the run.
+
+    Attributes:
+        calls: Model calls made (a call with retries counts once).
+        retried_calls: Calls that needed at least one retry.
+        retries: Extra attempts, all calls together.
+        failed_calls: Calls that failed for good (retries used up, or not retryable).
+        retry_causes: Retries by cause (``{"429 RESOURCE_EXHAUSTED": 3}``).
+        failure_causes: Failed calls by cause.
+        waited_s: Seconds spent waiting between attempts (of the run's retry budget).
+    """
+
+    calls: int = 0
+    retried_calls: int = 0
+    retries: int = 0
+    failed_calls: int = 0
+    retry_causes: dict[str, int] = Field(default_factory=dict)
+    failure_causes: dict[str, int] = Field(default_factory=dict)
+    waited_s: float = 0.0
+
+
 class RunMetadata(BaseModel):
     """Where and how the results were produced. Times are ISO 8601 UTC; durations seconds."""
 
@@ -186,11 +255,7 @@ class RunMetadata(BaseModel):
     started_at: str | None = None
     finished_at: str | None = None
     duration_seconds: float | None = None
-
-
-INCOMPLETE_ERROR_KINDS = frozenset({"config", "eval_set", "agent", "internal"})
-"""Kinds of error that kept scores from being computed: a run with one is incomplete
-(exit 2), whatever its gate says."""
+    model_calls: ModelCallCounts | None = None
 
 
 class RunResults(BaseModel):

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
-from adk_eval_action.analysis.gate import GateResult, decide
+from adk_eval_action.analysis.gate import GateResult, decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable
 from adk_eval_action.baseline.resolve import Rescore, file_baseline, resolve_baseline
@@ -135,7 +135,9 @@ async def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
     suites = find_suites(request)
     # Imported here: google-adk's evaluation modules take seconds to import, which
     # `compare` and `render` (no agent runs) and refused runs need not pay.
-    from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
+    from adk_eval_action.adk.engine import EngineSettings
+    from adk_eval_action.adk.model_calls import ModelCalls
+    from adk_eval_action.run.evaluation import evaluate_suites, model_calls_line
 
     results = RunResults(metadata=_metadata(root))
     start = time.monotonic()
@@ -146,17 +148,11 @@ async def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
     for suite in suites:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs  # a flag or input wins over the suite's own
-        try:
-            results.suites.append(await evaluate_suite(suite, engine))
-        except Exception as e:  # noqa: BLE001 - keep the other suites' results
-            results.errors.append(
-                ErrorRecord(
-                    kind="internal",
-                    suite=suite.name,
-                    message=f"{type(e).__name__}: {e}",
-                    hint="please report this as a bug",
-                )
-            )
+    calls = ModelCalls(settings.model_retries)
+    await evaluate_suites(suites, engine, calls, results)
+    results.metadata.model_calls = calls.summary()
+    if results.metadata.model_calls.calls:
+        log.info("%s", model_calls_line(results.metadata.model_calls))
     results.warnings.extend(w for s in results.suites for w in s.warnings)
     results.metadata.finished_at = utc_now()
     results.metadata.duration_seconds = round(time.monotonic() - start, 3)
@@ -259,28 +255,32 @@ def _metrics_output(comparison: Comparison) -> dict[str, dict]:
 
 
 def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = False) -> None:
-    """A short per-metric table and the verdict on the console (the log)."""
+    """A short per-metric table and the verdict on the console (the log). Suite and metric
+    names are never cut: the columns are as wide as the longest."""
     log.info("")
-    log.info(f"{'suite':<20} {'metric':<42} {'baseline':>9} {'head':>9} {'delta':>9} {'thr':>6}")
+    suite_w = max([20, *(len(m.suite) for m in comparison.metrics)])
+    metric_w = max([42, *(len(m.metric_name) for m in comparison.metrics)])
+    header = f"{'suite':<{suite_w}} {'metric':<{metric_w}} {'baseline':>9} {'head':>9}"
+    log.info(f"{header} {'delta':>9} {'thr':>6}")
     for m in comparison.metrics:
         base = "" if not m.baseline or m.baseline.mean is None else f"{m.baseline.mean:.3f}"
         head = "" if not m.head or m.head.mean is None else f"{m.head.mean:.3f}"
         delta = "" if m.delta is None else f"{m.delta:+.3f}"
         side = m.head or m.baseline
         thr = "" if not side or side.threshold is None else f"{side.threshold:g}"
-        log.info(
-            f"{m.suite[:20]:<20} {m.metric_name[:42]:<42} {base:>9} {head:>9} {delta:>9} {thr:>6}"
-        )
+        name = f"{m.suite:<{suite_w}} {m.metric_name:<{metric_w}}"
+        log.info(f"{name} {base:>9} {head:>9} {delta:>9} {thr:>6}")
     for warning in comparison.warnings:
         log.warning("%s", warning)
     for error in comparison.errors:
         where = ", ".join(x for x in (error.file, error.eval_id) if x)
         log.info("error (%s%s): %s", error.kind, ": " + where if where else "", error.message)
     verdict = "PASSED" if gate.passed else "FAILED"
+    scored = failed_on_scores(gate)
     if usage_error:
-        verdict = "INCOMPLETE (errors above; exit 2)" + ("" if gate.passed else ", and FAILED")
+        verdict = "INCOMPLETE (errors above; exit 2)" + (", and FAILED" if scored else "")
     log.info("gate %s: %s/%s eval cases passed", verdict, gate.cases_passed, gate.cases_total)
-    for reason in gate.reasons:
+    for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)
 
 
@@ -314,12 +314,16 @@ def comment_context(
     gate_config = request.settings.gate
     comparison = compare_for_gate(results, baseline, baseline_note, gate_config)
     comparison.adaptive = adaptive
+    skeleton = results.skeleton if isinstance(results, ScoreTable) else results
+    gate = decide(comparison, gate_config)
     return CommentContext(
         comparison=comparison,
-        gate=decide(comparison, gate_config),
+        gate=gate,
+        failed_on_scores=failed_on_scores(gate),
         run_url=request.run_url,
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
+        model_calls=skeleton.metadata.model_calls,
     )
 
 
@@ -350,7 +354,7 @@ def finish(
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
     write_text(_out(request, settings.comparison_out), comparison_json)
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-    usage_error = any(e.kind in USAGE_ERROR_KINDS for e in skeleton.all_errors())
+    usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
     print_table(comparison, gate, usage_error)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     return PipelineOutcome(

@@ -13,7 +13,7 @@ import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
 from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
-from adk_eval_action.project.config import GateConfig
+from adk_eval_action.project.config import GateConfig, ModelRetrySettings
 
 Source = Literal["default", "config", "input", "flag"]
 #: The layers of :func:`resolve`, lowest first: a later one wins.
@@ -131,6 +131,8 @@ class RunSettings(BaseModel):
         "Post this earlier run's comment artifact instead of evaluating.", commands=(),
     )] = None
     gate: GateConfig = Field(default_factory=GateConfig)
+    #: How model calls are retried: adk-eval.yaml's ``model_retries:`` only (no flag, no input).
+    model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
 
     _sources: dict[str, Source] = PrivateAttr(default_factory=dict)
 

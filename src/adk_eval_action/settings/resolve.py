@@ -74,7 +74,7 @@ def resolve(
     """The settings of a run from its layers: CLI ``flags`` > action ``inputs`` >
     adk-eval.yaml (``config``) > the defaults. Each layer maps flat option names
     (:data:`OPTIONS`) to values; ``None``/empty means not given. ``metrics`` (per-metric
-    gate rules) come from ``config`` only.
+    gate rules) and ``model_retries`` come from ``config`` only.
 
     Raises:
         ConfigError: a value is invalid; the message names the flag, input or config key.
@@ -94,6 +94,8 @@ def resolve(
     data: dict[str, Any] = {n: v for n, v in merged.items() if not OPTIONS[n].gate}
     gate = {OPTIONS[n].field: v for n, v in merged.items() if OPTIONS[n].gate}
     data["gate"] = {"metrics": config.gate.metrics, **gate} if config else gate
+    if config is not None:
+        data["model_retries"] = config.model_retries
     try:
         settings = RunSettings.model_validate(data)
     except ValidationError as e:

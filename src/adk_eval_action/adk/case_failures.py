@@ -1,0 +1,166 @@
+"""Why a case run produced no scores: the model could not be reached, the credentials were
+refused, the agent's own code raised, or ADK failed.
+
+ADK's ``LocalEvalService`` catches every exception of a case's inference and keeps only its
+text (``InferenceResult.error_message``); the exception itself is in the log record ADK writes
+("Inference failed for eval case `%s` ...", ``exc_info=True``,
+google.adk.evaluation.local_eval_service). :func:`capture_inference_failures` routes that
+record to the :class:`FailureSlot` of the case run being inferred (a context variable each
+run sets with :func:`failure_slot`; the tasks ADK spawns inherit it) and keeps ADK's
+traceback off the console. :func:`classify_inference_failure` then decides what the run is:
+
+* a :class:`ModelCallError` anywhere in the exception's chain: an error of kind ``model`` or
+  ``credentials`` (infrastructure, never a score);
+* an exception raised in the repository's own code (the agent, its tools, its callbacks):
+  a failure of that case, with file and line (that is the agent's behaviour);
+* anything else: an error of kind ``inference`` (ADK could not run the case).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from adk_eval_action.adk.model_faults import ModelCallError, classify_fault
+from adk_eval_action.results.model import CaseStatus
+
+INFERENCE_LOGGER = "google_adk.google.adk.evaluation.local_eval_service"
+"""The logger ADK reports a failed inference on, with the exception (``google_adk.`` +
+module)."""
+
+
+@dataclass
+class FailureSlot:
+    """Where the exception of one case run's failed inference lands (None until one)."""
+
+    error: BaseException | None = None
+
+
+_CURRENT_SLOT: contextvars.ContextVar[FailureSlot | None] = contextvars.ContextVar(
+    "adk_eval_action_failure_slot", default=None
+)
+
+
+class _InferenceFailureHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        slot = _CURRENT_SLOT.get()
+        if slot is not None and record.exc_info and record.exc_info[1] is not None:
+            slot.error = slot.error or record.exc_info[1]
+
+
+@contextmanager
+def capture_inference_failures() -> Iterator[None]:
+    """Within the block, the inference failures ADK logs go to the slot of the case run
+    that failed, not to the console; the logger is restored on exit."""
+    logger = logging.getLogger(INFERENCE_LOGGER)
+    handler = _InferenceFailureHandler(level=logging.ERROR)
+    saved = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = saved
+
+
+@contextmanager
+def failure_slot() -> Iterator[FailureSlot]:
+    """A slot for the inference failure of the case run started inside the block."""
+    slot = FailureSlot()
+    token = _CURRENT_SLOT.set(slot)
+    try:
+        yield slot
+    finally:
+        _CURRENT_SLOT.reset(token)
+
+
+class CaseRunFailure(BaseModel):
+    """What a failed inference makes of its case run.
+
+    Attributes:
+        status: ``error`` (no scores: infrastructure) or ``failed`` (the agent's code raised).
+        kind: The error kind (``model``, ``credentials``, ``inference``); None for a failure.
+        message: For people: what happened and, for the agent's code, where.
+        cause: The model fault's short cause (``503 UNAVAILABLE``), for the run's summary.
+    """
+
+    status: CaseStatus
+    kind: str | None
+    message: str
+    cause: str | None = None
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _user_file(filename: str, root: Path) -> bool:
+    """A file under ``root`` that is not installed code (a virtualenv inside the repository
+    holds google-adk's own files)."""
+    installed = ("site-packages", "dist-packages")
+    return (
+        filename.startswith(str(root))
+        and not any(part in installed for part in Path(filename).parts)
+        and not filename.startswith((sys.prefix, sys.base_prefix))
+    )
+
+
+def innermost_user_frame(error: BaseException, root: Path) -> traceback.FrameSummary | None:
+    """The innermost traceback frame of ``error`` or its causes in the repository's own code
+    (under ``root``, not installed packages), or None."""
+    inside: list[traceback.FrameSummary] = []
+    for link in _chain(error):
+        frames = traceback.extract_tb(link.__traceback__)
+        inside = [f for f in frames if _user_file(f.filename, root)] or inside
+    return inside[-1] if inside else None
+
+
+def classify_inference_failure(
+    error: BaseException | None, message: str, repo_root: Path
+) -> CaseRunFailure:
+    """Decides what a failed inference is (module docstring).
+
+    Args:
+        error: The exception ADK logged for the case run (None when it was not seen).
+        message: ADK's ``error_message`` of the inference.
+        repo_root: The repository root: code under it (not installed packages) is the user's.
+    """
+    for link in _chain(error) if error is not None else ():
+        if isinstance(link, ModelCallError):
+            return CaseRunFailure(
+                status=CaseStatus.ERROR,
+                kind=link.fault.kind,
+                message=str(link),
+                cause=link.fault.summary,
+            )
+    fault = next((f for f in map(classify_fault, _chain(error)) if f), None) if error else None
+    if fault is not None and fault.kind == "credentials":
+        return CaseRunFailure(
+            status=CaseStatus.ERROR, kind="credentials", message=message, cause=fault.summary
+        )
+    root = repo_root.resolve()
+    frame = innermost_user_frame(error, root) if error is not None else None
+    if frame is not None:
+        where = Path(frame.filename).resolve().relative_to(root)
+        return CaseRunFailure(
+            status=CaseStatus.FAILED,
+            kind=None,
+            message=f"the agent raised {type(error).__name__}: {error} (at {where}:{frame.lineno})",
+        )
+    return CaseRunFailure(
+        status=CaseStatus.ERROR, kind="inference", message=f"inference failed: {message}"
+    )
