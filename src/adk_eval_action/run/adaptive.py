@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from adk_eval_action.analysis.adaptive import plan_repeats, undecided_metrics
 from adk_eval_action.analysis.compare import compare
@@ -132,8 +133,9 @@ def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
     return added
 
 
-def engine_evaluate(parallelism: int, repo_root: Path) -> Evaluate:
-    """The pipeline's :data:`Evaluate`: google-adk's engine, one run of the named cases."""
+def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None) -> Evaluate:
+    """The pipeline's :data:`Evaluate`: google-adk's engine, one run of the named cases; its
+    model calls retried and counted in the run's ``calls`` (adk.model_calls.ModelCalls)."""
 
     async def evaluate(suite: Suite, wanted: dict[str, list[str]]) -> SuiteRecord:
         from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
@@ -141,6 +143,6 @@ def engine_evaluate(parallelism: int, repo_root: Path) -> Evaluate:
         settings = EngineSettings(
             num_runs=1, parallelism=parallelism, repo_root=repo_root, eval_case_ids=wanted
         )
-        return await evaluate_suite(suite.model_copy(update={"num_runs": 1}), settings)
+        return await evaluate_suite(suite.model_copy(update={"num_runs": 1}), settings, calls)
 
     return evaluate

@@ -13,6 +13,7 @@ import logging
 import platform
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -45,6 +46,9 @@ from adk_eval_action.results.model import (
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.settings import RunRequest
+
+if TYPE_CHECKING:
+    from adk_eval_action.adk.model_calls import ModelCalls
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -124,7 +128,9 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-async def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
+async def evaluate(
+    request: RunRequest, calls: ModelCalls | None = None
+) -> tuple[RunResults, list[Suite]]:
     """Discovers and evaluates every suite on the running event loop; never loses a suite's
     results to another's error.
 
@@ -148,7 +154,7 @@ async def evaluate(request: RunRequest) -> tuple[RunResults, list[Suite]]:
     for suite in suites:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs  # a flag or input wins over the suite's own
-    calls = ModelCalls(settings.model_retries)
+    calls = calls or ModelCalls(settings.model_retries)
     await evaluate_suites(suites, engine, calls, results)
     results.metadata.model_calls = calls.summary()
     if results.metadata.model_calls.calls:
@@ -422,7 +428,10 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
-    results, suites = await evaluate(request)
+    from adk_eval_action.adk.model_calls import ModelCalls
+
+    calls = ModelCalls(request.settings.model_retries)  # one retry budget for the whole run
+    results, suites = await evaluate(request, calls)
     results_path = request.settings.results_path
     try:
         save_results(results, request.path(results_path))
@@ -434,10 +443,11 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
     )
     settings, adaptive = request.settings, None
     if settings.adaptive_runs and baseline is not None:
-        evaluate_once = engine_evaluate(settings.parallelism, request.workdir)
+        evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls)
         adaptive = await repeat_undecided(
             results, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )
+        results.metadata.model_calls = calls.summary()
         save_results(results, request.path(results_path))
     return finish(results, baseline, note, request, adaptive)
 
