@@ -9,7 +9,7 @@ import pytest
 
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.discovery import find_eval_sets
-from adk_eval_action.run.pipeline import find_suites
+from adk_eval_action.run.evaluation import find_suites
 from adk_eval_action.settings import load_request
 
 EVAL = "travel_agent/eval"

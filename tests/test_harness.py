@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from adk_eval_action.adk.agent import AgentLoadError, ImportScope, load_agent
-from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
+from adk_eval_action.adk.engine import EngineSettings
 from adk_eval_action.adk.recording import JUDGE_LOGGER
 from adk_eval_action.adk.rescore import rescore_suite
+from adk_eval_action.adk.scheduler import evaluate_suite
 from adk_eval_action.project.discovery import Suite, discover_suites
 
 TIMEOUT_JUDGE = {

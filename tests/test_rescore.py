@@ -16,7 +16,8 @@ from adk_eval_action.adk.rescore import rescore_baseline, rescore_reason
 from adk_eval_action.baseline.models import BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results
-from adk_eval_action.run.pipeline import find_suites, run_pipeline
+from adk_eval_action.run.evaluation import find_suites
+from adk_eval_action.run.pipeline import run_pipeline
 from conftest import SharedRun, request_for
 
 

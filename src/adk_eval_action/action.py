@@ -55,6 +55,7 @@ from adk_eval_action.github.publish import (
     PublishTarget,
     RunnerEnv,
     publish,
+    publish_part,
     report_failure,
 )
 from adk_eval_action.run.requirements import install_requirements
@@ -234,6 +235,8 @@ def run_action(
             outcome = pipeline(pipeline_request(run))
         finally:
             command(log, resume)
+    if getattr(outcome, "shard", None):
+        return publish_part(run.target, outcome)
     return publish(run.target, outcome, make_client)
 
 

@@ -151,6 +151,59 @@ def render_command(
         click.echo(text)
 
 
+@main.command("plan")
+@click_options("plan")
+def plan_command(**flags: Any) -> None:
+    """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
+    eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
+    and --parallelism. Exits 2 on the errors `run` would report (config, eval sets, agents).
+    """
+    import asyncio
+
+    from adk_eval_action.run.evaluation import plan
+
+    with _console():
+        try:
+            request = load_request(Path.cwd(), flags=flags)
+            found, records = asyncio.run(plan(request))
+        except AdkEvalActionError as e:
+            _fail(e)
+            return
+    click.echo("\n".join(found.lines()))
+    errors = [e for record in records for e in record.errors]
+    if errors:
+        with _console():
+            for error in errors:
+                log.error("%s", error.message)
+        sys.exit(EXIT_USAGE)
+
+
+@main.command("merge")
+@click.argument("parts", nargs=-1, required=True)
+@click_options("merge")
+def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
+    """Merge the results files of all shards of a run (PARTS: files or glob patterns, from
+    `run --shard K/N`) into one (--results-out), which compare, render and the gate read.
+    Refuses (exit 2, naming them) parts of different runs, a shard given twice or missing,
+    and an eval case in two parts or in none."""
+    from adk_eval_action.results.io import save_results
+    from adk_eval_action.run.pipeline import merge_files
+
+    with _console():
+        try:
+            request = load_request(Path.cwd(), flags=flags)
+            merged = merge_files(request.workdir, list(parts))
+            out = request.path(request.settings.results_path)
+            save_results(merged, out)
+        except AdkEvalActionError as e:
+            _fail(e)
+            return
+        except OSError as e:
+            log.error("cannot write the merged results: %s", e)
+            sys.exit(EXIT_USAGE)
+        log.info("merged results: %s", request.settings.results_path)
+
+
 def _register_github_commands() -> None:
     try:
         from adk_eval_action.action import action_command, comment_command

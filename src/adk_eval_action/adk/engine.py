@@ -1,4 +1,6 @@
-"""Evaluating a suite with google-adk: inference and metrics of every eval case run.
+"""The pieces of a suite's evaluation with google-adk: loading it, one eval case run
+(inference, then its metrics at once), and recording the outcomes. :mod:`.scheduler` puts
+them together for all suites in one work pool.
 
 The flow per suite mirrors ``adk eval`` (google.adk.cli.cli_tools_click.cli_eval) through
 the one harness (:mod:`adk_eval_action.adk.harness`): load the eval config and eval sets
@@ -23,15 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.adk.evaluation.base_eval_service import InferenceStatus
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from adk_eval_action.adk.agent import AgentLoadError, load_agent
 from adk_eval_action.adk.case_failures import classify_inference_failure, failure_slot
 from adk_eval_action.adk.convert import MetricMeta, judge_model, run_record_from_adk
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
-from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
-from adk_eval_action.adk.model_calls import ModelCalls, wrap_agent_models
+from adk_eval_action.adk.harness import SuiteHarness
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import (
@@ -42,6 +42,12 @@ from adk_eval_action.results.model import (
     RunRecord,
     SuiteRecord,
 )
+from adk_eval_action.results.records import (
+    lower_is_better_votes,
+    mark_lower_is_better,
+    metric_errors,
+)
+from adk_eval_action.results.shards import ShardSpec
 
 log = logging.getLogger(__name__)
 
@@ -49,24 +55,31 @@ log = logging.getLogger(__name__)
 class EngineSettings(BaseModel):
     """Settings of one evaluation: ``num_runs`` (repeats of every case unless the suite
     says otherwise), ``parallelism`` (eval case runs in flight at once, each one inference
-    then its metrics) and ``repo_root`` (importable, and what record paths are relative
-    to); ``eval_case_ids``, when given, limits the run to those eval ids per eval set id
-    (eval sets not named are left out): adaptive repeats run only the cases they pick."""
+    then its metrics), ``repo_root`` (importable, and what record paths are relative to),
+    ``model_limits`` (``max_concurrency`` by model name), ``shard`` (evaluate only that
+    shard of the plan) and ``latency_s`` (seconds per model call the plan's estimate
+    assumes); ``eval_case_ids``, when given, limits the run to those eval ids per eval set
+    id (eval sets not named are left out): adaptive repeats run only the cases they pick."""
 
     num_runs: int = 1
     parallelism: int = 4
     repo_root: Path = Path(".")
     eval_case_ids: dict[str, list[str]] | None = None
+    model_limits: dict[str, int] = Field(default_factory=dict)
+    shard: ShardSpec | None = None
+    latency_s: float = 1.0
 
 
 @dataclass(frozen=True)
 class CaseRun:
     """One unit of work: run number ``run`` (from 1) of eval case ``case`` of
-    ``eval_set``. The records are where the outcome goes."""
+    ``eval_set``. The records are where the outcome goes; ``position`` is its place in the
+    suite's order (runs outermost, then eval sets, then cases)."""
 
     eval_set: EvalSetRecord
     case: EvalCaseRecord
     run: int
+    position: int = 0
 
 
 @dataclass(frozen=True)
@@ -130,11 +143,11 @@ def _eval_set_record(
 def case_runs(record: SuiteRecord, num_runs: int) -> list[CaseRun]:
     """Every (eval set, eval case, run) of a suite, runs outermost: the order work starts
     in and results are placed in."""
+    pairs = [(s, c) for s in record.eval_sets for c in s.eval_cases]
     return [
-        CaseRun(eval_set, case, run)
+        CaseRun(eval_set, case, run, (run - 1) * len(pairs) + index)
         for run in range(1, num_runs + 1)
-        for eval_set in record.eval_sets
-        for case in eval_set.eval_cases
+        for index, (eval_set, case) in enumerate(pairs)
     ]
 
 
@@ -233,37 +246,6 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
     return errors
 
 
-def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
-    """One error record per (metric, reason): a metric that could not be evaluated is
-    shown with its reason, never passed over. The record names the first case."""
-    counts: Counter[tuple[str, str]] = Counter()
-    first_case: dict[tuple[str, str], tuple[EvalSetRecord, str]] = {}
-    for eval_set in record.eval_sets:
-        for case in eval_set.eval_cases:
-            for metric in (m for r in case.runs for m in r.metrics):
-                if metric.informational or metric.status.value not in ("error", "not_evaluated"):
-                    continue
-                key = (metric.metric_name, metric.reason or "the metric returned NOT_EVALUATED")
-                counts[key] += 1
-                first_case.setdefault(key, (eval_set, case.eval_id))
-    errors = []
-    for (metric_name, reason), count in counts.items():
-        eval_set, eval_id = first_case[(metric_name, reason)]
-        errors.append(
-            ErrorRecord(
-                kind="metric",
-                message=f"`{metric_name}` not evaluated in {count} run(s): {reason}",
-                suite=record.name,
-                file=eval_set.file,
-                eval_set_id=eval_set.eval_set_id,
-                eval_id=eval_id,
-                metric=metric_name,
-                hint="counts as a failure of its eval case (not_evaluated: fail)",
-            )
-        )
-    return errors
-
-
 def agent_error(record: SuiteRecord, message: str) -> SuiteRecord:
     """Records that the suite's agent could not be had (its cases get no runs)."""
     record.errors.append(
@@ -276,50 +258,6 @@ def agent_error(record: SuiteRecord, message: str) -> SuiteRecord:
         )
     )
     log.error("%s", message)
-    return record
-
-
-async def evaluate_suite(
-    suite: Suite, settings: EngineSettings, calls: ModelCalls | None = None
-) -> SuiteRecord:
-    """Evaluates one suite with google-adk on the running event loop; returns its record.
-
-    Never raises for a problem in the user's files: config, eval set, agent, inference and
-    metric failures become :class:`ErrorRecord` entries and every other result is kept.
-    ``sys.path``, ``sys.modules`` and the judge logger are as before when it returns. With
-    ``calls``, every model call (agent, judge, user simulator) is retried and counted there
-    (:mod:`adk_eval_action.adk.model_calls`).
-    """
-    record, inputs = open_suite(suite, settings)
-    if inputs.config is None:
-        return record
-    if suite.agent_dir is None or suite.agent_error:
-        return agent_error(record, suite.agent_error or "no agent")
-    with evaluation_scope([suite.agent_dir], settings.repo_root):
-        try:
-            agent = await load_agent(suite.agent_dir)
-        except AgentLoadError as e:
-            return agent_error(record, str(e))
-        if calls is not None:
-            wrap_agent_models(agent.root_agent, calls)
-        harness = SuiteHarness(
-            agent.app_name,
-            inputs.config.eval_config,
-            [s.eval_set for s in inputs.eval_sets],
-            agent,
-            calls,
-        )
-        meta, root = inputs.config.metric_meta, settings.repo_root
-        jobs = (
-            run_case(harness, item, suite.name, meta, root)
-            for item in case_runs(record, record.num_runs)
-        )
-        try:
-            outcomes = await bounded(settings.parallelism, jobs)
-        finally:
-            await agent.close()
-    place(record, outcomes)
-    infer_directions(record, set(suite.higher_is_better))
     return record
 
 
@@ -344,27 +282,12 @@ def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, Sui
 
 
 def infer_directions(record: SuiteRecord, explicit: set[str]) -> None:
-    """Marks a custom metric lower-is-better when its evaluator's statuses say so.
-
-    ADK's MetricInfo has no direction, but a custom metric decides pass/fail itself: a run
-    that passed with a score below its threshold (or failed above it) is evidence of a
-    lower-is-better metric. Metrics named in ``higher_is_better`` of adk-eval.yaml and
-    prebuilt metrics keep their direction.
+    """Marks a custom metric lower-is-better when its evaluator's statuses say so
+    (:func:`~adk_eval_action.results.records.lower_is_better_votes`). Metrics named in
+    ``higher_is_better`` of adk-eval.yaml and ADK's prebuilt metrics keep their direction.
     """
     prebuilt = frozenset(m.metric_name for m in adk_metrics())
-    runs = [r for s in record.eval_sets for c in s.eval_cases for r in c.runs]
-    evidence: dict[str, int] = {}
-    for metric in (m for r in runs for m in r.metrics):
-        if metric.metric_name in explicit or metric.metric_name in prebuilt:
-            continue
-        if metric.score is None or metric.threshold is None or metric.score == metric.threshold:
-            continue
-        above = metric.score > metric.threshold
-        if metric.status.value in ("passed", "failed"):
-            lower = above == (metric.status.value == "failed")
-            evidence[metric.metric_name] = evidence.get(metric.metric_name, 0) + (
-                1 if lower else -1
-            )
-    for metric in (m for r in runs for m in r.metrics):
-        if evidence.get(metric.metric_name, 0) > 0:
-            metric.higher_is_better = False
+    votes = lower_is_better_votes(record)
+    mark_lower_is_better(
+        record, {n for n, v in votes.items() if v > 0 and n not in explicit | prebuilt}
+    )

@@ -21,7 +21,7 @@ judge logger are restored when it ends.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_
 from google.adk.evaluation.eval_metrics import EvalMetric
 from google.adk.evaluation.eval_result import EvalCaseResult
 from google.adk.evaluation.eval_set import EvalSet
+from google.adk.evaluation.evaluator import Evaluator
 from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
 from google.adk.evaluation.local_eval_service import LocalEvalService
 from google.adk.evaluation.metric_evaluator_registry import (
@@ -114,6 +115,9 @@ class SuiteHarness:
         agent: The agent to run; None when only recorded invocations are evaluated.
         calls: The run's model calls: judge and user-simulator models retried and counted
             there (:mod:`adk_eval_action.adk.model_calls`); None leaves ADK's own retries.
+        on_evaluator: Called with each metric evaluator ADK builds, before its judge is
+            retried (to put the judge model behind a concurrency limit,
+            :mod:`adk_eval_action.adk.model_limits`).
 
     Raises:
         ValueError: two eval sets share an id, or an eval set repeats an eval id (ADK's
@@ -127,10 +131,12 @@ class SuiteHarness:
         eval_sets: Iterable[EvalSet],
         agent: LoadedAgent | None = None,
         calls: ModelCalls | None = None,
+        on_evaluator: Callable[[Evaluator], None] | None = None,
     ) -> None:
         self.app_name = app_name
         self.agent = agent
         self.calls = calls
+        self._on_evaluator = on_evaluator
         # The eval config's user simulator, as `adk eval` passes it (cli_tools_click).
         self._simulators = RetryingUserSimulatorProvider(eval_config.user_simulator_config, calls)
         self._manager = InMemoryEvalSetsManager()
@@ -195,7 +201,8 @@ class SuiteHarness:
         :attr:`CaseEvaluation.error`; a metric that could not run is NOT_EVALUATED in the
         result with its reason in :attr:`CaseEvaluation.reasons`."""
         recorder = MetricRecorder()
-        service = self._service(RecordingRegistry(self._registry, recorder, self.calls))
+        registry = RecordingRegistry(self._registry, recorder, self.calls, self._on_evaluator)
+        service = self._service(registry)
         request = EvaluateRequest(
             inference_results=[inference],
             evaluate_config=EvaluateConfig(eval_metrics=self.eval_metrics, parallelism=1),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -195,17 +195,21 @@ class _RecordingEvaluator(Evaluator):
 class RecordingRegistry:
     """The metric registry ``LocalEvalService`` sees for one eval case run: ADK's registry
     (``inner``), with each evaluator wrapped so failures land in ``recorder``, and its judge
-    model's calls retried and counted in ``calls`` (None: ADK's own retries)."""
+    model's calls retried and counted in ``calls`` (None: ADK's own retries).
+    ``on_evaluator`` is called with each evaluator ADK built first (the engine puts the
+    judge model behind its concurrency limit there, so each retry waits for a slot)."""
 
     def __init__(
         self,
         inner: MetricEvaluatorRegistry,
         recorder: MetricRecorder,
         calls: ModelCalls | None = None,
+        on_evaluator: Callable[[Evaluator], None] | None = None,
     ):
         self._inner = inner
         self._recorder = recorder
         self._calls = calls
+        self._on_evaluator = on_evaluator
 
     def get_evaluator(self, eval_metric: EvalMetric) -> Evaluator:
         """ADK's evaluator for ``eval_metric``, wrapped.
@@ -219,6 +223,8 @@ class RecordingRegistry:
         except Exception as e:
             self._recorder.record(eval_metric.metric_name, exception_reason(e))
             raise
+        if self._on_evaluator is not None:
+            self._on_evaluator(evaluator)
         if self._calls is not None:
             wrap_judge(evaluator, self._calls)
         return _RecordingEvaluator(evaluator, eval_metric, self._recorder)

@@ -46,6 +46,7 @@ __all__ = [
     "post_run_comment",
     "publish",
     "publish_comment",
+    "publish_part",
     "report_failure",
     "shown",
 ]
@@ -166,6 +167,26 @@ def publish(
             "comment_path": shown(comment_path, event.workspace, target.workdir),
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
+        })
+    return outcome.exit_code
+
+
+def publish_part(target: PublishTarget, outcome: Outcome) -> int:
+    """One shard of a sharded run (``shard`` input): no comment and no gate (the merge job
+    posts and gates once); the step outputs name the part's results file. Returns 2 when
+    errors kept scores from being computed, else 0."""
+    event = target.runner.event
+    shard = getattr(outcome, "shard", None)
+    log.info(
+        "shard %s evaluated: upload %s as an artifact and merge the parts in one job "
+        "(docs/sharding.md)", shard, shown(Path(outcome.results_path), event.workspace,
+                                            target.workdir),
+    )
+    if target.runner.output_file is not None:
+        write_outputs(target.runner.output_file, {
+            "passed": "true" if outcome.passed else "false",
+            "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
+            "comment_path": "", "comment_url": "", "metrics": "{}",
         })
     return outcome.exit_code
 

@@ -190,6 +190,16 @@ class ModelRetrySettings(BaseModel):
     run_budget_s: float = Field(default=300.0, ge=0)
 
 
+class ModelLimit(BaseModel):
+    """Limits of one model (``models: {NAME: {max_concurrency: N}}`` in adk-eval.yaml):
+    at most ``max_concurrency`` calls of it in flight at once, across suites, eval cases,
+    runs and judges (adk_eval_action.adk.model_limits)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrency: int = Field(ge=1)
+
+
 class SuiteConfig(BaseModel):
     """One suite named in ``adk-eval.yaml``."""
 
@@ -218,6 +228,8 @@ class ProjectConfig(BaseModel):
     # None: not given here; the default is the settings model's (adk_eval_action.settings).
     num_runs: int | None = Field(default=None, ge=1)
     parallelism: int | None = Field(default=None, ge=1)
+    #: Per-model concurrency limits by model name (as the agent or the eval config names it).
+    models: dict[str, ModelLimit] = Field(default_factory=dict)
     #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets
     #: that discovery skips.
     exclude: list[str] = Field(default_factory=list)

@@ -13,6 +13,8 @@ Shape (``schema_version`` 1)::
                           per-rubric id/text/score/rationale
         errors[]          config, eval set, agent, inference and metric errors
       errors[]            errors that belong to no suite
+      shard               set in one part of a sharded run (run --shard K/N): which shard
+                          of which plan; absent in a whole run and in merged results
 
 Scores are in the metric's own range (``min_value``..``max_value``). Every number shown in
 the PR comment can be recomputed from this file. ADK's own
@@ -258,6 +260,23 @@ class RunMetadata(BaseModel):
     model_calls: ModelCallCounts | None = None
 
 
+CaseKey = tuple[str, str, str]
+"""An eval case of a plan: (suite, eval set id, eval id)."""
+
+
+class ShardInfo(BaseModel):
+    """Which part of which plan a results file holds (``run --shard K/N``;
+    :mod:`adk_eval_action.results.shards`): shard ``index`` of ``count``, ``plan_id`` (a
+    hash of the plan), every case of the plan in order (``plan``), and the cases this part
+    evaluated (``cases``, in plan order)."""
+
+    index: int
+    count: int
+    plan_id: str
+    plan: list[CaseKey] = Field(default_factory=list)
+    cases: list[CaseKey] = Field(default_factory=list)
+
+
 class RunResults(BaseModel):
     """The whole results file. See the module docstring for the shape.
 
@@ -273,6 +292,7 @@ class RunResults(BaseModel):
     suites: list[SuiteRecord] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    shard: ShardInfo | None = None
 
     def all_errors(self) -> list[ErrorRecord]:
         """Top-level and per-suite errors, in that order."""

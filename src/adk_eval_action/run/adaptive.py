@@ -29,7 +29,7 @@ from adk_eval_action.results.scoretable import CaseKey, ScoreTable
 log = logging.getLogger(__name__)
 Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
 """Runs the named eval cases (eval set id -> eval ids) of a suite once; the engine's
-:func:`adk_eval_action.adk.engine.evaluate_suite` in the pipeline."""
+:func:`adk_eval_action.adk.scheduler.evaluate_suite` in the pipeline."""
 
 
 def compare_for_gate(
@@ -138,7 +138,8 @@ def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None) -> Eva
     model calls retried and counted in the run's ``calls`` (adk.model_calls.ModelCalls)."""
 
     async def evaluate(suite: Suite, wanted: dict[str, list[str]]) -> SuiteRecord:
-        from adk_eval_action.adk.engine import EngineSettings, evaluate_suite
+        from adk_eval_action.adk.engine import EngineSettings
+        from adk_eval_action.adk.scheduler import evaluate_suite
 
         settings = EngineSettings(
             num_runs=1, parallelism=parallelism, repo_root=repo_root, eval_case_ids=wanted

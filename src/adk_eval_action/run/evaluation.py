@@ -1,8 +1,12 @@
-"""Evaluating the suites of a run: the preflight on all of them first, so that what cannot
-work is refused before any agent runs (:mod:`adk_eval_action.adk.preflight`), then each
-suite's evaluation with every model call retried and counted
-(:mod:`adk_eval_action.adk.model_calls`). Imports google-adk: the pipeline imports this
-module only when it evaluates.
+"""The evaluate stage of the pipeline: which suites, with which engine settings; the
+preflight on all of them first, so that what cannot work is refused before any agent runs
+(:mod:`adk_eval_action.adk.preflight`); then every suite in one work pool
+(:mod:`adk_eval_action.adk.scheduler`) with every model call retried and counted
+(:mod:`adk_eval_action.adk.model_calls`); and the cost plan of the same suites.
+
+google-adk is imported only inside the functions that evaluate or plan: its evaluation
+modules take seconds to import, which ``compare``, ``render``, ``merge`` and refused runs
+need not pay.
 """
 
 from __future__ import annotations
@@ -10,25 +14,125 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import platform
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from adk_eval_action.adk.engine import EngineSettings, evaluate_suite, open_suite
-from adk_eval_action.adk.model_calls import ModelCalls, quiet_client_cleanup
-from adk_eval_action.adk.preflight import check_suites
-from adk_eval_action.project.discovery import Suite
-from adk_eval_action.results.model import ErrorRecord, ModelCallCounts, RunResults
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.git import Git
+from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
+from adk_eval_action.results.model import (
+    ErrorRecord,
+    ModelCallCounts,
+    RunMetadata,
+    RunResults,
+    SuiteRecord,
+    package_version,
+    utc_now,
+)
+from adk_eval_action.settings import RunRequest
+
+if TYPE_CHECKING:
+    from adk_eval_action.adk.engine import EngineSettings
+    from adk_eval_action.adk.model_calls import ModelCalls
+    from adk_eval_action.adk.plan import Plan
+    from adk_eval_action.adk.pool import ProgressSnapshot
+    from adk_eval_action.adk.scheduler import EngineHooks
 
 log = logging.getLogger(__name__)
 
 
-async def evaluate_suites(
-    suites: list[Suite], settings: EngineSettings, calls: ModelCalls, results: RunResults
-) -> None:
-    """Runs the preflight on every suite, then evaluates them when it found nothing that
-    cannot work; its problems become the run's errors (each names its file and field) and
-    no suite is evaluated, but every suite's record (files, eval cases) is kept. A suite
-    that fails unexpectedly is an internal error; the other suites keep their results."""
+def run_metadata(root: Path) -> RunMetadata:
+    """Versions, git sha and ref, and the start time of a run in ``root``."""
+    return RunMetadata(
+        tool_version=package_version("adk-eval-action"),
+        adk_version=package_version("google-adk"),
+        python_version=platform.python_version(),
+        git_sha=Git(root, timeout=10).value("rev-parse", "HEAD"),
+        git_ref=Git(root, timeout=10).value("rev-parse", "--abbrev-ref", "HEAD"),
+        started_at=utc_now(),
+    )
+
+
+def find_suites(request: RunRequest) -> list[Suite]:
+    """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
+    directory), else discovered under the ``paths`` setting. A ``num_runs`` given as a flag
+    or input wins over each suite's own.
+
+    Raises:
+        ConfigError: invalid config, missing path, or no eval set found.
+    """
+    root, paths, project = request.workdir, request.settings.paths, request.project
+    missing = [str(p) for p in paths if not request.path(p).exists()]
+    if missing:
+        raise ConfigError(", ".join(missing), "no such file or folder")
+    suites: list[Suite] = []
+    if request.config_path is not None:
+        log.info("config: %s", _shown(request.config_path, root))
+        suites = suites_from_config(project, request.config_path) if project.suites else []
+    if not suites:
+        suites = discover_suites(
+            [request.path(p) for p in paths], root, project.exclude, exclude_root=project.root
+        )
+    if not suites:
+        raise ConfigError(
+            ", ".join(str(p) for p in paths),
+            "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
+            "them, or name suites in adk-eval.yaml",
+        )
+    explicit_runs = request.settings.explicit("num_runs")
+    for suite in suites:
+        if explicit_runs is not None:
+            suite.num_runs = explicit_runs
+    return suites
+
+
+def _shown(path: Path, root: Path) -> str:
+    """``path`` as the user named it: relative to the working directory when inside."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def engine_settings(request: RunRequest) -> EngineSettings:
+    """What the engine needs of the run's settings."""
+    from adk_eval_action.adk.engine import EngineSettings
+
+    settings = request.settings
+    return EngineSettings(
+        num_runs=settings.num_runs,
+        parallelism=settings.parallelism,
+        repo_root=request.workdir,
+        model_limits={name: limit.max_concurrency for name, limit in settings.models.items()},
+        shard=settings.shard,
+        latency_s=settings.latency,
+    )
+
+
+def _progress(snapshot: ProgressSnapshot) -> None:
+    log.info("%s", snapshot.line())
+
+
+def engine_hooks(request: RunRequest) -> EngineHooks:
+    """Progress lines unless ``quiet``. Each suite's lines start with its name; they are
+    not a group of the runner's log: the action runs the evaluation inside one group with
+    workflow commands stopped (agent output is untrusted), and groups do not nest. The
+    action's one group per suite comes with the results (github.publish.log_suites)."""
+    from adk_eval_action.adk.scheduler import EngineHooks
+
+    return EngineHooks(on_progress=None if request.settings.quiet else _progress)
+
+
+async def _preflight(suites: list[Suite], root: Path, results: RunResults) -> bool:
+    """The preflight on every suite; its problems become the run's errors (each names its
+    file and field). True when it found nothing that cannot work."""
+    from adk_eval_action.adk.model_calls import quiet_client_cleanup
+    from adk_eval_action.adk.preflight import check_suites
+
     quiet_client_cleanup(asyncio.get_running_loop())
-    report = await check_suites(suites, settings.repo_root, os.environ)
+    report = await check_suites(suites, root, os.environ)
     for problem in report.problems:
         results.errors.append(
             ErrorRecord(
@@ -39,21 +143,84 @@ async def evaluate_suites(
                 hint="found before any agent ran; nothing was evaluated",
             )
         )
-    for suite in suites:
-        try:
-            if report.problems:
-                results.suites.append(open_suite(suite, settings)[0])
-            else:
-                results.suites.append(await evaluate_suite(suite, settings, calls))
-        except Exception as e:  # noqa: BLE001 - keep the other suites' results
-            results.errors.append(
-                ErrorRecord(
-                    kind="internal",
-                    suite=suite.name,
-                    message=f"{type(e).__name__}: {e}",
-                    hint="please report this as a bug",
-                )
+    return not report.problems
+
+
+async def _evaluate_all(
+    request: RunRequest, suites: list[Suite], calls: ModelCalls, results: RunResults
+) -> None:
+    """The preflight, then every suite in one pool when it found nothing that cannot work;
+    else no suite is evaluated, but every suite's record (files, eval cases) is kept."""
+    from adk_eval_action.adk.engine import open_suite
+    from adk_eval_action.adk.scheduler import evaluate_suites
+
+    settings = engine_settings(request)
+    if not await _preflight(suites, request.workdir, results):
+        results.suites = [open_suite(suite, settings)[0] for suite in suites]
+        return
+    evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls)
+    results.suites, results.shard = evaluation.suites, evaluation.shard
+
+
+async def evaluate(
+    request: RunRequest,
+    suites: list[Suite],
+    calls: ModelCalls,
+    reused: list[SuiteRecord] | None = None,
+    order: list[Suite] | None = None,
+) -> RunResults:
+    """Evaluates ``suites`` in one work pool on the running event loop, every model call
+    retried and counted in ``calls``; never loses a suite's results to another's error.
+    ``reused`` records (taken from the baseline, run.changed) join the evaluated ones in
+    the order of ``order``.
+
+    Raises:
+        AdkEvalActionError: the config is invalid (exit 2, nothing ran).
+    """
+    results = RunResults(metadata=run_metadata(request.workdir))
+    start = time.monotonic()
+    try:
+        if suites:
+            await _evaluate_all(request, suites, calls, results)
+    except Exception as e:  # noqa: BLE001 - a bug of ours: say so, keep the run's files
+        results.errors.append(
+            ErrorRecord(
+                kind="internal",
+                message=f"{type(e).__name__}: {e}",
+                hint="please report this as a bug",
             )
+        )
+    if reused:
+        names = [s.name for s in order or suites]
+        results.suites = sorted([*results.suites, *reused], key=lambda s: names.index(s.name))
+    results.metadata.model_calls = calls.summary()
+    if results.metadata.model_calls.calls:
+        log.info("%s", model_calls_line(results.metadata.model_calls))
+    results.warnings.extend(w for s in results.suites for w in s.warnings)
+    results.metadata.finished_at = utc_now()
+    results.metadata.duration_seconds = round(time.monotonic() - start, 3)
+    cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)
+    if cases == 0 and not results.all_errors() and results.shard is None:
+        results.errors.append(
+            ErrorRecord(
+                kind="config",
+                message="the eval sets found hold no eval cases, so nothing was evaluated",
+                hint="add eval cases, or point PATHS or adk-eval.yaml at eval sets that have them",
+            )
+        )
+    return results
+
+
+async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
+    """The cost plan of the run's suites, without calling any model; also the suites'
+    records, whose errors (config, eval sets, agents) make ``plan`` exit 2 as ``run`` would.
+
+    Raises:
+        AdkEvalActionError: the config is invalid or nothing was found.
+    """
+    from adk_eval_action.adk.scheduler import plan_suites
+
+    return await plan_suites(find_suites(request), engine_settings(request), engine_hooks(request))
 
 
 def model_calls_line(counts: ModelCallCounts) -> str:

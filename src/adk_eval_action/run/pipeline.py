@@ -9,9 +9,8 @@ exit 2 the results file and the comment are still written with everything that d
 from __future__ import annotations
 
 import asyncio
+import glob
 import logging
-import platform
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,25 +29,21 @@ from adk_eval_action.errors import (
     ConfigError,
     ResultsFileError,
 )
-from adk_eval_action.git import Git
-from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
+from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
 from adk_eval_action.results.io import gc_paused, save_results
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
-    ErrorRecord,
-    RunMetadata,
     RunResults,
-    package_version,
-    utc_now,
 )
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
+from adk_eval_action.run.evaluation import evaluate, find_suites
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
-    from adk_eval_action.adk.model_calls import ModelCalls
+    pass
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -81,97 +76,6 @@ class PipelineOutcome(BaseModel):
     gate: GateResult | None = None
 
 
-def _metadata(root: Path) -> RunMetadata:
-    return RunMetadata(
-        tool_version=package_version("adk-eval-action"),
-        adk_version=package_version("google-adk"),
-        python_version=platform.python_version(),
-        git_sha=Git(root, timeout=10).value("rev-parse", "HEAD"),
-        git_ref=Git(root, timeout=10).value("rev-parse", "--abbrev-ref", "HEAD"),
-        started_at=utc_now(),
-    )
-
-
-def find_suites(request: RunRequest) -> list[Suite]:
-    """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
-    directory), else discovered under the ``paths`` setting.
-
-    Raises:
-        ConfigError: invalid config, missing path, or no eval set found.
-    """
-    root, paths, project = request.workdir, request.settings.paths, request.project
-    missing = [str(p) for p in paths if not request.path(p).exists()]
-    if missing:
-        raise ConfigError(", ".join(missing), "no such file or folder")
-    if request.config_path is not None:
-        log.info("config: %s", _shown(request.config_path, root))
-        suites = suites_from_config(project, request.config_path) if project.suites else []
-        if suites:
-            return suites
-    suites = discover_suites(
-        [request.path(p) for p in paths], root, project.exclude, exclude_root=project.root
-    )
-    if not suites:
-        raise ConfigError(
-            ", ".join(str(p) for p in paths),
-            "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
-            "them, or name suites in adk-eval.yaml",
-        )
-    return suites
-
-
-def _shown(path: Path, root: Path) -> str:
-    """``path`` as the user named it: relative to the working directory when inside."""
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
-async def evaluate(
-    request: RunRequest, calls: ModelCalls | None = None
-) -> tuple[RunResults, list[Suite]]:
-    """Discovers and evaluates every suite on the running event loop; never loses a suite's
-    results to another's error.
-
-    Raises:
-        AdkEvalActionError: the config is invalid or nothing was found (exit 2, nothing ran).
-    """
-    root, settings = request.workdir, request.settings
-    suites = find_suites(request)
-    # Imported here: google-adk's evaluation modules take seconds to import, which
-    # `compare` and `render` (no agent runs) and refused runs need not pay.
-    from adk_eval_action.adk.engine import EngineSettings
-    from adk_eval_action.adk.model_calls import ModelCalls
-    from adk_eval_action.run.evaluation import evaluate_suites, model_calls_line
-
-    results = RunResults(metadata=_metadata(root))
-    start = time.monotonic()
-    engine = EngineSettings(
-        num_runs=settings.num_runs, parallelism=settings.parallelism, repo_root=root
-    )
-    explicit_runs = settings.explicit("num_runs")
-    for suite in suites:
-        if explicit_runs is not None:
-            suite.num_runs = explicit_runs  # a flag or input wins over the suite's own
-    calls = calls or ModelCalls(settings.model_retries)
-    await evaluate_suites(suites, engine, calls, results)
-    results.metadata.model_calls = calls.summary()
-    if results.metadata.model_calls.calls:
-        log.info("%s", model_calls_line(results.metadata.model_calls))
-    results.warnings.extend(w for s in results.suites for w in s.warnings)
-    results.metadata.finished_at = utc_now()
-    results.metadata.duration_seconds = round(time.monotonic() - start, 3)
-    cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)
-    if cases == 0 and not results.all_errors():
-        results.errors.append(
-            ErrorRecord(
-                kind="config",
-                message="the eval sets found hold no eval cases, so nothing was evaluated",
-                hint="add eval cases, or point PATHS or adk-eval.yaml at eval sets that have them",
-            )
-        )
-    return results, suites
 
 
 def load_table(path: Path) -> ScoreTable:
@@ -404,8 +308,11 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
 
     async def rescore(baseline: RunResults, head: RunResults) -> list[str]:
         return await rescore_baseline(
-            baseline, head, suites=suites,
-            parallelism=request.settings.parallelism, repo_root=request.workdir,
+            baseline,
+            head,
+            suites=suites,
+            parallelism=request.settings.parallelism,
+            repo_root=request.workdir,
         )
 
     return rescore
@@ -423,25 +330,36 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
 
 
 async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
-    """:func:`run_pipeline` on the running event loop.
+    """:func:`run_pipeline` on the running event loop. With the ``merge`` setting the head
+    is the merged parts of a sharded run instead of an evaluation; with ``shard`` the part
+    is written and the run ends there (``merge`` compares and gates).
 
     Raises:
-        AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
+        AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
+            parts that do not merge (results.shards.MergeError).
     """
     from adk_eval_action.adk.model_calls import ModelCalls
 
-    calls = ModelCalls(request.settings.model_retries)  # one retry budget for the whole run
-    results, suites = await evaluate(request, calls)
-    results_path = request.settings.results_path
+    settings = request.settings
+    calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
+    if settings.merge:
+        results = merge_files(request.workdir, settings.merge)
+        suites = _suites_for_rescoring(request)
+    else:
+        suites = find_suites(request)
+        results = await evaluate(request, suites, calls)
+    results_path = settings.results_path
     try:
         save_results(results, request.path(results_path))
     except OSError as e:
         raise ConfigError(results_path, f"cannot write the results file: {e}") from e
     log.info("results: %s", results_path)
+    if results.shard is not None:
+        return part_outcome(results, request)
     baseline, note = await resolve_baseline(
         baseline_request(request), results, rescore=_rescorer(suites, request)
     )
-    settings, adaptive = request.settings, None
+    adaptive = None
     if settings.adaptive_runs and baseline is not None:
         evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls)
         adaptive = await repeat_undecided(
@@ -450,6 +368,72 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
         results.metadata.model_calls = calls.summary()
         save_results(results, request.path(results_path))
     return finish(results, baseline, note, request, adaptive)
+
+
+def _suites_for_rescoring(request: RunRequest) -> list[Suite]:
+    """The suites of the checkout (the merge job), for re-scoring the baseline; none when
+    the checkout has none (re-scoring is then left out)."""
+    try:
+        return find_suites(request)
+    except AdkEvalActionError as e:
+        log.info("note: no suites to re-score the baseline with: %s", e)
+        return []
+
+
+def part_outcome(results: RunResults, request: RunRequest) -> PipelineOutcome:
+    """The outcome of one shard of a sharded run: its results file, no comparison and no
+    gate (``merge`` does both); exit 2 when errors kept scores from being computed."""
+    assert results.shard is not None
+    shard = f"{results.shard.index}/{results.shard.count}"
+    usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
+    log.info(
+        "shard %s: %d of the plan's %d eval cases evaluated; merge all parts with "
+        "`adk-eval-action merge` to compare and gate",
+        shard,
+        len(results.shard.cases),
+        len(results.shard.plan),
+    )
+    return PipelineOutcome(
+        exit_code=EXIT_USAGE if usage_error else EXIT_PASS,
+        passed=not usage_error,
+        results_path=request.path(request.settings.results_path),
+        comment_markdown="",
+        summary_markdown="",
+        suites=[s.name for s in results.suites],
+        shard=shard,
+    )
+
+
+def merge_files(workdir: Path, patterns: list[str]) -> RunResults:
+    """The results files matching ``patterns`` (paths or glob patterns relative to
+    ``workdir``, sorted by name) merged into one (results.shards.merge_parts).
+
+    Raises:
+        MergeError: a pattern matches nothing, or the parts do not make one whole plan.
+        ResultsFileError: a part cannot be read.
+    """
+    from adk_eval_action.results.io import load_results
+    from adk_eval_action.results.shards import MergeError, merge_parts
+
+    paths: list[Path] = []
+    for pattern in patterns:
+        # glob.glob takes absolute patterns too (an absolute pattern ignores workdir).
+        found = sorted(Path(p) for p in glob.glob(str(workdir / pattern), recursive=True))
+        if not found:
+            raise MergeError(f"{pattern}: no results file matches")
+        paths += [p for p in found if p not in paths]
+    with gc_paused():
+        parts = [(_shown_path(p, workdir), load_results(p)) for p in paths]
+        merged = merge_parts(parts)
+    log.info("merged %d parts: %s", len(parts), ", ".join(name for name, _ in parts))
+    return merged
+
+
+def _shown_path(path: Path, workdir: Path) -> str:
+    try:
+        return str(path.relative_to(workdir))
+    except ValueError:
+        return str(path)
 
 
 __all__ = [

@@ -10,18 +10,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 
 from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
-from adk_eval_action.project.config import GateConfig, ModelRetrySettings
+from adk_eval_action.project.config import GateConfig, ModelLimit, ModelRetrySettings
+from adk_eval_action.results.shards import ShardSpec
 
 Source = Literal["default", "config", "input", "flag"]
 #: The layers of :func:`resolve`, lowest first: a later one wins.
 PRECEDENCE: tuple[Source, ...] = ("default", "config", "input", "flag")
 
-Command = Literal["run", "compare"]
+Command = Literal["run", "compare", "plan", "merge"]
 RUN: tuple[Command, ...] = ("run",)
 RUN_AND_COMPARE: tuple[Command, ...] = ("run", "compare")
+RUN_AND_PLAN: tuple[Command, ...] = ("run", "plan")
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,11 @@ class RunSettings(BaseModel):
 
     paths: Annotated[list[Path], Option(
         "Folders or eval set files (*.evalset.json, *.test.json) to evaluate (default: .).",
-        argument=True,
+        commands=RUN_AND_PLAN, argument=True,
     )] = Field(default_factory=lambda: [Path(".")])
     config: Annotated[Path | None, Option(
         "adk-eval.yaml naming suites (default: ./adk-eval.yaml if present).",
-        commands=RUN_AND_COMPARE, dir_okay=False,
+        commands=("run", "compare", "plan"), dir_okay=False,
     )] = None
     baseline: Annotated[str, Option(
         "auto | artifact | rerun | none | a results file of the base branch (ours, or ADK "
@@ -85,7 +87,7 @@ class RunSettings(BaseModel):
         "(twice the LLM calls).",
     )] = False
     results_path: Annotated[Path, Option(
-        "Where to write the results JSON.", flag="results_out",
+        "Where to write the results JSON.", commands=("run", "merge"), flag="results_out",
     )] = Path(RESULTS_FILE_NAME)
     comment_out: Annotated[Path | None, Option(
         "Write the PR comment here.", commands=RUN_AND_COMPARE, input=False,
@@ -102,7 +104,7 @@ class RunSettings(BaseModel):
     )] = False
     num_runs: Annotated[int, Field(ge=1), Option(
         "Repeat each eval case N times (given, it wins over every suite's num_runs).",
-        config="num_runs",
+        commands=RUN_AND_PLAN, config="num_runs",
     )] = 1
     adaptive_runs: Annotated[int | None, Field(ge=1), Option(
         "Run eval cases that carry an inconclusive call again on the head, up to this many "
@@ -110,8 +112,33 @@ class RunSettings(BaseModel):
         "docs/gating.md).",
     )] = None
     parallelism: Annotated[int, Field(ge=1), Option(
-        "Concurrent inferences.", config="parallelism",
+        "Eval case runs in flight at once (one pool for all suites, eval sets and runs).",
+        commands=RUN_AND_PLAN, config="parallelism",
     )] = 4
+    models: Annotated[dict[str, ModelLimit], Option(
+        "Per-model limits, e.g. {gemini-2.5-flash: {max_concurrency: 8}}.",
+        commands=(), input=False, config="models",
+    )] = Field(default_factory=dict)
+    quiet: Annotated[bool, Option(
+        "No progress lines while evaluating.", input=False,
+    )] = False
+    shard: Annotated[ShardSpec | None, Option(
+        "Evaluate only shard K of N of the eval cases (K/N, e.g. 2/4), balanced by turns; "
+        "the results file says which shard it is; `adk-eval-action merge` joins the parts.",
+    )] = None
+    merge: Annotated[list[str], Option(
+        "Results files (or glob patterns) of all shards of a run: merged, then compared, "
+        "commented and gated instead of evaluating (the matrix's merge job).", commands=(),
+    )] = Field(default_factory=list)
+    only_changed: Annotated[bool, Option(
+        "Evaluate only the suites whose agent folder, eval sets, eval config, adk-eval.yaml "
+        "entry or requirements changed since the merge-base; the other suites' results come "
+        "from the baseline, marked reused.", flag="changed_only",
+    )] = False
+    latency: Annotated[float, Field(ge=0), Option(
+        "Seconds per model call that the estimated wall time assumes.", commands=("plan",),
+        input=False,
+    )] = 1.0
     template: Annotated[Path | None, Option(
         "Your own Jinja2 comment template.", commands=RUN_AND_COMPARE, exists=True,
         dir_okay=False,
@@ -133,6 +160,12 @@ class RunSettings(BaseModel):
     gate: GateConfig = Field(default_factory=GateConfig)
     #: How model calls are retried: adk-eval.yaml's ``model_retries:`` only (no flag, no input).
     model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
+
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard_from_text(cls, value: Any) -> Any:
+        """``--shard 2/4`` and the ``shard`` input are text."""
+        return ShardSpec.parse(value) if isinstance(value, str) else value
 
     _sources: dict[str, Source] = PrivateAttr(default_factory=dict)
 

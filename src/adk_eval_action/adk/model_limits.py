@@ -1,0 +1,125 @@
+"""Per-model concurrency limits: ``models: {gemini-2.5-flash: {max_concurrency: 8}}`` in
+adk-eval.yaml, so a judge and an agent that share a quota do not starve each other.
+
+:class:`ModelGate` holds one semaphore per limited model name for an evaluation. It puts a
+:class:`LimitedLlm` in place of each limited model ADK would call: the models of the agent
+tree (``LlmAgent.model``; agents without one inherit their parent's, as ADK resolves it in
+``LlmAgent.canonical_model``) and an evaluator's judge model (``_judge_model`` in
+google.adk.evaluation.llm_as_judge and hallucinations_v1, ``_llm`` in
+per_turn_user_simulator_quality_v1; ADK has no public hook for the model an evaluator
+calls). A call holds a slot of its model from its request until its last response, so at
+most ``max_concurrency`` calls of that model are in flight across all suites, eval cases
+and runs. Models without a limit are left as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+
+from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from adk_eval_action.adk.preflight import agent_tree
+
+
+class ModelLimit(BaseModel):
+    """Limits of one model (adk-eval.yaml ``models: {NAME: {...}}``): ``max_concurrency``
+    calls of it in flight at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrency: int = Field(ge=1)
+
+
+class LimitedLlm(BaseLlm):
+    """A ``BaseLlm`` that calls ``inner`` once a slot of its model's semaphore is free.
+
+    Not registered in ADK's LLMRegistry: it is put in place of a model ADK would call.
+    ``model`` is the inner model's name, so ADK records the model the user named.
+    """
+
+    inner: BaseLlm
+    _slots: asyncio.Semaphore | None = PrivateAttr(default=None)
+
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        """The inner model's."""
+        return self.inner.capabilities
+
+    def connect(self, llm_request: LlmRequest) -> Any:
+        """The inner model's live connection (not limited: live calls hold a session)."""
+        return self.inner.connect(llm_request)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """The inner model's responses, with a slot held from the request until the inner
+        call is closed (a caller that stops early closes it: ADK's judge returns at its
+        first response)."""
+        slots = self._slots or contextlib.nullcontext()
+        async with slots:
+            responses = self.inner.generate_content_async(llm_request, stream)
+            async with contextlib.aclosing(responses):
+                async for response in responses:
+                    yield response
+
+
+class ModelGate:
+    """The per-model limits of one evaluation (module docstring).
+
+    Args:
+        limits: ``max_concurrency`` by model name (as the agent or eval config names it).
+    """
+
+    def __init__(self, limits: Mapping[str, int]) -> None:
+        self.limits = dict(limits)
+        self._slots: dict[str, asyncio.Semaphore] = {}
+
+    def wrap(self, llm: BaseLlm) -> BaseLlm:
+        """``llm`` behind its model's slots, or ``llm`` itself when its model has no
+        limit (or is already behind them)."""
+        if isinstance(llm, LimitedLlm) or llm.model not in self.limits:
+            return llm
+        slots = self._slots.setdefault(llm.model, asyncio.Semaphore(self.limits[llm.model]))
+        limited = LimitedLlm(model=llm.model, inner=llm)
+        limited._slots = slots
+        return limited
+
+    def wrap_agent(self, root_agent: Any) -> None:
+        """Wraps the limited models of the agent tree (module docstring), in place."""
+        if not self.limits:
+            return
+        from google.adk.agents import LlmAgent
+
+        for agent in agent_tree(root_agent):
+            if isinstance(agent, LlmAgent) and agent.model:
+                agent.model = self.wrap(agent.canonical_model)
+
+    def wrap_evaluator(self, evaluator: Any) -> None:
+        """Wraps an ADK evaluator's judge model when it is limited, in place."""
+        if not self.limits:
+            return
+        for attribute in ("_judge_model", "_llm"):
+            llm = getattr(evaluator, attribute, None)
+            if isinstance(llm, BaseLlm):
+                setattr(evaluator, attribute, self.wrap(llm))
+                return
+
+
+def agent_model_names(root_agent: Any) -> list[str]:
+    """The model names of the agent tree's ``LlmAgent``s that name one, in tree order
+    (a name once)."""
+    from google.adk.agents import LlmAgent
+
+    names: list[str] = []
+    for agent in agent_tree(root_agent):
+        model = getattr(agent, "model", None) if isinstance(agent, LlmAgent) else None
+        name = model if isinstance(model, str) else getattr(model, "model", None)
+        if name and name not in names:
+            names.append(name)
+    return names

@@ -1,0 +1,359 @@
+"""A cost plan before spending: what an evaluation will ask of the models, counted without
+calling any.
+
+Counted from the eval sets and the eval config, as ADK would run them:
+
+* **Agent model calls**, per expected invocation: one call for the reply, plus one for
+  each model turn that calls tools. With ADK's legacy ``intermediate_data`` the tools of a
+  turn are taken to be called in one model response (parallel function calling, as
+  ``ScriptedLlm`` and Gemini do for independent tools), so an invocation with tool uses
+  costs 2 calls, and each ``intermediate_responses`` entry (a sub-agent's reply) one more;
+  ``agent_calls_max`` counts one call per tool use instead (tools called one at a time).
+  With ``invocation_events`` each event holding a function call is one call. A
+  ``conversation_scenario`` case has no expected turns: it is counted apart, not estimated.
+* **Judge calls** (google.adk.evaluation.llm_as_judge and its subclasses): per-invocation
+  judges (``final_response_match_v2``, ``rubric_based_final_response_quality_v1``,
+  ``rubric_based_tool_use_quality_v1``) call the judge ``num_samples`` times per judged
+  invocation (a rubric metric judges only the turns that have rubrics of its type, unless
+  its criterion has rubrics: adk.recording); ``rubric_based_multi_turn_trajectory_quality_v1``
+  ``num_samples`` times per case (the last turn, with the whole dialogue);
+  ``hallucinations_v1`` twice per invocation with a final response (segmenter, then
+  validator; intermediate replies too when ``evaluate_intermediate_nl_responses``).
+  Metrics evaluated by Vertex AI, custom metrics and ``per_turn_user_simulator_quality_v1``
+  are listed as not estimated.
+
+The wall time estimate is model time only (add the start-up, about the time to import
+google-adk): each case run is a chain of calls one after another (its agent calls, then
+each judge metric's calls in rounds of ``parallelism_limit``); chains share ``parallelism``
+slots, and a model with ``max_concurrency`` takes at least its calls × latency ÷ limit. The
+estimate is the largest of: all chains ÷ parallelism, the longest chain, and each limited
+model's bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from google.adk.evaluation.eval_case import IntermediateData, Invocation, InvocationEvents
+from google.adk.evaluation.eval_config import get_eval_metrics_from_config
+from google.adk.evaluation.eval_metrics import EvalMetric
+from google.adk.evaluation.eval_set import EvalCase
+from pydantic import BaseModel, Field
+
+from adk_eval_action.adk.convert import judge_model
+from adk_eval_action.adk.evalconfig import LoadedEvalConfig
+from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
+
+PER_INVOCATION_JUDGES = frozenset(
+    {
+        "final_response_match_v2",
+        "rubric_based_final_response_quality_v1",
+        "rubric_based_tool_use_quality_v1",
+    }
+)
+PER_CASE_JUDGES = frozenset({"rubric_based_multi_turn_trajectory_quality_v1"})
+VERTEX_METRICS = frozenset(
+    {
+        "response_evaluation_score",
+        "safety_v1",
+        "multi_turn_task_success_v1",
+        "multi_turn_trajectory_quality_v1",
+        "multi_turn_tool_use_quality_v1",
+    }
+)
+MODEL_FREE_METRICS = frozenset(
+    {
+        "tool_trajectory_avg_score",
+        "response_match_score",
+        "tool_call_count_v1",
+        "inference_call_count_v1",
+        "token_usage_v1",
+        "invocation_duration_v1",
+    }
+)
+
+
+class CasePlan(BaseModel):
+    """One eval case's cost per run: ``turns`` (expected invocations; 0 for a
+    conversation scenario), agent model calls (``agent_calls``, and ``agent_calls_max``
+    when tools are called one at a time), ``judge_calls`` by judge model name, and
+    ``chain`` (calls made one after another: the agent's, then each judge metric's
+    rounds)."""
+
+    suite: str
+    eval_set_id: str
+    eval_id: str
+    turns: int
+    scenario: bool = False
+    agent_calls: int = 0
+    agent_calls_max: int = 0
+    judge_calls: dict[str, int] = Field(default_factory=dict)
+    chain: int = 0
+
+
+class SuitePlan(BaseModel):
+    """One suite's plan: ``num_runs`` runs of each case in ``cases``; ``eval_sets``
+    counted; ``metrics`` of the eval config; ``agent_models`` (the agent tree's model
+    names, when the agent was imported); ``not_estimated``: metrics whose calls are not
+    counted, each with why."""
+
+    name: str
+    num_runs: int
+    eval_sets: int
+    metrics: list[str] = Field(default_factory=list)
+    agent_models: list[str] = Field(default_factory=list)
+    cases: list[CasePlan] = Field(default_factory=list)
+    not_estimated: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def case_runs(self) -> int:
+        """Cases × runs."""
+        return len(self.cases) * self.num_runs
+
+
+class Plan(BaseModel):
+    """What an evaluation will cost (module docstring). ``latency_s``: seconds per model
+    call assumed by :meth:`wall_s`; ``model_limits``: ``max_concurrency`` per model name."""
+
+    suites: list[SuitePlan] = Field(default_factory=list)
+    parallelism: int = 4
+    latency_s: float = 1.0
+    model_limits: dict[str, int] = Field(default_factory=dict)
+
+    def _runs(self) -> Iterable[tuple[SuitePlan, CasePlan]]:
+        for suite in self.suites:
+            for case in suite.cases:
+                yield suite, case
+
+    @property
+    def case_runs(self) -> int:
+        """Eval case runs of all suites."""
+        return sum(s.case_runs for s in self.suites)
+
+    @property
+    def agent_calls(self) -> int:
+        """Agent model calls of all case runs (tools of a turn in one response)."""
+        return sum(c.agent_calls * s.num_runs for s, c in self._runs())
+
+    @property
+    def agent_calls_max(self) -> int:
+        """Agent model calls when every tool is called in a response of its own."""
+        return sum(c.agent_calls_max * s.num_runs for s, c in self._runs())
+
+    @property
+    def judge_calls(self) -> int:
+        """Judge model calls of all case runs (estimated metrics only)."""
+        return sum(sum(c.judge_calls.values()) * s.num_runs for s, c in self._runs())
+
+    def calls_by_model(self) -> dict[str, int]:
+        """Calls per model name: judges by name; the agent's calls under each of its
+        models when it has one, else under ``"agent"``."""
+        calls: dict[str, int] = {}
+        for suite, case in self._runs():
+            names = suite.agent_models[:1] or ["agent"]
+            calls[names[0]] = calls.get(names[0], 0) + case.agent_calls * suite.num_runs
+            for judge, count in case.judge_calls.items():
+                calls[judge] = calls.get(judge, 0) + count * suite.num_runs
+        return calls
+
+    def wall_s(self) -> float:
+        """Estimated seconds of model time (module docstring), start-up not included."""
+        chains = [c.chain for s, c in self._runs() for _ in range(s.num_runs)]
+        if not chains:
+            return 0.0
+        bounds = [sum(chains) / self.parallelism, max(chains)]
+        calls = self.calls_by_model()
+        bounds += [calls.get(name, 0) / limit for name, limit in self.model_limits.items()]
+        return max(bounds) * self.latency_s
+
+    def summary(self) -> str:
+        """The one line ``run`` prints first."""
+        eval_sets = sum(s.eval_sets for s in self.suites)
+        cases = sum(len(s.cases) for s in self.suites)
+        return (
+            f"plan: {len(self.suites)} suite(s), {eval_sets} eval set(s), {cases} eval case(s), "
+            f"{self.case_runs} case run(s); ~{self.agent_calls} agent and ~{self.judge_calls} "
+            f"judge model calls; ~{_duration(self.wall_s())} of model time at "
+            f"{self.latency_s:g} s per call and parallelism {self.parallelism}"
+        )
+
+    def lines(self) -> list[str]:
+        """The ``plan`` command's printout: one block per suite, the totals, the estimate,
+        and what is not estimated."""
+        out = []
+        for suite in self.suites:
+            judges = _sum_dicts(c.judge_calls for c in suite.cases)
+            scenarios = sum(c.scenario for c in suite.cases)
+            out += [
+                f"suite {suite.name}: {suite.eval_sets} eval set(s), {len(suite.cases)} eval "
+                f"case(s) x {suite.num_runs} run(s) = {suite.case_runs} case run(s)",
+                f"  metrics: {', '.join(suite.metrics) or 'none'}",
+                f"  agent model(s): {', '.join(suite.agent_models) or 'not known'}; agent "
+                f"calls ~{sum(c.agent_calls for c in suite.cases) * suite.num_runs} (up to "
+                f"{sum(c.agent_calls_max for c in suite.cases) * suite.num_runs} if tools "
+                "are called one at a time)",
+                "  judge calls: "
+                + (", ".join(f"{n} ~{k * suite.num_runs}" for n, k in judges.items()) or "none"),
+            ]
+            if scenarios:
+                out.append(f"  {scenarios} conversation scenario case(s): not estimated")
+            out += [f"  not estimated: {m} ({why})" for m, why in suite.not_estimated.items()]
+        limits = ", ".join(f"{n} {k}" for n, k in self.model_limits.items())
+        out += [
+            f"total: {self.case_runs} case run(s), ~{self.agent_calls} agent model calls (up "
+            f"to {self.agent_calls_max}), ~{self.judge_calls} judge model calls",
+            "calls by model: " + ", ".join(f"{n} ~{k}" for n, k in self.calls_by_model().items()),
+            f"estimated wall time: ~{_duration(self.wall_s())} of model calls at "
+            f"{self.latency_s:g} s per call, parallelism {self.parallelism}"
+            + (f", max_concurrency {limits}" if limits else "")
+            + ", plus the start-up (importing google-adk, about 10-20 s)",
+        ]
+        return out
+
+
+def _sum_dicts(items: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for item in items:
+        for key, value in item.items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def agent_calls(invocation: Invocation) -> tuple[int, int]:
+    """``(calls, calls_max)`` of the agent model for one expected invocation (module
+    docstring)."""
+    data = invocation.intermediate_data
+    if isinstance(data, InvocationEvents):
+        turns = sum(
+            1
+            for event in data.invocation_events
+            if event.content and any(p.function_call for p in event.content.parts or [])
+        )
+        return 1 + turns, 1 + turns
+    if isinstance(data, IntermediateData):
+        extra = len(data.intermediate_responses)
+        tools = len(data.tool_uses)
+        return 1 + extra + (1 if tools else 0), 1 + extra + tools
+    return 1, 1
+
+
+def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
+    """Turns a per-invocation judge metric judges (adk.recording's rubric scoping)."""
+    turns = case.conversation or []
+    rubric_type = RUBRIC_METRIC_TYPES.get(metric.metric_name)
+    if rubric_type is None:
+        return len(turns)
+    criterion = metric.criterion.model_dump() if metric.criterion else {}
+    if criterion.get("rubrics"):
+        return len(turns)
+    case_rubrics = any(r.type == rubric_type for r in case.rubrics or [])
+    return sum(
+        1 for inv in turns if case_rubrics or any(r.type == rubric_type for r in inv.rubrics or [])
+    )
+
+
+def _judge_options(metric: EvalMetric) -> tuple[int, int]:
+    """``(num_samples, parallelism_limit)`` of a judge metric (ADK's JudgeModelOptions
+    defaults: 5 and 1)."""
+    criterion = metric.criterion.model_dump() if metric.criterion else {}
+    options = criterion.get("judge_model_options") or {}
+    return int(options.get("num_samples") or 5), int(options.get("parallelism_limit") or 1)
+
+
+def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
+    """``(calls, rounds)`` one run of ``case`` costs for a judge metric (rounds: calls
+    made one after another), or why it is not estimated."""
+    name = metric.metric_name
+    if name in PER_INVOCATION_JUDGES:
+        samples, limit = _judge_options(metric)
+        calls = _judged_turns(metric, case) * samples
+        return calls, math.ceil(calls / max(1, limit))
+    if name in PER_CASE_JUDGES:
+        samples, limit = _judge_options(metric)
+        return samples, math.ceil(samples / max(1, limit))
+    if name == "hallucinations_v1":
+        criterion = metric.criterion.model_dump() if metric.criterion else {}
+        steps = sum(_nl_steps(inv, criterion) for inv in case.conversation or [])
+        return 2 * steps, 2 * steps
+    if name in VERTEX_METRICS:
+        return "evaluated by Vertex AI's eval service (remote calls, not counted)"
+    if name == "per_turn_user_simulator_quality_v1":
+        return "judges simulated turns, which are not known before the run"
+    return "a custom metric: its model calls, if any, are not known"
+
+
+def _nl_steps(invocation: Invocation, criterion: Mapping[str, Any]) -> int:
+    steps = 1 if invocation.final_response else 0
+    data = invocation.intermediate_data
+    if criterion.get("evaluate_intermediate_nl_responses") and isinstance(data, IntermediateData):
+        steps += len(data.intermediate_responses)
+    return steps
+
+
+def plan_case(
+    suite: str, eval_set_id: str, case: EvalCase, metrics: list[EvalMetric]
+) -> tuple[CasePlan, dict[str, str]]:
+    """The cost of one run of ``case`` and the metrics not estimated (name -> why)."""
+    if case.conversation_scenario is not None:
+        plan = CasePlan(
+            suite=suite, eval_set_id=eval_set_id, eval_id=case.eval_id, turns=0, scenario=True
+        )
+        return plan, {}
+    turns = case.conversation or []
+    counts = [agent_calls(inv) for inv in turns]
+    plan = CasePlan(
+        suite=suite,
+        eval_set_id=eval_set_id,
+        eval_id=case.eval_id,
+        turns=len(turns),
+        agent_calls=sum(c for c, _ in counts),
+        agent_calls_max=sum(m for _, m in counts),
+    )
+    plan.chain = plan.agent_calls
+    skipped: dict[str, str] = {}
+    for metric in metrics:
+        judge = judge_model(metric)
+        if metric.metric_name in MODEL_FREE_METRICS:
+            continue
+        cost = judge_cost(metric, case)
+        if isinstance(cost, str):
+            skipped[metric.metric_name] = cost
+            continue
+        calls, rounds = cost
+        key = judge or "judge"
+        plan.judge_calls[key] = plan.judge_calls.get(key, 0) + calls
+        plan.chain += rounds
+    return plan, skipped
+
+
+def plan_suite(
+    name: str,
+    num_runs: int,
+    config: LoadedEvalConfig,
+    eval_sets: Iterable[Any],
+    agent_models: list[str] | None = None,
+) -> SuitePlan:
+    """The plan of one suite from its eval config and its (prepared) ADK eval sets."""
+    metrics = get_eval_metrics_from_config(config.eval_config)
+    sets = list(eval_sets)
+    plan = SuitePlan(
+        name=name,
+        num_runs=num_runs,
+        eval_sets=len(sets),
+        metrics=[m.metric_name for m in metrics],
+        agent_models=agent_models or [],
+    )
+    for eval_set in sets:
+        for case in eval_set.eval_cases:
+            case_plan, skipped = plan_case(name, eval_set.eval_set_id, case, metrics)
+            plan.cases.append(case_plan)
+            plan.not_estimated.update(skipped)
+    return plan

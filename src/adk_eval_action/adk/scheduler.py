@@ -1,0 +1,359 @@
+"""One scheduler for a whole evaluation: every (suite, eval set, eval case, run) is one job
+of one work pool (:mod:`.pool`) bounded by ``parallelism``.
+
+1. Each suite's files are loaded (:func:`~.engine.open_suite`; its log lines in one section,
+   a ``::group::`` in GitHub Actions) and the cost plan is made and logged in one line
+   (:mod:`.plan`). With a shard (``--shard K/N``) only that shard's eval cases are kept
+   (:mod:`adk_eval_action.results.shards`).
+2. The agents are imported, all in one import scope, except that agents whose packages share
+   a name cannot be imported at once: such suites go to a later phase (one pool, phases one
+   after another).
+3. All case runs of a phase go to the pool at once, the longest first (the plan's chain of
+   calls one after another), so eval sets, repeats and suites interleave and the last jobs
+   are short. A case's metrics (judge calls included) are evaluated as soon as its
+   inference ends. Per-model ``max_concurrency`` limits (:mod:`.model_limits`) bound the
+   calls of a model across all of it.
+4. Each run lands in its case in run order, and errors in the suite's order of cases and
+   runs, whatever order the jobs finished in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from adk_eval_action.adk.agent import AgentLoadError, LoadedAgent, load_agent
+from adk_eval_action.adk.engine import (
+    CaseRun,
+    CaseRunOutcome,
+    EngineSettings,
+    agent_error,
+    case_runs,
+    infer_directions,
+    open_suite,
+    place,
+    run_case,
+)
+from adk_eval_action.adk.harness import SuiteHarness, evaluation_scope
+from adk_eval_action.adk.model_calls import ModelCalls, wrap_agent_models
+from adk_eval_action.adk.model_limits import ModelGate, agent_model_names
+from adk_eval_action.adk.plan import Plan, plan_suite
+from adk_eval_action.adk.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
+from adk_eval_action.adk.prepare import SuiteInputs
+from adk_eval_action.project.discovery import Suite
+from adk_eval_action.results.model import (
+    CaseKey,
+    CaseStatus,
+    ErrorRecord,
+    RunRecord,
+    ShardInfo,
+    SuiteRecord,
+)
+from adk_eval_action.results.shards import assign_shards, plan_id
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def _plain_section(title: str) -> Iterator[None]:
+    # The suite's first line names it (engine.open_suite); a plain log needs no title.
+    yield
+
+
+def _log_progress(snapshot: ProgressSnapshot) -> None:
+    log.info("%s", snapshot.line())
+
+
+@dataclass(frozen=True)
+class EngineHooks:
+    """How an evaluation talks to its caller: ``section(title)`` wraps each suite's log
+    lines (the caller makes it a ``::group::`` in GitHub Actions); ``on_progress`` gets a
+    snapshot every ``progress_interval_s`` seconds (None: no progress lines)."""
+
+    section: Callable[[str], AbstractContextManager[None]] = _plain_section
+    on_progress: ProgressSink | None = _log_progress
+    progress_interval_s: float = 10.0
+
+
+@dataclass
+class OpenSuite:
+    """A suite whose files are loaded: its record so far, its inputs, the case runs it
+    will do (``items``), and its harness once the agent is imported."""
+
+    suite: Suite
+    record: SuiteRecord
+    inputs: SuiteInputs
+    items: list[CaseRun] = field(default_factory=list)
+    harness: SuiteHarness | None = None
+    agent: LoadedAgent | None = None
+
+    @property
+    def runnable(self) -> bool:
+        """Its eval config loaded and it has an agent folder."""
+        return (
+            self.inputs.config is not None
+            and self.suite.agent_dir is not None
+            and not (self.suite.agent_error)
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What :func:`evaluate_suites` produced: the suites' records (in the given order), the
+    plan, and which shard of it was evaluated (None: all of it)."""
+
+    suites: list[SuiteRecord]
+    plan: Plan
+    shard: ShardInfo | None = None
+
+
+def open_suites(
+    suites: list[Suite], settings: EngineSettings, hooks: EngineHooks
+) -> list[OpenSuite]:
+    """Loads every suite's files (each suite's log lines in a section of its own)."""
+    opened = []
+    for suite in suites:
+        with hooks.section(f"suite {suite.name}"):
+            record, inputs = open_suite(suite, settings)
+            if inputs.config is not None and (suite.agent_dir is None or suite.agent_error):
+                agent_error(record, suite.agent_error or "no agent")
+        opened.append(OpenSuite(suite, record, inputs))
+        opened[-1].items = case_runs(record, record.num_runs) if opened[-1].runnable else []
+    return opened
+
+
+def make_plan(
+    opened: list[OpenSuite], settings: EngineSettings, models: dict[str, list[str]] | None = None
+) -> Plan:
+    """The cost plan of the opened suites (``models``: agent model names by suite)."""
+    plans = [
+        plan_suite(
+            o.suite.name,
+            o.record.num_runs,
+            o.inputs.config,
+            [s.eval_set for s in o.inputs.eval_sets],
+            (models or {}).get(o.suite.name),
+        )
+        for o in opened
+        if o.inputs.config is not None
+    ]
+    return Plan(
+        suites=plans,
+        parallelism=settings.parallelism,
+        latency_s=settings.latency_s,
+        model_limits=settings.model_limits,
+    )
+
+
+def select_shard(opened: list[OpenSuite], plan: Plan, settings: EngineSettings) -> ShardInfo:
+    """Keeps only the eval cases of ``settings.shard`` in the records and work items
+    (:mod:`adk_eval_action.results.shards`); returns what the part's results say."""
+    assert settings.shard is not None
+    cases: list[CaseKey] = [
+        (c.suite, c.eval_set_id, c.eval_id) for s in plan.suites for c in s.cases
+    ]
+    runs = {s.name: s.num_runs for s in plan.suites}
+    weights = [max(1, c.turns) * runs[c.suite] for s in plan.suites for c in s.cases]
+    owner = assign_shards(weights, settings.shard.count)
+    mine = {key for key, shard in zip(cases, owner, strict=True) if shard == settings.shard.index}
+    fingerprints = [
+        f"{o.suite.name}:{o.record.eval_config_hash}:{o.record.num_runs}:"
+        + ",".join(str(s.content_hash) for s in o.record.eval_sets)
+        for o in opened
+    ]
+    for o in opened:
+        for eval_set in o.record.eval_sets:
+            eval_set.eval_cases = [
+                c
+                for c in eval_set.eval_cases
+                if (o.suite.name, eval_set.eval_set_id, c.eval_id) in mine
+            ]
+        o.items = [
+            i for i in o.items if (o.suite.name, i.eval_set.eval_set_id, i.case.eval_id) in mine
+        ]
+    return ShardInfo(
+        index=settings.shard.index,
+        count=settings.shard.count,
+        plan_id=plan_id(list(zip(cases, weights, strict=True)), fingerprints),
+        plan=cases,
+        cases=[k for k in cases if k in mine],
+    )
+
+
+def import_phases(opened: list[OpenSuite]) -> list[list[OpenSuite]]:
+    """Runnable suites in phases: in each, no two agent packages share a name (module
+    docstring); the suites' order is kept."""
+    phases: list[list[OpenSuite]] = []
+    for o in (o for o in opened if o.runnable and o.items):
+        assert o.suite.agent_dir is not None
+        name = o.suite.agent_dir.name
+        target = next(
+            (p for p in phases if all(x.suite.agent_dir.name != name for x in p)),  # type: ignore[union-attr]
+            None,
+        )
+        if target is None:
+            phases.append(target := [])
+        target.append(o)
+    return phases
+
+
+async def _start(o: OpenSuite, gate: ModelGate, calls: ModelCalls | None) -> bool:
+    """Imports the suite's agent (inside the phase's scope) and makes its harness: its
+    models behind their concurrency limits, then retried and counted in ``calls``
+    (adk.model_calls), so each retry waits for a slot again. An agent that does not import
+    is the suite's error."""
+    assert o.suite.agent_dir is not None and o.inputs.config is not None
+    try:
+        agent = await load_agent(o.suite.agent_dir)
+    except AgentLoadError as e:
+        agent_error(o.record, str(e))
+        o.items = []
+        return False
+    gate.wrap_agent(agent.root_agent)
+    if calls is not None:
+        wrap_agent_models(agent.root_agent, calls)
+    o.agent = agent
+    o.harness = SuiteHarness(
+        agent.app_name,
+        o.inputs.config.eval_config,
+        [s.eval_set for s in o.inputs.eval_sets],
+        agent,
+        calls,
+        on_evaluator=gate.wrap_evaluator,
+    )
+    return True
+
+
+async def _guarded(o: OpenSuite, item: CaseRun, repo_root: Path) -> CaseRunOutcome:
+    """:func:`run_case`, with anything unexpected kept as the case run's internal error."""
+    assert o.harness is not None and o.inputs.config is not None
+    meta = o.inputs.config.metric_meta
+    try:
+        return await run_case(o.harness, item, o.suite.name, meta, repo_root)
+    except Exception as e:  # noqa: BLE001 - one case run's bug must not lose the others
+        message = f"{type(e).__name__}: {e}"
+        error = ErrorRecord(
+            kind="internal",
+            message=message,
+            suite=o.suite.name,
+            file=item.eval_set.file,
+            eval_set_id=item.eval_set.eval_set_id,
+            eval_id=item.case.eval_id,
+            hint="please report this as a bug",
+        )
+        return CaseRunOutcome(
+            item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=message), error
+        )
+
+
+def _failed(outcome: CaseRunOutcome) -> bool:
+    return outcome.error is not None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every phase of one evaluation shares."""
+
+    settings: EngineSettings
+    gate: ModelGate
+    pool: WorkPool
+    chains: dict[CaseKey, int]
+    calls: ModelCalls | None
+
+
+async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
+    dirs = [o.suite.agent_dir for o in phase if o.suite.agent_dir is not None]
+    root = run.settings.repo_root
+    with evaluation_scope(dirs, root):
+        started = [o for o in phase if await _start(o, run.gate, run.calls)]
+        work = [(o, item) for o in started for item in o.items]
+        work.sort(
+            key=lambda pair: (
+                -run.chains.get(
+                    (pair[0].suite.name, pair[1].eval_set.eval_set_id, pair[1].case.eval_id), 0
+                )
+            )
+        )
+        jobs = [Job(partial(_guarded, o, item, root), _failed) for o, item in work]
+        try:
+            outcomes = await run.pool.run(jobs)
+        finally:
+            for o in started:
+                if o.agent is not None:
+                    await o.agent.close()
+    by_suite: dict[str, list[CaseRunOutcome]] = {}
+    for (o, _), outcome in zip(work, outcomes, strict=True):
+        by_suite.setdefault(o.suite.name, []).append(outcome)
+    for o in started:
+        place(o.record, sorted(by_suite.get(o.suite.name, []), key=lambda x: x.item.position))
+
+
+async def evaluate_suites(
+    suites: list[Suite],
+    settings: EngineSettings,
+    hooks: EngineHooks | None = None,
+    calls: ModelCalls | None = None,
+) -> Evaluation:
+    """Evaluates the suites with google-adk on the running event loop (module docstring);
+    with ``calls``, every model call (agent, judge, user simulator) is retried and counted
+    there (:mod:`adk_eval_action.adk.model_calls`).
+
+    Never raises for a problem in the user's files: config, eval set, agent, inference,
+    model and metric failures become error records and every other result is kept.
+    ``sys.path``, ``sys.modules`` and the judge logger are as before when it returns.
+    """
+    hooks = hooks or EngineHooks()
+    opened = open_suites(suites, settings, hooks)
+    plan = make_plan(opened, settings)
+    log.info("%s", plan.summary())
+    shard = select_shard(opened, plan, settings) if settings.shard else None
+    chains = {(c.suite, c.eval_set_id, c.eval_id): c.chain for s in plan.suites for c in s.cases}
+    pool = WorkPool(
+        settings.parallelism,
+        total=sum(len(o.items) for o in opened),
+        on_progress=hooks.on_progress,
+        interval_s=hooks.progress_interval_s,
+    )
+    run = _Run(settings, ModelGate(settings.model_limits), pool, chains, calls)
+    for phase in import_phases(opened):
+        await _run_phase(phase, run)
+    for o in opened:
+        if o.harness is not None:
+            infer_directions(o.record, set(o.suite.higher_is_better))
+    return Evaluation([o.record for o in opened], plan, shard)
+
+
+async def plan_suites(
+    suites: list[Suite], settings: EngineSettings, hooks: EngineHooks | None = None
+) -> tuple[Plan, list[SuiteRecord]]:
+    """The cost plan of the suites without calling any model: their files are loaded and
+    their agents imported (for their model names), as :func:`evaluate_suites` would.
+    Returns the plan and the suites' records (errors of files and agents in them)."""
+    hooks = hooks or EngineHooks()
+    opened = open_suites(suites, settings, hooks)
+    models: dict[str, list[str]] = {}
+    for phase in import_phases(opened):
+        dirs = [o.suite.agent_dir for o in phase if o.suite.agent_dir is not None]
+        with evaluation_scope(dirs, settings.repo_root):
+            for o in phase:
+                assert o.suite.agent_dir is not None
+                try:
+                    agent = await load_agent(o.suite.agent_dir)
+                except AgentLoadError as e:
+                    agent_error(o.record, str(e))
+                    continue
+                models[o.suite.name] = agent_model_names(agent.root_agent)
+                await agent.close()
+    return make_plan(opened, settings, models), [o.record for o in opened]
+
+
+async def evaluate_suite(
+    suite: Suite, settings: EngineSettings, calls: ModelCalls | None = None
+) -> SuiteRecord:
+    """One suite's record (:func:`evaluate_suites` of that suite alone, no progress)."""
+    evaluation = await evaluate_suites([suite], settings, EngineHooks(on_progress=None), calls)
+    return evaluation.suites[0]

@@ -1,0 +1,168 @@
+"""One work pool for a whole evaluation (adk/pool.py, adk/scheduler.py): results in a fixed
+order whatever order the work finishes in, suites and repeats interleaved, metrics right
+after each case's inference, per-model concurrency limits, progress lines. Real google-adk
+evaluation on counting stand-in models (tests/counting_models.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk_eval_action.adk.engine import EngineSettings
+from adk_eval_action.adk.pool import Job, ProgressSnapshot, WorkPool
+from adk_eval_action.adk.scheduler import EngineHooks, evaluate_suites
+from adk_eval_action.project.discovery import discover_suites
+from counting_models import CALLS, register, thanks, weather, write_agent
+
+register()
+
+JUDGE = {
+    "threshold": 0.5,
+    "judge_model_options": {"judge_model": "counting-judge", "num_samples": 1},
+}
+CRITERIA = {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": JUDGE}
+CITIES = ["Paris", "London", "Tokyo"]
+
+
+@pytest.fixture(autouse=True)
+def clear_calls():
+    CALLS.clear()
+    yield
+    CALLS.clear()
+
+
+def _two_suites(root: Path, model_a: str = "counting-agent-a",
+                model_b: str = "counting-agent-b") -> Path:
+    """Suites ``alpha`` and ``beta``: 2 eval sets x 3 cases each (weather; a thanks case)."""
+    for name, model in (("alpha", model_a), ("beta", model_b)):
+        sets = {
+            f"{name}_{n}": {
+                f"{name}_{n}_{city.lower()}": [weather(city)] if city != "Tokyo"
+                else [weather(city), thanks()]
+                for city in CITIES
+            }
+            for n in (1, 2)
+        }
+        write_agent(root, name, sets, CRITERIA, model=model)
+    return root
+
+
+def _evaluate(root: Path, **settings: Any) -> list:
+    suites = discover_suites([root], root)
+    engine = EngineSettings(repo_root=root, **settings)
+    evaluation = asyncio.run(evaluate_suites(suites, engine, EngineHooks(on_progress=None)))
+    return evaluation.suites
+
+
+_VOLATILE = {"session_id", "actual_invocations", "invocations", "details"}
+
+
+def _stable(value: Any) -> Any:
+    """A record dump without what differs between two runs of the same input: session
+    ids, recorded invocations (timestamps, ids) and the durations metric."""
+    if isinstance(value, dict):
+        if value.get("metric_name") == "invocation_duration_v1":
+            return "duration"
+        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def test_pool_returns_results_in_the_given_order_whatever_finishes_first() -> None:
+    rng = random.Random(7)
+    waits = [rng.uniform(0, 0.03) for _ in range(40)]
+    finished: list[int] = []
+    running = peak = 0
+
+    def job(index: int) -> Job[int]:
+        async def start() -> int:
+            nonlocal running, peak
+            running += 1
+            peak = max(peak, running)
+            await asyncio.sleep(waits[index])
+            running -= 1
+            finished.append(index)
+            return index
+
+        return Job(start)
+
+    results = asyncio.run(WorkPool(5).run([job(i) for i in range(40)]))
+    assert results == list(range(40))
+    assert finished != sorted(finished)  # they did finish out of order
+    assert peak == 5
+
+
+def test_progress_line_and_snapshots() -> None:
+    line = ProgressSnapshot(done=120, total=600, errors=2, elapsed_s=45.0).line()
+    # 45 s for 120 runs -> 480 left at 0.375 s each = 180 s.
+    assert line == (
+        "progress: 120/600 eval case runs (20%), 2 with errors, 45 s elapsed, about 3 min left"
+    )
+    seen: list[ProgressSnapshot] = []
+
+    async def slow() -> bool:
+        await asyncio.sleep(0.05)
+        return True
+
+    jobs = [Job(slow, failed=lambda ok: ok) for _ in range(4)]
+    asyncio.run(WorkPool(2, total=4, on_progress=seen.append, interval_s=0.02).run(jobs))
+    assert len(seen) >= 3 and seen[-1].done == 4 and seen[-1].errors == 4
+    assert [s.done for s in seen] == sorted(s.done for s in seen)
+
+
+def test_results_do_not_depend_on_the_order_work_finishes_in(tmp_path: Path) -> None:
+    """Random model latency (two seeds): the same records, in the same order."""
+    root = _two_suites(tmp_path)
+    orders, records = [], []
+    for seed in (1, 2):
+        rng = random.Random(seed)
+        CALLS.clear(delay=lambda model, rng=rng: rng.uniform(0, 0.03))
+        suites = _evaluate(root, num_runs=2, parallelism=6)
+        agent_calls = sorted((c for c in CALLS.calls if c.role == "agent"), key=lambda c: c.end)
+        orders.append([(c.model, c.text) for c in agent_calls])
+        records.append([_stable(s.model_dump(mode="json")) for s in suites])
+    assert orders[0] != orders[1]  # the work finished in another order
+    assert records[0] == records[1]
+    alpha = records[0][0]
+    assert [e["eval_set_id"] for e in alpha["eval_sets"]] == ["alpha_1", "alpha_2"]
+    assert [c["eval_id"] for c in alpha["eval_sets"][0]["eval_cases"]] == [
+        "alpha_1_paris", "alpha_1_london", "alpha_1_tokyo",
+    ]
+    for case in alpha["eval_sets"][0]["eval_cases"]:
+        assert [r["run"] for r in case["runs"]] == [1, 2]
+        assert all(r["status"] == "passed" for r in case["runs"])
+
+
+def test_suites_repeats_and_metrics_interleave(tmp_path: Path) -> None:
+    """Suite beta starts before alpha is done, and judge calls start before the last agent
+    call: each case's metrics follow its own inference, not the whole run's."""
+    root = _two_suites(tmp_path)
+    CALLS.clear(delay=0.01)
+    _evaluate(root, num_runs=2, parallelism=8)
+    alpha = [c for c in CALLS.calls if c.model == "counting-agent-a"]
+    beta = [c for c in CALLS.calls if c.model == "counting-agent-b"]
+    judges = [c for c in CALLS.calls if c.role == "judge"]
+    assert min(c.start for c in beta) < max(c.end for c in alpha)
+    assert min(c.start for c in judges) < max(c.end for c in alpha + beta)
+    # 2 suites x 6 cases x 2 runs, 2 agent calls per weather turn, 1 per thanks turn.
+    assert len(alpha) == len(beta) == 2 * (2 * 2 + 3) * 2
+    assert len(judges) == 2 * 6 * 2 * 1 + 2 * 2 * 2  # tokyo cases have two turns
+
+
+def test_model_limits_bound_calls_across_suites_and_judges(tmp_path: Path) -> None:
+    root = _two_suites(tmp_path, "counting-agent", "counting-agent")
+    CALLS.clear(delay=0.02)
+    _evaluate(root, num_runs=2, parallelism=8)
+    unlimited = CALLS.max_in_flight("counting-agent")
+    CALLS.clear(delay=0.02)
+    suites = _evaluate(root, num_runs=2, parallelism=8,
+                       model_limits={"counting-agent": 2, "counting-judge": 1})
+    assert unlimited > 2  # without the limit the pool runs more at once
+    assert CALLS.max_in_flight("counting-agent") == 2
+    assert CALLS.max_in_flight("counting-judge") == 1
+    assert all(not s.errors for s in suites)

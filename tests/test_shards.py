@@ -1,0 +1,133 @@
+"""Sharding (run --shard K/N) and merge: the merged parts equal the unsharded run, and
+parts that do not make one whole plan are refused by name."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk_eval_action.results.io import load_results
+from adk_eval_action.results.model import RunResults, ShardInfo
+from adk_eval_action.results.shards import MergeError, ShardSpec, assign_shards, merge_parts
+from conftest import CliRun, load_json
+
+
+def _cases(results: dict[str, Any]) -> list[tuple]:
+    """Per case and run: status and each metric's score and status (durations left out:
+    they are measured)."""
+    return [
+        (s["name"], e["eval_set_id"], c["eval_id"], r["run"], r["status"],
+         [(m["metric_name"], m.get("score"), m["status"], m.get("higher_is_better"))
+          for m in r["metrics"] if m["metric_name"] != "invocation_duration_v1"])
+        for s in results["suites"] for e in s["eval_sets"] for c in e["eval_cases"]
+        for r in c["runs"]
+    ]
+
+
+def test_assign_shards_is_longest_first_to_the_least_loaded() -> None:
+    # By hand: 7 -> shard 1 (7, 0, 0); 5 -> 2 (7, 5, 0); 4 -> 3 (7, 5, 4); 4 (position 3)
+    # -> 3 (7, 5, 8); 3 -> 2 (7, 8, 8); 1 (position 0) -> 1 (8, 8, 8).
+    assert assign_shards([1, 7, 4, 4, 5, 3], 3) == [1, 1, 3, 3, 2, 2]
+    assert assign_shards([2, 2, 2], 1) == [1, 1, 1]
+    assert assign_shards([], 4) == []
+
+
+def test_shard_spec() -> None:
+    assert ShardSpec.parse(" 2 / 4 ") == ShardSpec(index=2, count=4)
+    for bad in ("0/3", "4/3", "2", "a/b"):
+        with pytest.raises(ValueError):
+            ShardSpec.parse(bad)
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The example agent evaluated whole and in 3 shards (2 runs per case)."""
+    from click.testing import CliRunner
+
+    from adk_eval_action.cli import main
+    from conftest import copy_examples, working_directory
+
+    root = copy_examples(tmp_path_factory.mktemp("shards") / "repo")
+    files = {"full": root / "full.json"}
+    with working_directory(root):
+        for name, extra in [("full", []), *[(f"part{k}", ["--shard", f"{k}/3"])
+                                           for k in (1, 2, 3)]]:
+            out = root / f"{name}.json"
+            result = CliRunner().invoke(main, [
+                "run", "travel_agent", "--num-runs", "2", "--baseline", "none", "--quiet",
+                "--results-out", str(out), *extra,
+            ], catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+            files[name] = out
+    return files
+
+
+def test_merged_shards_equal_the_unsharded_run(parts: dict[str, Path], cli: CliRun,
+                                               tmp_path: Path) -> None:
+    infos = [load_results(parts[f"part{k}"]).shard for k in (1, 2, 3)]
+    assert all(isinstance(i, ShardInfo) for i in infos)
+    assert len({i.plan_id for i in infos}) == 1
+    assert sorted(k for i in infos for k in map(tuple, i.cases)) == sorted(
+        map(tuple, infos[0].plan))
+    assert all(i.cases for i in infos)  # 5 cases over 3 shards: none is empty
+    merged = tmp_path / "merged.json"
+    result = cli("merge", *(str(parts[f"part{k}"]) for k in (3, 1, 2)),
+                 "--results-out", str(merged))
+    assert result.exit_code == 0, result.output
+    full, whole = load_json(parts["full"]), load_json(merged)
+    assert _cases(whole) == _cases(full)
+    assert whole["suites"][0]["errors"] == full["suites"][0]["errors"]
+    assert "shard" not in whole
+    compared = cli("compare", str(merged), "--baseline", str(parts["full"]))
+    assert compared.exit_code == 0, compared.output
+
+
+def _refusal(parts: list[tuple[str, RunResults]]) -> str:
+    with pytest.raises(MergeError) as raised:
+        merge_parts(parts)
+    return str(raised.value)
+
+
+def test_merge_refuses_parts_that_do_not_make_one_plan(parts: dict[str, Path]) -> None:
+    one, two, three = (load_results(parts[f"part{k}"]) for k in (1, 2, 3))
+    assert "shard 2/3 missing" in _refusal([("a.json", one), ("c.json", three)])
+    assert "shard 1/3 given twice: a.json and copy.json" in _refusal(
+        [("a.json", one), ("copy.json", one), ("b.json", two), ("c.json", three)])
+    assert "full.json is not a shard's results" in _refusal(
+        [("a.json", one), ("full.json", load_results(parts["full"]))])
+    other = three.model_copy(deep=True)
+    other.shard.plan_id = "sha256:" + "0" * 64
+    assert "parts of different runs" in _refusal([("a.json", one), ("b.json", two),
+                                                  ("other.json", other)])
+    overlap = three.model_copy(deep=True)
+    overlap.shard.cases.append(one.shard.cases[0])
+    assert f"eval case {'/'.join(one.shard.cases[0])} is in a.json and in c.json" in _refusal(
+        [("a.json", one), ("b.json", two), ("c.json", overlap)])
+
+
+def test_merge_command_names_a_missing_shard(parts: dict[str, Path], cli: CliRun,
+                                             tmp_path: Path) -> None:
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for k in (1, 3):
+        shutil.copy(parts[f"part{k}"], folder / f"part{k}.json")
+    result = cli("merge", str(folder / "*.json"), "--results-out", str(tmp_path / "m.json"))
+    assert result.exit_code == 2
+    assert "shard 2/3 missing" in result.output
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_part_says_which_shard_of_which_plan(parts: dict[str, Path]) -> None:
+    data = load_json(parts["part2"])
+    assert data["shard"]["index"] == 2 and data["shard"]["count"] == 3
+    assert data["shard"]["plan_id"].startswith("sha256:")
+    evaluated = {tuple(k) for k in data["shard"]["cases"]}
+    listed = {(s["name"], e["eval_set_id"], c["eval_id"]) for s in data["suites"]
+              for e in s["eval_sets"] for c in e["eval_cases"]}
+    assert listed == evaluated
+    assert json.dumps(data["shard"]["plan"]) == json.dumps(
+        load_json(parts["part1"])["shard"]["plan"])
