@@ -551,3 +551,27 @@ def test_comment_artifact_input_of_the_action(tmp_path, stub):
                             "workflow_run", comment_artifact=str(artifact))
     code, _ = run_fake(settings, fake_outcome(tmp_path))
     assert code == 0 and len(stub.comments(12)) == 1
+
+
+def test_a_shard_uploads_its_part_without_comment_or_gate(tmp_path, stub):
+    """shard: 2/4 reaches the pipeline; its part is not commented on nor gated (the merge
+    job does both); the outputs name the part's results file."""
+    seen: list[RunRequest] = []
+    part = fake_outcome(tmp_path).model_copy(update={
+        "shard": "2/4", "comment_markdown": "", "passed": True,
+    })
+    code, log = run_fake(settings_for(tmp_path, stub, shard="2/4"), part, seen)
+    assert code == 0
+    assert str(seen[0].settings.shard) == "2/4"
+    assert stub.comments() == []
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert outputs["results_path"] == "r.json" and outputs["comment_url"] == ""
+    assert any("shard 2/4 evaluated" in line for line in log)
+
+
+def test_merge_and_only_changed_inputs_reach_the_pipeline(tmp_path, stub):
+    seen: list[RunRequest] = []
+    run_fake(settings_for(tmp_path, stub, merge="parts/*.json\nmore/part.json",
+                          only_changed="true"), fake_outcome(tmp_path), seen)
+    assert seen[0].settings.merge == ["parts/*.json", "more/part.json"]
+    assert seen[0].settings.only_changed is True

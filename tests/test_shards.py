@@ -131,3 +131,23 @@ def test_a_part_says_which_shard_of_which_plan(parts: dict[str, Path]) -> None:
     assert listed == evaluated
     assert json.dumps(data["shard"]["plan"]) == json.dumps(
         load_json(parts["part1"])["shard"]["plan"])
+
+
+def test_merge_mode_compares_comments_and_gates_the_merged_parts(
+    parts: dict[str, Path], tmp_path: Path
+) -> None:
+    """The action's merge job: the `merge` input, no evaluation, one comparison."""
+    from adk_eval_action.run.pipeline import run_pipeline
+    from adk_eval_action.settings import load_request
+
+    root = parts["full"].parent
+    request = load_request(root, inputs={
+        "merge": "part*.json", "baseline": str(parts["full"]),
+        "results_path": str(tmp_path / "merged.json"),
+    })
+    outcome = run_pipeline(request)
+    assert outcome.exit_code == 0 and outcome.shard is None
+    assert outcome.comparison is not None and outcome.comparison.has_baseline
+    assert all(m.delta in (0, None) for m in outcome.comparison.metrics
+               if m.metric_name != "invocation_duration_v1")
+    assert _cases(load_json(tmp_path / "merged.json")) == _cases(load_json(parts["full"]))

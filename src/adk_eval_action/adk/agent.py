@@ -65,10 +65,12 @@ class ImportScope:
 
     On entry each agent folder's parent and ``repo_root`` go to the front of ``sys.path``,
     and any ``sys.modules`` entry of an agent's package name that comes from another folder
-    is set aside. On exit ``sys.path`` is restored to its entry value and the package
-    names' ``sys.modules`` entries to what they were on entry (the agent modules imported
-    inside are dropped). Scopes nest; they are not meant to overlap otherwise (one event
-    loop thread enters and leaves them in order).
+    is set aside. On exit ``sys.path`` is restored to its entry value, the package names'
+    ``sys.modules`` entries to what they were on entry, and every other module imported
+    inside from those folders (a shared module of the repository, a custom metric module)
+    is dropped, so a later scope on another checkout imports its own copy. Scopes nest;
+    they are not meant to overlap otherwise (one event loop thread enters and leaves them
+    in order).
 
     Args:
         agent_dirs: The agent folders (``.../my_agent`` holding ``__init__.py``); two with
@@ -81,9 +83,11 @@ class ImportScope:
         self._repo_root = Path(repo_root).resolve()
         self._saved_path: list[str] = []
         self._saved_modules: dict[str, dict[str, ModuleType]] = {}
+        self._before: set[str] = set()
 
     def __enter__(self) -> ImportScope:
         self._saved_path = list(sys.path)
+        self._before = set(sys.modules)
         folders = [str(d.parent) for d in self._agent_dirs] + [str(self._repo_root)]
         for folder in reversed(folders):
             if folder not in sys.path:
@@ -102,6 +106,10 @@ class ImportScope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        folders = [self._repo_root, *(d.parent for d in self._agent_dirs)]
+        for key in set(sys.modules) - self._before:
+            if any(_repo_file(sys.modules[key], folder) for folder in folders):
+                del sys.modules[key]
         for name, saved in self._saved_modules.items():
             for key in _package_modules(name):
                 del sys.modules[key]
@@ -196,3 +204,53 @@ def agent_tree(root: Any) -> Iterator[Any]:
             inner = getattr(tool, "agent", None)
             if inner is not None and hasattr(inner, "sub_agents"):
                 stack.append(inner)
+
+
+def _repo_file(module: ModuleType, repo_root: Path) -> Path | None:
+    """The module's source file when it lies in ``repo_root`` outside installed packages
+    and virtualenvs, else None."""
+    name = getattr(module, "__file__", None)
+    if not name:
+        return None
+    path = Path(name).resolve()
+    if not path.is_relative_to(repo_root) or any(
+        part in ("site-packages", "dist-packages", ".venv", "venv", ".tox") for part in path.parts
+    ):
+        return None
+    return path
+
+
+async def imported_files(
+    agent_dirs: Iterable[Path], repo_root: Path, modules: Iterable[str] = ()
+) -> tuple[set[Path], dict[Path, str]]:
+    """What importing the agents reads of the repository: the source files (under
+    ``repo_root``, not in installed packages or virtualenvs) of every module in
+    ``sys.modules`` once the agents and ``modules`` (custom metric modules) are imported,
+    each in an :class:`ImportScope` that is undone after. Agents whose packages share a
+    name are imported one after another. Returns the files, and the agent folders that
+    failed to import with why (their imports are then not known)."""
+    import importlib
+
+    repo_root = Path(repo_root).resolve()
+    files: set[Path] = set()
+    failed: dict[Path, str] = {}
+    pending = [Path(d).resolve() for d in agent_dirs]
+    while pending:
+        batch: list[Path] = []
+        for agent_dir in pending:
+            if all(agent_dir.name != other.name for other in batch):
+                batch.append(agent_dir)
+        pending = [d for d in pending if d not in batch]
+        with ImportScope(batch, repo_root):
+            for agent_dir in batch:
+                try:
+                    await load_agent(agent_dir)
+                except AgentLoadError as e:
+                    failed[agent_dir] = str(e)
+            for module in modules:
+                try:
+                    importlib.import_module(module)
+                except Exception:  # noqa: BLE001 - a broken metric module is the run's to report
+                    continue
+            files |= {f for m in list(sys.modules.values()) if (f := _repo_file(m, repo_root))}
+    return files, failed

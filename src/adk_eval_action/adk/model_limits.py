@@ -24,7 +24,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from adk_eval_action.adk.preflight import agent_tree
+from adk_eval_action.adk.agent import agent_tree
 
 
 class ModelLimit(BaseModel):

@@ -150,6 +150,7 @@ async def resolve_baseline(
     rescore: Rescore | None = None,
     now: dt.datetime | None = None,
     client_factory: ClientFactory | None = None,
+    found: ResolvedBaseline | None = None,
 ) -> tuple[RunResults | None, str]:
     """The baseline for ``head`` and the note the comment shows (source, commit, run link,
     age; or why there is none). ``rescore`` (the pipeline passes
@@ -159,9 +160,9 @@ async def resolve_baseline(
     Never raises for the baseline's sake: a baseline that cannot be found or read becomes
     ``(None, reason)`` and nothing of the head's results is lost (issue: "Baselines").
     The search (downloads, a re-run in a child process) runs in a worker thread, so the
-    event loop stays free.
+    event loop stays free; ``found`` is a search already made (:func:`find_baseline`).
     """
-    resolved = await asyncio.to_thread(find_baseline, request, client_factory)
+    resolved = found or await asyncio.to_thread(find_baseline, request, client_factory)
     if resolved.results is not None:
         try:
             check_usable(resolved.results, head)

@@ -218,6 +218,9 @@ class SuiteRecord(BaseModel):
     eval_config: dict[str, Any] | None = None
     judge_models: dict[str, str] = Field(default_factory=dict)
     num_runs: int = 1
+    #: Set when this suite was not evaluated but taken from the baseline (``--changed-only``:
+    #: nothing it depends on changed): the commit the baseline was recorded at.
+    reused_from: str | None = None
     eval_sets: list[EvalSetRecord] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -217,10 +217,13 @@ def merge_parts(parts: Sequence[tuple[str, RunResults]]) -> RunResults:
     plan: list[CaseKey] = [tuple(k) for k in infos[0][1].plan]  # type: ignore[misc]
     first = parts[0][1]
     names = _unique([s.name for _, r in parts for s in r.suites])
-    suites = [
-        _merge_suite(name, [s for _, r in parts for s in r.suites if s.name == name], plan)
-        for name in names
-    ]
+    suites = []
+    for name in names:
+        records = [s for _, r in parts for s in r.suites if s.name == name]
+        # A suite taken from the baseline (--changed-only) is in every part as a whole.
+        reused = records[0].reused_from is not None
+        suites.append(records[0].model_copy(deep=True) if reused
+                      else _merge_suite(name, records, plan))
     metadata = first.metadata.model_copy()
     starts = [r.metadata.started_at for _, r in parts if r.metadata.started_at]
     ends = [r.metadata.finished_at for _, r in parts if r.metadata.finished_at]

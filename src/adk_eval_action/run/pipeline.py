@@ -12,15 +12,19 @@ import asyncio
 import glob
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
-from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable
-from adk_eval_action.baseline.resolve import Rescore, file_baseline, resolve_baseline
+from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable, ResolvedBaseline
+from adk_eval_action.baseline.resolve import (
+    Rescore,
+    file_baseline,
+    find_baseline,
+    resolve_baseline,
+)
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
     EXIT_PASS,
@@ -39,11 +43,9 @@ from adk_eval_action.results.model import (
 )
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
+from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.evaluation import evaluate, find_suites
 from adk_eval_action.settings import RunRequest
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -342,12 +344,20 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
 
     settings = request.settings
     calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
+    found: ResolvedBaseline | None = None
     if settings.merge:
         results = merge_files(request.workdir, settings.merge)
         suites = _suites_for_rescoring(request)
     else:
         suites = find_suites(request)
-        results = await evaluate(request, suites, calls)
+        if settings.only_changed:
+            found = await asyncio.to_thread(find_baseline, baseline_request(request))
+            selection = await select_changed(request, suites, found.results)
+            results = await evaluate(request, selection.evaluate, calls, selection.reused, suites)
+            if selection.reused:
+                found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
+        else:
+            results = await evaluate(request, suites, calls)
     results_path = settings.results_path
     try:
         save_results(results, request.path(results_path))
@@ -357,7 +367,7 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
     if results.shard is not None:
         return part_outcome(results, request)
     baseline, note = await resolve_baseline(
-        baseline_request(request), results, rescore=_rescorer(suites, request)
+        baseline_request(request), results, rescore=_rescorer(suites, request), found=found
     )
     adaptive = None
     if settings.adaptive_runs and baseline is not None:
