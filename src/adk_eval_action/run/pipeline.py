@@ -76,6 +76,7 @@ class PipelineOutcome(BaseModel):
     suites: list[str] = Field(default_factory=list)
     comparison: Comparison | None = None
     gate: GateResult | None = None
+    shard: str | None = None
 
 
 
