@@ -8,6 +8,10 @@ Both follow ADK's custom metric function signature (see
 
 ADK clears ``eval_metric.threshold`` before calling a custom metric, so the
 threshold is read from ``eval_metric.criterion.threshold``.
+
+``politeness`` also says *why*: ADK's ``EvaluationResult`` has no reason field, but a
+``RubricScore`` carries a ``rationale``; a custom metric that returns one under an id no
+rubric declares gives adk-eval-action the metric's reason, which the PR comment shows.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable
 
 from google.adk.evaluation.eval_case import ConversationScenario, Invocation
 from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
+from google.adk.evaluation.eval_rubrics import RubricScore
 from google.adk.evaluation.evaluator import EvaluationResult, PerInvocationResult
 
 POLITE_MARKERS = ("please", "happy to help", "thanks", "thank you")
@@ -87,6 +92,18 @@ def politeness_of(reply: str) -> float:
     return 0.0
 
 
+def politeness_reason(reply: str) -> str:
+    """Why :func:`politeness_of` scored ``reply`` as it did, naming the words it found."""
+    lowered = reply.casefold()
+    rude = [w for w in RUDE_WORDS if re.search(rf"\b{re.escape(w)}\b", lowered)]
+    if rude:
+        return "rude: says " + ", ".join(f"'{w}'" for w in rude)
+    polite = [m for m in POLITE_MARKERS if re.search(rf"\b{re.escape(m)}\b", lowered)]
+    if polite:
+        return "polite: says " + ", ".join(f"'{m}'" for m in polite)
+    return "neutral: no polite marker and no rude word"
+
+
 def politeness(
     eval_metric: EvalMetric,
     actual_invocations: list[Invocation],
@@ -101,12 +118,23 @@ def politeness(
     """
     del conversation_scenario  # Replies alone decide politeness.
     threshold = _threshold(eval_metric, DEFAULT_POLITENESS_THRESHOLD)
-    return _score_invocations(
+    result = _score_invocations(
         actual_invocations,
         expected_invocations,
         politeness_of,
         lambda score: score >= threshold,
     )
+    reasons = [
+        f"turn {index + 1} {politeness_reason(_reply_text(actual))}"
+        for index, actual in enumerate(actual_invocations)
+    ]
+    # The reason travels as a rubric score's rationale (see the module docstring).
+    result.overall_rubric_scores = [
+        RubricScore(
+            rubric_id="politeness", score=result.overall_score, rationale="; ".join(reasons)
+        )
+    ]
+    return result
 
 
 async def brevity(

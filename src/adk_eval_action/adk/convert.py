@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from google.adk.evaluation.eval_case import EvalCase
 from google.adk.evaluation.eval_metrics import EvalMetric, EvalMetricResult, EvalStatus
 from google.adk.evaluation.eval_result import EvalCaseResult
 from pydantic import BaseModel
 
+from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import (
     CaseStatus,
+    EvalCaseRecord,
     InvocationScore,
     MetricResult,
     MetricStatus,
@@ -82,11 +85,71 @@ def _rubric_catalogue(result: EvalCaseResult) -> dict[str, RubricInfo]:
     return catalogue
 
 
+def case_record(case: EvalCase, line: int | None) -> EvalCaseRecord:
+    """The record of one eval case before any run: its id, the line of its ``eval_id`` and
+    its expected invocations (the conversation ADK's evaluators compare with; None for a
+    ``conversation_scenario`` case), kept as JSON so the comment can show expected vs
+    actual from the results file alone."""
+    expected = None
+    if case.conversation:
+        expected = [
+            invocation.model_dump(mode="json", exclude_none=True, by_alias=False)
+            for invocation in case.conversation
+        ]
+    return EvalCaseRecord(eval_id=case.eval_id, line=line, expected_invocations=expected)
+
+
+def expected_from_result(result: EvalCaseResult) -> list[dict[str, Any]] | None:
+    """The expected invocations an ADK ``EvalCaseResult`` (an eval_history file) kept per
+    invocation, as JSON; None when any is missing (a ``conversation_scenario`` case)."""
+    expected = [p.expected_invocation for p in result.eval_metric_result_per_invocation]
+    if not expected or any(e is None for e in expected):
+        return None
+    return [e.model_dump(mode="json", exclude_none=True, by_alias=False) for e in expected]
+
+
+def _explains(metric_name: str, rubric_id: str, catalogue: Mapping[str, RubricInfo]) -> bool:
+    """Whether a rubric score of ``metric_name`` is the metric's explanation rather than a
+    rubric verdict: a metric that is not one of ADK's rubric metrics (a custom metric)
+    returned a ``RubricScore`` for a rubric id that no eval config, eval case or invocation
+    declares. ``RubricScore.rationale`` is the only "why" an ADK ``EvaluationResult`` can
+    carry (google.adk.evaluation.eval_rubrics.RubricScore), so that is how a custom metric
+    gives a reason."""
+    return metric_name not in RUBRIC_METRIC_TYPES and rubric_id not in catalogue
+
+
+def _explanation(
+    metric: EvalMetricResult, result: EvalCaseResult, catalogue: Mapping[str, RubricInfo]
+) -> str | None:
+    """A custom metric's reason (:func:`_explains`): the rationales of its overall
+    explanation scores, else of its per-invocation ones prefixed ``turn N:``; None when it
+    gave none."""
+    name = metric.metric_name
+    overall = [
+        s.rationale
+        for s in metric.details.rubric_scores or []
+        if s.rationale and _explains(name, s.rubric_id, catalogue)
+    ]
+    if overall:
+        return "; ".join(overall)
+    per_turn = [
+        f"turn {index + 1}: {s.rationale}"
+        for index, per_invocation in enumerate(result.eval_metric_result_per_invocation)
+        for m in per_invocation.eval_metric_results
+        if m.metric_name == name
+        for s in m.details.rubric_scores or []
+        if s.rationale and _explains(name, s.rubric_id, catalogue)
+    ]
+    return "; ".join(per_turn) or None
+
+
 def _rubrics(
-    scores: Iterable[Any] | None, catalogue: Mapping[str, RubricInfo]
+    scores: Iterable[Any] | None, catalogue: Mapping[str, RubricInfo], metric_name: str
 ) -> list[RubricScoreRecord]:
     records = []
     for score in scores or []:
+        if _explains(metric_name, score.rubric_id, catalogue):
+            continue  # the metric's reason, not a rubric verdict
         info = catalogue.get(score.rubric_id, RubricInfo())
         records.append(
             RubricScoreRecord(
@@ -133,11 +196,13 @@ def metric_result_from_adk(
     """Converts one overall ``EvalMetricResult`` of a case, with its per-invocation scores.
 
     ``reason`` is the error captured while the metric ran; it turns NOT_EVALUATED into
-    ``error`` so the comment can say why.
+    ``error`` so the comment can say why. Without one, a custom metric's own explanation
+    (:func:`_explains`) is the reason.
     """
     status = _STATUS.get(metric.eval_status, MetricStatus.NOT_EVALUATED)
     if reason and status == MetricStatus.NOT_EVALUATED:
         status = MetricStatus.ERROR
+    reason = reason or _explanation(metric, result, catalogue)
     invocations = []
     for index, per_invocation in enumerate(result.eval_metric_result_per_invocation):
         for inv_metric in per_invocation.eval_metric_results:
@@ -149,7 +214,9 @@ def metric_result_from_adk(
                     invocation_id=per_invocation.actual_invocation.invocation_id,
                     score=inv_metric.score,
                     status=_STATUS.get(inv_metric.eval_status, MetricStatus.NOT_EVALUATED),
-                    rubrics=_rubrics(inv_metric.details.rubric_scores, catalogue),
+                    rubrics=_rubrics(
+                        inv_metric.details.rubric_scores, catalogue, metric.metric_name
+                    ),
                 )
             )
     informational = status == MetricStatus.INFORMATIONAL or metric.metric_name in EFFICIENCY_METRICS
@@ -167,7 +234,7 @@ def metric_result_from_adk(
         informational=informational,
         reason=reason,
         judge_model=judge_model(metric),
-        rubrics=_rubrics(metric.details.rubric_scores, catalogue),
+        rubrics=_rubrics(metric.details.rubric_scores, catalogue, metric.metric_name),
         invocations=invocations,
         details=_details(metric),
     )

@@ -28,7 +28,12 @@ from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel, Field
 
 from adk_eval_action.adk.case_failures import classify_inference_failure, failure_slot
-from adk_eval_action.adk.convert import MetricMeta, judge_model, run_record_from_adk
+from adk_eval_action.adk.convert import (
+    MetricMeta,
+    case_record,
+    judge_model,
+    run_record_from_adk,
+)
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import SuiteHarness
@@ -134,7 +139,7 @@ def _eval_set_record(
         shape=loaded.shape,
         content_hash=loaded.content_hash,
         eval_cases=[
-            EvalCaseRecord(eval_id=c.eval_id, line=loaded.eval_id_lines.get(c.eval_id))
+            case_record(c, loaded.eval_id_lines.get(c.eval_id))
             for c in loaded.eval_set.eval_cases
         ],
     )

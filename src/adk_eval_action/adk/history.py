@@ -86,7 +86,7 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
     Raises:
         ResultsFileError: a file is not an ADK EvalSetResult.
     """
-    from adk_eval_action.adk.convert import run_record_from_adk
+    from adk_eval_action.adk.convert import expected_from_result, run_record_from_adk
 
     loaded = sorted(
         ((p, _read_eval_set_result(p)) for p in paths), key=lambda x: x[1].creation_timestamp
@@ -105,7 +105,10 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
         for case_result in eval_set_result.eval_case_results:
             case = next((c for c in eval_set.eval_cases if c.eval_id == case_result.eval_id), None)
             if case is None:
-                case = EvalCaseRecord(eval_id=case_result.eval_id)
+                case = EvalCaseRecord(
+                    eval_id=case_result.eval_id,
+                    expected_invocations=expected_from_result(case_result),
+                )
                 eval_set.eval_cases.append(case)
             case.runs.append(run_record_from_adk(case_result, len(case.runs) + 1, {}))
     for suite in suites.values():

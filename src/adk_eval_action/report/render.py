@@ -10,9 +10,6 @@ the ``md`` filter, which escapes HTML and table syntax so it cannot break the co
 from __future__ import annotations
 
 import functools
-import html
-import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +17,37 @@ from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field
 
-from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricSide
+from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, MetricStatus, ModelCallCounts
+from adk_eval_action.report.cells import (
+    direction_mark,
+    flaky_counts,
+    metric_changes,
+    metric_status,
+    places,
+    table_layout,
+)
+from adk_eval_action.report.diffblock import evidence_diff, evidence_summary
+from adk_eval_action.report.evidence import CaseEvidence
+from adk_eval_action.report.format import (
+    code,
+    decimals,
+    delta,
+    html_text,
+    md,
+    num,
+    pct,
+    score,
+    signed,
+)
+from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts
+
+COMMENT_EVIDENCE = 10
+"""Failing eval cases whose evidence the comment shows (fewer when it must fit the limit)."""
+SUMMARY_EVIDENCE = 50
+"""Failing eval cases whose evidence the job summary shows (and :func:`collect_evidence`
+gathers)."""
 
 
 class CommentContext(BaseModel):
@@ -41,6 +65,9 @@ class CommentContext(BaseModel):
             only on case runs that errored or never ran.
         model_calls: the head run's model calls (retries, failures), when it made any.
         incomplete_kinds: the error kinds that make a run incomplete (results.model).
+        evidence: why the gate's failing cases failed, worst first
+            (:mod:`adk_eval_action.report.evidence`; at most ``SUMMARY_EVIDENCE``).
+        evidence_shown: how many of ``evidence`` the comment shows (the summary shows all).
     """
 
     comparison: Comparison
@@ -54,95 +81,8 @@ class CommentContext(BaseModel):
     failed_on_scores: bool = False
     model_calls: ModelCallCounts | None = None
     incomplete_kinds: list[str] = Field(default_factory=lambda: sorted(INCOMPLETE_ERROR_KINDS))
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
-
-
-def md(value: Any, limit: int = 300) -> str:
-    """Escapes text for a Markdown table cell: HTML entities, table pipes, Markdown
-    punctuation; newlines become spaces; cut to ``limit`` characters."""
-    text = " ".join(str(value if value is not None else "").split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
-
-
-def score(value: float | None, digits: int = 3) -> str:
-    """A score with up to ``digits`` decimals, or an em dash for None."""
-    if value is None:
-        return "—"
-    if not math.isfinite(value) or abs(value) >= 1e12:
-        return f"{value:.4g}"  # not hundreds of digits of a huge score
-    text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
-    return text if text not in ("-0", "") else "0"
-
-
-def delta(value: float | None, higher_is_better: bool = True, digits: int = 3) -> str:
-    """A signed delta with an arrow that says whether it is better (🟢) or worse (🔴)."""
-    if value is None:
-        return "—"
-    if round(abs(value), digits) == 0:  # would print as +0 / −0
-        return "±0"
-    better = (value > 0) == higher_is_better
-    return f"{'+' if value > 0 else '−'}{score(abs(value), digits)} {'🟢' if better else '🔴'}"
-
-
-def pct(value: float | None) -> str:
-    """A fraction as a whole percentage, or an em dash."""
-    return "—" if value is None else f"{value:.0%}"
-
-
-def code(value: Any, limit: int = 80) -> str:
-    """Text as an inline code span in a table cell, cut to ``limit`` characters (``…``).
-
-    Backslash escapes are not processed in a code span, so only what would end the span (a
-    backtick, shown as ``'``) or the table cell (a pipe, which GFM lets a backslash escape
-    even inside a span) is changed; newlines become spaces."""
-    text = str(value).replace("`", "'").replace("\n", " ").replace("|", "\\|")
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return f"`{text}`"
-
-
-def flaky_counts(flaky: dict[str, tuple[int, int]]) -> str:
-    """``overall 2/3, `metric` 1/3`` (passing runs/runs per disagreeing status), or ``—``."""
-    parts = [
-        f"{name if name == 'overall' else code(name)} {passes}/{runs}"
-        for name, (passes, runs) in flaky.items()
-    ]
-    return ", ".join(parts) or "—"
-
-
-def metric_status(side: MetricSide, num_runs: int = 1) -> str:
-    """A metric's status cell: ``✅``, or every kind of trouble with its count, e.g.
-    ``❌ 2 failed runs, ⚠️ 1 errored run`` (``runs`` when cases have repeats)."""
-    unit = (lambda n: f" {'run' if n == 1 else 'runs'}") if num_runs > 1 else (lambda n: "")
-    parts = [
-        f"{mark} {count} {what}{unit(count)}"
-        for mark, count, what in (
-            ("❌", side.failed, "failed"),
-            ("⚠️", side.errors, "errored"),
-            ("⚠️", side.not_evaluated, "not evaluated"),
-        )
-        if count
-    ]
-    return ", ".join(parts) or "✅"
-
-
-def metric_changes(case: CaseComparison) -> str:
-    """A case's metrics worth a look (not passed, or passed with a changed score; never
-    informational) as ``name baseline → head (reason)``, joined by ``<br>``."""
-    shown = []
-    for d in case.metrics:
-        status = d.head_status
-        if status is None or status == MetricStatus.INFORMATIONAL:
-            continue
-        if status == MetricStatus.PASSED and (d.delta is None or d.delta == 0):
-            continue
-        reason = f" ({md(d.reason, 120)})" if d.reason else ""
-        shown.append(f"{code(d.metric_name)} {score(d.baseline)} → {score(d.head)}{reason}")
-    return "<br>".join(shown)
+    evidence: list[CaseEvidence] = Field(default_factory=list)
+    evidence_shown: int = COMMENT_EVIDENCE
 
 
 @functools.cache
@@ -160,13 +100,22 @@ def _environment() -> SandboxedEnvironment:
     )
     env.filters.update(
         md=md,
+        html_text=html_text,
         score=score,
+        num=num,
+        signed=signed,
+        decimals=decimals,
         delta=delta,
         pct=pct,
         code=code,
         flaky_counts=flaky_counts,
         metric_changes=metric_changes,
         metric_status=metric_status,
+        table_layout=table_layout,
+        places=places,
+        direction_mark=direction_mark,
+        evidence_summary=evidence_summary,
+        evidence_diff=evidence_diff,
     )
     return env
 
@@ -195,13 +144,36 @@ def _template_vars(context: CommentContext) -> dict[str, Any]:
     return variables
 
 
+def _trims(context: CommentContext, where: str) -> list[CommentContext]:
+    """Smaller and smaller versions of ``context``, least useful part first: evidence of
+    fewer cases (halving), then no per-case details, no per-rubric rows, no evidence."""
+    out, current = [], context
+    shown = min(context.evidence_shown, len(context.evidence))
+    while shown > 1:
+        shown //= 2
+        current = current.model_copy(update={"evidence_shown": shown})
+        out.append(current)
+    for update, what in (
+        ({"show_cases": False}, "per-case details"),
+        ({"show_rubrics": False}, "per-rubric rows"),
+        ({"evidence_shown": 0}, "why eval cases fail"),
+    ):
+        if what == "why eval cases fail" and not context.evidence:
+            continue
+        current = current.model_copy(
+            update={**update, "omitted": [*current.omitted, f"{what} (see {where})"]}
+        )
+        out.append(current)
+    return out
+
+
 def render_comment(
     context: CommentContext, template: Path | None = None, max_chars: int | None = None
 ) -> str:
     """Renders the PR comment within ``max_chars`` (None: no bound; the pipeline passes
-    GitHub's limit, ``github.client.COMMENT_MAX_CHARS``, less what the action adds): drops
-    per-case details first, then per-rubric rows, saying what was left out; cuts hard as
-    a last resort."""
+    GitHub's limit, ``github.client.COMMENT_MAX_CHARS``, less what the action adds): shows
+    the evidence of fewer failing cases first, then drops per-case details, per-rubric rows
+    and the evidence, saying what was left out; cuts hard as a last resort."""
     source: Path | str = template or "comment.md.j2"
     body = render_template(context, source)
     if max_chars is None or len(body) <= max_chars:
@@ -209,12 +181,7 @@ def render_comment(
     where = "the job summary and the results file"
     if context.results_path:
         where = f"the job summary and `{context.results_path}`"
-    # Least useful first: per-case details, then per-rubric rows.
-    trimmed = context
-    for flag, what in (("show_cases", "per-case details"), ("show_rubrics", "per-rubric rows")):
-        trimmed = trimmed.model_copy(
-            update={flag: False, "omitted": [*trimmed.omitted, f"{what} (see {where})"]}
-        )
+    for trimmed in _trims(context, where):
         body = render_template(trimmed, source)
         if len(body) <= max_chars:
             return body

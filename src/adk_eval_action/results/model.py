@@ -7,7 +7,7 @@ Shape (``schema_version`` 1)::
       metadata            git sha/ref, google-adk and tool versions, timestamps
       suites[]            one per (agent, eval config)
         eval_sets[]       file, eval_set_id, content hash, shape it was loaded from
-          eval_cases[]    eval_id, line of the eval_id in the file
+          eval_cases[]    eval_id, line of the eval_id in the file, expected invocations
             runs[]        one per repeat (--num-runs); status, error, actual invocations
               metrics[]   score, status, threshold, value range, per-invocation scores,
                           per-rubric id/text/score/rationale
@@ -138,10 +138,18 @@ class RunRecord(BaseModel):
 
 
 class EvalCaseRecord(BaseModel):
-    """All runs of one eval case."""
+    """All runs of one eval case.
+
+    ``expected_invocations`` are the eval case's conversation as ADK's evaluators received
+    it (``expected_invocations`` of ``Evaluator.evaluate_invocations``: the eval set's
+    turns, after rubric defaults), each an ADK ``Invocation`` as JSON; None for a
+    ``conversation_scenario`` case (nothing is expected) and in files written before they
+    were recorded. With the runs' ``actual_invocations`` they are what the comment's
+    evidence (expected vs actual tool calls and responses) is computed from."""
 
     eval_id: str
     line: int | None = None
+    expected_invocations: list[dict[str, Any]] | None = None
     runs: list[RunRecord] = Field(default_factory=list)
 
 

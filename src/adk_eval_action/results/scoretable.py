@@ -16,6 +16,10 @@ Non-finite scores follow :func:`adk_eval_action.results.model.finite_score` (an 
 reason where the score would be averaged), so a hand-edited file can neither crash the
 comparison nor poison a mean; a non-finite rubric verdict is no verdict.
 
+The table also keeps, by reference, the records of up to :data:`MAX_KEPT_RECORDS` eval cases
+that did not pass on every run (``failing_records``): what the comment's evidence (expected
+vs actual, rubric rationales, reasons) is computed from, without keeping every case.
+
 Rows keep the results' order (case, then run, then metric), which is what makes
 "first seen" rules (a metric's threshold and range come from its first result; a rubric's
 text is its first non-empty text) and per-case metric order the same as in the results file.
@@ -35,6 +39,7 @@ from adk_eval_action.results.model import (
     EvalSetRecord,
     MetricResult,
     MetricStatus,
+    RunRecord,
     RunResults,
     SuiteRecord,
     finite_score,
@@ -47,6 +52,9 @@ MetricKey = tuple[str, str]
 RubricKey = tuple[str, str, str]
 """(suite, metric name, rubric id)."""
 
+MAX_KEPT_RECORDS = 200
+"""Eval cases that did not pass whose records a table keeps (the first ones in the file): the
+comment shows evidence for 10 of them and the job summary for 50, most severe first."""
 METRIC_STATUSES: tuple[MetricStatus, ...] = tuple(MetricStatus)
 """``ScoreTable.m_status`` codes: the index of the status in this tuple."""
 CASE_STATUSES: tuple[CaseStatus, ...] = tuple(CaseStatus)
@@ -106,6 +114,8 @@ class ScoreTable:
 
     ``skeleton`` is the results without eval cases: metadata, suites (name, num_runs, eval
     config hash, judge models, eval sets with their content hash), errors, warnings.
+    ``failing_records`` maps the keys of up to :data:`MAX_KEPT_RECORDS` cases with a run or
+    a gated metric that did not pass to their records (shared with the results, not copied).
     """
 
     skeleton: RunResults
@@ -133,6 +143,7 @@ class ScoreTable:
     r_key: np.ndarray
     r_score: np.ndarray
     r_has_score: np.ndarray
+    failing_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
 
     @property
     def num_runs(self) -> int:
@@ -217,6 +228,7 @@ class TableBuilder:
     r_key: array = field(default_factory=lambda: array("i"))
     r_score: array = field(default_factory=lambda: array("d"))
     r_has_score: array = field(default_factory=lambda: array("b"))
+    failing_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
 
     def add_case(
         self, suite: str, eval_set_id: str, file: str | None, case: EvalCaseRecord
@@ -230,6 +242,9 @@ class TableBuilder:
             self.case_lines.append(case.line)
         else:
             self.repeated[key] = self.repeated.get(key, 1) + 1
+        kept = self.failing_records
+        if len(kept) < MAX_KEPT_RECORDS and key not in kept and not passed_every_run(case):
+            kept[key] = case
         # Runs once per metric result (~10^6 times at 10,000 cases): kept flat.
         metric_ids, reason_ids = self.metric_ids, self.reason_ids
         for run in case.runs:
@@ -304,7 +319,22 @@ class TableBuilder:
             r_key=np.array(self.r_key, dtype=np.int32),
             r_score=np.array(self.r_score, dtype=np.float64),
             r_has_score=np.array(self.r_has_score, dtype=np.bool_),
+            failing_records=self.failing_records,
         )
+
+
+def run_passed(run: RunRecord) -> bool:
+    """True when ``run`` passed and none of its gated (not informational) metrics failed,
+    errored or went unevaluated."""
+    return run.status == CaseStatus.PASSED and all(
+        m.informational or m.status == MetricStatus.PASSED for m in run.metrics
+    )
+
+
+def passed_every_run(case: EvalCaseRecord) -> bool:
+    """True when every run of ``case`` passed (:func:`run_passed`); a case without runs
+    did not pass."""
+    return bool(case.runs) and all(run_passed(run) for run in case.runs)
 
 
 def exact_mean(values: list[float]) -> float:

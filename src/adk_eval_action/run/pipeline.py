@@ -35,7 +35,13 @@ from adk_eval_action.errors import (
 )
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
-from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.report.evidence import collect_evidence
+from adk_eval_action.report.render import (
+    SUMMARY_EVIDENCE,
+    CommentContext,
+    render_comment,
+    render_summary,
+)
 from adk_eval_action.results.io import gc_paused, save_results
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
@@ -237,6 +243,7 @@ def comment_context(
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
+        evidence=collect_evidence(results, gate.failing_cases, SUMMARY_EVIDENCE),
     )
 
 

@@ -1,0 +1,143 @@
+"""Formatting filters of the comment and summary templates: escaping and numbers.
+
+Every string from data (agent text, eval ids, rubric texts, judge rationales, reasons, user
+files) reaches the markdown through one of three escapes, chosen by where it lands:
+
+* :func:`md` for markdown text (table cells, list items): HTML entities, markdown
+  punctuation and table pipes escaped, newlines as spaces, ``@`` mentions broken.
+* :func:`code` for an inline code span in a table cell.
+* :func:`html_text` inside raw HTML (a ``<summary>``), where markdown is not processed:
+  HTML entities only, newlines as spaces, mentions broken.
+
+Fenced blocks (the evidence diff) are made by :func:`fence`, whose fence is longer than any
+run of backticks in its lines.
+
+Numbers: :func:`score` (up to 3 decimals, trailing zeros dropped), :func:`num` (a fixed
+number of decimals for the metric's value range, so a row's numbers align), :func:`delta`
+(signed, with 🟢/🔴 by the metric's direction).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+ZERO_WIDTH_SPACE = "\u200b"
+"""Put after an ``@`` so ``@user`` / ``@org/team`` in data does not notify anyone (GitHub
+links a mention only when the name follows the ``@`` directly)."""
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one ``…`` when anything was cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def one_line(value: Any) -> str:
+    """``value`` as text with every run of whitespace (newlines too) as one space."""
+    return " ".join(str(value if value is not None else "").split())
+
+
+def _no_mentions(text: str) -> str:
+    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text)
+
+
+def md(value: Any, limit: int = 300) -> str:
+    """Escapes text for markdown (a table cell, a list item): HTML entities, markdown
+    punctuation and table pipes; newlines become spaces; ``@`` mentions are broken; cut to
+    ``limit`` characters before escaping (``…``)."""
+    text = cut(one_line(value), limit)
+    return _no_mentions(_MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False)))
+
+
+def html_text(value: Any, limit: int = 200) -> str:
+    """Escapes text for raw HTML such as a ``<summary>`` (where GitHub does not process
+    markdown, so backslash escapes would show): HTML entities, newlines as spaces (a blank
+    line would end the HTML block), mentions broken; cut to ``limit`` characters."""
+    return _no_mentions(html.escape(cut(one_line(value), limit), quote=True))
+
+
+def code(value: Any, limit: int = 80) -> str:
+    """Text as an inline code span in a table cell, cut to ``limit`` characters (``…``).
+
+    Backslash escapes are not processed in a code span, so only what would end the span (a
+    backtick, shown as ``'``) or the table cell (a pipe, which GFM lets a backslash escape
+    even inside a span) is changed; newlines become spaces. Mentions are not linked in a
+    code span."""
+    text = cut(str(value).replace("`", "'").replace("\n", " ").replace("\r", " "), limit)
+    escaped = text.replace("|", "\\|")
+    return f"`{escaped}`"
+
+
+def fence(lines: list[str], info: str = "") -> str:
+    """A fenced code block of ``lines`` (each already one line), fenced with more backticks
+    than the longest run of backticks in them, so no line can close it early
+    (CommonMark 0.31, "Fenced code blocks")."""
+    longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return "\n".join([marks + info, *lines, marks])
+
+
+def score(value: float | None, digits: int = 3) -> str:
+    """A score with up to ``digits`` decimals, or an em dash for None."""
+    if value is None:
+        return "—"
+    if not math.isfinite(value) or abs(value) >= 1e12:
+        return f"{value:.4g}"  # not hundreds of digits of a huge score
+    text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
+    return text if text not in ("-0", "") else "0"
+
+
+def decimals(min_value: float | None, max_value: float | None, *values: float | None) -> int:
+    """Decimals that show a thousandth of the metric's value range (0 to 3): 3 for a score
+    in [0, 1] or [-1, 1], 0 for [0, 1000]. Without a known range, the largest magnitude of
+    ``values`` stands for it (token counts, seconds)."""
+    span = None
+    if min_value is not None and max_value is not None and max_value > min_value:
+        span = max_value - min_value
+    if span is None or not math.isfinite(span):
+        finite = [abs(v) for v in values if v is not None and math.isfinite(v)]
+        span = max(finite, default=1.0) or 1.0
+    return int(min(3, max(0, math.ceil(3 - math.log10(span)))))
+
+
+def num(value: float | None, places: int = 3) -> str:
+    """``value`` with exactly ``places`` decimals (so a column of one metric aligns), ``-``
+    for negatives, an em dash for None; huge or non-finite values short."""
+    if value is None:
+        return "—"
+    if not math.isfinite(value) or abs(value) >= 1e12:
+        return f"{value:.4g}"
+    text = f"{value:.{places}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def signed(value: float | None, places: int = 3) -> str:
+    """``value`` with a sign (``+``, ``−``) and ``places`` decimals; ``±0`` when it rounds
+    to zero; an em dash for None."""
+    if value is None:
+        return "—"
+    magnitude = num(abs(value), places)
+    if not math.isfinite(value) or abs(value) >= 1e12:
+        return f"{'+' if value > 0 else '−'}{magnitude}"
+    if float(magnitude) == 0:
+        return "±0"
+    return f"{'+' if value > 0 else '−'}{magnitude}"
+
+
+def delta(value: float | None, higher_is_better: bool = True, digits: int = 3) -> str:
+    """A signed delta with an arrow that says whether it is better (🟢) or worse (🔴)."""
+    if value is None:
+        return "—"
+    if round(abs(value), digits) == 0:  # would print as +0 / −0
+        return "±0"
+    better = (value > 0) == higher_is_better
+    return f"{'+' if value > 0 else '−'}{score(abs(value), digits)} {'🟢' if better else '🔴'}"
+
+
+def pct(value: float | None) -> str:
+    """A fraction as a whole percentage, or an em dash."""
+    return "—" if value is None else f"{value:.0%}"
