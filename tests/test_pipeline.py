@@ -53,8 +53,12 @@ def test_untyped_case_rubric_reaches_judge_and_shows_delta(
     assert head_rubrics["states_celsius"]["text"].startswith("The final answer gives")
     per_invocation = metric(head_run, rubric_metric)["invocations"][0]["rubrics"]
     assert any(r["rubric_id"] == "states_celsius" and r["rationale"] for r in per_invocation)
-    row = next(line for line in comment.splitlines() if "`states_celsius`" in line)
-    assert "| 1 | 0 | −1 🔴 |" in row
+    row = next(
+        line
+        for line in comment.splitlines()
+        if line.startswith("| `rubric_based") and "`states_celsius`" in line
+    )
+    assert "| 1.000 | 0.000 | −1.000 🔴 regressed |" in row
 
 
 def test_custom_metrics_keep_range_and_both_kinds_run(baseline_and_head: tuple) -> None:
@@ -90,12 +94,50 @@ def test_comment_and_summary_have_deltas(
     _, _, output = baseline_and_head
     assert comment.startswith("### ADK evaluation")
     assert "❌ **ADK eval failed**" in comment
-    assert "| travel\\_agent | `tool_trajectory_avg_score` | 1 | 0.7 | −0.3 🔴" in comment
+    assert "| `tool_trajectory_avg_score` | 1.000 | 0.700 | −0.300 🔴 regressed |" in comment
     assert "### Rubrics" in comment
     assert "newly failing" in comment
     assert "gate FAILED" in output
     assert regressed_run.summary is not None
     assert regressed_run.summary.read_text().startswith("## ADK evaluation")
+
+
+def test_comment_explains_why_cases_fail(
+    baseline_and_head: tuple, comment: str, regressed_run: SharedRun
+) -> None:
+    """The regressed run's comment names the wrong tool argument, the missing "Celsius"
+    rubric with the judge's rationale and the politeness reason: checked against the eval
+    set file and the regressed agent's script (independent of the results file)."""
+    _, head, _ = baseline_and_head
+    eval_set = load_json(regressed_run.root / "travel_agent/eval/travel.evalset.json")
+    paris = next(c for c in eval_set["eval_cases"] if c["eval_id"] == "weather_paris")
+    (call,) = paris["conversation"][0]["intermediate_data"]["tool_uses"]
+    assert call["args"] == {"city": "Paris"}
+    # The regressed agent lower-cases the city (examples/travel_agent_regressed/agent.py).
+    assert '- get_weather(city="Paris")\n+ get_weather(city="paris")' in comment
+    celsius = (
+        "- ⚖️ rubric `states_celsius` “The final answer gives the temperature in "
+        "\"Celsius\".”: no on turn 1, judge: missing 'Celsius'."
+    )
+    assert celsius in comment
+    assert "`politeness` -1.000 (threshold ≥ 0): turn 1 rude: says 'obviously', 'whatever'" in (
+        comment
+    )
+    # Every evidence line comes from results.json: the expected invocations recorded there
+    # are the eval set's conversation.
+    recorded = next(
+        c
+        for s in load_json(head)["suites"]
+        for e in s["eval_sets"]
+        for c in e["eval_cases"]
+        if c["eval_id"] == "weather_paris"
+    )
+    expected = recorded["expected_invocations"][0]
+    assert expected["intermediate_data"]["tool_uses"][0]["args"] == call["args"]
+    assert expected["final_response"] == paris["conversation"][0]["final_response"]
+    politeness = metric(recorded["runs"][0], "politeness")
+    assert politeness["reason"] == "turn 1 polite: says 'happy to help'"
+    assert politeness["rubrics"] == []  # the explanation is a reason, not a rubric verdict
 
 
 def test_results_metadata_and_hashes(baseline_and_head: tuple) -> None:
@@ -116,7 +158,7 @@ def test_compare_and_render_commands_need_no_agent(
     base, head, _ = baseline_and_head
     result = cli("compare", str(head), "--baseline", str(base), "--print-comment")
     assert result.exit_code == 1
-    assert "−0.3 🔴" in result.output
+    assert "−0.300 🔴 regressed" in result.output
     same = cli("compare", str(base), "--baseline", str(base))
     assert same.exit_code == 0
     rendered = cli("render", str(head), "--baseline", str(base))

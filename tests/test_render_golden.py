@@ -23,8 +23,15 @@ from adk_eval_action.analysis.compare import Comparison, MetricComparison, Metri
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.chart import MAX_LABEL_CHARS, build_charts, metric_chart_markdown
-from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.report.evidence import collect_evidence
+from adk_eval_action.report.render import (
+    SUMMARY_EVIDENCE,
+    CommentContext,
+    render_comment,
+    render_summary,
+)
 from adk_eval_action.results.model import RunMetadata, RunResults
+from evidence_fixtures import evidence_context
 from results_builder import metric, results, tokens
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -71,18 +78,21 @@ def _mixed_side(head: bool) -> RunResults:
 def mixed_context() -> CommentContext:
     """The mixed case, compared, gated and charted as pipeline.finish does."""
     config = GateConfig(fail_on="any", max_regression=0.1, min_effect=0.02)
+    head = _mixed_side(True)
     comparison = compare(
-        _mixed_side(True),
+        head,
         _mixed_side(False),
         "`base.json`, commit 0ldbase000",
         min_effect=config.min_effect_for,
     )
+    gate = decide(comparison, config)
     return CommentContext(
         comparison=comparison,
-        gate=decide(comparison, config),
+        gate=gate,
         run_url=RUN_URL,
         results_path="adk-eval-results.json",
         chart=metric_chart_markdown(comparison),
+        evidence=collect_evidence(head, gate.failing_cases, SUMMARY_EVIDENCE),
     )
 
 
@@ -116,6 +126,7 @@ def test_golden_comment() -> None:
     comment = render_comment(mixed_context())
     assert "[Chart of baseline vs head per metric](" + RUN_URL in comment
     assert "| `c01` | overall 2/3, `response_match_score` 2/3 | — |" in comment
+    assert "| Metric | Baseline | Head | Δ and call | 95% CI | Threshold |" in comment
     _check_golden("mixed_comment.md", comment)
 
 
@@ -123,6 +134,19 @@ def test_golden_summary_has_the_chart() -> None:
     summary = render_summary(mixed_context())
     assert summary.count("```mermaid\nxychart-beta horizontal") == 2
     _check_golden("mixed_summary.md", summary)
+
+
+def test_golden_evidence_comment_and_summary() -> None:
+    """Hand-built runs with invocations (:mod:`evidence_fixtures`): a wrong tool argument, a
+    multi-turn case whose turn 2 differs, a rubric the judge said no to, a custom metric's
+    reason."""
+    comment = render_comment(evidence_context())
+    assert '- get_weather(city="Paris")\n+ get_weather(city="paris")' in comment
+    assert "@@ turn 2 of 3: expected (-) vs actual (+) @@" in comment
+    assert "judge: it says EUR, not USD." in comment
+    assert "`politeness` -1.000 (threshold ≥ 0): turn 1 rude: says 'obviously'" in comment
+    _check_golden("evidence_comment.md", comment)
+    _check_golden("evidence_summary.md", render_summary(evidence_context()))
 
 
 def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:

@@ -53,7 +53,7 @@ def _tool_lines(turn: TurnEvidence) -> list[str]:
     if turn.expected_calls is None:
         return [f"  tool calls: {turn.actual_calls} (no expected invocations to compare)"]
     if not turn.tool_changes:
-        return [f"  tool calls: as expected ({turn.actual_calls})"]
+        return [f"  tool calls: as expected ({turn.actual_calls or 'none'})"]
     lines = [f"  tool calls: {turn.expected_calls} expected, {turn.actual_calls} made"]
     for change in turn.tool_changes:
         lines.extend(_change_lines(change))

@@ -75,7 +75,10 @@ def code(value: Any, limit: int = 80) -> str:
 def fence(lines: list[str], info: str = "") -> str:
     """A fenced code block of ``lines`` (each already one line), fenced with more backticks
     than the longest run of backticks in them, so no line can close it early
-    (CommonMark 0.31, "Fenced code blocks")."""
+    (CommonMark 0.31, "Fenced code blocks"). An HTML comment opener in a line gets a
+    zero-width space (``<!-\u200b-``): shown the same, but never a sticky-comment marker in
+    the comment's source, which is matched as text."""
+    lines = [line.replace("<!--", "<!-" + ZERO_WIDTH_SPACE + "-") for line in lines]
     longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
     marks = "`" * max(3, longest + 1)
     return "\n".join([marks + info, *lines, marks])
@@ -93,15 +96,15 @@ def score(value: float | None, digits: int = 3) -> str:
 
 def decimals(min_value: float | None, max_value: float | None, *values: float | None) -> int:
     """Decimals that show a thousandth of the metric's value range (0 to 3): 3 for a score
-    in [0, 1] or [-1, 1], 0 for [0, 1000]. Without a known range, the largest magnitude of
-    ``values`` stands for it (token counts, seconds)."""
-    span = None
+    in [0, 1] or [-1, 1], 0 for [0, 1000]. Without a known range (token counts, seconds), a
+    hundredth of the largest magnitude of ``values``: 0 for 111 tokens, 3 for 0.46 s."""
     if min_value is not None and max_value is not None and max_value > min_value:
         span = max_value - min_value
-    if span is None or not math.isfinite(span):
-        finite = [abs(v) for v in values if v is not None and math.isfinite(v)]
-        span = max(finite, default=1.0) or 1.0
-    return int(min(3, max(0, math.ceil(3 - math.log10(span)))))
+        if math.isfinite(span):
+            return int(min(3, max(0, math.ceil(3 - math.log10(span)))))
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v)]
+    magnitude = max(finite, default=1.0) or 1.0
+    return int(min(3, max(0, math.ceil(2 - math.log10(magnitude)))))
 
 
 def num(value: float | None, places: int = 3) -> str:
