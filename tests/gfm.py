@@ -59,7 +59,9 @@ def table_problems(markdown: str) -> list[str]:
                 problems.append(f"line {number + 1}: {cells(lines[number])} cells, header {header}")
     delimiters = [i for i, line in enumerate(lines) if re.match(r"^\|?\s*:?-{3,}:?\s*\|", line)]
     parsed = {t.map[0] + 1 for t in tables if t.map}
-    problems += [f"line {i + 1}: a delimiter row outside a table" for i in delimiters if i not in parsed]
+    problems += [
+        f"line {i + 1}: a delimiter row outside a table" for i in delimiters if i not in parsed
+    ]
     return problems
 
 

@@ -16,7 +16,7 @@ from adk_eval_action.report.render import (
     render_comment,
     render_summary,
 )
-from evidence_fixtures import HOSTILE, evidence_context
+from evidence_fixtures import evidence_context
 from gfm import cells, details_count, gfm_html, structure_problems, table_problems
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -82,7 +82,10 @@ def test_oversized_hostile_comment_fits_and_keeps_its_structure() -> None:
 
 
 def test_the_checker_finds_broken_structure() -> None:
-    broken = "| a | b |\n|---|---|\n| 1 | 2 | 3 |\n\n<details><summary>x</summary>\n\n<script>x</script>\n"
+    broken = (
+        "| a | b |\n|---|---|\n| 1 | 2 | 3 |\n\n<details><summary>x</summary>\n\n"
+        "<script>x</script>\n"
+    )
     problems = structure_problems(broken)
     assert any("3 cells, header 2" in p for p in problems)
     assert any("not closed" in p for p in problems)
