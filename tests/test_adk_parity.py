@@ -86,6 +86,6 @@ def test_scores_equal_adk_eval_and_history_is_a_baseline(
     assert ours[("weather_paris", "tool_trajectory_avg_score")] == 1.0
     comment = result.output
     assert "ADK eval\\_history" in comment or "ADK eval_history" in comment
-    assert "| travel\\_agent | `response_match_score` | 1 | 1 | ±0 |" in comment
+    assert "| `response_match_score` | 1.000 | 1.000 | ±0" in comment
     baseline = load_json(next(history.glob("*.evalset_result.json")))
     assert baseline["eval_set_id"] == "travel"
