@@ -10,12 +10,7 @@ from pathlib import Path
 import pytest
 
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.report.render import (
-    GITHUB_COMMENT_LIMIT,
-    CommentContext,
-    render_comment,
-    render_summary,
-)
+from adk_eval_action.report.render import CommentContext, render_comment, render_summary
 from evidence_fixtures import evidence_context
 from gfm import cells, details_count, gfm_html, structure_problems, table_problems
 
@@ -78,7 +73,6 @@ def test_oversized_hostile_comment_fits_and_keeps_its_structure() -> None:
     assert structure_problems(comment) == []
     assert "more failing eval cases with evidence in the job summary" in comment
     assert render_comment(big).count("<details><summary><code>") <= 10
-    assert GITHUB_COMMENT_LIMIT == 65_536
 
 
 def test_the_checker_finds_broken_structure() -> None:
