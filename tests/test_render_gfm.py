@@ -97,7 +97,7 @@ def test_compact_table_leaves_out_empty_columns() -> None:
     assert header == "| Metric | Baseline | Head | Δ and call | Threshold | Pass rate | Status |"
     summary = render_summary(evidence_context())
     full = next(line for line in summary.splitlines() if line.startswith("| Suite | Metric"))
-    assert "95% CI" in full and "Call" in full
+    assert "Interval" in full and "Call" in full
 
 
 def test_compact_table_keeps_suite_interval_and_threshold_when_they_carry_something() -> None:
@@ -108,7 +108,7 @@ def test_compact_table_keeps_suite_interval_and_threshold_when_they_carry_someth
     two_suites.metrics[0].suite = "other"
     comment = render_comment(context.model_copy(update={"comparison": two_suites}))
     header = next(line for line in comment.splitlines() if "| Metric |" in line)
-    assert header.startswith("| Suite | Metric |") and "95% CI" in header
+    assert header.startswith("| Suite | Metric |") and "Interval" in header
     no_threshold = context.comparison.model_copy(deep=True)
     for row in no_threshold.metrics:
         for side in (row.head, row.baseline):
@@ -123,6 +123,6 @@ def test_numbers_are_rounded_per_metric_range() -> None:
     comment = render_comment(evidence_context())
     row = next(line for line in comment.splitlines() if line.startswith("| `politeness`"))
     # politeness is in [-1, 1]: three decimals; the call shares the Δ cell.
-    assert re.search(r"\| 0\.000 \| -1\.000 \| −1\.000 🔴 regressed \|", row), row
+    assert re.search(r"\| 0\.000 \| -1\.000 \| −1\.000 ❔ inconclusive \|", row), row
     gate = GateConfig(fail_on="none")
     assert structure_problems(render_comment(evidence_context(gate=gate))) == []

@@ -126,7 +126,7 @@ def test_golden_comment() -> None:
     comment = render_comment(mixed_context())
     assert "[Chart of baseline vs head per metric](" + RUN_URL in comment
     assert "| `c01` | overall 2/3, `response_match_score` 2/3 | — |" in comment
-    assert "| Metric | Baseline | Head | Δ and call | 95% CI | Threshold |" in comment
+    assert "| Metric | Baseline | Head | Δ and call | Interval | Threshold |" in comment
     _check_golden("mixed_comment.md", comment)
 
 
@@ -159,7 +159,7 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
     comment = render_comment(
         CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
     )
-    assert "| −0.2 🔴 | [−0.2, −0.2] | 🔴 regressed |" in comment
+    assert "| −0.200 🔴 regressed | [−0.2, −0.2] |" in comment
     few = compare(
         results({f"c{i}": [[metric("response_match_score", 0.7)]] for i in range(4)}),
         results({f"c{i}": [[metric("response_match_score", 0.9)]] for i in range(4)}),
@@ -167,7 +167,8 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
     )
     comment = render_comment(CommentContext(comparison=few, gate=decide(few, GateConfig())))
     assert "⚠️ no interval: 4 paired cases are too few" in comment
-    assert "| −0.2 🔴 | — | ❔ inconclusive |" in comment
+    assert "| −0.200 ❔ inconclusive |" in comment
+    assert "Interval" not in comment.split("⚠️ no interval")[0]  # no interval: no column
 
 
 # --- chart -------------------------------------------------------------------------------
