@@ -167,7 +167,7 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
     )
     comment = render_comment(CommentContext(comparison=few, gate=decide(few, GateConfig())))
     assert "⚠️ no interval: 4 paired cases are too few" in comment
-    assert "| −0.200 ❔ inconclusive |" in comment
+    assert "| −0.200 🔴 ❔ inconclusive |" in comment
     assert "Interval" not in comment.split("⚠️ no interval")[0]  # no interval: no column
 
 

@@ -78,6 +78,12 @@ def table_layout(comparison: Comparison) -> TableLayout:
     )
 
 
+def any_interval(rows: list[MetricComparison] | list[RubricComparison]) -> bool:
+    """Whether some row has an interval with bounds: one table's Interval column (the
+    metric, efficiency and rubric tables decide each for their own rows)."""
+    return any(r.interval is not None and r.interval.low is not None for r in rows)
+
+
 def places(row: MetricComparison | RubricComparison) -> int:
     """Decimals for a row's numbers: a thousandth of its metric's value range
     (:func:`adk_eval_action.report.format.decimals`); rubric verdicts are in [0, 1]."""

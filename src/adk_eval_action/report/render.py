@@ -21,6 +21,7 @@ from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.report.cells import (
+    any_interval,
     direction_mark,
     flaky_counts,
     metric_changes,
@@ -112,6 +113,7 @@ def _environment() -> SandboxedEnvironment:
         metric_changes=metric_changes,
         metric_status=metric_status,
         table_layout=table_layout,
+        any_interval=any_interval,
         places=places,
         direction_mark=direction_mark,
         evidence_summary=evidence_summary,
