@@ -1,0 +1,155 @@
+"""Benchmark the action's image: size, build time, and container start -> first eval case,
+side by side with google-adk's own import time in the same image (a script, not a test).
+
+Target (issue 14): image <= 1.0 GB on podman (base included); start -> first eval case
+<= google-adk's import time + 2 s.
+
+What is measured, each `--repeat` times (median shown):
+  * `podman run IMAGE true`: what starting any container costs here;
+  * google-adk's import time inside the image: the modules an evaluation needs
+    (LocalEvalService, the metric registry, the eval config, agents), timed in-process;
+  * start -> first eval case: from `podman run` of the action entrypoint (INPUT_* as the
+    runner sets them, on a copy of examples/) to the moment the first eval case's agent
+    starts (a before_agent_callback added to the example agent writes time.time() to a
+    file; host and container share the clock), then the whole run;
+  * the same run with the precompiled bytecode ignored (PYTHONPYCACHEPREFIX pointing at an
+    empty folder, so every module is compiled at start): what precompiling saves.
+
+Usage: `.venv/bin/python benchmarks/bench_image.py [--build] [--image TAG] [--repeat 3]`
+(podman, prepared by .ci/container.sh; --build builds the Dockerfile first and times it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ADK_IMPORTS = (
+    "import google.adk.evaluation.local_eval_service, google.adk.evaluation.eval_config, "
+    "google.adk.evaluation.metric_evaluator_registry, google.adk.agents"
+)
+MARKER = '''
+
+def _bench_first_case(callback_context):  # added by benchmarks/bench_image.py
+    import os, time
+    path = "/github/workspace/first-case.txt"
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(repr(time.time()))
+    return None
+
+
+root_agent.before_agent_callback = _bench_first_case
+'''
+
+
+def build(image: str) -> float:
+    """Builds the Dockerfile as tests/test_container.py does; seconds."""
+    command = ["podman", "build", "--network", "host", "-t", image]
+    ca = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
+    if Path(ca).is_file():
+        command += ["-v", f"{ca}:/etc/ssl/host-ca.crt:ro",
+                    "--build-arg", "PIP_CERT=/etc/ssl/host-ca.crt"]
+    started = time.monotonic()
+    subprocess.run([*command, str(ROOT)], check=True, capture_output=True)
+    return time.monotonic() - started
+
+
+def image_size(image: str) -> int:
+    """Bytes, as `podman images` counts them (all layers, base included)."""
+    out = subprocess.run(["podman", "image", "inspect", "--format", "{{.Size}}", image],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.strip())
+
+
+def wall(command: list[str]) -> float:
+    """Seconds from start to exit of a command that must succeed."""
+    started = time.monotonic()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.monotonic() - started
+
+
+def adk_import(image: str) -> float:
+    """google-adk's import time inside the image, measured in-process; seconds."""
+    code = f"import time; t = time.perf_counter(); {ADK_IMPORTS}; print(time.perf_counter() - t)"
+    out = subprocess.run(["podman", "run", "--rm", "--entrypoint", "python", image, "-c", code],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
+
+def workspace(root: Path) -> Path:
+    """A copy of examples/ whose travel_agent records when its first eval case starts."""
+    ws = root / "workspace"
+    shutil.copytree(ROOT / "examples", ws, ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+    agent = ws / "travel_agent" / "agent.py"
+    agent.write_text(agent.read_text() + MARKER)
+    return ws
+
+
+def action_env(ws: Path) -> list[str]:
+    """-e flags: every input of action.yml at its default, then this run's inputs."""
+    spec = yaml.safe_load((ROOT / "action.yml").read_text())
+    inputs = {name: str(meta.get("default", "")) for name, meta in spec["inputs"].items()}
+    inputs.update(paths="travel_agent", baseline="none", comment="off", github_token="")
+    flags = []
+    for name, value in inputs.items():
+        flags += ["-e", f"INPUT_{name.upper()}={value}"]
+    return flags + ["-e", "GITHUB_WORKSPACE=/github/workspace", "-e", "HOME=/github/home"]
+
+
+def first_case(image: str, extra: list[str]) -> tuple[float, float]:
+    """(start -> first eval case, start -> exit) of one action run; seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = workspace(Path(tmp))
+        command = ["podman", "run", "--rm", "--network", "host", "-v",
+                   f"{ws}:/github/workspace", "--workdir", "/github/workspace",
+                   *action_env(ws), *extra, image]
+        started = time.time()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        ended = time.time()
+        marker = ws / "first-case.txt"
+        if done.returncode != 0 or not marker.exists():
+            raise SystemExit(f"action run failed (exit {done.returncode}):\n"
+                             f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return float(marker.read_text()) - started, ended - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--image", default="localhost/adk-eval-action:bench")
+    parser.add_argument("--build", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if args.build:
+        print(f"podman build: {build(args.image):.0f} s (layers cached as they were)")
+    print(f"image size: {image_size(args.image) / 1e9:.3f} GB ({image_size(args.image):,} B)")
+    runs = range(args.repeat)
+    start = statistics.median(wall(["podman", "run", "--rm", "--entrypoint", "true",
+                                    args.image]) for _ in runs)
+    adk = statistics.median(adk_import(args.image) for _ in runs)
+    warm = [first_case(args.image, []) for _ in runs]
+    cold = [first_case(args.image, ["-e", "PYTHONPYCACHEPREFIX=/tmp/no-precompiled-bytecode"])
+            for _ in runs]
+    first, total = (statistics.median(x) for x in zip(*warm, strict=True))
+    cold_first, cold_total = (statistics.median(x) for x in zip(*cold, strict=True))
+    print(f"median of {args.repeat}        precompiled   compiled at start   ratio")
+    print(f"start -> first eval case  {first:8.2f} s   {cold_first:8.2f} s      "
+          f"{cold_first / first:5.2f}x")
+    print(f"start -> exit             {total:8.2f} s   {cold_total:8.2f} s      "
+          f"{cold_total / total:5.2f}x")
+    print(f"podman run true           {start:8.2f} s")
+    print(f"google-adk import         {adk:8.2f} s   (in the image, in-process)")
+    print(f"first case - ADK import   {first - adk:8.2f} s   (target <= 2 s)")
+
+
+if __name__ == "__main__":
+    main()
