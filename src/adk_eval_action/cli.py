@@ -4,6 +4,7 @@ GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastruc
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -202,6 +203,41 @@ def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
             log.error("cannot write the merged results: %s", e)
             sys.exit(EXIT_USAGE)
         log.info("merged results: %s", request.settings.results_path)
+
+
+SCHEMA_URL = "https://raw.githubusercontent.com/adk-eval-action/adk-eval-action/v1/schemas/"
+SCHEMA_FILES = {"config": "adk-eval.schema.json", "results": "results.schema.json"}
+
+
+def json_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``adk-eval.yaml`` (``config``, from
+    project.config.ProjectConfig) or of a results file (``results``, from
+    results.model.RunResults), as pydantic generates it for validation; ``$id`` is the
+    file's URL under schemas/ on the v1 tag. Raises KeyError for another kind."""
+    from adk_eval_action.project.config import ProjectConfig
+    from adk_eval_action.results.model import RunResults
+
+    model, title, about = {
+        "config": (ProjectConfig, "adk-eval.yaml",
+                   "adk-eval-action's project config: suites, num_runs, parallelism, gate."),
+        "results": (RunResults, "adk-eval-action results",
+                    "One run's results file (results.json), schema_version 1."),
+    }[kind]
+    generated = model.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": SCHEMA_URL + SCHEMA_FILES[kind],
+            **generated, "title": title, "description": about}
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(sorted(SCHEMA_FILES)))
+def schema(kind: str) -> None:
+    """Print the JSON Schema of adk-eval.yaml (config) or of results files (results).
+
+    The repository keeps both under schemas/ (tests check that they are current); point an
+    editor at the config one with `# yaml-language-server: $schema=<its $id>`.
+    """
+    click.echo(json.dumps(json_schema(kind), indent=2, ensure_ascii=False))
 
 
 def _register_github_commands() -> None:

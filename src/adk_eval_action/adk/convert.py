@@ -16,6 +16,7 @@ from google.adk.evaluation.eval_metrics import EvalMetric, EvalMetricResult, Eva
 from google.adk.evaluation.eval_result import EvalCaseResult
 from pydantic import BaseModel
 
+from adk_eval_action.adk.compat import INFORMATIONAL_STATUS
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import (
     CaseStatus,
@@ -38,8 +39,9 @@ _STATUS = {
     EvalStatus.PASSED: MetricStatus.PASSED,
     EvalStatus.FAILED: MetricStatus.FAILED,
     EvalStatus.NOT_EVALUATED: MetricStatus.NOT_EVALUATED,
-    EvalStatus.INFORMATIONAL: MetricStatus.INFORMATIONAL,
 }
+if INFORMATIONAL_STATUS is not None:
+    _STATUS[INFORMATIONAL_STATUS] = MetricStatus.INFORMATIONAL
 
 
 class MetricMeta(BaseModel):
@@ -178,11 +180,12 @@ def _threshold(metric: EvalMetricResult) -> float | None:
 
 
 def _details(metric: EvalMetricResult) -> dict[str, Any]:
+    # The efficiency metrics' details exist from google-adk 2.x on (getattr: absent before).
     details: dict[str, Any] = {}
-    if metric.details.token_usage_details is not None:
-        details["token_usage"] = metric.details.token_usage_details.model_dump(exclude_none=True)
-    if metric.details.duration_details is not None:
-        details["duration"] = metric.details.duration_details.model_dump(exclude_none=True)
+    for key, field in (("token_usage", "token_usage_details"), ("duration", "duration_details")):
+        value = getattr(metric.details, field, None)
+        if value is not None:
+            details[key] = value.model_dump(exclude_none=True)
     return details
 
 

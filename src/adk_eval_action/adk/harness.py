@@ -4,8 +4,9 @@ Both the engine (inference + metrics) and re-scoring (metrics on recorded invoca
 ADK through :class:`SuiteHarness`, set up as ``adk eval`` sets it up
 (google.adk.cli.cli_tools_click.cli_eval): the eval sets in an ``InMemoryEvalSetsManager``,
 the eval config's custom metrics registered in a fresh ``MetricEvaluatorRegistry``
-(``register_custom_metrics_from_config``), the metrics from ``get_eval_metrics_from_config``,
-one ``InMemorySessionService``. What is added is per eval case run:
+(``register_custom_metrics_from_config``, or what older google-adk's CLI does:
+adk.compat), the metrics from ``get_eval_metrics_from_config``, one
+``InMemorySessionService``. What is added is per eval case run:
 
 * :meth:`SuiteHarness.infer` runs one eval case (``perform_inference`` with its id), so a
   scheduler can interleave cases, runs and suites.
@@ -43,14 +44,11 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.evaluator import Evaluator
 from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
 from google.adk.evaluation.local_eval_service import LocalEvalService
-from google.adk.evaluation.metric_evaluator_registry import (
-    MetricEvaluatorRegistry,
-    register_custom_metrics_from_config,
-)
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
 from adk_eval_action.adk.agent import ImportScope, LoadedAgent
 from adk_eval_action.adk.case_failures import capture_inference_failures
+from adk_eval_action.adk.compat import custom_metric_registry, local_eval_service
 from adk_eval_action.adk.model_calls import ModelCalls, RetryingUserSimulatorProvider
 from adk_eval_action.adk.model_faults import ModelCallError
 from adk_eval_action.adk.recording import (
@@ -146,12 +144,12 @@ class SuiteHarness:
                 self._manager.add_eval_case(
                     app_name=app_name, eval_set_id=eval_set.eval_set_id, eval_case=case
                 )
-        self._registry = register_custom_metrics_from_config(eval_config, MetricEvaluatorRegistry())
+        self._registry = custom_metric_registry(eval_config)
         self.eval_metrics: list[EvalMetric] = get_eval_metrics_from_config(eval_config)
         self._session_service = InMemorySessionService()
 
     def _service(self, registry: Any) -> LocalEvalService:
-        return LocalEvalService(
+        return local_eval_service(
             root_agent=self.agent.root_agent if self.agent else None,  # type: ignore[arg-type]
             eval_sets_manager=self._manager,
             session_service=self._session_service,

@@ -35,7 +35,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
-from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types as genai_types
@@ -149,8 +149,8 @@ class RetryingLlm(BaseLlm):
         return wrapped
 
     @property
-    def capabilities(self) -> LlmCapabilities:
-        """The inner model's."""
+    def capabilities(self) -> Any:
+        """The inner model's (google-adk 2.x; 1.x does not ask)."""
         return self.inner.capabilities
 
     def connect(self, llm_request: LlmRequest) -> Any:

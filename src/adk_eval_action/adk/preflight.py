@@ -28,14 +28,11 @@ from typing import Any, Literal
 
 from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
 from google.adk.evaluation.eval_metrics import EvalMetric
-from google.adk.evaluation.metric_evaluator_registry import (
-    MetricEvaluatorRegistry,
-    register_custom_metrics_from_config,
-)
 from google.adk.models import BaseLlm, Gemini, LLMRegistry
 from pydantic import BaseModel, ConfigDict
 
 from adk_eval_action.adk.agent import agent_tree
+from adk_eval_action.adk.compat import custom_metric_registry
 from adk_eval_action.project.discovery import Suite, relative_path
 
 Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
@@ -295,7 +292,7 @@ def eval_config_models(
                 "one metric with its threshold",
             )
         )
-    registry = register_custom_metrics_from_config(config, MetricEvaluatorRegistry())
+    registry = custom_metric_registry(config)
     for metric in get_eval_metrics_from_config(config):
         try:
             evaluator = registry.get_evaluator(metric)

@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from adk_eval_action.errors import ConfigError
 
@@ -234,7 +235,7 @@ class ProjectConfig(BaseModel):
     #: that discovery skips.
     exclude: list[str] = Field(default_factory=list)
     model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
-    root: Path = Path(".")
+    root: SkipJsonSchema[Path] = Path(".")  # set by the loader, not a key of the file
 
 
 #: The names ``adk-eval.yaml`` is found under in the working directory, in this order.

@@ -48,28 +48,40 @@ def _pip_args(specs: Sequence[str], workdir: Path) -> list[str]:
     return args
 
 
+def installer_command() -> list[str]:
+    """``uv pip install --python <this python>`` when a ``uv`` lies beside this Python
+    (the image's virtualenv), else ``<this python> -m pip install``."""
+    uv = Path(sys.executable).with_name("uv")
+    if uv.is_file():
+        return [str(uv), "pip", "install", "--python", sys.executable]
+    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
+
+
 def install_requirements(
     specs: Sequence[str], workdir: Path,
     run: Callable[..., subprocess.CompletedProcess] | None = None,
 ) -> None:
-    """pip-install the user's agent dependencies into this environment.
+    """Install the user's agent dependencies into this environment.
 
-    Each spec (relative to ``workdir``) is a requirements file (``pip install -r``), a
-    ``pyproject.toml``, or a folder holding one (``pip install <folder>``). ``run`` is
+    Each spec (relative to ``workdir``) is a requirements file (``-r``), a
+    ``pyproject.toml``, or a folder holding one. The installer is the ``uv`` beside this
+    Python when there is one (our image carries uv and no pip; ``uv pip install --python``
+    installs into this interpreter's environment), else this Python's pip. ``run`` is
     ``subprocess.run`` unless given.
 
     Raises:
-        RequirementsError: a spec is missing, pip fails, or google-adk ends outside the
-            range this package supports (:func:`supported_adk_range`).
+        RequirementsError: a spec is missing, the installer fails, or google-adk ends
+            outside the range this package supports (:func:`supported_adk_range`).
     """
     args = _pip_args(specs, workdir)
     before = package_version("google-adk")
-    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *args]
+    command = installer_command() + args
     log.info("$ %s", " ".join(command))
     completed = (run or subprocess.run)(command, check=False, cwd=workdir)
     if completed.returncode != 0:
-        raise RequirementsError(f"pip could not install {', '.join(specs)} "
-                                f"(exit {completed.returncode}); see the log above")
+        raise RequirementsError(f"{Path(command[0]).name} could not install "
+                                f"{', '.join(specs)} (exit {completed.returncode}); see the "
+                                "log above")
     importlib.invalidate_caches()
     after = package_version("google-adk")
     if after != before:

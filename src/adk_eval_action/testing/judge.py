@@ -9,12 +9,14 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncGenerator
+from typing import Any
 
-from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types as genai_types
 
+from adk_eval_action.adk.compat import llm_capabilities
 from adk_eval_action.testing.scripted import usage_metadata
 
 TIMEOUT_JUDGE_MODEL = "stand-in-judge-timeout"
@@ -104,7 +106,7 @@ def _rubric_answer(rubrics: list[tuple[str, str]], judged_text: str, judged_what
         blocks.append(
             "\n".join(
                 [
-                    f"ID: {_one_line(rubric_id)}",
+                    *([f"ID: {_one_line(rubric_id)}"] if rubric_id else []),
                     f"Property: {_one_line(prop)}",
                     f"Evidence: Searched the {judged_what} for the quoted phrases.",
                     f"Rationale: {_one_line(rationale)}",
@@ -115,7 +117,9 @@ def _rubric_answer(rubrics: list[tuple[str, str]], judged_text: str, judged_what
     return "\n\n".join(blocks)
 
 
-_RUBRIC_LINE = re.compile(r"^\*  \[id: (?P<id>.*?)\] ?(?P<text>.*)$")
+# google-adk 2.x tags each property with its rubric id; 1.x lists the bare text and matches
+# the judge's answers to rubrics by that text.
+_RUBRIC_LINE = re.compile(r"^\*  (?:\[id: (?P<id>.*?)\] ?)?(?P<text>.*)$")
 
 
 def _between_last(text: str, start: str, end: str, limit: int | None = None) -> str | None:
@@ -139,7 +143,7 @@ def _parse_rubric_lines(block: str) -> list[tuple[str, str]]:
     for line in block.strip("\n").split("\n"):
         found = _RUBRIC_LINE.match(line)
         if found:
-            rubrics.append([found.group("id"), found.group("text")])
+            rubrics.append([found.group("id") or "", found.group("text")])
         elif rubrics:
             rubrics[-1][1] += "\n" + line
     return [(rubric_id, text) for rubric_id, text in rubrics]
@@ -366,9 +370,9 @@ class StandInJudge(BaseLlm):
         return [r"stand-in-judge.*"]
 
     @property
-    def capabilities(self) -> LlmCapabilities:
-        """Declares capabilities outright, avoiding ADK's name-based fallback."""
-        return LlmCapabilities(output_schema_and_tools=False)
+    def capabilities(self) -> Any:
+        """Declares capabilities outright, avoiding ADK's name-based fallback (2.x)."""
+        return llm_capabilities(output_schema_and_tools=False)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

@@ -11,11 +11,13 @@ import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types as genai_types
 from pydantic import BaseModel, Field, field_validator
+
+from adk_eval_action.adk.compat import llm_capabilities
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -233,9 +235,9 @@ class ScriptedLlm(BaseLlm):
         return [r"scripted-.*"]
 
     @property
-    def capabilities(self) -> LlmCapabilities:
-        """Declares capabilities outright, avoiding ADK's name-based fallback."""
-        return LlmCapabilities(output_schema_and_tools=False)
+    def capabilities(self) -> Any:
+        """Declares capabilities outright, avoiding ADK's name-based fallback (2.x)."""
+        return llm_capabilities(output_schema_and_tools=False)
 
     def _select_rule(self, user_text: str) -> tuple[ScriptRule | None, dict[str, str]]:
         """Returns the first matching rule and its named groups (``""`` if unset)."""

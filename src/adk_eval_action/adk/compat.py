@@ -1,0 +1,80 @@
+"""What differs between the google-adk versions this package supports, in one place.
+
+Each helper detects the feature it needs on the installed google-adk (never its version
+string) and otherwise does what that google-adk's own `adk eval` CLI does. The versions
+tested, and what each lacks, are in docs/compatibility.md (scripts/compat.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from google.adk.evaluation import eval_config as _eval_config_module
+from google.adk.evaluation import metric_evaluator_registry as _registry_module
+from google.adk.evaluation.custom_metric_evaluator import _CustomMetricEvaluator
+from google.adk.evaluation.eval_config import EvalConfig
+from google.adk.evaluation.eval_metrics import EvalStatus, Interval, MetricInfo, MetricValueInfo
+from google.adk.evaluation.local_eval_service import LocalEvalService
+from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
+
+INFORMATIONAL_STATUS: EvalStatus | None = getattr(EvalStatus, "INFORMATIONAL", None)
+"""ADK's status of reference-free metrics (the efficiency metrics); None before google-adk
+2.x, which has neither the status nor those metrics."""
+
+
+EFFICIENCY_METRICS_REPORTED: bool = hasattr(_eval_config_module,
+                                             "append_default_efficiency_metrics")
+"""Whether `get_eval_metrics_from_config` adds ADK's efficiency metrics (tool_call_count_v1,
+inference_call_count_v1, token_usage_v1, invocation_duration_v1) to every eval (later 2.x);
+before, results hold only the metrics of the eval config."""
+
+
+def custom_metric_registry(eval_config: EvalConfig) -> MetricEvaluatorRegistry:
+    """A metric evaluator registry with the eval config's `custom_metrics` registered.
+
+    google-adk's `register_custom_metrics_from_config` where it exists (later 2.x); before,
+    what `adk eval` does (google.adk.cli.cli_tools_click, cli_eval): each custom metric's
+    `metric_info` (else a [0, 1] interval) registered with `_CustomMetricEvaluator`, the
+    function path kept by the registry (`_register`, 1.39 and later 2.x) or read from the
+    EvalMetric that `get_eval_metrics_from_config` fills (older). Before 1.39 and in 2.0,
+    the registry is one class-level dict, as it is for `adk eval`.
+    """
+    registry = MetricEvaluatorRegistry()
+    register = getattr(_registry_module, "register_custom_metrics_from_config", None)
+    if register is not None:
+        return register(eval_config, registry)
+    for metric_name, config in (eval_config.custom_metrics or {}).items():
+        if config.metric_info:
+            info = config.metric_info.model_copy()
+            info.metric_name = metric_name
+        else:
+            info = MetricInfo(
+                metric_name=metric_name, description=config.description,
+                metric_value_info=MetricValueInfo(interval=Interval(min_value=0.0,
+                                                                    max_value=1.0)),
+            )
+        if hasattr(registry, "_register"):
+            registry._register(info, _CustomMetricEvaluator, config.code_config.name)
+        else:
+            registry.register_evaluator(info, _CustomMetricEvaluator)
+    return registry
+
+
+def llm_capabilities(**flags: bool) -> Any:
+    """`google.adk.models.LlmCapabilities(**flags)`, or None where google-adk has no such
+    class (before 2.x nothing asks a model for its capabilities)."""
+    try:
+        from google.adk.models import LlmCapabilities
+    except ImportError:
+        return None
+    return LlmCapabilities(**flags)
+
+
+def local_eval_service(**kwargs: Any) -> LocalEvalService:
+    """`LocalEvalService(**kwargs)`, without `app` where the installed google-adk does not
+    take one (1.x, 2.0: the agent module's App and its plugins are not applied there, as in
+    that version's `adk eval`, which evaluates `root_agent` alone)."""
+    if "app" not in inspect.signature(LocalEvalService.__init__).parameters:
+        kwargs.pop("app", None)
+    return LocalEvalService(**kwargs)
