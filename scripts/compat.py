@@ -40,9 +40,9 @@ TABLE_START = "<!-- compat-table: written by scripts/compat.py --write -->"
 TABLE_END = "<!-- /compat-table -->"
 UV_VERSION = "0.13.9"
 
-# The oldest 1.x with custom metrics in EvalConfig, the newest 1.x, the first 2.x, the
-# newest 2.x (the one requirements.lock pins). 1.22.1 is tried to show why it is outside.
-VERSIONS = ("1.22.1", "1.23.0", "1.39.1", "2.0.0", "2.13.0")
+# The oldest 1.x with custom metrics in EvalConfig, the newest 1.x, the first 2.x, the 2.x
+# that bound the declared range, the newest 2.x (the one requirements.lock pins).
+VERSIONS = ("1.23.0", "1.39.1", "2.0.0", "2.5.0", "2.7.1", "2.9.2", "2.13.0")
 CORE_TESTS = (
     "tests/test_pipeline.py",
     "tests/test_adk_parity.py",
@@ -192,13 +192,24 @@ def first_error(problem: ET.Element) -> str:
 
 
 def write_doc(rows: list[str]) -> None:
-    """Replaces the table between the markers of docs/compatibility.md."""
+    """Puts `rows` into the table between the markers of docs/compatibility.md: a row of a
+    version already there is replaced, other versions' rows are kept, in version order, and
+    every row's "in the declared range" cell is set from pyproject.toml as it is now."""
+    specifier = declared_range()
     text = DOC.read_text(encoding="utf-8")
     start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
+    table = {}
+    for line in [*text[start:end].splitlines(), *rows]:
+        if re.match(r"\| \d", line):  # a version's row, not the header or its rule
+            cells = line.split(" | ")
+            version = cells[0].lstrip("| ").strip()
+            cells[1] = "yes" if in_range(version, specifier) else "no"
+            table[version] = " | ".join(cells)
+    ordered = sorted(table, key=lambda v: tuple(int(n) for n in re.findall(r"\d+", v)[:3]))
     header = ("| google-adk | in the declared range | core tests | counts | time | "
               "first failure |\n| --- | --- | --- | --- | --- | --- |")
-    DOC.write_text(text[:start] + "\n" + header + "\n" + "\n".join(rows) + "\n" + text[end:],
-                   encoding="utf-8")
+    body = "\n".join(table[v] for v in ordered)
+    DOC.write_text(f"{text[:start]}\n{header}\n{body}\n{text[end:]}", encoding="utf-8")
 
 
 def main() -> int:
@@ -206,10 +217,15 @@ def main() -> int:
     parser.add_argument("versions", nargs="*", help=f"google-adk versions (default: {VERSIONS})")
     parser.add_argument("--core", action="store_true", help="only versions in the declared range")
     parser.add_argument("--write", action="store_true", help="update docs/compatibility.md")
+    parser.add_argument("--refresh", action="store_true", help="run nothing; only set the "
+                        "table's declared-range column from pyproject.toml")
     parser.add_argument("--work-dir", type=Path, default=Path(os.environ.get(
         "ADK_COMPAT_DIR", ROOT / ".compat")), help="where the virtualenvs live")
     args = parser.parse_args()
     specifier = declared_range()
+    if args.refresh:
+        write_doc([])
+        return 0
     versions = args.versions or list(VERSIONS)
     if args.core:
         versions = [v for v in versions if in_range(v, specifier)]
@@ -232,11 +248,11 @@ def main() -> int:
             outcome = run_tests(venv, version, CORE_TESTS)
             outcome.installed = installed
         rows.append(outcome.row(in_range(version, specifier)))
+        if args.write:
+            write_doc(rows[-1:])
         print(f"{rows[-1]}   (install {took:.0f} s; log {venv / 'pytest.log'})", flush=True)
         if in_range(version, specifier) and not outcome.ok:
             broken.append(version)
-    if args.write:
-        write_doc(rows)
     if broken:
         print(f"compat: declared as supported but failing: {', '.join(broken)}", file=sys.stderr)
         return 1

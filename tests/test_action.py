@@ -475,7 +475,9 @@ def test_requirements_moving_adk_out_of_range_is_said_clearly(tmp_path, monkeypa
     versions = iter(["2.13.0", "1.2.0"])
     monkeypatch.setattr(requirements_module, "package_version", lambda name: next(versions))
     ok = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0)  # noqa: E731
-    with pytest.raises(RequirementsError, match=r"from 2\.13\.0 to 1\.2\.0, outside .*>=1\.18"):
+    supported = re.escape(f"({requirements_module.supported_adk_range()})")
+    moved = rf"from 2\.13\.0 to 1\.2\.0, outside .*{supported}"
+    with pytest.raises(RequirementsError, match=moved):
         install_requirements(["pyproject.toml"], tmp_path, run=ok)
     with pytest.raises(RequirementsError, match="not a file"):
         install_requirements(["missing.txt"], tmp_path, run=ok)
