@@ -7,7 +7,8 @@ Target (issue 14): image <= 1.0 GB on podman (base included); start -> first eva
 What is measured, each `--repeat` times (median shown):
   * `podman run IMAGE true`: what starting any container costs here;
   * google-adk's import time inside the image: the modules an evaluation needs
-    (LocalEvalService, the metric registry, the eval config, agents), timed in-process;
+    (LocalEvalService, the metric registry, the eval config, agents, the runner and the
+    workflow engine agents run on, the user simulator), timed in-process;
   * start -> first eval case: from `podman run` of the action entrypoint (INPUT_* as the
     runner sets them, on a copy of examples/) to the moment the first eval case's agent
     starts (a before_agent_callback added to the example agent writes time.time() to a
@@ -33,9 +34,13 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+# What evaluating with google-adk imports, whoever drives it: LocalEvalService, the metric
+# registry (every evaluator), the eval config, agents and the runner, the workflow engine an
+# LlmAgent runs on (imported on its first run) and the user simulator.
 ADK_IMPORTS = (
     "import google.adk.evaluation.local_eval_service, google.adk.evaluation.eval_config, "
-    "google.adk.evaluation.metric_evaluator_registry, google.adk.agents"
+    "google.adk.evaluation.metric_evaluator_registry, google.adk.agents, google.adk.runners, "
+    "google.adk.workflow, google.adk.evaluation.simulation.user_simulator_provider"
 )
 MARKER = '''
 
