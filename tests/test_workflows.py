@@ -46,14 +46,15 @@ def lint(node: str, *paths: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def workflow_snippets() -> set[str]:
-    """`file:line` of each ```yaml fence whose content is a workflow (a mapping with jobs),
-    found here with PyYAML, independently of lint.mjs."""
+    """`file:line` of each ```yaml fence whose content is a workflow (a mapping with `on`
+    and `jobs`; a fragment such as a job's timeout is not), found here with PyYAML,
+    independently of lint.mjs. PyYAML reads the key `on` as True (YAML 1.1)."""
     found = set()
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
         for match in FENCE.finditer(text):
             data = yaml.safe_load(match.group(1))
-            if isinstance(data, dict) and "jobs" in data:
+            if isinstance(data, dict) and "jobs" in data and True in data:
                 line = text[: match.start()].count("\n") + 2
                 found.add(f"{path.relative_to(ROOT)}:{line}")
     return found

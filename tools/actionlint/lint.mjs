@@ -4,8 +4,9 @@
 //   node tools/actionlint/lint.mjs [PATH...]    (default: .github/workflows README.md docs)
 //
 // A PATH is a workflow file (.yml/.yaml), a markdown file, or a folder of either. In markdown,
-// every ```yaml fence with a top-level `jobs:` key is a workflow snippet and is linted as one;
-// line numbers point into the markdown file. Prints `file:line:col: message [kind]` for each
+// every ```yaml fence with top-level `on:` and `jobs:` keys is a workflow snippet, linted as one;
+// line numbers point into the markdown file. A fence without a top-level `on:` is a fragment of
+// a workflow (a job's timeout, say) and is not linted on its own. Prints `file:line:col: message [kind]` for each
 // problem and one `linted ...` line per workflow, then exits 1 if there was a problem,
 // 2 on a usage error, else 0.
 import { readFileSync, readdirSync, statSync } from "node:fs";
@@ -28,7 +29,7 @@ function workflows(path) {
   if (extname(path) !== ".md") return [{ source: text, firstLine: 1 }];
   const found = [];
   for (const match of text.matchAll(FENCE)) {
-    if (!/^jobs:/m.test(match[1])) continue;
+    if (!/^jobs:/m.test(match[1]) || !/^on:/m.test(match[1])) continue;
     const before = text.slice(0, match.index).split("\n").length;
     found.push({ source: match[1], firstLine: before + 1 });
   }
