@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from adk_eval_action.adk.engine import EngineSettings
+from adk_eval_action.adk.model_calls import ModelCalls
 from adk_eval_action.adk.scheduler import EngineHooks, evaluate_suites, plan_suites
+from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.project.discovery import discover_suites
 from conftest import CliRun, working_directory
 from counting_models import CALLS, register, thanks, turn, weather, write_agent
@@ -71,10 +73,12 @@ def test_plan_counts_are_the_calls_the_models_receive(project: Path) -> None:
     plan, records = asyncio.run(plan_suites(suites, settings, hooks))
     assert CALLS.calls == []  # planning calls no model
     assert not [e for r in records for e in r.errors]
-    evaluation = asyncio.run(evaluate_suites(suites, settings, hooks))
+    calls = ModelCalls(ModelRetrySettings())
+    evaluation = asyncio.run(evaluate_suites(suites, settings, hooks, calls))
     assert not [e for s in evaluation.suites for e in s.errors]
     assert plan.agent_calls == CALLS.count("agent")
     assert plan.judge_calls == CALLS.count("judge")
+    assert calls.summary().calls == len(CALLS.calls)  # the run's count (results metadata)
     # By hand, per run: agent 2 + 1 + (2 + 2 + 1) = 8. Judge: final_response_match_v2
     # 2 samples x 5 turns = 10; the rubric metric judges the turns with a rubric: 1 + 1 +
     # 1 (of three) = 3; hallucinations_v1 segments and validates 5 final responses = 10.

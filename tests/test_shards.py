@@ -82,6 +82,11 @@ def test_merged_shards_equal_the_unsharded_run(parts: dict[str, Path], cli: CliR
     assert _cases(whole) == _cases(full)
     assert whole["suites"][0]["errors"] == full["suites"][0]["errors"]
     assert "shard" not in whole
+    # Each part counted its own model calls; the merged file counts them all.
+    part_calls = sum(load_json(parts[f"part{k}"])["metadata"]["model_calls"]["calls"]
+                     for k in (1, 2, 3))
+    assert whole["metadata"]["model_calls"]["calls"] == part_calls
+    assert part_calls == full["metadata"]["model_calls"]["calls"]
     compared = cli("compare", str(merged), "--baseline", str(parts["full"]))
     assert compared.exit_code == 0, compared.output
 

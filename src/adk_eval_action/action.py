@@ -246,7 +246,7 @@ def _reexec_without_requirements(start_dir: Path) -> None:
     It starts from `start_dir`, where this process started, because it applies
     working_directory again.
     """
-    argv = [sys.executable, "-c", "from adk_eval_action.cli import main; main()",
+    argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
             *sys.argv[1:], "--skip-requirements"]
     sys.stdout.flush()
     sys.stderr.flush()

@@ -4,6 +4,7 @@ GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastruc
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import signal
@@ -251,7 +252,20 @@ def _register_github_commands() -> None:
 
 _register_github_commands()
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
 
-__all__ = ["main", "EXIT_USAGE"]
+def entry() -> None:
+    """The console script: :func:`main`, then the process ends without the interpreter
+    walking every object of the run once more. ``gc.freeze()`` moves them out of the
+    collector's reach, so finalization skips them (2-3 s after evaluating 200 eval cases
+    with google-adk loaded); nothing is skipped that exit handlers or files need. Only the
+    console script does this: in-process callers (tests) keep a collectable heap."""
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()
+
+__all__ = ["main", "entry", "EXIT_USAGE"]

@@ -178,6 +178,11 @@ class RetryingLlm(BaseLlm):
                 ):
                     yielded = True
                     yield response
+            except GeneratorExit:
+                # The caller stopped reading (ADK's judge returns at its first response):
+                # the call succeeded and counts.
+                stats.finished(attempt, None)
+                raise
             except Exception as error:  # noqa: BLE001 - classified; anything else re-raised
                 fault = classify_fault(error)
                 if fault is None:

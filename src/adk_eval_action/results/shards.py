@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, model_validator
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.results.model import (
     CaseKey,
+    ModelCallCounts,
     RunMetadata,
     RunResults,
     ShardInfo,
@@ -205,6 +206,25 @@ def _merge_directions(merged: SuiteRecord, parts: list[SuiteRecord]) -> None:
     mark_lower_is_better(merged, {n for n, v in votes.items() if v > 0})
 
 
+def _sum_calls(counts: Sequence[ModelCallCounts | None]) -> ModelCallCounts | None:
+    """The model calls of all parts together (None when no part counted any)."""
+    given = [c for c in counts if c is not None]
+    if not given:
+        return None
+    total = ModelCallCounts()
+    for count in given:
+        total.calls += count.calls
+        total.retried_calls += count.retried_calls
+        total.retries += count.retries
+        total.failed_calls += count.failed_calls
+        total.waited_s = round(total.waited_s + count.waited_s, 3)
+        for cause, n in count.retry_causes.items():
+            total.retry_causes[cause] = total.retry_causes.get(cause, 0) + n
+        for cause, n in count.failure_causes.items():
+            total.failure_causes[cause] = total.failure_causes.get(cause, 0) + n
+    return total
+
+
 def merge_parts(parts: Sequence[tuple[str, RunResults]]) -> RunResults:
     """The parts of a sharded run as one results file (module docstring); ``parts`` are
     (file name for messages, results).
@@ -234,6 +254,7 @@ def merge_parts(parts: Sequence[tuple[str, RunResults]]) -> RunResults:
             "started_at": min(starts, default=None),
             "finished_at": max(ends, default=None),
             "duration_seconds": max(durations, default=None),
+            "model_calls": _sum_calls([r.metadata.model_calls for _, r in parts]),
         }
     )
     return RunResults(
