@@ -3,6 +3,9 @@
 #   1. the good travel_agent is evaluated and recorded as the baseline (exit 0),
 #   2. the regressed variant is evaluated, compared with that baseline, the PR comment
 #      printed, and the gate fails (exit 1).
+# Both agents run on gemini-2.5-flash through ADK's Gemini class and google-genai, against a
+# local fake of the Gemini API (adk_eval_action.testing.gemini_fake, answering from
+# examples/gemini_fake.yaml) started here on 127.0.0.1 with a dummy key.
 # Set-up included: a virtualenv in .venv with this package installed (first run only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +17,22 @@ if [ ! -x .venv/bin/adk-eval-action ]; then
 fi
 OUT=$(pwd)/out
 mkdir -p "$OUT"
+
+# The fake Gemini API, stopped (by its process id) when this script ends.
+rm -f "$OUT/gemini-fake.port"
+.venv/bin/python -m adk_eval_action.testing.gemini_fake --script examples/gemini_fake.yaml \
+  --port-file "$OUT/gemini-fake.port" 2>"$OUT/gemini-fake.log" &
+FAKE_PID=$!
+trap 'kill "$FAKE_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  [ -s "$OUT/gemini-fake.port" ] && break
+  kill -0 "$FAKE_PID" 2>/dev/null || { cat "$OUT/gemini-fake.log" >&2; exit 1; }
+  sleep 0.1
+done
+export GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$(cat "$OUT/gemini-fake.port")"
+export GOOGLE_API_KEY=fake-gemini-key GOOGLE_GENAI_USE_VERTEXAI=false
+unset GEMINI_API_KEY
+echo "fake Gemini API: $GOOGLE_GEMINI_BASE_URL"
 cd examples
 
 echo "== 1/2 baseline: the good agent (expect exit 0)"
@@ -39,5 +58,5 @@ if [ "$code" -eq 1 ]; then
   echo "(politeness, brevity), so eval cases that passed on the baseline now fail the gate."
   exit 0
 fi
-echo "Unexpected exit code $code (0 = gate passed, 2 = usage/config error)." >&2
+echo "Unexpected exit code $code (0 = gate passed, 2 = incomplete: config, credentials or model errors)." >&2
 exit 1

@@ -2,8 +2,10 @@
 the evaluations a whole session shares.
 
 Every test that evaluates runs real google-adk code (LocalEvalService, its evaluators and
-judge prompts) on agents whose models are the deterministic stand-ins of
-``adk_eval_action.testing.standins``.
+judge prompts). The example agents run on ``gemini-2.5-flash`` through ADK's ``Gemini``
+class and google-genai against the local fake of the Gemini API (``gemini_api``, one for
+the session, answering from ``examples/gemini_fake.yaml``); agents and eval configs of
+tests' own use the deterministic stand-ins of ``adk_eval_action.testing.standins``.
 
 Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see README
 "Development"):
@@ -41,6 +43,7 @@ from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.cli import main
 from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, log_to
 from adk_eval_action.settings import RunRequest, load_request
+from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
 from adk_eval_action.testing.standins import register_standins
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,6 +53,29 @@ REPO = Path(__file__).resolve().parents[1]
 register_standins()
 EXAMPLES = REPO / "examples"
 SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gemini_api() -> Iterator[GeminiFake]:
+    """The local fake of the Gemini API for the whole session, answering the example agents
+    and ADK's judge from ``examples/gemini_fake.yaml``; google-genai is pointed at it
+    (``GOOGLE_GEMINI_BASE_URL``) with a dummy ``GOOGLE_API_KEY`` in every test's
+    environment, and processes the tests start inherit both. A test that injects faults
+    or replaces the script has them undone after it (``_fresh_gemini_api``)."""
+    script = load_script(EXAMPLES / "gemini_fake.yaml")
+    with GeminiFake(script.agents) as fake, pytest.MonkeyPatch.context() as patch:
+        for name, value in fake.env().items():
+            patch.setenv(name, value)
+        patch.delenv("GEMINI_API_KEY", raising=False)
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gemini_api(gemini_api: GeminiFake) -> Iterator[None]:
+    agents = gemini_api.agents
+    yield
+    gemini_api.faults = []
+    gemini_api.agents = agents
 
 
 def copy_examples(root: Path) -> Path:

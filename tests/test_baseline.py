@@ -269,7 +269,7 @@ def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path)
     base = head.model_copy(deep=True)
     base.metadata.adk_version = "1.18.0"
     base.suites[0].eval_sets[0].content_hash = "sha256:" + "0" * 64
-    base.suites[0].judge_models = {"rubric_based_final_response_quality_v1": "gemini-2.5-flash"}
+    base.suites[0].judge_models = {"rubric_based_final_response_quality_v1": "gemini-2.5-pro"}
     base.suites[0].num_runs = 3
     base_file = tmp_path / "base.json"
     save_results(base, base_file)
@@ -303,7 +303,8 @@ def git(cwd: Path, *args: str) -> str:
 @pytest.fixture(scope="module")
 def agent_repo(tmp_path_factory) -> dict[str, object]:
     """A git repository: `main` holds the example agent; `pr` (branched from it) changes the
-    agent so weather replies drop "Celsius"; `main` then moves on with an unrelated commit,
+    agent's instruction ("Be blunt", which the fake Gemini API answers with the regressed
+    replies of examples/gemini_fake.yaml); `main` then moves on with an unrelated commit,
     so the merge-base is not main's tip."""
     repo = tmp_path_factory.mktemp("repo") / "agents"
     shutil.copytree(
@@ -316,8 +317,12 @@ def agent_repo(tmp_path_factory) -> dict[str, object]:
     merge_base = git(repo, "rev-parse", "HEAD")
     git(repo, "checkout", "-qb", "pr")
     agent = repo / "travel_agent" / "agent.py"
-    agent.write_text(agent.read_text().replace(' degrees Celsius."', ' degrees."'))
-    git(repo, "commit", "-qam", "agent: shorter weather replies")
+    blunt = agent.read_text().replace(
+        "instruction=INSTRUCTION,", 'instruction=INSTRUCTION + " Be blunt.",'
+    )
+    assert blunt != agent.read_text()
+    agent.write_text(blunt)
+    git(repo, "commit", "-qam", "agent: blunter replies")
     git(repo, "checkout", "-q", "main")
     (repo / "README.md").write_text("agents\n")
     git(repo, "add", "README.md")

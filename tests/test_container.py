@@ -5,7 +5,10 @@ Builds the image from the Dockerfile with podman (no Docker engine on these mach
 /github/workspace as the working directory, the event at /github/workflow/event.json, the
 file commands under /github/file_commands, HOME=/github/home, every input of action.yml as
 INPUT_<NAME> (its default when the workflow gives none), GITHUB_* variables, and
-GITHUB_API_URL pointing at the REST stand-in on this host (`--network host`).
+GITHUB_API_URL pointing at the REST stand-in on this host (`--network host`). The example
+agents run on `gemini-2.5-flash` against the session's fake Gemini API on this host
+(GOOGLE_GEMINI_BASE_URL and a dummy GOOGLE_API_KEY, as a workflow's `env:` passes a secret),
+unless a test starts the container without model credentials (a fork's pull request).
 
 Skips, saying why, only where podman cannot run containers. Set ADK_EVAL_REQUIRE_CONTAINER=1
 (CI on a machine prepared by .ci/container.sh) to make that a failure instead.
@@ -95,9 +98,10 @@ def action_inputs(**given: str) -> dict[str, str]:
 class Runner:
     """Lays out the runner's host folders and starts the container like the runner does."""
 
-    def __init__(self, root: Path, stub: GitHubStub) -> None:
+    def __init__(self, root: Path, stub: GitHubStub, model_env: dict[str, str]) -> None:
         self.root = root
         self.stub = stub
+        self.model_env = model_env
         self.workspace = root / "workspace"
         shutil.copytree(EXAMPLES, self.workspace,
                         ignore=shutil.ignore_patterns(".adk", "__pycache__"))
@@ -108,8 +112,9 @@ class Runner:
             (root / name).mkdir()
 
     def run(self, event_name: str, payload: dict, token: str = TOKEN,
-            **inputs: str) -> tuple[int, str, dict, str]:
-        """One step: returns exit code, log, outputs and the step summary."""
+            model_env: dict[str, str] | None = None, **inputs: str) -> tuple[int, str, dict, str]:
+        """One step: returns exit code, log, outputs and the step summary. ``model_env``
+        (default: the runner's) is the model credentials the workflow passes."""
         (self.root / "workflow" / "event.json").write_text(json.dumps(payload))
         step = f"{time.monotonic_ns()}"
         output = self.root / "file_commands" / f"set_output_{step}"
@@ -127,6 +132,7 @@ class Runner:
             "GITHUB_REF": "refs/pull/12/merge",
             "GITHUB_OUTPUT": f"/github/file_commands/{output.name}",
             "GITHUB_STEP_SUMMARY": f"/github/file_commands/{summary.name}",
+            **(self.model_env if model_env is None else model_env),
         }
         command = ["podman", "run", "--rm", "--network", "host", "--workdir", "/github/workspace"]
         for host, inside in (("workspace", "workspace"), ("workflow", "workflow"),
@@ -142,9 +148,9 @@ class Runner:
         return done.returncode, log, outputs, summary.read_text()
 
 
-def test_container_run_as_the_runner_does(image, tmp_path):
+def test_container_run_as_the_runner_does(image, tmp_path, gemini_api):
     with GitHubStub(tokens={TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True)}) as stub:
-        runner = Runner(tmp_path, stub)
+        runner = Runner(tmp_path, stub, gemini_api.env())
         stub.add_pull(12, HEAD)
 
         # A push to main records the baseline: no PR for that commit, results only.
@@ -201,14 +207,14 @@ def test_container_run_as_the_runner_does(image, tmp_path):
         print(f"first container run {first_run:.0f} s")
 
 
-def test_fork_recipe_in_the_container(image, tmp_path):
+def test_fork_recipe_in_the_container(image, tmp_path, gemini_api):
     """A fork's PR run keeps its verdict with a read-only token; the workflow_run commenter
     posts the saved comment after checking it against the API."""
     read_only = "ghs_readonly_fork_token"
     tokens = {TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True),
               read_only: Token(DEFAULT_BOT_LOGIN, writable=False, installation=True)}
     with GitHubStub(tokens=tokens) as stub:
-        runner = Runner(tmp_path, stub)
+        runner = Runner(tmp_path, stub, gemini_api.env())
         stub.add_pull(13, HEAD, fork=True)
         fork_pr = {"number": 13, "pull_request": {
             "number": 13,
@@ -239,3 +245,47 @@ def test_fork_recipe_in_the_container(image, tmp_path):
         assert outputs["comment_url"] == comment["html_url"]
         assert comment["body"].rstrip().endswith(comment_marker("default"))
         assert any(r.path.endswith("/pulls/13") for r in stub.requests("GET"))
+
+
+FORK_PR = {"number": 14, "pull_request": {
+    "number": 14,
+    "head": {"sha": HEAD, "ref": "patch-2", "repo": {"full_name": "forker/agents", "fork": True}},
+    "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
+}}
+
+
+def test_fork_pull_request_without_model_credentials(image, tmp_path, gemini_api):
+    """A fork's pull request gets no secrets: no GOOGLE_API_KEY reaches the container.
+    `fail` (the default) stops before any agent runs with exit 2 and the message; `skip`
+    exits 0 with a notice, an empty `passed` output and no comment that claims a pass."""
+    read_only = "ghs_readonly_fork_token_2"
+    tokens = {read_only: Token(DEFAULT_BOT_LOGIN, writable=False, installation=True)}
+    no_key = {"GOOGLE_GEMINI_BASE_URL": gemini_api.base_url}  # what the workflow sets; no key
+    with GitHubStub(tokens=tokens) as stub:
+        runner = Runner(tmp_path, stub, no_key)
+        stub.add_pull(14, HEAD, fork=True)
+        gemini_api.clear_calls()
+
+        started = time.monotonic()
+        code, log, outputs, summary = runner.run(
+            "pull_request", FORK_PR, token=read_only, config="baseline.yaml", baseline="none")
+        failed_in = time.monotonic() - started
+        assert code == 2, log[-4000:]
+        assert "GOOGLE_API_KEY" in log and "GEMINI_API_KEY" in log
+        assert "comes from forker/agents" in log and "on_missing_credentials: skip" in log
+        assert "comes from forker/agents" in summary and "GOOGLE\\_API\\_KEY" in summary
+        assert outputs["passed"] == "false"
+        assert gemini_api.calls == []  # no agent ran, no judge was called
+
+        code, log, outputs, summary = runner.run(
+            "pull_request", FORK_PR, token=read_only, config="baseline.yaml", baseline="none",
+            on_missing_credentials="skip")
+        assert code == 0, log[-4000:]
+        assert re.search(r"^::notice title=ADK eval skipped::.*GOOGLE_API_KEY", log, re.M)
+        assert outputs["passed"] == ""
+        assert "ADK eval skipped" in summary and "✅" not in summary
+        assert stub.comments() == []  # the read-only token posts nothing; nothing claims a pass
+        comment = (runner.workspace / "adk-eval-comment.md").read_text(encoding="utf-8")
+        assert "ADK eval skipped" in comment and "✅" not in comment
+        assert gemini_api.calls == []
+        print(f"refused in {failed_in:.0f} s (container start and google-adk import included)")

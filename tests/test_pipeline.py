@@ -150,7 +150,8 @@ def test_results_metadata_and_hashes(baseline_and_head: tuple) -> None:
     suite = results["suites"][0]
     assert suite["eval_config_hash"].startswith("sha256:")
     assert all(s["content_hash"].startswith("sha256:") for s in suite["eval_sets"])
-    assert suite["judge_models"] == {"rubric_based_final_response_quality_v1": "stand-in-judge"}
+    # The example's eval config names no judge: ADK's default judge is recorded.
+    assert suite["judge_models"] == {"rubric_based_final_response_quality_v1": "gemini-2.5-flash"}
 
 
 def test_compare_and_render_commands_need_no_agent(

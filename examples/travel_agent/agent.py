@@ -1,10 +1,12 @@
-"""A small travel assistant that runs fully offline.
+"""A small travel assistant on ``gemini-2.5-flash``, as a real ADK agent is written.
 
-The agent uses :class:`adk_eval_action.testing.standins.ScriptedLlm` instead of a real
-model because no LLM is reachable offline; its replies are scripted so that
-the agent passes every case in ``eval/travel.evalset.json``.
-``register_standins()`` below registers the ``stand-in-judge`` model that
-``eval/test_config.json`` uses for the rubric metric.
+Offline (tests, ``scripts/example.sh``, CI) its model calls go through ADK's ``Gemini``
+class and google-genai to the local fake of the Gemini API
+(``adk_eval_action.testing.gemini_fake``, reached through ``GOOGLE_GEMINI_BASE_URL``), which
+answers from ``examples/gemini_fake.yaml``: the rules that make this agent pass every case
+of ``eval/travel.evalset.json``. The same fake answers ADK's judge (the rubric metric of
+``eval/test_config.json`` uses ADK's default judge, ``gemini-2.5-flash``). With a real
+``GOOGLE_API_KEY`` and no base URL it runs on the real Gemini API.
 
 This is a test/demo fixture for adk-eval-action, not a template for real agents.
 """
@@ -14,17 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from google.adk.agents import LlmAgent
-
-from adk_eval_action.testing.standins import (
-    ScriptedLlm,
-    ScriptedToolCall,
-    ScriptRule,
-    register_standins,
-)
-
-# The eval config names the `stand-in-judge` model: ADK's LLMRegistry must know it before
-# the evaluation asks for it.
-register_standins()
 
 # Fixed table so the tool output (and thus every eval score) is reproducible.
 _WEATHER: dict[str, tuple[str, int]] = {
@@ -87,57 +78,14 @@ def convert_currency(amount: float, from_currency: str, to_currency: str) -> dic
     }
 
 
-WEATHER_PATTERN = r"weather (?:like )?in (?P<city>[a-z][a-z ]*?)\s*(?:[?.!,]|$)"
-CURRENCY_PATTERN = (
-    r"convert (?P<amount>\d+(?:\.\d+)?) (?P<from_currency>[a-z]{3}) to (?P<to_currency>[a-z]{3})"
-)
-THANKS_PATTERN = r"\b(?:thanks|thank you|bye)\b"
-
-WEATHER_REPLY = (
-    "Happy to help! It is {result[condition]} in {result[city]}"
-    " at {result[temperature_c]} degrees Celsius."
-)
-CURRENCY_REPLY = (
-    "Happy to help! {amount} {result[from_currency]} is"
-    " {result[converted_amount]:.2f} {result[to_currency]}."
-)
-THANKS_REPLY = "You're welcome, happy to help! Have a great trip."
-
 INSTRUCTION = (
     "You are a travel assistant. Use get_weather for weather questions and"
     " convert_currency for currency conversions. Answer briefly and politely."
 )
 
-WEATHER_RULE = ScriptRule(
-    pattern=WEATHER_PATTERN,
-    tool_calls=[ScriptedToolCall(name="get_weather", args={"city": "{city}"})],
-    reply=WEATHER_REPLY,
-)
-CURRENCY_RULE = ScriptRule(
-    pattern=CURRENCY_PATTERN,
-    tool_calls=[
-        ScriptedToolCall(
-            name="convert_currency",
-            args={
-                "amount": "{amount}",
-                "from_currency": "{from_currency}",
-                "to_currency": "{to_currency}",
-            },
-        )
-    ],
-    reply=CURRENCY_REPLY,
-)
-THANKS_RULE = ScriptRule(pattern=THANKS_PATTERN, reply=THANKS_REPLY)
-DEFAULT_REPLY = "Happy to help with weather and currency questions, please ask about one."
-
 root_agent = LlmAgent(
     name="travel_agent",
-    model=ScriptedLlm(
-        model="scripted-travel",
-        # Thanks comes last: "Thanks! What's the weather in Paris?" is a weather question.
-        rules=[WEATHER_RULE, CURRENCY_RULE, THANKS_RULE],
-        default_reply=DEFAULT_REPLY,
-    ),
+    model="gemini-2.5-flash",
     instruction=INSTRUCTION,
     tools=[get_weather, convert_currency],
 )

@@ -190,7 +190,35 @@ def pipeline_request(run: ActionRun) -> RunRequest:
         ),
         "run_url": event.run_url,
         "max_comment_chars": RENDER_MAX_CHARS,
+        "credentials_note": credentials_note(event),
     })
+
+
+def credentials_note(event: EventContext) -> str | None:
+    """Why a pull request's run may have no model credentials, for the preflight's message:
+    workflows of pull requests from forks get no repository secrets, Dependabot's get only
+    Dependabot secrets (contract §5; GitHub's "Using secrets in GitHub Actions"). None for
+    other events (``pull_request_target`` runs with the base repository's secrets)."""
+    if event.event_name != "pull_request":
+        return None
+    pull = event.payload.get("pull_request") or {}
+    author = (pull.get("user") or {}).get("login") or (event.payload.get("sender") or {}).get(
+        "login"
+    )
+    if author == "dependabot[bot]":
+        return (
+            "This pull request is Dependabot's, and its workflows get only Dependabot "
+            "secrets: add the model key as a Dependabot secret, or set on_missing_credentials: "
+            "skip"
+        )
+    if not event.is_fork:
+        return None
+    head = ((pull.get("head") or {}).get("repo") or {}).get("full_name") or "a fork"
+    return (
+        f"This pull request comes from {head}, and GitHub gives workflows of pull requests "
+        "from forks no repository secrets: set on_missing_credentials: skip to skip such runs, "
+        "or evaluate them as docs/action.md (Pull requests from forks) describes"
+    )
 
 
 # --------------------------------------------------------------------------- the action

@@ -59,17 +59,21 @@ class _InferenceFailureHandler(logging.Handler):
 @contextmanager
 def capture_inference_failures() -> Iterator[None]:
     """Within the block, the inference failures ADK logs go to the slot of the case run
-    that failed, not to the console; the logger is restored on exit."""
+    that failed, not to the console; the logger's handlers, level and propagation are
+    restored on exit."""
     logger = logging.getLogger(INFERENCE_LOGGER)
     handler = _InferenceFailureHandler(level=logging.ERROR)
-    saved = logger.propagate
+    saved = (logger.level, logger.propagate)
     logger.addHandler(handler)
+    # The console quiets ADK's loggers (github.logs.log_to); this one must still emit.
+    logger.setLevel(logging.ERROR)
     logger.propagate = False
     try:
         yield
     finally:
         logger.removeHandler(handler)
-        logger.propagate = saved
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
 
 
 @contextmanager

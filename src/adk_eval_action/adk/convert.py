@@ -166,11 +166,15 @@ def _rubrics(
 
 
 def judge_model(metric: EvalMetric) -> str | None:
-    """The judge model named in a metric's criterion (``judge_model_options.judge_model``),
-    or None for a metric without a judge."""
+    """The judge model of a metric's criterion: ``judge_model_options.judge_model``, or
+    ADK's default judge (``JudgeModelOptions().judge_model``, gemini-2.5-flash in google-adk
+    2.13) when the options name none; None for a criterion without judge options."""
+    from google.adk.evaluation.eval_metrics import JudgeModelOptions
+
     criterion = metric.criterion.model_dump() if metric.criterion else {}
-    options = criterion.get("judge_model_options") or {}
-    return options.get("judge_model")
+    if criterion.get("judge_model_options") is None:
+        return None
+    return criterion["judge_model_options"].get("judge_model") or JudgeModelOptions().judge_model
 
 
 def _threshold(metric: EvalMetricResult) -> float | None:

@@ -160,9 +160,14 @@ def publish(
         if note:
             summary = summary.rstrip("\n") + "\n\n" + note + "\n"
         append_job_summary(target.runner.summary_file, summary)
+    skipped = getattr(outcome, "skipped", None)
+    if skipped:
+        log.info("ADK eval skipped: %s", skipped,
+                 extra=annotation("notice", title="ADK eval skipped"))
     if target.runner.output_file is not None:
         write_outputs(target.runner.output_file, {
-            "passed": "true" if outcome.passed else "false",
+            # Empty when skipped: neither a pass nor a failure (docs/action.md).
+            "passed": "" if skipped else "true" if outcome.passed else "false",
             "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
             "comment_path": shown(comment_path, event.workspace, target.workdir),
             "comment_url": comment_url,

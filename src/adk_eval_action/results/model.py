@@ -269,6 +269,9 @@ class RunMetadata(BaseModel):
     finished_at: str | None = None
     duration_seconds: float | None = None
     model_calls: ModelCallCounts | None = None
+    #: Why nothing was evaluated on purpose (no model credentials with
+    #: ``on_missing_credentials: skip``); None for a run that evaluated.
+    skipped: str | None = None
 
 
 CaseKey = tuple[str, str, str]

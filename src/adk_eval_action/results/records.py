@@ -21,7 +21,10 @@ def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
             for metric in (m for r in case.runs for m in r.metrics):
                 if metric.informational or metric.status.value not in ("error", "not_evaluated"):
                     continue
-                key = (metric.metric_name, metric.reason or "the metric returned NOT_EVALUATED")
+                reason = metric.reason or "the metric returned NOT_EVALUATED"
+                if reason.startswith(("model:", "credentials:")):
+                    continue  # a judge that could not be reached: said once (engine.model_errors)
+                key = (metric.metric_name, reason)
                 counts[key] += 1
                 first_case.setdefault(key, (eval_set, case.eval_id))
     errors = []

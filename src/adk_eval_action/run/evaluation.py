@@ -125,15 +125,28 @@ def engine_hooks(request: RunRequest) -> EngineHooks:
     return EngineHooks(on_progress=None if request.settings.quiet else _progress)
 
 
-async def _preflight(suites: list[Suite], root: Path, results: RunResults) -> bool:
+async def _preflight(request: RunRequest, suites: list[Suite], results: RunResults) -> bool:
     """The preflight on every suite; its problems become the run's errors (each names its
-    file and field). True when it found nothing that cannot work."""
+    file and field). Missing model credentials with ``on_missing_credentials: skip`` are no
+    error: the run is marked skipped (``results.metadata.skipped``). What the event says
+    about credentials (``request.credentials_note``: a fork's pull request) is added to their
+    message. True when it found nothing that cannot work."""
     from adk_eval_action.adk.model_calls import quiet_client_cleanup
     from adk_eval_action.adk.preflight import check_suites
 
     quiet_client_cleanup(asyncio.get_running_loop())
-    report = await check_suites(suites, root, os.environ)
-    for problem in report.problems:
+    report = await check_suites(suites, request.workdir, os.environ)
+    problems = [
+        p.model_copy(update={"message": f"{p.message}. {request.credentials_note}"})
+        if p.kind == "credentials" and request.credentials_note
+        else p
+        for p in report.problems
+    ]
+    if request.settings.on_missing_credentials == "skip" and report.missing_credentials:
+        credentials = [p.message for p in problems if p.kind == "credentials"]
+        results.metadata.skipped = "; ".join(credentials)
+        problems = [p for p in problems if p.kind != "credentials"]
+    for problem in problems:
         results.errors.append(
             ErrorRecord(
                 kind=problem.kind,
@@ -155,7 +168,7 @@ async def _evaluate_all(
     from adk_eval_action.adk.scheduler import evaluate_suites
 
     settings = engine_settings(request)
-    if not await _preflight(suites, request.workdir, results):
+    if not await _preflight(request, suites, results):
         results.suites = [open_suite(suite, settings)[0] for suite in suites]
         return
     evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls)

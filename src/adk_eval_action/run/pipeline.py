@@ -33,6 +33,7 @@ from adk_eval_action.errors import (
     ConfigError,
     ResultsFileError,
 )
+from adk_eval_action.github.logs import annotation
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.evidence import collect_evidence
@@ -83,7 +84,7 @@ class PipelineOutcome(BaseModel):
     comparison: Comparison | None = None
     gate: GateResult | None = None
     shard: str | None = None
-
+    skipped: str | None = None
 
 
 
@@ -243,6 +244,7 @@ def comment_context(
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
+        skipped=skeleton.metadata.skipped,
         evidence=collect_evidence(results, gate.failing_cases, SUMMARY_EVIDENCE),
     )
 
@@ -275,11 +277,19 @@ def finish(
     write_text(_out(request, settings.comparison_out), comparison_json)
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
-    print_table(comparison, gate, usage_error)
-    exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
+    skipped = skeleton.metadata.skipped if not usage_error else None
+    if skipped:
+        # Nothing was evaluated on purpose (on_missing_credentials: skip): no verdict.
+        log.info("ADK eval skipped: %s", skipped, extra=annotation("notice"))
+    else:
+        print_table(comparison, gate, usage_error)
+    exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed or skipped else (
+        EXIT_GATE_FAILED
+    )
     return PipelineOutcome(
         exit_code=exit_code,
-        passed=gate.passed and not usage_error,
+        skipped=skipped,
+        passed=gate.passed and not usage_error and not skipped,
         results_path=request.path(settings.results_path),
         comment_markdown=comment,
         summary_markdown=summary,

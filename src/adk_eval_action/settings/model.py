@@ -143,6 +143,11 @@ class RunSettings(BaseModel):
         "Your own Jinja2 comment template.", commands=RUN_AND_COMPARE, exists=True,
         dir_okay=False,
     )] = None
+    on_missing_credentials: Annotated[Literal["fail", "skip"], Option(
+        "When the models have no credentials (a pull request from a fork or Dependabot "
+        "gets no secrets): fail (exit 2, saying so) or skip (exit 0, a notice, nothing "
+        "evaluated).",
+    )] = "fail"
     comment: Annotated[Literal["update", "new", "off"], Option(
         "Sticky comment mode.", commands=(),
     )] = "update"

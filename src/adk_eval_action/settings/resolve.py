@@ -139,6 +139,9 @@ class RunRequest(BaseModel):
     config_path: Path | None = None
     github: BaselineContext | None = None
     run_url: str | None = None
+    #: What the event says about missing model credentials (a fork's or Dependabot's pull
+    #: request gets no secrets), added to the preflight's message; None elsewhere.
+    credentials_note: str | None = None
     max_comment_chars: int = COMMENT_MAX_CHARS
 
     def path(self, path: Path) -> Path:
