@@ -37,6 +37,8 @@ class Failure:
     method: str | None = None
     path_pattern: str | None = None
     after: bool = False  # process the request first, then answer with the failure
+    raw: bytes | None = None  # the body as sent (not JSON-encoded): broken answers
+    delay: float = 0.0  # seconds to wait before answering: a slow API
 
 
 @dataclass
@@ -118,12 +120,15 @@ class GitHubStub:
     def fail_next(
         self, status: int, *, headers: dict[str, str] | None = None,
         message: str | None = None, times: int = 1, method: str | None = None,
-        path: str | None = None, after: bool = False,
+        path: str | None = None, after: bool = False, raw: bytes | None = None,
+        delay: float = 0.0,
     ) -> None:
-        """Queue `times` canned failures for the next requests matching method/path regex.
+        """Queue `times` canned answers for the next requests matching method/path regex.
 
         `after=True` carries the request out before failing, like a 502 from a proxy whose
-        upstream did create the comment.
+        upstream did create the comment. `raw` is sent as the body instead of GitHub's
+        error JSON (`status` 200 with `raw=b"{not json"` is a broken success); `delay`
+        seconds pass before the answer.
         """
         default = {
             403: "API rate limit exceeded for installation.",
@@ -138,7 +143,7 @@ class GitHubStub:
         with self.lock:
             for _ in range(times):
                 self.state.failures.append(
-                    Failure(status, dict(headers or {}), body, method, path, after))
+                    Failure(status, dict(headers or {}), body, method, path, after, raw, delay))
 
     def add_pull(
         self, number: int, head_sha: str, *, base_ref: str = "main", head_ref: str = "feature",
@@ -224,10 +229,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing
 
-    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: Any, headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> None:
         if getattr(self, "_suppressed", False):
             return  # the canned failure answers instead (fail_next(after=True))
-        data = json.dumps(body).encode()
+        data = raw if raw is not None else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
@@ -258,8 +266,10 @@ class _Handler(BaseHTTPRequestHandler):
         with stub.lock:
             stub.state.requests.append(Recorded(method, path, query, dict(self.headers), body))
             failure = self._take_failure(method, path)
+        if failure is not None and failure.delay:
+            time.sleep(failure.delay)
         if failure is not None and not failure.after:
-            self._send(failure.status, failure.body, failure.headers)
+            self._send(failure.status, failure.body, failure.headers, failure.raw)
             return
         self._suppressed = failure is not None
         if stub.prefix:
@@ -276,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._route(method, path, query, body, token)
         if failure is not None:
             self._suppressed = False
-            self._send(failure.status, failure.body, failure.headers)
+            self._send(failure.status, failure.body, failure.headers, failure.raw)
 
     def _take_failure(self, method: str, path: str) -> Failure | None:
         for index, failure in enumerate(self.server_stub.state.failures):

@@ -25,9 +25,11 @@ from adk_eval_action.action import (
     pipeline_request,
     run_action,
 )
-from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, GitHubClient, comment_marker
 from adk_eval_action.github.fork import ArtifactError, post_artifact_comment
 from adk_eval_action.github.logs import GitHubFormatter, log_to
+from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
+from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.github.transport import GitHubClient
 from adk_eval_action.run import requirements as requirements_module
 from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
 from adk_eval_action.run.requirements import RequirementsError, install_requirements
@@ -452,7 +454,7 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
     calls: list[list[str]] = []
     monkeypatch.setattr(requirements_module.subprocess, "run",
                         lambda cmd, **kw: calls.append(cmd) or
-                        subprocess.CompletedProcess(cmd, 0))
+                        subprocess.CompletedProcess(cmd, 0, "", ""))
     monkeypatch.chdir(tmp_path)
 
     class Restarted(Exception):
@@ -464,7 +466,8 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
     settings = settings_for(tmp_path, stub, requirements="requirements.txt", comment="off")
     with pytest.raises(Restarted):
         run_fake(settings, fake_outcome(tmp_path), reexec=reexec)
-    assert calls and calls[0][-2:] == ["-r", "requirements.txt"]
+    pip = [c for c in calls if c[0] != "git"]
+    assert pip and pip[0][-2:] == ["-r", "requirements.txt"]
     code, _ = run_fake(settings, fake_outcome(tmp_path), reexec=reexec,
                        skip_requirements=True)
     assert code == 0

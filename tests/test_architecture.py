@@ -21,6 +21,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval_action"
 STAGES: dict[str, int] = {
     "errors": 0,
     "git": 0,
+    "files": 0,
+    "text": 0,
+    "redaction": 0,
+    "children": 0,
     "project": 1,
     "results": 2,
     "adk": 3,
@@ -39,7 +43,6 @@ MAX_FUNCTION_LINES = 60
 #: Modules over the limits today, each to be split by the issue that owns its package; the
 #: list only shrinks (a listed module may not grow either).
 OVERSIZED: dict[str, int] = {
-    "github.client": 784,
 }
 LONG_FUNCTIONS: dict[str, int] = {
     "adk.evalconfig.load_eval_config": 71,

@@ -29,6 +29,7 @@ from adk_eval_action.baseline.models import (
 from adk_eval_action.baseline.rerun import default_base_ref, find_merge_base, rerun_command
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.cli import main
+from adk_eval_action.errors import ConfigError
 from adk_eval_action.git import Git
 from adk_eval_action.report.render import md
 from adk_eval_action.results.io import load_results, save_results
@@ -260,8 +261,8 @@ def test_file_baseline_and_unreadable_file(good_results, tmp_path):
     assert baseline is not None and note.startswith("file adk-eval-results.json, commit")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    baseline, note = resolve(BaselineRequest(spec=broken), head)
-    assert baseline is None and "could not be read" in note and "not valid JSON" in note
+    with pytest.raises(ConfigError, match="could not be read.*not valid JSON"):
+        resolve(BaselineRequest(spec=broken), head)
 
 
 def test_version_and_hash_mismatch_appear_in_the_comment(good_results, tmp_path):

@@ -120,7 +120,7 @@ def test_tiny_deltas_print_as_zero() -> None:
 def test_a_lone_surrogate_does_not_lose_the_comment(tmp_path: Path) -> None:
     path = tmp_path / "comment.md"
     write_text(path, "agent said \ud800 here")
-    assert path.read_text(encoding="utf-8") == "agent said ? here"
+    assert path.read_text(encoding="utf-8") == "agent said \ufffd here"
 
 
 def test_near_limit_scores_neither_crash_nor_draw(tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adk_eval_action.github.client import DEFAULT_BOT_LOGIN, comment_marker
+from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
+from adk_eval_action.github.sticky import comment_marker
 from github_stub import GitHubStub, Token
 
 pytestmark = pytest.mark.container  # podman, minutes: left out by scripts/test.sh --quick

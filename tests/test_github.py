@@ -7,28 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.github.client import (
+from adk_eval_action.github.event import EventContext
+from adk_eval_action.github.files import append_job_summary, write_outputs
+from adk_eval_action.github.logs import escape_property, workflow_command
+from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN, pulls_for_commit, token_login
+from adk_eval_action.github.sticky import (
     COMMENT_MAX_CHARS,
-    DEFAULT_BOT_LOGIN,
+    comment_marker,
+    compose_comment_body,
+    find_sticky_comment,
+    strip_markers,
+    upsert_sticky_comment,
+)
+from adk_eval_action.github.transport import (
     BadCredentials,
-    EventContext,
     GitHubClient,
     NotFound,
     PermissionDenied,
     RateLimited,
     TransientError,
     ValidationFailed,
-    append_job_summary,
-    comment_marker,
-    compose_comment_body,
-    escape_property,
-    find_sticky_comment,
-    pulls_for_commit,
-    strip_markers,
-    token_login,
-    upsert_sticky_comment,
-    workflow_command,
-    write_outputs,
 )
 from github_stub import GitHubStub, Token
 
@@ -180,9 +178,32 @@ def test_primary_rate_limit_waits_until_reset(stub):
 
 def test_secondary_rate_limit_without_headers_waits_a_minute(stub):
     client, sleeps = client_for(stub)
-    stub.fail_next(403, message="You have exceeded a secondary rate limit.", times=2)
-    client.get_json(f"/repos/{REPO}/issues/7/comments")
-    assert sleeps == [60.0, 120.0]
+    stub.fail_next(403, message="You have exceeded a secondary rate limit.")
+    assert client.get_json(f"/repos/{REPO}/issues/7/comments") == []
+    assert sleeps == [60.0]
+
+
+def test_a_wait_above_the_cap_is_not_waited_for(stub):
+    """GitHub's doubling after a second secondary limit (120 s) is above MAX_WAIT_S (60 s):
+    the client gives up instead of sleeping 60 + 120 + 240 s on one request."""
+    client, sleeps = client_for(stub)
+    stub.fail_next(403, message="You have exceeded a secondary rate limit.", times=3)
+    with pytest.raises(RateLimited, match="wait 120 s"):
+        client.get_json(f"/repos/{REPO}/issues/7/comments")
+    assert sleeps == [60.0]
+
+
+def test_the_time_budget_bounds_all_calls_and_waits(stub):
+    """Every wait counts against the client's budget; a wait the budget cannot pay for is
+    not made, and once it is spent no call is sent."""
+    client, sleeps = client_for(stub, budget=70.0)
+    stub.fail_next(429, headers={"retry-after": "50"}, times=2)
+    with pytest.raises(RateLimited):
+        client.get_json("/user")  # waits 50, then 50 more would pass the 70 s budget
+    assert sleeps == [50.0]
+    client.budget.spend(30.0)
+    with pytest.raises(TransientError, match="budget"):
+        client.get_json("/user")
 
 
 def test_rate_limit_far_in_the_future_is_not_waited_for(stub):

@@ -175,11 +175,17 @@ def test_no_baseline_says_so(good_run: SharedRun) -> None:
     assert "✅ **ADK eval passed**: 5/5 eval cases passed" in good_run.output
 
 
-def test_unreadable_baseline_is_no_baseline(example_repo: Path, cli: CliRun) -> None:
+def test_unreadable_named_baseline_is_exit_2_with_the_scores(
+    example_repo: Path, cli: CliRun,
+) -> None:
+    """A baseline file named explicitly that cannot be read is the user's error (exit 2),
+    and the head's scores are still compared (without a baseline) and written."""
     (example_repo / "bad.json").write_text("{not json")
     result = cli("run", "travel_agent", "--baseline", "bad.json", "--print-comment")
-    assert result.exit_code == 0
+    assert result.exit_code == 2
     assert "the baseline file could not be read" in result.output
+    assert "tool_trajectory_avg_score" in result.output  # the comparison is still shown
+    assert load_json(example_repo / "adk-eval-results.json")["complete"] is False
 
 
 def test_num_runs_keeps_every_run(example_repo: Path, cli: CliRun) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from adk_eval_action.github.client import comment_marker
 from adk_eval_action.github.freshness import head_marker, recorded_head, stale_reason
+from adk_eval_action.github.sticky import comment_marker
 from github_stub import GitHubStub, Token
 from test_action import TOKEN, fake_outcome, pull_request_event, run_fake, settings_for
 

@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,16 +37,15 @@ from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
     EXIT_PASS,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
     EXIT_USAGE,
     AdkEvalActionError,
     ConfigError,
+    Interrupted,
+    describe_exception,
 )
-from adk_eval_action.github.client import (
-    EventContext,
-    EventContextError,
-    GitHubClient,
-    GitHubError,
-)
+from adk_eval_action.github.event import EventContext, EventContextError
 from adk_eval_action.github.fork import post_artifact_comment
 from adk_eval_action.github.logs import GitHubFormatter, annotation, command, group, log_to, mask
 from adk_eval_action.github.publish import (
@@ -58,7 +57,10 @@ from adk_eval_action.github.publish import (
     publish_part,
     report_failure,
 )
+from adk_eval_action.github.transport import GitHubClient
+from adk_eval_action.redaction import Redactor, secret_values
 from adk_eval_action.run.requirements import install_requirements
+from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
     RunRequest,
     RunSettings,
@@ -67,6 +69,7 @@ from adk_eval_action.settings import (
     input_option,
     load_request,
     read_inputs,
+    repository_root,
     resolve,
 )
 
@@ -79,6 +82,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+#: Exit codes the action passes on; anything else is reported as 2.
+EXIT_CODES = (EXIT_PASS, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_SIGINT, EXIT_SIGTERM)
 
 
 class ActionRun(BaseModel):
@@ -98,6 +103,12 @@ class ActionRun(BaseModel):
     settings: RunSettings = Field(default_factory=RunSettings)
     runner: RunnerEnv = Field(default_factory=RunnerEnv)
     workdir: Path = Path(".")
+    secrets: tuple[str, ...] = Field(default=(), repr=False)
+
+    @property
+    def redactor(self) -> Redactor:
+        """Redacts the token and the environment's secret values (``redaction``)."""
+        return Redactor(self.secrets)
 
     @classmethod
     def from_sources(
@@ -116,6 +127,7 @@ class ActionRun(BaseModel):
         return cls(
             inputs=inputs, flags=given, settings=settings, runner=RunnerEnv.from_env(env),
             workdir=(base / settings.working_directory).resolve(),
+            secrets=tuple(secret_values(env, [settings.token])),
         )
 
     @property
@@ -174,7 +186,7 @@ def pipeline_request(run: ActionRun) -> RunRequest:
     Raises:
         ConfigError: adk-eval.yaml is unreadable or invalid, or a value is out of range.
     """
-    request = load_request(run.workdir, run.inputs, run.flags)
+    request = load_request(run.workdir, run.inputs, run.flags, secrets=run.secrets)
     event = run.event
     base_ref = request.settings.base_ref or event.base_ref
     settings = request.settings.model_copy(update={
@@ -224,6 +236,21 @@ def credentials_note(event: EventContext) -> str | None:
 # --------------------------------------------------------------------------- the action
 
 
+#: Variables removed from the environment before the agent is imported: the action's own
+#: inputs (the token among them) and the runner's tokens, which an agent never needs.
+SCRUBBED_PREFIXES = ("INPUT_",)
+SCRUBBED_NAMES = ("GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+
+
+def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
+    """Remove :data:`SCRUBBED_PREFIXES`/:data:`SCRUBBED_NAMES` from ``environ`` (the
+    process environment the agent is imported in); returns the names removed."""
+    names = [n for n in environ if n.startswith(SCRUBBED_PREFIXES) or n in SCRUBBED_NAMES]
+    for name in names:
+        del environ[name]
+    return names
+
+
 def run_action(
     run: ActionRun,
     *,
@@ -231,13 +258,17 @@ def run_action(
     client_factory: Callable[[str, str], GitHubClient] | None = None,
     reexec: Callable[[], None] | None = None,
     skip_requirements: bool = False,
+    environ: MutableMapping[str, str] | None = None,
 ) -> int:
     """Run the evaluation and publish it; returns the process exit code.
 
     `reexec` restarts the process once the user's requirements are installed, so that the
-    evaluation imports the packages they pinned (google-adk among them) fresh.
+    evaluation imports the packages they pinned (google-adk among them) fresh. `environ`
+    (the process environment) loses the action's inputs and tokens before the pipeline
+    imports the agent (:func:`scrub_environment`).
     """
-    mask(log, run.settings.token)
+    for secret in run.secrets:
+        mask(log, secret)
     make_client = client_factory or (lambda token, api: GitHubClient(token, api))
     if run.settings.comment_artifact:
         return post_artifact_comment(
@@ -251,9 +282,12 @@ def run_action(
         )
     if run.settings.requirements and not skip_requirements:
         with group(log, "Install the agent's requirements"):
-            install_requirements(run.settings.requirements, run.workdir)
+            install_requirements(run.settings.requirements, run.workdir,
+                                 root=repository_root(run.workdir))
         if reexec is not None:
             reexec()  # does not return in production
+    if environ is not None:
+        scrub_environment(environ)
     with group(log, "Run evaluations"):
         # Agent output is untrusted text in this log; stop the runner from obeying
         # workflow commands in it until the run is over (workflow-commands doc).
@@ -309,24 +343,35 @@ def _ensure_safe_directory(workspace: Path | None) -> None:
 
 
 @contextmanager
-def _runner_log() -> Iterator[None]:
-    """The log on stdout in the runner's format, restored when the command ends."""
-    with log_to(sys.stdout, GitHubFormatter()):
-        yield
+def _runner_log() -> Iterator[GitHubFormatter]:
+    """The log on stdout in the runner's format, restored when the command ends; the
+    formatter is yielded so the run's secrets can be given to it once they are known."""
+    formatter = GitHubFormatter()
+    with log_to(sys.stdout, formatter):
+        yield formatter
 
 
 def _run_or_exit(flags: dict[str, Any]) -> ActionRun:
+    """The action's run from the environment; an unusable input or event payload is exit
+    2, with the failure still in the job summary and the outputs."""
+    env = dict(os.environ)
     try:
-        return ActionRun.from_sources(flags, dict(os.environ))
+        return ActionRun.from_sources(flags, env)
     except (ConfigError, EventContextError) as exc:
         log.error("%s", exc, extra=annotation(title="adk-eval-action"))
+        report_failure(RunnerEnv.files_from_env(env), exc)
         raise SystemExit(EXIT_USAGE) from None
 
 
-def _exit_for(exc: Exception) -> int:
-    """Named errors caught at the top become one clear annotation and an exit code."""
-    log.error("%s", exc, extra=annotation(title="adk-eval-action"))
-    return exc.exit_code if isinstance(exc, AdkEvalActionError) else EXIT_USAGE
+def _exit_for(exc: BaseException) -> int:
+    """An error caught at the top becomes one clear annotation and an exit code: a named
+    error its own (2), a signal 130/143, anything else 2 "internal error"."""
+    if isinstance(exc, (AdkEvalActionError, Interrupted)):
+        log.error("%s", exc, extra=annotation(title="adk-eval-action"))
+        return exc.exit_code
+    log.error("internal error: %s (please report this as a bug)", describe_exception(exc),
+              extra=annotation(title="adk-eval-action"))
+    return EXIT_USAGE
 
 
 @click.command("action")
@@ -334,8 +379,9 @@ def _exit_for(exc: Exception) -> int:
 @click.option("--skip-requirements", is_flag=True, hidden=True)
 def action_command(skip_requirements: bool, **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
-    with _runner_log():
+    with _runner_log() as formatter:
         run = _run_or_exit(flags)
+        formatter.redact = run.redactor
         if run.runner.in_actions:
             _ensure_safe_directory(run.event.workspace)
         start_dir = Path.cwd()
@@ -344,16 +390,18 @@ def action_command(skip_requirements: bool, **flags: Any) -> None:
             os.chdir(run.workdir)
         except OSError as exc:
             log.error("working_directory: %s", exc, extra=annotation(title="adk-eval-action"))
-            sys.exit(EXIT_USAGE)
-        try:
-            code = run_action(
-                run, reexec=lambda: _reexec_without_requirements(start_dir),
-                skip_requirements=skip_requirements,
-            )
-        except (AdkEvalActionError, GitHubError) as exc:
-            code = _exit_for(exc)
             report_failure(run.runner, exc)
-    sys.exit(code if code in (EXIT_PASS, EXIT_GATE_FAILED) else EXIT_USAGE)
+            sys.exit(EXIT_USAGE)
+        with interrupt_on_signals():
+            try:
+                code = run_action(
+                    run, reexec=lambda: _reexec_without_requirements(start_dir),
+                    skip_requirements=skip_requirements, environ=os.environ,
+                )
+            except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure: exit code
+                code = _exit_for(exc)
+                report_failure(run.runner, exc, run.redactor)
+    sys.exit(code if code in EXIT_CODES else EXIT_USAGE)
 
 
 @click.command("comment")
@@ -372,15 +420,17 @@ def comment_command(
     For the fork recipe: run in a workflow_run workflow on the artifact that the
     pull_request run uploaded; the PR number and head sha are re-checked with the API.
     """
-    with _runner_log():
+    with _runner_log() as formatter:
         run = _run_or_exit({**flags, "comment_artifact": str(artifact)})
-        mask(log, run.settings.token)
+        formatter.redact = run.redactor
+        for secret in run.secrets:
+            mask(log, secret)
         client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
         try:
             code = post_artifact_comment(
                 run.target, artifact, make_client=client_for,
                 pr_number=pr_number, head_sha=head_sha,
             )
-        except (AdkEvalActionError, GitHubError) as exc:
+        except Exception as exc:  # noqa: BLE001 - every failure: an exit code
             code = _exit_for(exc)
     sys.exit(code)

@@ -1,5 +1,6 @@
 """Command line: ``adk-eval-action run | compare | render`` (and ``action`` / ``comment`` for
-GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastructure error.
+GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastructure error
+(an unexpected exception too: "internal error"), 130/143 stopped by SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -7,9 +8,8 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import signal
+import os
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,41 +17,53 @@ from typing import Any
 
 import click
 
-from adk_eval_action.errors import EXIT_USAGE, AdkEvalActionError
-from adk_eval_action.github.logs import PlainFormatter, log_to
+from adk_eval_action.errors import (
+    EXIT_USAGE,
+    AdkEvalActionError,
+    Interrupted,
+    describe_exception,
+)
+from adk_eval_action.github.logs import PlainFormatter, inert, log_to
+from adk_eval_action.redaction import Redactor, secret_values
 from adk_eval_action.settings import click_options, load_request
+from adk_eval_action.text import without_surrogates
 
 log = logging.getLogger(__name__)
 
 
 @contextmanager
-def _console() -> Iterator[None]:
-    """The log of a command on stderr as plain lines (stdout is the comment's), restored
-    when the command ends (github.logs.log_to)."""
-    with log_to(sys.stderr, PlainFormatter()):
-        yield
+def _console() -> Iterator[Redactor]:
+    """The command's scope: its log on stderr as plain lines (stdout is the comment's),
+    redacted of the environment's secret values (``redaction``); SIGINT/SIGTERM as
+    ``Interrupted`` (``run.signals``); every error as its exit code: a named one as its
+    own (2), a signal as 130/143, anything unexpected as 2 "internal error". All of it is
+    restored when the command ends."""
+    from adk_eval_action.run.signals import interrupt_on_signals
+
+    redact = Redactor(secret_values(os.environ))
+    with log_to(sys.stderr, PlainFormatter(redact)), interrupt_on_signals():
+        try:
+            yield redact
+        except AdkEvalActionError as e:
+            log.error("%s", e)
+            sys.exit(e.exit_code)
+        except Interrupted as e:
+            log.error("%s", e)
+            sys.exit(e.exit_code)
+        except Exception as e:  # noqa: BLE001 - never a traceback and exit 1 for a bug
+            log.error("internal error: %s (please report this as a bug)", describe_exception(e))
+            sys.exit(EXIT_USAGE)
 
 
-def _exit_on_sigterm() -> None:
-    # A cancelled job, `timeout` and `docker stop` send SIGTERM; turning it into SystemExit
-    # lets `finally` blocks run, so a baseline re-run removes its git worktree.
-    def handler(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, handler)
-
-
-def _fail(error: AdkEvalActionError) -> None:
-    log.error("%s", error)
-    sys.exit(error.exit_code)
+def _echo(text: str, redact: Redactor) -> None:
+    """Print the comment to stdout, each line inert for the runner (github.logs.inert)."""
+    click.echo("\n".join(inert(x) for x in redact(without_surrogates(text)).split("\n")))
 
 
 @click.group()
 @click.version_option(package_name="adk-eval-action")
 def main() -> None:
     """Run google-adk evaluations, compare with a baseline, render the PR comment, gate."""
-    _exit_on_sigterm()
 
 
 @main.command()
@@ -62,16 +74,12 @@ def run(**flags: Any) -> None:
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
     from adk_eval_action.run.pipeline import run_pipeline
 
-    with _console():
-        try:
-            request = load_request(Path.cwd(), flags=flags)
-            _explicit_baseline(request.settings.baseline, request.workdir)
-            outcome = run_pipeline(request)
-        except AdkEvalActionError as e:
-            _fail(e)
-            return
+    with _console() as redact:
+        request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
+        _explicit_baseline(request.settings.baseline, request.workdir)
+        outcome = run_pipeline(request)
     if request.settings.print_comment:
-        click.echo(outcome.comment_markdown)
+        _echo(outcome.comment_markdown, redact)
     sys.exit(outcome.exit_code)
 
 
@@ -101,18 +109,15 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
     The gate is adk-eval.yaml's `gate:` (--config, else ./adk-eval.yaml) under these flags."""
     from adk_eval_action.run.pipeline import finish, load_baseline, load_head_table
 
-    with _console():
-        try:
-            request = load_request(Path.cwd(), flags={**flags, "results_path": head})
-            baseline_path = _explicit_baseline(baseline, request.workdir)
-            results = load_head_table(head)
-            base, note = load_baseline(baseline_path)
-            outcome = finish(results, base, note, request)
-        except AdkEvalActionError as e:
-            _fail(e)
-            return
+    with _console() as redact:
+        request = load_request(Path.cwd(), flags={**flags, "results_path": head},
+                               secrets=redact.values)
+        baseline_path = _explicit_baseline(baseline, request.workdir)
+        results = load_head_table(head)
+        base, note = load_baseline(baseline_path)
+        outcome = finish(results, base, note, request)
     if request.settings.print_comment:
-        click.echo(outcome.comment_markdown)
+        _echo(outcome.comment_markdown, redact)
     sys.exit(outcome.exit_code)
 
 
@@ -135,22 +140,18 @@ def render_command(
         write_text,
     )
 
-    with _console():
-        try:
-            request = load_request(Path.cwd(), flags={"results_path": head})
-            baseline_path = _explicit_baseline(baseline, request.workdir)
-            results = load_head_table(head)
-            base, note = load_baseline(baseline_path)
-            context = comment_context(results, base, note, request)
-            text = (render_summary(context) if summary else
-                    render_comment(context, template, request.max_comment_chars))
-            if out:
-                write_text(out, text)
-        except AdkEvalActionError as e:
-            _fail(e)
-            return
+    with _console() as redact:
+        request = load_request(Path.cwd(), flags={"results_path": head}, secrets=redact.values)
+        baseline_path = _explicit_baseline(baseline, request.workdir)
+        results = load_head_table(head)
+        base, note = load_baseline(baseline_path)
+        context = comment_context(results, base, note, request)
+        text = redact(render_summary(context) if summary else
+                      render_comment(context, template, request.max_comment_chars))
+        if out:
+            write_text(out, text)
     if not out:
-        click.echo(text)
+        _echo(text, redact)
 
 
 @main.command("plan")
@@ -164,13 +165,9 @@ def plan_command(**flags: Any) -> None:
 
     from adk_eval_action.run.evaluation import plan
 
-    with _console():
-        try:
-            request = load_request(Path.cwd(), flags=flags)
-            found, records = asyncio.run(plan(request))
-        except AdkEvalActionError as e:
-            _fail(e)
-            return
+    with _console() as redact:
+        request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
+        found, records = asyncio.run(plan(request))
     click.echo("\n".join(found.lines()))
     errors = [e for record in records for e in record.errors]
     if errors:
@@ -191,15 +188,12 @@ def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
     from adk_eval_action.results.io import save_results
     from adk_eval_action.run.pipeline import merge_files
 
-    with _console():
+    with _console() as redact:
+        request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
+        merged = merge_files(request.workdir, list(parts))
+        out = request.path(request.settings.results_path)
         try:
-            request = load_request(Path.cwd(), flags=flags)
-            merged = merge_files(request.workdir, list(parts))
-            out = request.path(request.settings.results_path)
             save_results(merged, out)
-        except AdkEvalActionError as e:
-            _fail(e)
-            return
         except OSError as e:
             log.error("cannot write the merged results: %s", e)
             sys.exit(EXIT_USAGE)

@@ -48,3 +48,41 @@ class ResultsFileError(AdkEvalActionError):
     def __init__(self, path: Path | str, message: str):
         self.path = str(path)
         super().__init__(f"{path}: {message}")
+
+
+class InternalError(AdkEvalActionError):
+    """An unexpected exception, turned into exit 2 ("internal error") at the top: the
+    message names the exception and where it was raised (file and line)."""
+
+
+#: Exit codes of a run stopped by a signal, as shells report them (128 + signal number).
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+class Interrupted(BaseException):  # noqa: N818 - it is a signal, not an error of ours
+    """SIGINT or SIGTERM arrived (raised by ``run.signals.interrupt_on_signals``): a
+    BaseException so that ``except Exception`` in the evaluation does not swallow it.
+    ``exit_code`` is 128 + the signal number (130 SIGINT, 143 SIGTERM)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.exit_code = 128 + signum
+        self.name = signal.Signals(signum).name
+        super().__init__(f"stopped by {self.name}")
+
+
+def describe_exception(error: BaseException) -> str:
+    """``Type: message (at file:line)`` of an unexpected exception, naming the innermost
+    frame of its traceback, so that an "internal error" can be found in the source."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f"{os.sep}adk_eval_action{os.sep}" in f.filename]
+    shown = [f for f in (ours[-1:] + frames[-1:]) if f]
+    where = ", ".join(dict.fromkeys(
+        f"{Path(f.filename).parent.name}/{Path(f.filename).name}:{f.lineno}" for f in shown))
+    return f"{type(error).__name__}: {error}" + (f" (at {where})" if where else "")

@@ -38,6 +38,7 @@ from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import SuiteHarness
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
+from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import (
     CaseStatus,
@@ -183,7 +184,15 @@ async def run_case(
         return CaseRunOutcome(
             item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=evaluation.error), error
         )
-    run = run_record_from_adk(evaluation.result, item.run, metric_meta, evaluation.reasons)
+    try:
+        run = run_record_from_adk(evaluation.result, item.run, metric_meta, evaluation.reasons)
+    except Exception as e:  # noqa: BLE001 - a bug of ours on one case (agent output too deep
+        # to store, ...): that case is an internal error with its file and id, not the suite
+        message = f"internal error: {describe_exception(e)}"
+        error = ErrorRecord(kind="internal", message=message, hint="please report this as a "
+                            "bug", **where)
+        return CaseRunOutcome(
+            item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=message), error)
     if evaluation.model_error is None:
         return CaseRunOutcome(item, run)
     # A judge could not be reached: the scores it gave stay, the run is incomplete.

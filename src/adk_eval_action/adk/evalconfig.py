@@ -23,6 +23,7 @@ from adk_eval_action.adk.convert import EFFICIENCY_METRICS, MetricMeta
 from adk_eval_action.adk.evalsets import content_hash
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
 from adk_eval_action.errors import ConfigError
+from adk_eval_action.files import MAX_CONFIG_BYTES, read_bytes
 from adk_eval_action.project.config import first_error, read_mapping
 
 DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
@@ -179,7 +180,7 @@ def load_eval_config(
         digest = None
     else:
         data = read_mapping(path)
-        digest = content_hash(path.read_bytes())
+        digest = content_hash(read_bytes(path, MAX_CONFIG_BYTES))
         if not isinstance(data, dict):
             raise ConfigError(path, "an eval config must be a mapping with `criteria`")
     data = json.loads(json.dumps(data))  # a private deep copy we may rewrite

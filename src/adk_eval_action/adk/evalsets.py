@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubrics
 from adk_eval_action.errors import EvalSetError
+from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
+from adk_eval_action.project.eval_ids import eval_id_lines
 
 ACCEPTED_SHAPES = (
     "ADK EvalSet JSON ({eval_set_id, eval_cases}); the same with camelCase keys "
@@ -65,15 +67,6 @@ class LoadedEvalSet(BaseModel):
 def content_hash(data: bytes) -> str:
     """``sha256:<hex>`` of the file bytes; used to tell whether baseline and head match."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def _eval_id_lines(text: str, eval_ids: list[str], default: int = 1) -> dict[str, int]:
-    lines: dict[str, int] = {}
-    for eval_id in eval_ids:
-        pattern = re.compile(r'"(?:eval_id|evalId|name)"\s*:\s*' + re.escape(json.dumps(eval_id)))
-        match = pattern.search(text)
-        lines[eval_id] = text.count("\n", 0, match.start()) + 1 if match else default
-    return lines
 
 
 def _is_legacy_turn(item: Any) -> bool:
@@ -149,15 +142,20 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     """Loads one eval set file in any accepted shape (see the module docstring).
 
     Raises:
-        EvalSetError: the file is unreadable, not JSON (with line and column), or in no
-            accepted shape (the message lists the accepted shapes).
+        EvalSetError: the file is unreadable, not a regular file, larger than
+            ``files.MAX_DATA_BYTES``, not JSON (with line and column), or in no accepted
+            shape (the message lists the accepted shapes).
     """
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, MAX_DATA_BYTES)
         text = raw.decode("utf-8-sig")
         data = json.loads(text)
+    except FileLimitError as e:
+        raise EvalSetError(path, str(e).removeprefix(f"{path}: ")) from e
     except OSError as e:
         raise EvalSetError(path, f"cannot read: {e.strerror or e}") from e
+    except RecursionError as e:
+        raise EvalSetError(path, "JSON nested too deeply") from e
     except UnicodeDecodeError as e:
         raise EvalSetError(path, f"not UTF-8 text: {e}") from e
     except json.JSONDecodeError as e:
@@ -176,7 +174,7 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     else:
         raise EvalSetError(path, f"JSON {type(data).__name__}; accepted: {ACCEPTED_SHAPES}")
     ids = [c.eval_id for c in eval_set.eval_cases]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
     if duplicates:
         raise EvalSetError(path, f"duplicate eval_id(s): {', '.join(duplicates)}")
     for case in eval_set.eval_cases:
@@ -186,12 +184,13 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
                 f"eval case `{case.eval_id}` has neither `conversation` nor "
                 "`conversation_scenario`",
             )
+    found = eval_id_lines(text)
     return LoadedEvalSet(
         path=path,
         eval_set=eval_set,
         shape=shape,
         content_hash=content_hash(raw),
-        eval_id_lines=_eval_id_lines(text, ids),
+        eval_id_lines={i: found.get(i, 1) for i in ids},
         notes=notes,
     )
 

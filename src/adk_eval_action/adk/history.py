@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_text
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import (
     EvalCaseRecord,
@@ -54,12 +55,14 @@ def _read_eval_set_result(path: Path) -> EvalSetResult:
     from google.adk.evaluation.eval_result import EvalSetResult
 
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        data: Any = json.loads(read_text(path, MAX_DATA_BYTES))
         if isinstance(data, str):  # older ADK wrote the JSON as a JSON string
             data = json.loads(data)
         return EvalSetResult.model_validate(data)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, FileLimitError) as e:
         raise ResultsFileError(path, f"not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise ResultsFileError(path, "not valid JSON: nested too deeply") from e
     except ValidationError as e:
         raise ResultsFileError(path, f"not an ADK EvalSetResult: {e}") from e
 

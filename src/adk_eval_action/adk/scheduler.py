@@ -278,18 +278,23 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
                 )
             )
         )
-        jobs = [Job(partial(_guarded, o, item, root), _failed) for o, item in work]
+        by_suite: dict[str, list[CaseRunOutcome]] = {}
+
+        async def kept(o: OpenSuite, item: CaseRun) -> CaseRunOutcome:
+            outcome = await _guarded(o, item, root)
+            by_suite.setdefault(o.suite.name, []).append(outcome)
+            return outcome
+
+        jobs = [Job(partial(kept, o, item), _failed) for o, item in work]
         try:
-            outcomes = await run.pool.run(jobs)
-        finally:
+            await run.pool.run(jobs)
+        finally:  # cancelled too (a signal): what finished is placed
+            for o in started:
+                place(o.record, sorted(by_suite.get(o.suite.name, []),
+                                       key=lambda x: x.item.position))
             for o in started:
                 if o.agent is not None:
                     await o.agent.close()
-    by_suite: dict[str, list[CaseRunOutcome]] = {}
-    for (o, _), outcome in zip(work, outcomes, strict=True):
-        by_suite.setdefault(o.suite.name, []).append(outcome)
-    for o in started:
-        place(o.record, sorted(by_suite.get(o.suite.name, []), key=lambda x: x.item.position))
 
 
 async def evaluate_suites(
@@ -297,10 +302,13 @@ async def evaluate_suites(
     settings: EngineSettings,
     hooks: EngineHooks | None = None,
     calls: ModelCalls | None = None,
+    records: list[SuiteRecord] | None = None,
 ) -> Evaluation:
     """Evaluates the suites with google-adk on the running event loop (module docstring);
     with ``calls``, every model call (agent, judge, user simulator) is retried and counted
-    there (:mod:`adk_eval_action.adk.model_calls`).
+    there (:mod:`adk_eval_action.adk.model_calls`). ``records`` is filled with the suites'
+    records as soon as they are opened, and each phase places the case runs it finished
+    even when it is cancelled (a signal), so the caller keeps what was evaluated.
 
     Never raises for a problem in the user's files: config, eval set, agent, inference,
     model and metric failures become error records and every other result is kept.
@@ -308,6 +316,8 @@ async def evaluate_suites(
     """
     hooks = hooks or EngineHooks()
     opened = open_suites(suites, settings, hooks)
+    if records is not None:
+        records[:] = [o.record for o in opened]
     plan = make_plan(opened, settings)
     log.info("%s", plan.summary())
     shard = select_shard(opened, plan, settings) if settings.shard else None

@@ -29,7 +29,8 @@ from adk_eval_action.baseline.models import (
     ResolvedBaseline,
 )
 from adk_eval_action.errors import ResultsFileError
-from adk_eval_action.github.client import GitHubClient, GitHubError, NotFound
+from adk_eval_action.github.rest import repo_path
+from adk_eval_action.github.transport import GitHubClient, GitHubError, NotFound
 from adk_eval_action.results.model import RunResults
 
 log = logging.getLogger(__name__)
@@ -43,27 +44,6 @@ ARTIFACT_PAGE_LIMIT = 10
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
 
 
-def _repo(repository: str) -> str:
-    owner, _, name = repository.partition("/")
-    return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
-
-
-def _wrapped_pages(
-    client: GitHubClient, path: str, key: str, params: Mapping[str, Any], max_pages: int,
-) -> Iterator[dict[str, Any]]:
-    """Items of a list endpoint that wraps its list (``{"total_count", key: [...]}``), such
-    as rest/actions/artifacts, across ``link: rel="next"`` pages (requests parses the
-    header: ``Response.links``)."""
-    url: str | None = path
-    query: Mapping[str, Any] | None = {"per_page": 100, **params}
-    for _ in range(max_pages):
-        if url is None:
-            return
-        response = client.request("GET", url, params=query)
-        yield from (response.json() or {}).get(key) or []
-        url, query = response.links.get("next", {}).get("url"), None
-
-
 def merge_base_via_api(client: GitHubClient, repository: str, base_ref: str, head: str) -> str:
     """The merge-base sha of ``base_ref`` and ``head``: ``GET /repos/{o}/{r}/compare/
     {base}...{head}`` answers ``merge_base_commit`` without any local history
@@ -73,7 +53,7 @@ def merge_base_via_api(client: GitHubClient, repository: str, base_ref: str, hea
         GitHubError: the call failed (404 when a ref is unknown).
     """
     basehead = f"{quote(base_ref, safe='')}...{quote(head, safe='')}"
-    data = client.get_json(f"{_repo(repository)}/compare/{basehead}", params={"per_page": 1})
+    data = client.get_json(f"{repo_path(repository)}/compare/{basehead}", params={"per_page": 1})
     sha = ((data or {}).get("merge_base_commit") or {}).get("sha")
     if not sha:
         raise GitHubError(f"compare {base_ref}...{head} named no merge-base commit")
@@ -90,7 +70,7 @@ def first_parent_chain(
     (merged branches' commits are skipped, as they never had the default branch's record).
     """
     commits = client.get_json(
-        f"{_repo(repository)}/commits", params={"sha": sha, "per_page": 100}
+        f"{repo_path(repository)}/commits", params={"sha": sha, "per_page": 100}
     ) or []
     by_sha = {c.get("sha"): c for c in commits if isinstance(c, dict)}
     chain, current = [sha], by_sha.get(sha)
@@ -115,13 +95,14 @@ def _from_this_repository(artifact: Mapping[str, Any]) -> bool:
 def list_artifacts(client: GitHubClient, repository: str, name: str) -> list[dict[str, Any]]:
     """Unexpired artifacts named exactly ``name`` of this repository's branches, newest
     first (``GET /repos/{o}/{r}/actions/artifacts?name=``, rest/actions/artifacts)."""
-    items = _wrapped_pages(
-        client, f"{_repo(repository)}/actions/artifacts", "artifacts", {"name": name},
-        ARTIFACT_PAGE_LIMIT,
+    items = client.paginate(
+        f"{repo_path(repository)}/actions/artifacts", {"name": name}, key="artifacts",
+        max_pages=ARTIFACT_PAGE_LIMIT,
     )
     usable = [
         a for a in items
-        if a.get("name") == name and not a.get("expired") and _from_this_repository(a)
+        if isinstance(a, dict) and a.get("name") == name and not a.get("expired")
+        and _from_this_repository(a)
     ]
     return sorted(usable, key=lambda a: str(a.get("created_at") or ""), reverse=True)
 
@@ -163,7 +144,7 @@ def candidate_artifacts(
             if run_id not in runs:
                 try:
                     runs[run_id] = client.get_json(
-                        f"{_repo(repository)}/actions/runs/{int(run_id)}"
+                        f"{repo_path(repository)}/actions/runs/{int(run_id)}"
                     )
                 except NotFound:  # the run was deleted; its artifact is not trusted
                     runs[run_id] = {}
@@ -228,7 +209,7 @@ def download_artifact_zip(
     Raises:
         ArtifactDownloadError: 401/403/404/410 (expired) or a network failure.
     """
-    url = client.url(f"{_repo(repository)}/actions/artifacts/{int(artifact_id)}/zip")
+    url = client.url(f"{repo_path(repository)}/actions/artifacts/{int(artifact_id)}/zip")
     try:
         response = client.session.get(url, allow_redirects=False, timeout=client.timeout)
         if response.status_code in (301, 302, 303, 307, 308):
@@ -301,7 +282,7 @@ def artifact_baseline(
     repo = context.repository
     try:
         base = base_ref or context.base_ref or str(
-            client.get_json(_repo(repo)).get("default_branch") or "main"
+            client.get_json(repo_path(repo)).get("default_branch") or "main"
         )
         head = context.head_sha or "HEAD"
         merge_base = merge_base_via_api(client, repo, base, head)

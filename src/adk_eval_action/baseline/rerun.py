@@ -10,7 +10,6 @@ import logging
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +21,7 @@ from adk_eval_action.baseline.models import (
     RerunError,
     ResolvedBaseline,
 )
+from adk_eval_action.children import run_child
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.git import Git, GitError
 
@@ -179,14 +179,9 @@ def _run_child(command: list[str], cwd: Path) -> int:
         f"GIT_CONFIG_KEY_{count}": "safe.directory",
         f"GIT_CONFIG_VALUE_{count}": "*",
     }
+    # run_child: its own process group, ended with its children if this run is stopped
+    # (a signal, an error), so no evaluation of the base commit outlives the run.
     try:
-        process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )
+        return run_child(command, cwd, env, on_line=lambda line: log.info("  base| %s", line))
     except OSError as e:
         raise RerunError(f"cannot start the base evaluation: {e}") from e
-    assert process.stdout is not None
-    for line in process.stdout:
-        log.info("  base| %s", line.rstrip())
-    return process.wait()

@@ -58,7 +58,7 @@ from adk_eval_action.baseline.models import (
     parse_spec,
 )
 from adk_eval_action.baseline.rerun import rerun_baseline
-from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
 from adk_eval_action.results.model import RunResults
 
 log = logging.getLogger(__name__)
@@ -89,8 +89,32 @@ def find_baseline(
     request: BaselineRequest, client_factory: ClientFactory | None = None,
 ) -> ResolvedBaseline:
     """Runs the strategy ``request.baseline`` names (module docstring). Never raises for a
-    baseline that cannot be had: the result then has no ``results`` and a ``reason``."""
+    baseline that cannot be had (whatever goes wrong in a strategy, an unexpected
+    exception included): the result then has no ``results`` and a ``reason``; except for
+    a baseline file named explicitly, which the user must hear about.
+
+    Raises:
+        ConfigError: the named baseline file cannot be read (exit 2; the run's own results
+            are still compared and written).
+    """
     mode, path = parse_spec(request.spec)
+    if mode == "file" and path is not None:
+        try:
+            return file_baseline(path if path.is_absolute() else request.workdir / path)
+        except BaselineUnreadable as e:
+            raise ConfigError(path, f"baseline {e}") from e
+    try:
+        return _strategy(request, mode, client_factory)
+    except Exception as e:  # noqa: BLE001 - a baseline never fails the run (docs/baselines.md)
+        reason = f"the baseline lookup failed: {describe_exception(e)}"
+        log.warning("baseline not used: %s", reason)
+        return ResolvedBaseline(reason=reason)
+
+
+def _strategy(
+    request: BaselineRequest, mode: str, client_factory: ClientFactory | None,
+) -> ResolvedBaseline:
+    """The strategy of ``mode`` (not ``file``)."""
     context = request.github
     name = request.artifact_name or DEFAULT_ARTIFACT_NAME
     if mode == "none":
@@ -100,9 +124,6 @@ def find_baseline(
             reason=f"this run records the baseline (results uploaded as artifact {name})"
         )
     try:
-        if mode == "file":
-            assert path is not None
-            return file_baseline(path if path.is_absolute() else request.workdir / path)
         if mode == "artifact":
             return artifact_baseline(context or BaselineContext(), name, request.base_ref,
                                      client_factory)
@@ -161,6 +182,9 @@ async def resolve_baseline(
     ``(None, reason)`` and nothing of the head's results is lost (issue: "Baselines").
     The search (downloads, a re-run in a child process) runs in a worker thread, so the
     event loop stays free; ``found`` is a search already made (:func:`find_baseline`).
+
+    Raises:
+        ConfigError: a baseline file named explicitly cannot be read (:func:`find_baseline`).
     """
     resolved = found or await asyncio.to_thread(find_baseline, request, client_factory)
     if resolved.results is not None:

@@ -14,19 +14,15 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from adk_eval_action.errors import EXIT_PASS, AdkEvalActionError
-from adk_eval_action.github.client import (
-    EventContext,
-    GitHubClient,
-    NotFound,
-    comment_marker,
-    get_pull,
-    strip_markers,
-    upsert_sticky_comment,
-    write_outputs,
-)
+from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, read_bytes, read_text
+from adk_eval_action.github.event import EventContext
+from adk_eval_action.github.files import write_outputs
 from adk_eval_action.github.freshness import comment_body, stale_reason
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.github.publish import COMMENT_FILE, PR_FILE, PublishTarget
+from adk_eval_action.github.rest import get_pull
+from adk_eval_action.github.sticky import comment_marker, strip_markers, upsert_sticky_comment
+from adk_eval_action.github.transport import GitHubClient, NotFound
 
 __all__ = ["ArtifactContext", "ArtifactError", "post_artifact_comment", "read_artifact"]
 
@@ -92,7 +88,10 @@ def post_artifact_comment(
     key = target.comment_key if target.comment_key != "default" else (
         context.comment_key or "default")
     marker = comment_marker(key)
-    untrusted = strip_markers(comment_file.read_text(encoding="utf-8", errors="replace"))
+    try:
+        untrusted = strip_markers(read_text(comment_file, MAX_CONFIG_BYTES, errors="replace"))
+    except (OSError, FileLimitError) as exc:
+        raise ArtifactError(f"{comment_file} cannot be read: {exc}") from exc
     body = comment_body(untrusted, marker, claimed_sha)
     result = upsert_sticky_comment(
         client, event.repository, number, body, marker=marker,
@@ -130,7 +129,7 @@ def read_artifact(artifact: Path) -> tuple[Path, ArtifactContext]:
     context = ArtifactContext()
     if context_file.is_file():
         try:
-            context = ArtifactContext.model_validate_json(context_file.read_text("utf-8"))
-        except (ValidationError, OSError) as exc:
+            context = ArtifactContext.model_validate_json(read_bytes(context_file))
+        except (ValidationError, OSError, FileLimitError) as exc:
             raise ArtifactError(f"{context_file} is not a valid PR context: {exc}") from exc
     return comment_file, context

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from adk_eval_action.github.client import COMMENT_MAX_CHARS, compose_comment_body
+from adk_eval_action.github.sticky import COMMENT_MAX_CHARS, compose_comment_body
 
 _HEAD_MARKER = "<!-- adk-eval-action-head:{sha} -->"
 _HEAD_MARKER_RE = re.compile(r"<!-- adk-eval-action-head:([0-9a-fA-F]{7,64}) -->")
@@ -38,7 +38,7 @@ def head_marker(head_sha: str | None) -> str:
 
 
 def with_head_marker(body: str, marker: str, head_sha: str | None) -> str:
-    """``body`` (as ``client.compose_comment_body`` made it, ending with ``marker``) with the
+    """``body`` (as ``sticky.compose_comment_body`` made it, ending with ``marker``) with the
     head marker on the line before ``marker``. Compose with a limit
     :data:`HEAD_MARKER_ROOM` characters under GitHub's, so the result still fits."""
     line = head_marker(head_sha)
@@ -51,7 +51,7 @@ def with_head_marker(body: str, marker: str, head_sha: str | None) -> str:
 def comment_body(
     markdown: str, marker: str, head_sha: str | None, run_url: str | None = None
 ) -> str:
-    """``client.compose_comment_body`` (markdown, run link, marker last) with the head marker
+    """``sticky.compose_comment_body`` (markdown, run link, marker last) with the head marker
     before the marker, within GitHub's comment size limit."""
     body = compose_comment_body(markdown, marker, run_url, COMMENT_MAX_CHARS - HEAD_MARKER_ROOM)
     return with_head_marker(body, marker, head_sha)

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from adk_eval_action.github.client import workflow_command
+from adk_eval_action.text import without_surrogates
 
 __all__ = [
     "ROOT_LOGGER",
@@ -37,16 +37,38 @@ __all__ = [
     "WorkflowCommand",
     "annotation",
     "command",
+    "escape_data",
+    "escape_property",
     "group",
     "inert",
     "log_to",
     "mask",
+    "workflow_command",
 ]
 
 #: The logger every module of this package logs under.
 ROOT_LOGGER = "adk_eval_action"
 #: The runner cuts an annotation's message at 4,096 characters (ExecutionContext.cs).
 ANNOTATION_MAX_CHARS = 4000
+
+
+def escape_data(value: str) -> str:
+    """Escape a command's message: ``%``, CR, LF (runner ActionCommand.cs, contract §2)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a command property: as data, plus ``:`` and ``,`` (runner ActionCommand.cs)."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(name: str, message: str = "", **properties: object) -> str:
+    """``::name k=v,...::message`` with escaping; properties that are None are left out."""
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items() if value is not None
+    )
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
 @dataclass(frozen=True)
@@ -101,9 +123,22 @@ def _command_of(record: logging.LogRecord) -> WorkflowCommand | None:
 
 class PlainFormatter(logging.Formatter):
     """A record as a terminal shows it: ``warning: ``/``error: `` before warnings and
-    errors, the message as is otherwise; a group prints its title."""
+    errors, the message as is otherwise; a group prints its title.
+
+    ``redact`` (``redaction.Redactor``) replaces known secret values in every line. Each
+    line is also made :func:`inert`: the CLI may run in a workflow's ``run:`` step, whose
+    output the runner parses for workflow commands too.
+    """
+
+    def __init__(self, redact: Callable[[str], str] | None = None) -> None:
+        super().__init__()
+        self.redact = redact or (lambda text: text)
 
     def format(self, record: logging.LogRecord) -> str:
+        text = self.redact(without_surrogates(self._plain(record)))
+        return "\n".join(inert(x) for x in text.splitlines() or [""])
+
+    def _plain(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
         if record.exc_info:
             message += "\n" + self.formatException(record.exc_info)
@@ -125,6 +160,12 @@ class _Printable(logging.Filter):
         return found is None or found.name in ("group", "error", "warning", "notice")
 
 
+def _no_legacy(text: str) -> str:
+    """``##[`` anywhere in a line is a legacy command to the runner (TryParse): broken
+    with a zero-width space, in a command's message and properties too."""
+    return text.replace("##[", "#\u200b#[")
+
+
 def inert(line: str) -> str:
     """``line`` as the runner's command parser ignores it: a line that starts with ``::``
     (after blanks) would be read as a workflow command (ActionCommand.TryParseV2) and
@@ -133,7 +174,7 @@ def inert(line: str) -> str:
     if line.lstrip().startswith("::"):
         start = len(line) - len(line.lstrip())
         line = line[:start] + ":\u200b:" + line[start + 2:]
-    return line.replace("##[", "#\u200b#[")
+    return _no_legacy(line)
 
 
 class GitHubFormatter(PlainFormatter):
@@ -143,13 +184,18 @@ class GitHubFormatter(PlainFormatter):
     def format(self, record: logging.LogRecord) -> str:
         found = _command_of(record)
         if found is None:
-            return "\n".join(inert(x) for x in super().format(record).splitlines() or [""])
-        message = record.getMessage()
+            return super().format(record)
+        message = without_surrogates(record.getMessage())
+        if found.name == "add-mask":  # the one record whose message is the secret itself
+            return workflow_command(found.name, message)
+        message = self.redact(message)
         if found.name in ("error", "warning", "notice"):
             message = message[:ANNOTATION_MAX_CHARS]
         if found.name == "endgroup":
             return "::endgroup::"
-        return workflow_command(found.name, message, **found.properties)
+        properties = {k: _no_legacy(self.redact(without_surrogates(str(v))))
+                      if v is not None else None for k, v in found.properties.items()}
+        return workflow_command(found.name, _no_legacy(message), **properties)
 
 
 @contextmanager
@@ -173,7 +219,10 @@ def log_to(
     handler.setFormatter(formatter)
     if not isinstance(formatter, GitHubFormatter):
         handler.addFilter(_Printable())
+    # Other libraries' errors: through the same formatter, so their lines (which may quote
+    # agent or model text) are inert for the runner and redacted too.
     others = logging.StreamHandler(stream)
+    others.setFormatter(formatter)
     others.setLevel(logging.ERROR)
     saved = (ours.level, ours.propagate, adk.level)
     ours.addHandler(handler)

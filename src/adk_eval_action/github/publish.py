@@ -1,5 +1,6 @@
 """Publishing a run to GitHub: log groups and annotations, the sticky PR comment, the job
-summary and the step outputs (one REST call or file command each, in github.client), and
+summary and the step outputs (one REST call or file command each: github.rest, .sticky,
+.files), and
 what the runner's environment says about where they go (:class:`RunnerEnv`).
 
 Called by the action entry point with a :class:`PublishTarget` (the action's options that
@@ -16,22 +17,22 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.github.client import (
-    COMMENT_MAX_CHARS,
-    CommentResult,
-    EventContext,
-    GitHubClient,
-    GitHubError,
-    PermissionDenied,
-    append_job_summary,
-    comment_marker,
-    get_pull,
-    pulls_for_commit,
-    upsert_sticky_comment,
-    write_outputs,
-)
+from adk_eval_action.errors import AdkEvalActionError, describe_exception
+from adk_eval_action.github.event import EventContext
+from adk_eval_action.github.files import append_job_summary, write_outputs
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
 from adk_eval_action.github.logs import annotation, group
+from adk_eval_action.github.rest import get_pull, pulls_for_commit
+from adk_eval_action.github.sticky import (
+    COMMENT_MAX_CHARS,
+    CommentResult,
+    comment_marker,
+    upsert_sticky_comment,
+)
+from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
+from adk_eval_action.project.eval_ids import eval_id_line
+from adk_eval_action.report.render import md
+from adk_eval_action.text import without_surrogates
 
 __all__ = [
     "COMMENT_FILE",
@@ -41,7 +42,6 @@ __all__ = [
     "Outcome",
     "PublishTarget",
     "RunnerEnv",
-    "eval_id_line",
     "log_suites",
     "post_run_comment",
     "publish",
@@ -77,8 +77,13 @@ class RunnerEnv(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RunnerEnv:
         """Raises EventContextError for an unreadable event payload."""
+        return cls.files_from_env(env).model_copy(update={"event": EventContext.from_env(env)})
+
+    @classmethod
+    def files_from_env(cls, env: Mapping[str, str]) -> RunnerEnv:
+        """The output and summary files alone (no event): what a failure can still be
+        reported to when the event payload itself is unusable."""
         return cls(
-            event=EventContext.from_env(env),
             output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
             summary_file=(
                 Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
@@ -98,6 +103,7 @@ class Outcome(Protocol):
     failures: list[Any]
     metrics: dict[str, dict]
     suites: list[str]
+    interrupted: bool
 
 
 class PublishTarget(BaseModel):
@@ -138,19 +144,16 @@ def publish(
     event = target.runner.event
     log_suites(outcome, event.workspace, target.workdir)
     results_dir = target.path(target.results_path).parent
-    results_dir.mkdir(parents=True, exist_ok=True)
     marker = comment_marker(target.comment_key)
     comment_path = results_dir / COMMENT_FILE
     body = comment_body(outcome.comment_markdown, marker, event.head_sha, event.run_url)
-    comment_path.write_text(body, encoding="utf-8")
-    (results_dir / PR_FILE).write_text(json.dumps({
-        "repository": event.repository, "pr_number": event.pr_number,
-        "head_sha": event.head_sha, "comment_key": target.comment_key,
-        "run_id": event.run_id,
-    }, indent=2) + "\n", encoding="utf-8")
+    _write_files(results_dir, body, event, target.comment_key)
 
     comment_url, note = "", ""
-    if target.comment != "off":
+    if outcome.interrupted:
+        # A stopped run (often a superseded one) does not replace the PR's comment.
+        note = "The PR comment was not posted: the run was stopped by a signal."
+    elif target.comment != "off":
         comment_url, note = publish_comment(
             target, body, marker, shown(comment_path, event.workspace, target.workdir),
             make_client,
@@ -194,6 +197,21 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
             "comment_path": "", "comment_url": "", "metrics": "{}",
         })
     return outcome.exit_code
+
+
+def _write_files(results_dir: Path, body: str, event: EventContext, key: str) -> None:
+    """The comment file and the PR context beside the results file (for the fork recipe);
+    a file that cannot be written is said in the log, and publishing goes on."""
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        (results_dir / COMMENT_FILE).write_text(without_surrogates(body), encoding="utf-8")
+        (results_dir / PR_FILE).write_text(json.dumps({
+            "repository": event.repository, "pr_number": event.pr_number,
+            "head_sha": event.head_sha, "comment_key": key, "run_id": event.run_id,
+        }, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        log.error("the comment file could not be written in %s: %s", results_dir, exc,
+                  extra=annotation(title="adk-eval-action"))
 
 
 def log_suites(
@@ -243,6 +261,9 @@ def publish_comment(
         # The evaluation stands too; say loudly that publishing did not.
         log.error("%s", exc, extra=annotation(title="PR comment not posted"))
         return "", f"The PR comment could not be posted: {exc}"
+    except Exception as exc:  # noqa: BLE001 - the comment never changes the check's colour
+        log.error("%s", describe_exception(exc), extra=annotation(title="PR comment not posted"))
+        return "", f"The PR comment could not be posted: {type(exc).__name__}: {exc}"
     if result is None:
         return "", ""
     log.info("PR comment %s: %s", result.action, result.url)
@@ -306,30 +327,22 @@ def shown(path: Path, workspace: Path | None, workdir: Path) -> str:
     return path.as_posix()
 
 
-def eval_id_line(path: Path, eval_id: str) -> int | None:
-    """1-based line of `"eval_id": "<id>"` (or evalId/name) in an eval set file, if found."""
+def report_failure(
+    runner: RunnerEnv, exc: BaseException, redact: Callable[[str], str] | None = None,
+) -> None:
+    """When the run could not be published normally, still say so in the job summary and
+    outputs (``passed=false``), so a later ``if:`` on ``passed`` and a reader of the
+    summary both see the failure. Never raises (it is the last thing a failing run does)."""
+    said = (redact or (lambda text: text))(f"{type(exc).__name__}: {exc}" if not isinstance(
+        exc, AdkEvalActionError) else str(exc))
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    needle = json.dumps(eval_id)
-    fallback = None
-    for number, line in enumerate(lines, start=1):
-        if needle in line:
-            if any(key in line for key in ('"eval_id"', '"evalId"', '"name"')):
-                return number
-            fallback = fallback or number
-    return fallback
-
-
-def report_failure(runner: RunnerEnv, exc: Exception) -> None:
-    """When nothing could be evaluated, still say so in the job summary and outputs, so a
-    later `if:` on `passed` and a reader of the summary both see the failure."""
-    if runner.summary_file is not None:
-        append_job_summary(runner.summary_file,
-                           f"### ADK evaluation\n\n❌ adk-eval-action could not run: {exc}\n")
-    if runner.output_file is not None:
-        write_outputs(runner.output_file, {
-            "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
-            "metrics": "{}",
-        })
+        if runner.summary_file is not None:
+            append_job_summary(runner.summary_file, "### ADK evaluation\n\n❌ adk-eval-action "
+                               f"could not run: {md(said, 2000)}\n")
+        if runner.output_file is not None:
+            write_outputs(runner.output_file, {
+                "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
+                "metrics": "{}",
+            })
+    except OSError as error:
+        log.error("the job summary or outputs could not be written: %s", error)

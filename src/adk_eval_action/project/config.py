@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 from adk_eval_action.errors import ConfigError
+from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, load_yaml, read_text
 
 
 class MetricGateRule(BaseModel):
@@ -248,19 +249,27 @@ def find_project_config(workdir: Path) -> Path | None:
 
 
 def read_mapping(path: Path) -> Any:
-    """The parsed content of a JSON (``.json``) or YAML file.
+    """The parsed content of a JSON (``.json``) or YAML file: a regular file of at most
+    ``files.MAX_CONFIG_BYTES``, YAML without alias bombs (``files.load_yaml``).
 
     Raises:
-        ConfigError: unreadable, or not valid JSON/YAML (with the line for JSON).
+        ConfigError: unreadable, too large, not a regular file, nested too deeply, an alias
+            bomb, or not valid JSON/YAML (with the line for JSON).
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, MAX_CONFIG_BYTES)
+    except FileLimitError as e:
+        raise ConfigError(path, str(e).removeprefix(f"{path}: ")) from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(path, f"not UTF-8 text: {e}") from e
     except OSError as e:
         raise ConfigError(path, f"cannot read: {e.strerror or e}") from e
     try:
         if path.suffix.lower() == ".json":
             return json.loads(text)
-        return yaml.safe_load(text)
+        return load_yaml(text)
+    except RecursionError as e:
+        raise ConfigError(path, "nested too deeply") from e
     except json.JSONDecodeError as e:
         where = f"line {e.lineno}, column {e.colno}"
         raise ConfigError(path, f"not valid JSON at {where}: {e.msg}") from e

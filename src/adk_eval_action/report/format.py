@@ -4,7 +4,8 @@ Every string from data (agent text, eval ids, rubric texts, judge rationales, re
 files) reaches the markdown through one of three escapes, chosen by where it lands:
 
 * :func:`md` for markdown text (table cells, list items): HTML entities, markdown
-  punctuation and table pipes escaped, newlines as spaces, ``@`` mentions broken.
+  punctuation and table pipes escaped, newlines as spaces, ``@`` mentions and issue
+  references (``#9``, ``GH-9``) broken.
 * :func:`code` for an inline code span in a table cell.
 * :func:`html_text` inside raw HTML (a ``<summary>``), where markdown is not processed:
   HTML entities only, newlines as spaces, mentions broken.
@@ -25,10 +26,13 @@ import re
 from typing import Any
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+# What GitHub links in a comment's text after rendering (so a backslash escape does not
+# stop it): @user and @org/team mentions (which notify), #9, owner/repo#9 and GH-9.
+_MENTION = re.compile(r"(@|#|\bGH-)(?=[A-Za-z0-9])", re.IGNORECASE)
 ZERO_WIDTH_SPACE = "\u200b"
-"""Put after an ``@`` so ``@user`` / ``@org/team`` in data does not notify anyone (GitHub
-links a mention only when the name follows the ``@`` directly)."""
+"""Put after an ``@``, ``#`` or ``GH-`` so ``@user`` / ``@org/team`` in data notifies
+nobody and ``#9`` / ``owner/repo#9`` / ``GH-9`` links no issue (GitHub links them only when
+the name or number follows directly)."""
 
 
 def cut(text: str, limit: int) -> str:
@@ -42,7 +46,7 @@ def one_line(value: Any) -> str:
 
 
 def _no_mentions(text: str) -> str:
-    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text)
+    return _MENTION.sub(lambda m: m.group(1) + ZERO_WIDTH_SPACE, text)
 
 
 def md(value: Any, limit: int = 300) -> str:

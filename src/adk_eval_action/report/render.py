@@ -19,7 +19,6 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
-from adk_eval_action.errors import ConfigError
 from adk_eval_action.report.cells import (
     any_interval,
     direction_mark,
@@ -43,6 +42,7 @@ from adk_eval_action.report.format import (
     signed,
 )
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts
+from adk_eval_action.text import fit
 
 COMMENT_EVIDENCE = 10
 """Failing eval cases whose evidence the comment shows (fewer when it must fit the limit)."""
@@ -90,7 +90,7 @@ class CommentContext(BaseModel):
 
 
 @functools.cache
-def _environment() -> SandboxedEnvironment:
+def template_environment() -> SandboxedEnvironment:
     """The one sandboxed environment (packaged templates importable from a user's), made
     once per process so its template cache keeps compiled templates: compiling the
     packaged ones took longer than rendering them."""
@@ -133,14 +133,12 @@ def render_template(context: CommentContext, template: Path | str) -> str:
             sandbox forbids (names the template file).
     """
     if not isinstance(template, Path):
-        return _environment().get_template(template).render(**_template_vars(context))
-    try:
-        compiled = _environment().from_string(template.read_text(encoding="utf-8"))
-        return compiled.render(**_template_vars(context))
-    except Exception as e:  # noqa: BLE001 - any failure of a user's template is theirs to fix
-        # A user's template can fail in any way its expressions can (1 / 0, a filter given
-        # the wrong type, a file that is not UTF-8): all of them are usage errors.
-        raise ConfigError(template, f"template error: {type(e).__name__}: {e}") from e
+        return template_environment().get_template(template).render(**_template_vars(context))
+    # A user's template is repository content: rendered in a child process bounded in
+    # time, memory and output (report.sandbox); any failure of it is a usage error.
+    from adk_eval_action.report.sandbox import render_user_template
+
+    return render_user_template(template, _template_vars(context))
 
 
 def _template_vars(context: CommentContext) -> dict[str, Any]:
@@ -176,9 +174,10 @@ def render_comment(
     context: CommentContext, template: Path | None = None, max_chars: int | None = None
 ) -> str:
     """Renders the PR comment within ``max_chars`` (None: no bound; the pipeline passes
-    GitHub's limit, ``github.client.COMMENT_MAX_CHARS``, less what the action adds): shows
+    GitHub's limit, ``github.sticky.COMMENT_MAX_CHARS``, less what the action adds): shows
     the evidence of fewer failing cases first, then drops per-case details, per-rubric rows
-    and the evidence, saying what was left out; cuts hard as a last resort."""
+    and the evidence, saying what was left out; cuts at a line as a last resort
+    (``text.fit``). A user's template is rendered once (``report.sandbox``), then cut."""
     source: Path | str = template or "comment.md.j2"
     body = render_template(context, source)
     if max_chars is None or len(body) <= max_chars:
@@ -186,12 +185,14 @@ def render_comment(
     where = "the job summary and the results file"
     if context.results_path:
         where = f"the job summary and `{context.results_path}`"
+    note = f"\n\n… comment cut to fit GitHub's limit; see {where}.\n"
+    if template is not None:
+        return fit(body, max_chars, note)
     for trimmed in _trims(context, where):
         body = render_template(trimmed, source)
         if len(body) <= max_chars:
             return body
-    note = f"\n\n… comment cut to fit GitHub's limit; see {where}.\n"
-    return body[: max_chars - len(note)] + note
+    return fit(body, max_chars, note)
 
 
 def render_summary(context: CommentContext, max_bytes: int = 1024 * 1024 - 1024) -> str:
@@ -206,4 +207,4 @@ def render_summary(context: CommentContext, max_bytes: int = 1024 * 1024 - 1024)
         }
     )
     body = render_template(trimmed, "summary.md.j2")
-    return body.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+    return fit(body, max_bytes, "\n\n… summary cut to fit GitHub's 1 MiB limit.\n", unit="bytes")

@@ -16,9 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from adk_eval_action.errors import ResultsFileError
-from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
+from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
+from adk_eval_action.redaction import Redactor
+from adk_eval_action.results.model import SCHEMA_VERSION, ErrorRecord, RunResults
+from adk_eval_action.text import without_surrogates
 
 HistoryReader = Callable[[Path], RunResults]
 """Reads an ADK eval_history file or folder (``adk.history.read_eval_history``)."""
@@ -45,12 +49,79 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_UNSTORABLE = (PydanticSerializationError, UnicodeError, RecursionError, ValueError, TypeError)
+
+
+def _dump(results: RunResults) -> tuple[str, bool]:
+    """``(JSON text, whether anything had to be replaced)``: lone surrogates become U+FFFD,
+    and a run whose agent output cannot be stored at all (nested past every serializer's
+    depth limit) loses that output (:func:`_trim_unstorable`)."""
+    try:
+        return results.model_dump_json(indent=2, exclude_none=True), False
+    except _UNSTORABLE:
+        pass
+    _trim_unstorable(results)
+    data = results.model_dump(mode="python", exclude_none=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return without_surrogates(text), True
+
+
+def _trim_unstorable(results: RunResults) -> None:
+    """Drop the agent output (``actual_invocations``, metric ``details``) of each run that
+    cannot be written as JSON, in place, recording an internal error that names the eval
+    set file and the eval case; the run's scores and statuses stay."""
+    for suite in results.suites:
+        for eval_set in suite.eval_sets:
+            for case in eval_set.eval_cases:
+                for run in case.runs:
+                    try:
+                        json.dumps(run.model_dump(mode="python"), default=str)
+                        continue
+                    except _UNSTORABLE as e:
+                        reason = f"{type(e).__name__}: {str(e)[:200]}"
+                    run.actual_invocations = None
+                    for metric in run.metrics:
+                        metric.details = {}
+                    results.errors.append(ErrorRecord(
+                        kind="internal", suite=suite.name, file=eval_set.file,
+                        eval_set_id=eval_set.eval_set_id, eval_id=case.eval_id,
+                        message=f"internal error: the agent output of eval case {case.eval_id} "
+                        f"(run {run.run}) in {eval_set.file} could not be stored and was "
+                        f"dropped ({reason})",
+                        hint="please report this as a bug"))
+
+
+def results_json(results: RunResults) -> str:
+    """``results`` as indented JSON text that can always be written as UTF-8: a lone
+    surrogate from agent text or an eval id (valid in JSON and Python, not in UTF-8)
+    becomes U+FFFD (``text.without_surrogates``)."""
+    return _dump(results)[0]
+
+
+def clean_results(results: RunResults, redact: Redactor | None = None) -> RunResults:
+    """``results`` with lone surrogates replaced and known secret values redacted in every
+    string (eval ids, agent text, reasons, errors); the same object when nothing changed.
+
+    Everything later (the results file, the comment, the summary, the log) is made from
+    the cleaned results, so no secret and no unwritable character reaches any of them.
+    """
+    text, replaced = _dump(results)
+    cleaned = redact(text) if redact else text
+    if cleaned == text and not replaced:
+        return results
+    return RunResults.model_validate_json(cleaned)
+
+
 def save_results(results: RunResults, path: Path) -> None:
     """Writes ``results`` as indented JSON to ``path``, creating parent folders, with
-    ``complete`` set (:meth:`RunResults.is_complete`; a file marked incomplete stays so)."""
+    ``complete`` set (:meth:`RunResults.is_complete`; a file marked incomplete stays so).
+
+    Raises:
+        OSError: the file cannot be written.
+    """
     results.complete = results.is_complete()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(results.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+    path.write_text(results_json(results) + "\n", encoding="utf-8")
 
 
 def load_results(path: Path, history: HistoryReader | None = None) -> RunResults:
@@ -63,10 +134,14 @@ def load_results(path: Path, history: HistoryReader | None = None) -> RunResults
     ``adk.history.load_any_results``); without it an ADK file is refused by name.
 
     Raises:
-        ResultsFileError: unreadable JSON, unknown shape, or an unsupported schema_version.
+        ResultsFileError: unreadable JSON, nested too deeply, not a regular file or larger
+            than ``files.MAX_DATA_BYTES``, unknown shape, or an unsupported schema_version.
     """
     with gc_paused():
-        return _load_results(path, history)
+        try:
+            return _load_results(path, history)
+        except RecursionError as e:
+            raise ResultsFileError(path, "not a results file: JSON nested too deeply") from e
 
 
 _OURS = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*%d\s*,' % SCHEMA_VERSION)
@@ -85,9 +160,11 @@ def _load_results(path: Path, history: HistoryReader | None) -> RunResults:
     if path.is_dir():
         return _adk_history(path, history)
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, MAX_DATA_BYTES)
     except FileNotFoundError as e:
         raise ResultsFileError(path, "file not found") from e
+    except FileLimitError as e:
+        raise ResultsFileError(path, str(e).removeprefix(f"{path}: ")) from e
     except OSError as e:
         raise ResultsFileError(path, f"not valid JSON: {e}") from e
     if _OURS.match(raw):

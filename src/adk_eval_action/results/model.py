@@ -175,6 +175,7 @@ ErrorKind = Literal[
     "metric",
     "baseline",
     "internal",
+    "interrupted",
 ]
 
 INCOMPLETE_ERROR_KINDS = frozenset(
@@ -188,6 +189,7 @@ INCOMPLETE_ERROR_KINDS = frozenset(
         "custom_metric",
         "inference",
         "internal",
+        "interrupted",
     }
 )
 """Error kinds that kept scores from being computed: a run with any of them is incomplete

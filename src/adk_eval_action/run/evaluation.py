@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from adk_eval_action.errors import ConfigError
+from adk_eval_action.errors import ConfigError, describe_exception
+from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
 from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
 from adk_eval_action.results.model import (
@@ -62,6 +63,7 @@ def find_suites(request: RunRequest) -> list[Suite]:
 
     Raises:
         ConfigError: invalid config, missing path, or no eval set found.
+        OutsideRoot: an agent, eval set or eval config lies outside the repository root.
     """
     root, paths, project = request.workdir, request.settings.paths, request.project
     missing = [str(p) for p in paths if not request.path(p).exists()]
@@ -81,11 +83,28 @@ def find_suites(request: RunRequest) -> list[Suite]:
             "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
             "them, or name suites in adk-eval.yaml",
         )
+    check_inside(suites, request.repository_root)
     explicit_runs = request.settings.explicit("num_runs")
     for suite in suites:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs
     return suites
+
+
+def check_inside(suites: list[Suite], root: Path) -> None:
+    """Every agent, eval set and eval config of ``suites`` lies inside the repository root
+    (symlinks followed), so a pull request cannot make the run read runner files or
+    import code from outside the repository.
+
+    Raises:
+        OutsideRoot: names the first path outside.
+    """
+    for suite in suites:
+        named = [("agent", suite.agent_dir), ("eval config", suite.eval_config_path)]
+        named += [("eval set", p) for p in suite.eval_set_paths]
+        for what, path in named:
+            if path is not None:
+                inside_root(path, root, f"suite {suite.name}: {what}")
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -171,7 +190,9 @@ async def _evaluate_all(
     if not await _preflight(request, suites, results):
         results.suites = [open_suite(suite, settings)[0] for suite in suites]
         return
-    evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls)
+    # The records are the results' from the start, so a signal keeps what was done.
+    evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls,
+                                       records=results.suites)
     results.suites, results.shard = evaluation.suites, evaluation.shard
 
 
@@ -181,16 +202,18 @@ async def evaluate(
     calls: ModelCalls,
     reused: list[SuiteRecord] | None = None,
     order: list[Suite] | None = None,
+    into: RunResults | None = None,
 ) -> RunResults:
     """Evaluates ``suites`` in one work pool on the running event loop, every model call
     retried and counted in ``calls``; never loses a suite's results to another's error.
     ``reused`` records (taken from the baseline, run.changed) join the evaluated ones in
-    the order of ``order``.
+    the order of ``order``. ``into`` is the results object to fill (the caller keeps what
+    was evaluated when a signal stops the event loop).
 
     Raises:
         AdkEvalActionError: the config is invalid (exit 2, nothing ran).
     """
-    results = RunResults(metadata=run_metadata(request.workdir))
+    results = into if into is not None else RunResults(metadata=run_metadata(request.workdir))
     start = time.monotonic()
     try:
         if suites:
@@ -199,7 +222,7 @@ async def evaluate(
         results.errors.append(
             ErrorRecord(
                 kind="internal",
-                message=f"{type(e).__name__}: {e}",
+                message=f"internal error: {describe_exception(e)}",
                 hint="please report this as a bug",
             )
         )

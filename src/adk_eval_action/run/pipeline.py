@@ -13,8 +13,6 @@ import glob
 import logging
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
@@ -31,8 +29,11 @@ from adk_eval_action.errors import (
     EXIT_USAGE,
     AdkEvalActionError,
     ConfigError,
+    Interrupted,
     ResultsFileError,
+    describe_exception,
 )
+from adk_eval_action.files import OutsideRoot
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
@@ -43,49 +44,24 @@ from adk_eval_action.report.render import (
     render_comment,
     render_summary,
 )
-from adk_eval_action.results.io import gc_paused, save_results
-from adk_eval_action.results.model import (
-    INCOMPLETE_ERROR_KINDS,
-    RunResults,
-)
+from adk_eval_action.results.io import clean_results, gc_paused, save_results
+from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ErrorRecord, RunResults
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
-from adk_eval_action.run.evaluation import evaluate, find_suites
+from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
+from adk_eval_action.run.outcome import (
+    CaseFailure,
+    PipelineOutcome,
+    case_failures,
+    incomplete_outcome,
+    metrics_output,
+    write_text,
+)
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
-
-
-class CaseFailure(BaseModel):
-    """A failing eval case, for annotations. ``severity``: larger is worse."""
-
-    suite: str
-    eval_set_file: str
-    eval_id: str
-    line: int | None
-    message: str
-    severity: float
-
-
-class PipelineOutcome(BaseModel):
-    """What a run produced; see the module docstring for ``exit_code``."""
-
-    exit_code: int
-    passed: bool
-    results_path: Path
-    comment_markdown: str
-    summary_markdown: str
-    comment_path: Path | None = None
-    failures: list[CaseFailure] = Field(default_factory=list)
-    metrics: dict[str, dict] = Field(default_factory=dict)
-    suites: list[str] = Field(default_factory=list)
-    comparison: Comparison | None = None
-    gate: GateResult | None = None
-    shard: str | None = None
-    skipped: str | None = None
-
 
 
 def load_table(path: Path) -> ScoreTable:
@@ -122,56 +98,21 @@ def load_head_table(path: Path) -> ScoreTable:
 
 
 def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
-    """Loads the baseline results file as a table; an unreadable baseline becomes "no
-    baseline" with the reason, never an error of the run. The note is the one ``run`` shows
-    (baseline.py)."""
+    """Loads the baseline results file named with ``--baseline`` as a table, with the note
+    ``run`` shows (baseline.resolve).
+
+    Raises:
+        ConfigError: the named file cannot be read (a typo or a broken file would
+            otherwise turn regression gating off without a word).
+    """
     if path is None:
         return None, "none given (pass --baseline with a results file of the base branch)"
     with gc_paused():  # as in load_table
         try:
             resolved = file_baseline(Path(path))
         except BaselineUnreadable as e:
-            log.warning("baseline not used: %s", e)
-            return None, str(e)
+            raise ConfigError(path, f"baseline {e}") from e
         return ScoreTable.from_results(resolved.results), resolved.note()
-
-
-def _failures(gate: GateResult) -> list[CaseFailure]:
-    failures = []
-    for index, case in enumerate(gate.failing_cases):
-        failed = [
-            f"{d.metric_name} {format(d.head, '.3g') if d.head is not None else 'n/a'}"
-            + (f" ({d.reason})" if d.reason else "")
-            for d in case.metrics
-            if d.head_status and d.head_status.value in ("failed", "error", "not_evaluated")
-        ]
-        message = f"eval case {case.eval_id} {case.change.replace('_', ' ')}: " + (
-            "; ".join(failed) or case.error or case.head_status.value if case.head_status else ""
-        )
-        failures.append(
-            CaseFailure(
-                suite=case.suite,
-                eval_set_file=case.file or "",
-                eval_id=case.eval_id,
-                line=case.line,
-                message=message,
-                severity=float(len(gate.failing_cases) - index),
-            )
-        )
-    return failures
-
-
-def _metrics_output(comparison: Comparison) -> dict[str, dict]:
-    return {
-        f"{m.suite}/{m.metric_name}": {
-            "head": m.head.mean if m.head else None,
-            "baseline": m.baseline.mean if m.baseline else None,
-            "delta": m.delta,
-            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
-            "classification": m.classification,
-        }
-        for m in comparison.metrics
-    }
 
 
 def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = False) -> None:
@@ -202,23 +143,6 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     log.info("gate %s: %s/%s eval cases passed", verdict, gate.cases_passed, gate.cases_total)
     for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)
-
-
-def write_text(path: Path | None, text: str) -> None:
-    """Writes ``text`` to ``path`` (None: nothing), creating parent folders.
-
-    Raises:
-        ConfigError: the file cannot be written (names it).
-    """
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # errors="replace": a lone surrogate from agent text (valid in JSON, not in UTF-8)
-        # becomes "?" rather than losing the whole comment.
-        path.write_text(text, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
 
 
 def comment_context(
@@ -268,8 +192,8 @@ def finish(
         context = comment_context(results, baseline, baseline_note, request, adaptive)
         comparison, gate = context.comparison, context.gate
         template = _out(request, settings.template)
-        comment = render_comment(context, template, request.max_comment_chars)
-        summary = render_summary(context)
+        comment = request.redactor(render_comment(context, template, request.max_comment_chars))
+        summary = request.redactor(render_summary(context))
     write_text(_out(request, settings.comment_out), comment)
     write_text(_out(request, settings.summary_out), summary)
     # schemas/comparison.schema.json describes this file (docs/gating.md).
@@ -294,8 +218,8 @@ def finish(
         comment_markdown=comment,
         summary_markdown=summary,
         comment_path=_out(request, settings.comment_out),
-        failures=_failures(gate),
-        metrics=_metrics_output(comparison),
+        failures=case_failures(gate),
+        metrics=metrics_output(comparison),
         suites=[s.name for s in skeleton.suites],
         comparison=comparison,
         gate=gate,
@@ -338,18 +262,61 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
     return rescore
 
 
+class RunState:
+    """The results of a run once evaluation started (``results``; None before), kept by
+    :func:`run_pipeline` so that whatever stops the run later still writes them."""
+
+    def __init__(self) -> None:
+        self.results: RunResults | None = None
+
+
 def run_pipeline(request: RunRequest) -> PipelineOutcome:
     """Runs the whole job (module docstring) in ``request.workdir``: the entry point of
     synchronous callers (the CLI, the action), which owns the event loop
     (:func:`run_pipeline_async`).
 
+    Once evaluation started, this returns an outcome whatever happens: a signal (exit
+    130/143; what was evaluated is kept), an unusable template or results path (exit 2), an
+    unexpected exception (exit 2, "internal error" naming where) all still write the
+    results file (marked incomplete), the comment and the summary
+    (:func:`run.outcome.incomplete_outcome`).
+
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
     """
-    return asyncio.run(run_pipeline_async(request))
+    state = RunState()
+    try:
+        return asyncio.run(run_pipeline_async(request, state))
+    except Interrupted as e:
+        if state.results is None:
+            raise
+        return incomplete_outcome(clean_results(state.results, request.redactor), request,
+                                  _interruption(state.results, e), e.exit_code)
+    except AdkEvalActionError as e:
+        if state.results is None:
+            raise
+        kind = "config" if isinstance(e, (ConfigError, OutsideRoot)) else "internal"
+        return incomplete_outcome(state.results, request, ErrorRecord(kind=kind, message=str(e)))
+    except Exception as e:
+        if state.results is None:
+            raise
+        return incomplete_outcome(state.results, request, ErrorRecord(
+            kind="internal", message=f"internal error: {describe_exception(e)}",
+            hint="please report this as a bug"))
 
 
-async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
+def _interruption(results: RunResults, stop: Interrupted) -> ErrorRecord:
+    """The error of a run a signal stopped, saying how much of it was done."""
+    cases = [c for s in results.suites for e in s.eval_sets for c in e.eval_cases]
+    done = sum(1 for c in cases if c.runs)
+    return ErrorRecord(kind="interrupted", message=(
+        f"the run was stopped by {stop.name}: {done} of {len(cases)} eval case(s) were "
+        "evaluated and are in the results file; the others were not"))
+
+
+async def run_pipeline_async(
+    request: RunRequest, state: RunState | None = None,
+) -> PipelineOutcome:
     """:func:`run_pipeline` on the running event loop. With the ``merge`` setting the head
     is the merged parts of a sharded run instead of an evaluation; with ``shard`` the part
     is written and the run ends there (``merge`` compares and gates).
@@ -361,21 +328,25 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
     from adk_eval_action.adk.model_calls import ModelCalls
 
     settings = request.settings
+    state = state or RunState()
     calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
     found: ResolvedBaseline | None = None
     if settings.merge:
-        results = merge_files(request.workdir, settings.merge)
+        results = state.results = merge_files(request.workdir, settings.merge)
         suites = _suites_for_rescoring(request)
     else:
         suites = find_suites(request)
+        state.results = RunResults(metadata=run_metadata(request.workdir))
         if settings.only_changed:
             found = await asyncio.to_thread(find_baseline, baseline_request(request))
             selection = await select_changed(request, suites, found.results)
-            results = await evaluate(request, selection.evaluate, calls, selection.reused, suites)
+            results = await evaluate(request, selection.evaluate, calls, selection.reused, suites,
+                                     into=state.results)
             if selection.reused:
                 found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
         else:
-            results = await evaluate(request, suites, calls)
+            results = await evaluate(request, suites, calls, into=state.results)
+    results = state.results = clean_results(results, request.redactor)
     results_path = settings.results_path
     try:
         save_results(results, request.path(results_path))
@@ -384,9 +355,16 @@ async def run_pipeline_async(request: RunRequest) -> PipelineOutcome:
     log.info("results: %s", results_path)
     if results.shard is not None:
         return part_outcome(results, request)
-    baseline, note = await resolve_baseline(
-        baseline_request(request), results, rescore=_rescorer(suites, request), found=found
-    )
+    try:
+        baseline, note = await resolve_baseline(
+            baseline_request(request), results, rescore=_rescorer(suites, request), found=found
+        )
+    except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
+        results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
+        save_results(results, request.path(results_path))
+        baseline, note = None, f"none: {e}"
+    if baseline is not None:
+        baseline = clean_results(baseline, request.redactor)
     adaptive = None
     if settings.adaptive_runs and baseline is not None:
         evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls)
@@ -469,6 +447,8 @@ __all__ = [
     "CaseFailure",
     "PipelineOutcome",
     "RunRequest",
+    "RunState",
     "run_pipeline",
     "run_pipeline_async",
+    "write_text",
 ]

@@ -21,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.files import inside_root
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.results.model import package_version
 
@@ -33,10 +34,11 @@ class RequirementsError(AdkEvalActionError):
     """The user's requirements could not be installed, or moved google-adk out of range."""
 
 
-def _pip_args(specs: Sequence[str], workdir: Path) -> list[str]:
+def _pip_args(specs: Sequence[str], workdir: Path, root: Path) -> list[str]:
     args: list[str] = []
     for spec in specs:
         path = workdir / spec
+        inside_root(path, root, "requirements")
         if path.name == "pyproject.toml" and path.is_file():
             args.append(str(path.parent.resolve()))
         elif path.is_dir() and (path / "pyproject.toml").is_file():
@@ -60,6 +62,7 @@ def installer_command() -> list[str]:
 def install_requirements(
     specs: Sequence[str], workdir: Path,
     run: Callable[..., subprocess.CompletedProcess] | None = None,
+    root: Path | None = None,
 ) -> None:
     """Install the user's agent dependencies into this environment.
 
@@ -67,13 +70,15 @@ def install_requirements(
     ``pyproject.toml``, or a folder holding one. The installer is the ``uv`` beside this
     Python when there is one (our image carries uv and no pip; ``uv pip install --python``
     installs into this interpreter's environment), else this Python's pip. ``run`` is
-    ``subprocess.run`` unless given.
+    ``subprocess.run`` unless given. Every spec must lie inside ``root`` (the repository
+    root; default ``workdir``).
 
     Raises:
+        OutsideRoot: a spec resolves outside ``root``.
         RequirementsError: a spec is missing, the installer fails, or google-adk ends
             outside the range this package supports (:func:`supported_adk_range`).
     """
-    args = _pip_args(specs, workdir)
+    args = _pip_args(specs, workdir, root or workdir)
     before = package_version("google-adk")
     command = installer_command() + args
     log.info("$ %s", " ".join(command))

@@ -34,6 +34,7 @@ from adk_eval_action.settings.resolve import (
     hide_secrets,
     load_request,
     read_inputs,
+    repository_root,
     resolve,
 )
 
@@ -52,5 +53,6 @@ __all__ = [
     "input_option",
     "load_request",
     "read_inputs",
+    "repository_root",
     "resolve",
 ]

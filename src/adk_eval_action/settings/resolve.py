@@ -4,7 +4,7 @@ action's inputs (:func:`read_inputs`), and a run as the pipeline takes it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.github.client import COMMENT_MAX_CHARS
+from adk_eval_action.files import inside_root
+from adk_eval_action.git import Git
+from adk_eval_action.github.sticky import COMMENT_MAX_CHARS
 from adk_eval_action.project.config import (
     ProjectConfig,
     find_project_config,
     load_project_config,
 )
+from adk_eval_action.redaction import Redactor
 from adk_eval_action.settings.model import OPTIONS, OptionSpec, RunSettings, Source
 
 
@@ -128,7 +131,10 @@ class RunRequest(BaseModel):
     the GitHub run says (the entry point knows it; none of it is an option).
 
     ``max_comment_chars`` bounds the rendered comment (GitHub's 65,536 less what the
-    action adds around it).
+    action adds around it). ``secrets`` are the values redacted from everything the run
+    writes (``redaction.secret_values`` of the environment, and the token); ``root`` is
+    the repository root every repository path must stay inside (the git top level of the
+    working directory, else the working directory).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -143,6 +149,18 @@ class RunRequest(BaseModel):
     #: request gets no secrets), added to the preflight's message; None elsewhere.
     credentials_note: str | None = None
     max_comment_chars: int = COMMENT_MAX_CHARS
+    secrets: tuple[SecretStr, ...] = ()
+    root: Path | None = None
+
+    @property
+    def redactor(self) -> Redactor:
+        """Redacts :attr:`secrets` from text (results, comment, summary, log lines)."""
+        return Redactor(s.get_secret_value() for s in self.secrets)
+
+    @property
+    def repository_root(self) -> Path:
+        """:attr:`root`, else the working directory."""
+        return self.root or self.workdir
 
     def path(self, path: Path) -> Path:
         """``path`` (a setting's, relative to the working directory) as the process sees
@@ -154,6 +172,7 @@ def load_request(
     workdir: Path,
     inputs: Mapping[str, Any] | None = None,
     flags: Mapping[str, Any] | None = None,
+    secrets: Iterable[str] = (),
 ) -> RunRequest:
     """Finds and reads adk-eval.yaml (the ``config`` option, else
     :data:`~adk_eval_action.project.config.PROJECT_CONFIG_NAMES` in ``workdir``) and
@@ -161,15 +180,31 @@ def load_request(
 
     Raises:
         ConfigError: an invalid option, or adk-eval.yaml is unreadable or invalid.
+        OutsideRoot: the config, the template or a path resolves outside the repository
+            root (:func:`repository_root`).
     """
     workdir = workdir.resolve()
+    root = repository_root(workdir)
     early = resolve(None, inputs, flags)
     path = workdir / early.config if early.config is not None else find_project_config(workdir)
+    if path is not None:
+        path = inside_root(path, root, "config")
     project = load_project_config(path) if path is not None else ProjectConfig(root=workdir)
+    settings = resolve(project, inputs, flags)
+    for what, given in [("template", settings.template)] + [
+            ("path", p) for p in settings.paths]:
+        if given is not None:
+            inside_root(workdir / given, root, what)
     return RunRequest(
-        settings=resolve(project, inputs, flags), workdir=workdir, project=project,
-        config_path=path,
+        settings=settings, workdir=workdir, project=project, config_path=path,
+        secrets=tuple(SecretStr(s) for s in secrets), root=root,
     )
+
+
+def repository_root(workdir: Path) -> Path:
+    """The git top level that holds ``workdir``, else ``workdir`` itself."""
+    top = Git(workdir, timeout=10).value("rev-parse", "--show-toplevel")
+    return Path(top).resolve() if top else workdir.resolve()
 
 
 # --------------------------------------------------------------------------- inputs

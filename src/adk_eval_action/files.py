@@ -1,0 +1,141 @@
+"""Reading files that come from a repository (untrusted): bounded in size, regular files
+only, YAML without alias bombs, and paths that stay inside the repository root.
+
+Every read of a repository file (adk-eval.yaml, eval configs, eval sets, templates, results
+and baseline files, the event payload) goes through :func:`read_bytes` or
+:func:`read_text`: a symlink to ``/dev/zero`` or a FIFO is refused before anything is
+read, and a file above its limit is refused by name instead of filling memory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from adk_eval_action.errors import AdkEvalActionError
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_DATA_BYTES",
+    "MAX_YAML_NODES",
+    "FileLimitError",
+    "OutsideRoot",
+    "inside_root",
+    "load_yaml",
+    "read_bytes",
+    "read_text",
+]
+
+#: adk-eval.yaml, eval configs, templates, requirements files: far below this in practice.
+MAX_CONFIG_BYTES = 1024 * 1024
+#: Eval sets and results files (a 10,000-case results file with 3 runs is ~150 MB).
+MAX_DATA_BYTES = 256 * 1024 * 1024
+#: Nodes a YAML document may expand to once its aliases are followed (a "billion laughs"
+#: file of 1 KB expands to 10^9): far above any real config.
+MAX_YAML_NODES = 100_000
+
+
+class FileLimitError(AdkEvalActionError):
+    """A file is not a regular file, or larger than its limit; ``str()`` names it (exit 2)."""
+
+
+class OutsideRoot(AdkEvalActionError):
+    """A path from the repository or the inputs resolves outside the repository root
+    (``..``, an absolute path, a symlink out); ``str()`` names it (exit 2)."""
+
+
+def read_bytes(path: Path, limit: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of ``path`` when it is a regular file (after following symlinks) of at
+    most ``limit`` bytes.
+
+    Raises:
+        FileLimitError: a device, FIFO, socket or folder; or larger than ``limit``.
+        OSError: it cannot be opened or read.
+    """
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise FileLimitError(f"{path}: not a regular file")
+    if info.st_size > limit:
+        raise FileLimitError(f"{path}: {info.st_size:,} bytes, above the limit of {limit:,}")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)  # a file that grows while read is still bounded
+    if len(data) > limit:
+        raise FileLimitError(f"{path}: above the limit of {limit:,} bytes")
+    return data
+
+
+def read_text(path: Path, limit: int = MAX_CONFIG_BYTES, errors: str = "strict") -> str:
+    """:func:`read_bytes` decoded as UTF-8 (a BOM is dropped).
+
+    Raises:
+        FileLimitError, OSError: as :func:`read_bytes`.
+        UnicodeDecodeError: not UTF-8 (with ``errors="strict"``).
+    """
+    return read_bytes(path, limit).decode("utf-8-sig", errors)
+
+
+def _expanded_size(node: yaml.Node, limit: int, memo: dict[int, int]) -> int:
+    """Nodes of ``node`` with every alias followed (an alias is the same node object
+    again, so memoizing by identity keeps this linear in the document)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        children: list[yaml.Node] = list(node.value)
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    else:
+        children = []
+    for child in children:
+        size += _expanded_size(child, limit, memo)
+        if size > limit:
+            break
+    memo[id(node)] = size
+    return size
+
+
+def load_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
+    """``yaml.safe_load(text)``, refusing a document that expands to more than
+    ``max_nodes`` nodes once its aliases (and merge keys) are followed.
+
+    Raises:
+        yaml.YAMLError: not valid YAML, or it expands past ``max_nodes`` (the message says
+            so); RecursionError is reported as a YAMLError too.
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node, max_nodes, {})
+        if size > max_nodes:
+            raise yaml.YAMLError(
+                f"the document expands to more than {max_nodes:,} nodes once its aliases "
+                "are followed (an alias bomb?)")
+        return loader.construct_document(node)
+    except RecursionError as e:
+        raise yaml.YAMLError("nested too deeply") from e
+    finally:
+        loader.dispose()
+
+
+def inside_root(path: Path, root: Path, what: str) -> Path:
+    """``path`` (relative to the current folder when not absolute) resolved, when it lies
+    inside ``root`` (resolved); symlinks are followed, so a link out of the repository is
+    refused too.
+
+    Raises:
+        OutsideRoot: it resolves outside ``root`` (names ``what`` and the path).
+    """
+    resolved = path.resolve()
+    base = root.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise OutsideRoot(
+            f"{what} {path} is outside the repository root {base}: only files inside the "
+            "repository are read")
+    return resolved

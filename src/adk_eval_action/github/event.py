@@ -1,0 +1,211 @@
+"""What a run is about: :class:`EventContext`, from ``GITHUB_EVENT_PATH`` and the
+``GITHUB_*`` variables (contract §1, §3 "Finding the PR number", §6 GHES).
+
+The payload is untrusted input: a field of the wrong type is an :class:`EventContextError`
+naming it, never a crash. ``GITHUB_API_URL`` and ``GITHUB_REPOSITORY`` are checked where
+they are used (``transport.GitHubClient``, ``rest.repo_path``), so a bad one costs the
+comment, not the evaluation. Nothing here reads ``os.environ``; callers pass the mapping.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.files import FileLimitError, read_bytes
+
+__all__ = ["EVENT_MAX_BYTES", "EventContext", "EventContextError"]
+
+#: GitHub caps webhook payloads at 25 MB; an event file larger than that is not GitHub's.
+EVENT_MAX_BYTES = 25 * 1024 * 1024
+
+
+class EventContextError(AdkEvalActionError):
+    """The event payload or GITHUB_* variables do not describe a usable run (exit 2)."""
+
+
+def _number(value: Any, where: str) -> int | None:
+    """A PR number from the payload: a positive int (or its digits), None when absent.
+
+    Raises:
+        EventContextError: present but not a positive whole number.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not (
+        isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
+    ) or int(value) < 1:
+        raise EventContextError(f"event payload: {where} is not a pull request number: "
+                                f"{str(value)[:40]!r}")
+    return int(value)
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise EventContextError(f"event payload: {where} is not an object")
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+class EventContext(BaseModel):
+    """What the run is about, from ``GITHUB_EVENT_PATH`` and the ``GITHUB_*`` variables.
+
+    ``pr_number``/``head_sha``/``base_ref`` are None where the event does not name a pull
+    request (push, workflow_dispatch, fork workflow_run): the caller may resolve them over
+    REST (``rest.pulls_for_commit``, ``rest.get_pull``) and :meth:`with_pull` them in. All
+    URLs come from ``GITHUB_API_URL``/``GITHUB_SERVER_URL``, so GHES works (contract §6).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    event_name: str = ""
+    repository: str = ""  # "owner/name"
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    sha: str = ""  # GITHUB_SHA: the merge commit on pull_request events, not the PR head
+    ref: str = ""
+    run_id: str = ""
+    run_attempt: str = ""
+    workspace: Path | None = None
+    pr_number: int | None = None
+    head_sha: str | None = None
+    head_ref: str | None = None
+    base_ref: str | None = None
+    is_fork: bool = False
+    payload: dict[str, Any] = {}
+
+    @property
+    def run_url(self) -> str | None:
+        """``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`` (§6)."""
+        if not (self.repository and self.run_id):
+            return None
+        return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+
+    @property
+    def is_pull_request_event(self) -> bool:
+        return self.event_name in ("pull_request", "pull_request_target")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> EventContext:
+        """Build from the runner's variables; reads the file ``GITHUB_EVENT_PATH`` names
+        (at most :data:`EVENT_MAX_BYTES`). A missing variable or file gives an empty
+        context (a plain local run).
+
+        Raises:
+            EventContextError: the payload is unreadable, not a JSON object, or has a field
+                of the wrong type.
+        """
+        payload = _read_payload(env.get("GITHUB_EVENT_PATH", ""))
+        base = cls(
+            event_name=env.get("GITHUB_EVENT_NAME", ""),
+            repository=env.get("GITHUB_REPOSITORY", ""),
+            api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+            server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            sha=env.get("GITHUB_SHA", ""),
+            ref=env.get("GITHUB_REF", ""),
+            run_id=env.get("GITHUB_RUN_ID", ""),
+            run_attempt=env.get("GITHUB_RUN_ATTEMPT", ""),
+            workspace=Path(env["GITHUB_WORKSPACE"]) if env.get("GITHUB_WORKSPACE") else None,
+            head_ref=env.get("GITHUB_HEAD_REF") or None,
+            base_ref=env.get("GITHUB_BASE_REF") or None,
+            payload=payload,
+        )
+        return base.model_copy(update=_pull_request_fields(base.event_name, payload, base.sha))
+
+    def with_pull(self, pull: Mapping[str, Any]) -> EventContext:
+        """A copy naming ``pull`` (a REST pull request object) as the PR of this run.
+
+        Raises:
+            EventContextError: ``pull`` has no valid number or a field of the wrong type.
+        """
+        head = _mapping(pull.get("head"), "pull.head")
+        base = _mapping(pull.get("base"), "pull.base")
+        number = _number(pull.get("number"), "pull.number")
+        if number is None:
+            raise EventContextError("the pull request GitHub answered has no number")
+        return self.model_copy(update={
+            "pr_number": number,
+            "head_sha": _text(head.get("sha")) or self.head_sha,
+            "head_ref": _text(head.get("ref")) or self.head_ref,
+            "base_ref": _text(base.get("ref")) or self.base_ref,
+            "is_fork": _is_fork(head.get("repo"), base.get("repo")),
+        })
+
+
+def _read_payload(event_path: str) -> dict[str, Any]:
+    if not event_path or not Path(event_path).exists():
+        return {}
+    try:
+        loaded = json.loads(read_bytes(Path(event_path), EVENT_MAX_BYTES))
+    except (OSError, ValueError, RecursionError, FileLimitError) as exc:
+        raise EventContextError(f"cannot read event payload {event_path}: {exc}") from exc
+    if not isinstance(loaded, dict):
+        raise EventContextError(f"event payload {event_path} is not a JSON object")
+    return loaded
+
+
+def _is_fork(head_repo: Any, base_repo: Any) -> bool:
+    """A deleted fork shows as ``head.repo: null``; treat it as a fork (least privilege)."""
+    if not isinstance(head_repo, Mapping):
+        return True
+    base_name = base_repo.get("full_name") if isinstance(base_repo, Mapping) else None
+    return bool(head_repo.get("fork")) or head_repo.get("full_name") != base_name
+
+
+def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) -> dict:
+    """Per-event PR fields (contract §3, "Finding the PR number")."""
+    if event_name in ("pull_request", "pull_request_target"):
+        pull = _mapping(payload.get("pull_request"), "pull_request")
+        number = payload.get("number") or pull.get("number")
+        head = _mapping(pull.get("head"), "pull_request.head")
+        base = _mapping(pull.get("base"), "pull_request.base")
+        return {
+            "pr_number": _number(number, "number"),
+            "head_sha": _text(head.get("sha")),
+            "head_ref": _text(head.get("ref")),
+            "base_ref": _text(base.get("ref")),
+            "is_fork": _is_fork(head.get("repo"), base.get("repo")),
+        }
+    if event_name == "push":
+        # The PR, if any, is found over REST (`pulls_for_commit`).
+        return {"head_sha": _text(payload.get("after")) or sha or None}
+    if event_name == "workflow_run":
+        return _workflow_run_fields(_mapping(payload.get("workflow_run"), "workflow_run"))
+    if event_name == "issue_comment":
+        issue = _mapping(payload.get("issue"), "issue")
+        if issue.get("pull_request") and issue.get("number"):
+            # The head sha is not in this payload; `get_pull` + `with_pull` fill it in.
+            return {"pr_number": _number(issue["number"], "issue.number")}
+        return {}
+    if event_name == "workflow_dispatch":
+        inputs = _mapping(payload.get("inputs"), "inputs")
+        number = str(inputs.get("pr_number") or inputs.get("pr") or "").strip()
+        fields: dict[str, Any] = {"head_sha": sha or None}
+        if number.isdigit() and int(number) > 0:
+            fields["pr_number"] = int(number)
+        return fields
+    return {"head_sha": sha or None}
+
+
+def _workflow_run_fields(run: Mapping[str, Any]) -> dict[str, Any]:
+    pulls = run.get("pull_requests") or []  # empty for fork PRs
+    fields: dict[str, Any] = {
+        "head_sha": _text(run.get("head_sha")),
+        "head_ref": _text(run.get("head_branch")),
+        "is_fork": _is_fork(run.get("head_repository"), run.get("repository")),
+    }
+    if isinstance(pulls, list) and pulls:
+        first = _mapping(pulls[0], "workflow_run.pull_requests[0]")
+        fields["pr_number"] = _number(first.get("number"), "workflow_run.pull_requests[0]")
+        fields["base_ref"] = _text(_mapping(first.get("base"), "base").get("ref"))
+    return fields

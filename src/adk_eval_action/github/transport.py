@@ -1,0 +1,417 @@
+"""The GitHub REST transport: :class:`GitHubClient` (a ``requests.Session`` with GitHub's
+retry rules, a per-wait cap and a time budget) and the one error tree of GitHub calls.
+
+Rules from ``shared/reference/github-actions-contract.md`` §3 (GitHub's best-practices and
+rate-limit pages); pagination follows ``link: rel="next"`` as ``requests`` parses it
+(``Response.links``; rest/using-the-rest-api/using-pagination-in-the-rest-api).
+Nothing here reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from adk_eval_action.errors import AdkEvalActionError
+
+__all__ = [
+    "API_BUDGET_S",
+    "MAX_WAIT_S",
+    "ApiBudget",
+    "BadCredentials",
+    "GitHubClient",
+    "GitHubError",
+    "NotFound",
+    "PermissionDenied",
+    "RateLimited",
+    "TransientError",
+    "ValidationFailed",
+    "check_api_url",
+    "decode_json",
+]
+
+#: Seconds one client (the baseline lookup, publishing) may spend on GitHub in all: calls,
+#: retries and waits. Past it the call gives up; the comment stays in its file.
+API_BUDGET_S = 120.0
+#: Longest single wait for a rate limit or a retry; a longer one is not waited for.
+MAX_WAIT_S = 60.0
+#: (connect, read) seconds of one HTTP request, less when the budget has less left.
+REQUEST_TIMEOUT_S = (10.0, 30.0)
+
+
+class GitHubError(AdkEvalActionError):
+    """A GitHub REST call failed; ``str()`` is a message fit for the job log (exit 2).
+
+    Attributes: ``status`` (HTTP status, 0 when no response arrived), ``method``, ``path``
+    (never with credentials or a query), ``github_message`` (GitHub's own ``message``).
+    """
+
+    def __init__(
+        self, message: str, *, status: int = 0, method: str = "", path: str = "",
+        github_message: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.method = method
+        self.path = path
+        self.github_message = github_message
+
+
+class BadCredentials(GitHubError):
+    """401: the token is missing, expired or revoked."""
+
+
+class PermissionDenied(GitHubError):
+    """403 that is not a rate limit: the token may not do this.
+
+    ``read_only_token`` is True for "Resource not accessible by integration", what the
+    read-only ``GITHUB_TOKEN`` of a fork (or Dependabot) pull request gets on writes
+    (contract §3, "Forks").
+    """
+
+    @property
+    def read_only_token(self) -> bool:
+        return "resource not accessible by integration" in self.github_message.lower()
+
+
+class NotFound(GitHubError):
+    """404: missing, or invisible to this token (GitHub hides private resources as 404)."""
+
+
+class ValidationFailed(GitHubError):
+    """422: GitHub refused the request body (for example a comment over 65,536 characters)."""
+
+
+class RateLimited(GitHubError):
+    """Primary or secondary rate limit still in force after the waits allowed."""
+
+
+class TransientError(GitHubError):
+    """5xx, a network failure, an answer that is not the JSON asked for, or the time
+    budget spent: retries did not cure it, or it was unsafe to retry."""
+
+
+class ApiBudget:
+    """Seconds a client may still spend on GitHub (calls and waits), measured on
+    ``clock`` (monotonic seconds)."""
+
+    def __init__(self, seconds: float = API_BUDGET_S) -> None:
+        self.seconds = seconds
+        self.used = 0.0
+
+    @property
+    def remaining(self) -> float:
+        return max(0.0, self.seconds - self.used)
+
+    def spend(self, seconds: float) -> None:
+        self.used += max(0.0, seconds)
+
+
+_WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+_IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
+
+
+class GitHubClient:
+    """A small GitHub REST client on ``requests.Session``.
+
+    Retry rule (contract §3, "Rate limits", from GitHub's best-practices page):
+
+    - 429, or a 403 that is a rate limit: wait ``retry-after`` seconds if given; else, if
+      ``x-ratelimit-remaining`` is 0, until ``x-ratelimit-reset`` (epoch seconds); else
+      ``secondary_wait`` (60 s), doubling on each further try.
+    - 5xx and network errors on idempotent methods: back off from ``backoff`` seconds,
+      doubling. POST is not retried after a 5xx or a network error, because GitHub may
+      have acted on it; the caller decides (``sticky.upsert_sticky_comment``).
+    - At most ``max_attempts`` tries; a wait longer than ``max_wait`` (60 s) or than the
+      budget has left is not waited for: the error is raised at once.
+    - All calls and waits of this client together stop after ``budget`` seconds
+      (:data:`API_BUDGET_S`); each request's read timeout is cut to what is left.
+    - Writes are spaced at least ``write_interval`` seconds apart, as GitHub asks.
+
+    Errors: BadCredentials (401), PermissionDenied (403), NotFound (404), ValidationFailed
+    (422), RateLimited, TransientError (5xx, network, not JSON, budget), GitHubError.
+    The token is sent only in the Authorization header and never appears in a message.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str = "https://api.github.com",
+        *,
+        session: requests.Session | None = None,
+        timeout: tuple[float, float] = REQUEST_TIMEOUT_S,
+        max_attempts: int = 5,
+        backoff: float = 1.0,
+        secondary_wait: float = 60.0,
+        max_wait: float | None = None,
+        budget: ApiBudget | float | None = None,
+        write_interval: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        user_agent: str = "adk-eval-action",
+    ) -> None:
+        self.api_url = check_api_url(api_url)
+        self.timeout = timeout
+        self.max_attempts = max(1, max_attempts)
+        self.backoff = backoff
+        self.secondary_wait = secondary_wait
+        # The limits are read when a client is made (None: this module's constants).
+        self.max_wait = MAX_WAIT_S if max_wait is None else max_wait
+        self.budget = budget if isinstance(budget, ApiBudget) else ApiBudget(
+            API_BUDGET_S if budget is None else budget)
+        self.write_interval = write_interval
+        self._sleep = sleep
+        self._clock = clock
+        self._last_write: float | None = None
+        self.session = session or requests.Session()
+        self.session.headers.update({
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": user_agent,
+        })
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def url(self, path: str) -> str:
+        """Absolute URL for an API path ("/repos/o/r") or an absolute URL from a Link header."""
+        if path.startswith(("http://", "https://")):
+            return path
+        return f"{self.api_url}/{path.lstrip('/')}"
+
+    def request(
+        self, method: str, path: str, *, json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> requests.Response:
+        """One REST call with the retry rule above; returns the 2xx/3xx response.
+
+        Raises:
+            GitHubError: (a subclass of) as the class docstring lists.
+        """
+        method = method.upper()
+        url = self.url(path)
+        shown = _shown_path(url, self.api_url)
+        for attempt in range(1, self.max_attempts + 1):
+            self._space_writes(method)
+            response = self._send(method, url, shown, json_body, params, attempt)
+            if response is None:
+                continue  # a network error worth another try (after its pause)
+            if response.status_code < 400:
+                return response
+            wait = self._retry_wait(response, attempt, method)
+            if (wait is None or attempt == self.max_attempts or wait > self.max_wait
+                    or wait > self.budget.remaining):
+                raise _error_for(response, method, shown, wait)
+            self.pause(wait)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _send(
+        self, method: str, url: str, shown: str, json_body: Any,
+        params: Mapping[str, Any] | None, attempt: int,
+    ) -> requests.Response | None:
+        """One HTTP exchange within the budget; None when a network error may be retried."""
+        left = self.budget.remaining
+        if left <= 0:
+            raise TransientError(
+                f"GitHub API time budget ({self.budget.seconds:.0f} s) spent before "
+                f"{method} {shown}", method=method, path=shown)
+        timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
+        started = time.monotonic()
+        try:
+            response = self.session.request(
+                method, url, json=json_body, params=params, timeout=timeout,
+            )
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            # A POST may have reached GitHub before the connection broke; only the
+            # caller knows whether trying again could duplicate its effect.
+            self.budget.spend(time.monotonic() - started)
+            pause = self.backoff_seconds(attempt)
+            if (attempt < self.max_attempts and method in _IDEMPOTENT
+                    and pause <= self.budget.remaining):
+                self.pause(pause)
+                return None
+            raise TransientError(
+                f"GitHub API unreachable: {method} {shown}: {type(exc).__name__}",
+                method=method, path=shown,
+            ) from exc
+        except requests.RequestException as exc:  # invalid URL, too many redirects, ...
+            raise GitHubError(f"GitHub API request {method} {shown} failed: "
+                              f"{type(exc).__name__}", method=method, path=shown) from exc
+        self.budget.spend(time.monotonic() - started)
+        if method in _WRITE_METHODS:
+            self._last_write = self._clock()
+        return response
+
+    def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        """``GET path`` decoded (raises TransientError when the answer is not JSON)."""
+        return decode_json(self.request("GET", path, params=params), "GET")
+
+    def post_json(self, path: str, body: Mapping[str, Any]) -> Any:
+        return decode_json(self.request("POST", path, json_body=body), "POST")
+
+    def patch_json(self, path: str, body: Mapping[str, Any]) -> Any:
+        return decode_json(self.request("PATCH", path, json_body=body), "PATCH")
+
+    def paginate(
+        self, path: str, params: Mapping[str, Any] | None = None, *, key: str | None = None,
+        max_pages: int | None = None,
+    ) -> Iterator[Any]:
+        """Yield the items of a list endpoint across pages, following ``link: rel="next"``
+        (``Response.links``); ``key`` names the list in endpoints that wrap it
+        (``{"total_count", "artifacts": [...]}``); at most ``max_pages`` pages.
+
+        The next URL already carries the query, so ``params`` go with the first page only.
+
+        Raises:
+            GitHubError: a call failed, or a page is not the list (or object) expected.
+        """
+        url: str | None = path
+        query: Mapping[str, Any] | None = {"per_page": 100, **(params or {})}
+        pages = 0
+        while url and (max_pages is None or pages < max_pages):
+            response = self.request("GET", url, params=query)
+            pages += 1
+            data = decode_json(response, "GET")
+            items = data.get(key) if key is not None and isinstance(data, dict) else data
+            if not isinstance(items, list):
+                raise TransientError(
+                    f"GitHub answered GET {_shown_path(response.url, self.api_url)} with "
+                    "something that is not the list asked for", method="GET")
+            yield from items
+            url, query = response.links.get("next", {}).get("url"), None
+
+    # -- helpers
+
+    def _space_writes(self, method: str) -> None:
+        if method in _WRITE_METHODS and self._last_write is not None:
+            remaining = self.write_interval - (self._clock() - self._last_write)
+            if remaining > 0:
+                self._sleep(remaining)
+
+    def pause(self, seconds: float) -> None:
+        """Sleep through the injected ``sleep`` (tests pass a recorder); counts against
+        the budget."""
+        self.budget.spend(seconds)
+        self._sleep(seconds)
+
+    def backoff_seconds(self, attempt: int) -> float:
+        """Exponential backoff for the ``attempt``-th failure: backoff * 2**(attempt-1)."""
+        return min(self.backoff * 2 ** (attempt - 1), self.max_wait)
+
+    def _retry_wait(self, response: requests.Response, attempt: int, method: str) -> float | None:
+        """Seconds to wait before retrying ``response``, or None when it must not be retried."""
+        status = response.status_code
+        if status == 429 or (status == 403 and _is_rate_limit(response)):
+            retry_after = response.headers.get("retry-after", "").strip()
+            if retry_after.isdigit():
+                return float(retry_after)
+            if response.headers.get("x-ratelimit-remaining") == "0":
+                reset = response.headers.get("x-ratelimit-reset", "").strip()
+                if reset.isdigit():
+                    return max(0.0, float(reset) - self._clock()) + 1.0
+            return self.secondary_wait * 2 ** (attempt - 1)
+        if status >= 500 and method in _IDEMPOTENT:
+            return self.backoff_seconds(attempt)
+        return None
+
+
+def check_api_url(url: str) -> str:
+    """``url`` (``GITHUB_API_URL``) without a trailing slash, when it is an absolute
+    http(s) URL with a host.
+
+    Raises:
+        GitHubError: anything else (``127.0.0.1:8080``, ``ftp://...``), named.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GitHubError(f"GITHUB_API_URL must be an http(s) URL with a host, got {url!r}")
+    return url.rstrip("/")
+
+
+def decode_json(response: requests.Response, method: str = "GET") -> Any:
+    """The JSON body of a 2xx answer.
+
+    Raises:
+        TransientError: the body is not JSON (a proxy's HTML page, a cut answer).
+    """
+    try:
+        return response.json()
+    except ValueError as exc:
+        path = _shown_path(response.url or "", "")
+        raise TransientError(
+            f"GitHub answered {method} {path} ({response.status_code}) with a body that is "
+            "not JSON", status=response.status_code, method=method, path=path,
+        ) from exc
+
+
+def _shown_path(url: str, api_url: str) -> str:
+    """The URL path for messages, without host or query (queries may hold anything)."""
+    path = url.split("?", 1)[0]
+    if api_url and path.startswith(api_url):
+        return path[len(api_url):] or "/"
+    return path
+
+
+def _is_rate_limit(response: requests.Response) -> bool:
+    """A 403 is a rate limit when GitHub says so in headers or message (rate-limits doc)."""
+    if response.headers.get("retry-after") or response.headers.get("x-ratelimit-remaining") == "0":
+        return True
+    return "rate limit" in _github_message(response).lower()
+
+
+def _github_message(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict):
+        message = str(body.get("message") or "")
+        details = [
+            str(e.get("message") or e.get("code") or "")
+            for e in body.get("errors") or [] if isinstance(e, dict)
+        ]
+        return "; ".join(filter(None, [message, *details]))
+    return ""
+
+
+def _error_for(
+    response: requests.Response, method: str, path: str, wait: float | None,
+) -> GitHubError:
+    """The named exception, with a message that says what to do (401/403/404/422)."""
+    status = response.status_code
+    said = _github_message(response)
+    where = f"{method} {path}"
+    kwargs = {"status": status, "method": method, "path": path, "github_message": said}
+    if status == 429 or (status == 403 and _is_rate_limit(response)):
+        when = f"; GitHub asks to wait {wait:.0f} s" if wait is not None else ""
+        return RateLimited(f"GitHub rate limit hit on {where} ({status}: {said}){when}", **kwargs)
+    if status == 401:
+        return BadCredentials(
+            f"GitHub rejected the token on {where} (401 {said or 'Bad credentials'}). "
+            "Check the github_token input: it must be a valid token for this repository.",
+            **kwargs,
+        )
+    if status == 403:
+        error = PermissionDenied(f"GitHub refused {where} (403 {said}).", **kwargs)
+        if error.read_only_token:
+            error.args = (
+                f"GitHub refused {where} (403 {said}): the token is read-only. Pull requests "
+                "from forks and Dependabot get a read-only GITHUB_TOKEN; post the comment from "
+                "a workflow_run workflow (docs/action.md, 'Pull requests from forks'). "
+                "Otherwise give the job `permissions: pull-requests: write`.",
+            )
+        return error
+    if status == 404:
+        return NotFound(
+            f"GitHub answered 404 for {where}: it does not exist, or this token cannot see "
+            "it (GitHub answers 404 rather than 403 for private resources).",
+            **kwargs,
+        )
+    if status == 422:
+        return ValidationFailed(f"GitHub refused the request {where} (422 {said}).", **kwargs)
+    if status >= 500:
+        return TransientError(f"GitHub server error on {where} ({status} {said}).", **kwargs)
+    return GitHubError(f"GitHub API error on {where} ({status} {said}).", **kwargs)

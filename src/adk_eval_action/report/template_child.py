@@ -1,0 +1,43 @@
+"""The child interpreter that renders a user's template (started by
+:func:`adk_eval_action.report.sandbox.render_user_template`, which says why)."""
+
+from __future__ import annotations
+
+import pickle
+import resource
+import sys
+
+from adk_eval_action.report.render import template_environment
+from adk_eval_action.report.sandbox import EXIT_TOO_LONG, TEMPLATE_MEMORY_BYTES
+
+__all__ = ["main"]
+
+
+def _limit_self(cpu_seconds: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (TEMPLATE_MEMORY_BYTES, TEMPLATE_MEMORY_BYTES))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+
+
+def main() -> None:  # pragma: no cover - runs in the rendering child
+    """The rendering child: reads ``(source, variables, max_chars, cpu_seconds)`` pickled
+    on stdin, limits its own memory and CPU time,
+    writes the output on stdout; exit 3 when the output passes ``max_chars``, 1 with
+    ``Type: message`` on stderr when the template fails."""
+    source, variables, max_chars, cpu_seconds = pickle.loads(sys.stdin.buffer.read())
+    _limit_self(cpu_seconds)
+    written = 0
+    chunks: list[str] = []
+    try:
+        for chunk in template_environment().from_string(source).generate(**variables):
+            written += len(chunk)
+            if written > max_chars:
+                sys.exit(EXIT_TOO_LONG)
+            chunks.append(chunk)
+    except MemoryError:
+        sys.stderr.write(f"MemoryError: the template used more than "
+                         f"{TEMPLATE_MEMORY_BYTES // 2**20} MiB\n")
+        sys.exit(1)
+    except Exception as e:  # noqa: BLE001 - any failure of a user's template is theirs to fix
+        sys.stderr.write(f"{type(e).__name__}: {e}\n")
+        sys.exit(1)
+    sys.stdout.buffer.write("".join(chunks).encode("utf-8", "replace"))

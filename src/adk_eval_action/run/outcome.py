@@ -1,0 +1,153 @@
+"""What a run produced (:class:`PipelineOutcome`), and the outcome of a run that could not
+finish normally (:func:`incomplete_outcome`): whatever happens after evaluation started,
+the results file, the comment and the job summary are still written (exit 2 "incomplete",
+or 130/143 when a signal stopped the run).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from adk_eval_action.analysis.compare import Comparison
+from adk_eval_action.analysis.gate import GateResult
+from adk_eval_action.errors import EXIT_USAGE
+from adk_eval_action.report.fallback import incomplete_markdown
+from adk_eval_action.results.io import save_results
+from adk_eval_action.results.model import ErrorRecord, RunResults
+from adk_eval_action.settings import RunRequest
+from adk_eval_action.text import without_surrogates
+
+__all__ = [
+    "CaseFailure",
+    "PipelineOutcome",
+    "case_failures",
+    "incomplete_outcome",
+    "metrics_output",
+    "write_text",
+]
+
+log = logging.getLogger(__name__)
+
+
+class CaseFailure(BaseModel):
+    """A failing eval case, for annotations. ``severity``: larger is worse."""
+
+    suite: str
+    eval_set_file: str
+    eval_id: str
+    line: int | None
+    message: str
+    severity: float
+
+
+class PipelineOutcome(BaseModel):
+    """What a run produced. ``exit_code``: 0 the gate passed, 1 the gate failed on
+    computed scores, 2 incomplete (config, eval set, agent or internal error), 130/143 a
+    signal stopped it (``interrupted``)."""
+
+    exit_code: int
+    passed: bool
+    results_path: Path
+    comment_markdown: str
+    summary_markdown: str
+    comment_path: Path | None = None
+    failures: list[CaseFailure] = Field(default_factory=list)
+    metrics: dict[str, dict] = Field(default_factory=dict)
+    suites: list[str] = Field(default_factory=list)
+    comparison: Comparison | None = None
+    gate: GateResult | None = None
+    shard: str | None = None
+    skipped: str | None = None
+    interrupted: bool = False
+
+
+def case_failures(gate: GateResult) -> list[CaseFailure]:
+    """The gate's failing cases, worst first, for annotations and the suite log."""
+    failures = []
+    for index, case in enumerate(gate.failing_cases):
+        failed = [
+            f"{d.metric_name} {format(d.head, '.3g') if d.head is not None else 'n/a'}"
+            + (f" ({d.reason})" if d.reason else "")
+            for d in case.metrics
+            if d.head_status and d.head_status.value in ("failed", "error", "not_evaluated")
+        ]
+        message = f"eval case {case.eval_id} {case.change.replace('_', ' ')}: " + (
+            "; ".join(failed) or case.error or case.head_status.value if case.head_status else ""
+        )
+        failures.append(
+            CaseFailure(
+                suite=case.suite,
+                eval_set_file=case.file or "",
+                eval_id=case.eval_id,
+                line=case.line,
+                message=message,
+                severity=float(len(gate.failing_cases) - index),
+            )
+        )
+    return failures
+
+
+def metrics_output(comparison: Comparison) -> dict[str, dict]:
+    """The ``metrics`` step output: per ``suite/metric``, head, baseline, delta, threshold
+    and the call."""
+    return {
+        f"{m.suite}/{m.metric_name}": {
+            "head": m.head.mean if m.head else None,
+            "baseline": m.baseline.mean if m.baseline else None,
+            "delta": m.delta,
+            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
+            "classification": m.classification,
+        }
+        for m in comparison.metrics
+    }
+
+
+def write_text(path: Path | None, text: str) -> None:
+    """Writes ``text`` to ``path`` (None: nothing), creating parent folders; lone
+    surrogates from agent text become U+FFFD rather than losing the whole file.
+
+    Raises:
+        ConfigError: the file cannot be written (names it).
+    """
+    from adk_eval_action.errors import ConfigError
+
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(without_surrogates(text), encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
+
+
+def incomplete_outcome(
+    results: RunResults, request: RunRequest, error: ErrorRecord, exit_code: int = EXIT_USAGE,
+) -> PipelineOutcome:
+    """The outcome of a run that stopped after evaluation started: ``error`` is added to
+    ``results``, which are saved (marked incomplete); a short comment and summary say what
+    was evaluated and what stopped the run. Never raises for a file it cannot write (it
+    logs it): this is the last resort of the pipeline."""
+    results.errors.append(error)
+    settings = request.settings
+    results_path = request.path(settings.results_path)
+    try:
+        save_results(results, results_path)
+    except Exception as e:  # noqa: BLE001 - last resort: say it and go on with the comment
+        log.error("the results file %s could not be written: %s", results_path, e)
+    redact = request.redactor
+    markdown = redact(incomplete_markdown(results, error, str(settings.results_path)))
+    for path in (settings.comment_out, settings.summary_out):
+        try:
+            write_text(None if path is None else request.path(path), markdown)
+        except Exception as e:  # noqa: BLE001 - last resort
+            log.error("%s", e)
+    log.error("%s", redact(f"run incomplete ({error.kind}): {error.message}"))
+    return PipelineOutcome(
+        exit_code=exit_code, passed=False, results_path=results_path,
+        comment_markdown=markdown, summary_markdown=markdown,
+        comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
+        suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
+    )

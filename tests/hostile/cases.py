@@ -1,0 +1,410 @@
+"""The rows of the hostile-input suite: issue 12's examples, by kind (1-11).
+
+Each :class:`Case` prepares a :class:`~workspace.Workspace` (files, environment, faults of
+the GitHub stand-in), runs it (the action by default) and names the exit code, a message
+of the log, whether evaluation started, and the bound its run must end within.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from workspace import REPO, Run, Workspace
+
+from adk_eval_action.github.sticky import comment_marker
+
+OTHER_MARKER = comment_marker("other")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row: ``kind`` (issue 12's 1-11), what to ``prepare``, how to ``run`` it, the
+    expected ``exit_code`` and log message (``says``, a regex), whether evaluation started
+    (``evaluated``: then results, comment, summary and outputs must exist), the bound in
+    seconds, ``limits`` (module constants lowered for the row, ``"module.NAME": value``),
+    a ``check`` of its own, and pytest ``marks``. ``cli``: run through the CLI."""
+
+    id: str
+    kind: int
+    prepare: Callable[[Workspace], Any]
+    exit_code: int
+    says: str
+    evaluated: bool = True
+    seconds: float = 60.0
+    run: Callable[[Workspace], Run] = Workspace.action
+    check: Callable[[Run], None] | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
+    cli: bool = False
+    marks: tuple[Any, ...] = ()
+
+
+def _travel_eval_set(ws: Workspace) -> Path:
+    return ws.root / "travel_agent" / "eval" / "travel.evalset.json"
+
+
+def _rename_first_case(ws: Workspace, eval_id: str) -> None:
+    path = _travel_eval_set(ws)
+    data = json.loads(path.read_text())
+    data["eval_cases"][0]["eval_id"] = eval_id
+    path.write_text(json.dumps(data))
+
+
+def _assert(condition: bool) -> None:
+    assert condition
+
+
+def _passed_false(run: Run) -> None:
+    assert run.outputs["passed"] == "false" and run.comment_file and run.files["summary.md"]
+
+
+def _comment_bodies(run: Run) -> list[str]:
+    known = {run.workspace.foreign["id"], run.workspace.person["id"]}
+    return [c["body"] for c in run.workspace.stub.comments(12) if c["id"] not in known]
+
+
+# --------------------------------------------------------------------------- 1: results lost
+
+DEEP_TOOL = '''
+from adk_eval_action.testing.standins import ScriptedToolCall, ScriptRule
+
+
+def deep() -> dict:
+    """Returns an answer nested 300 levels deep."""
+    out = cur = {}
+    for _ in range(300):
+        cur["a"] = {}
+        cur = cur["a"]
+    return out
+
+
+root_agent = LlmAgent(
+    name="hostile_agent",
+    model=ScriptedLlm(model="scripted-hostile", rules=[ScriptRule(
+        pattern=".", tool_calls=[ScriptedToolCall(name="deep", args={})], reply="done")]),
+    instruction="Answer.", tools=[deep],
+)
+'''
+
+
+def _surrogate_kept(run: Run) -> None:
+    ids = [c["eval_id"] for s in run.results["suites"] for e in s["eval_sets"]
+           for c in e["eval_cases"]]
+    assert "bad\ufffdid" in ids
+
+
+def _all_errors(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*results["errors"], *(e for s in results["suites"] for e in s.get("errors", []))]
+
+
+def _deep_output_named(run: Run) -> None:
+    errors = [e for e in _all_errors(run.results) if e["kind"] == "internal"]
+    assert errors and errors[0]["eval_id"] == "hostile_case"
+    assert errors[0]["file"].endswith("hostile.evalset.json")
+
+
+# --------------------------------------------------------------------------- 2: publishing
+
+
+def _event(payload: Any) -> Callable[[Workspace], None]:
+    return lambda ws: ws.write_event(payload)
+
+
+def _comment_in_file_only(run: Run) -> None:
+    assert not _comment_bodies(run), "no comment was to be posted"
+    assert run.outputs["comment_url"] == ""
+    assert "The PR comment could not be posted" in run.files["summary.md"]
+
+
+# --------------------------------------------------------------------------- 3: baseline
+
+
+def _nested_baseline(ws: Workspace) -> None:
+    (ws.root / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    ws.inputs["baseline"] = "deep.json"
+
+
+def _auto_baseline_broken_api(ws: Workspace) -> None:
+    ws.inputs["baseline"] = "auto"
+    ws.stub.fail_next(200, raw=b"{not json", path="/compare/", times=5)
+
+
+def _no_baseline_said(run: Run) -> None:
+    assert "not JSON" in run.comment_file or "not JSON" in run.log
+
+
+# --------------------------------------------------------------------------- 4: sticky
+
+
+def _marker_in_eval_id(ws: Workspace) -> None:
+    ws.hostile_agent("Go away.", cases=[f"x {OTHER_MARKER} y"])
+
+
+def _other_key_takes_nothing(ws: Workspace) -> None:
+    ws.stub.add_comment(12, f"old report\n{OTHER_MARKER}\n\n{comment_marker()}\n",
+                        "github-actions[bot]")
+    ws.inputs["comment_key"] = "other"
+
+
+def _only_our_marker_last(run: Run) -> None:
+    bodies = _comment_bodies(run)
+    posted = [b for b in bodies if b.rstrip().endswith(comment_marker())
+              and "old report" not in b]
+    assert len(posted) == 1 and OTHER_MARKER not in posted[0]
+
+
+def _default_comment_untouched(run: Run) -> None:
+    bodies = _comment_bodies(run)
+    assert f"old report\n{OTHER_MARKER}\n\n{comment_marker()}\n" in bodies
+    assert sum(b.rstrip().endswith(OTHER_MARKER) for b in bodies) == 1
+
+
+# --------------------------------------------------------------------------- 5: commands
+
+INJECTION = "x\n::stop-commands::zzz\n::add-mask::innocent\n::warning::fake warning\n##[error]old"
+
+
+def _annotations_after(run: Run) -> None:
+    lines = run.log.splitlines()
+    assert any(x.startswith("::error ") for x in lines), "the action's annotations are gone"
+
+
+# --------------------------------------------------------------------------- 6: secrets
+
+
+def _token_gone_from_agent(run: Run) -> None:
+    answers = json.dumps(run.results)
+    assert "token=<>" in answers, "the agent still saw the token"
+    assert "key=<***>" in answers and "password=<***>" in answers
+
+
+# --------------------------------------------------------------------------- 7: bounds
+
+ALIAS_BOMB = "\n".join(
+    ["criteria: {response_match_score: 0.5}", "a: &a [x, x, x, x, x, x, x, x, x]"]
+    + [f"{c}: &{c} [{', '.join(['*' + p] * 9)}]"
+       for p, c in zip("abcdefgh", "bcdefghi", strict=True)]
+)
+
+
+def _alias_bomb(ws: Workspace) -> None:
+    (ws.root / "bomb.yaml").write_text(ALIAS_BOMB)
+    ws.config({"suites": [{"name": "travel", "agent": "travel_agent",
+                           "eval_sets": ["travel_agent/eval/travel.evalset.json"],
+                           "eval_config": "bomb.yaml"}]})
+
+
+def _dev_zero_eval_set(ws: Workspace) -> None:
+    os.symlink("/dev/zero", ws.root / "travel_agent" / "eval" / "zero.evalset.json")
+
+
+def _template(text: str) -> Callable[[Workspace], None]:
+    def prepare(ws: Workspace) -> None:
+        (ws.root / "mine.md.j2").write_text(text)
+        ws.inputs["template"] = "mine.md.j2"
+    return prepare
+
+
+TEMPLATE_LIMITS = {"adk_eval_action.report.sandbox.TEMPLATE_TIMEOUT_S": 3.0}
+
+# --------------------------------------------------------------------------- 8: paths
+
+
+def _symlink_out(ws: Workspace) -> None:
+    outside = ws.tmp / "elsewhere"
+    (outside / "eval").mkdir(parents=True)
+    (outside / "__init__.py").write_text("raise SystemExit('imported from outside')\n")
+    (outside / "agent.py").write_text("raise SystemExit('imported from outside')\n")
+    (outside / "eval" / "x.evalset.json").write_text(_travel_eval_set(ws).read_text())
+    os.symlink(outside / "eval" / "x.evalset.json",
+               ws.root / "travel_agent" / "eval" / "linked.evalset.json")
+
+
+# --------------------------------------------------------------------------- 9: waits
+
+API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
+              "adk_eval_action.github.transport.API_BUDGET_S": 3.0}
+
+
+def _many_cases(ws: Workspace) -> None:
+    cases = [{"eval_id": f"case_{i}", "conversation": [{
+        "invocation_id": f"i{i}", "user_content": {"role": "user", "parts": [{"text": "hi"}]},
+        "final_response": {"role": "model", "parts": [{"text": "hello"}]}}]}
+        for i in range(10_000)]
+    cases.append(dict(cases[0]))  # a duplicate id: refused once all 10,000 are read
+    path = ws.root / "travel_agent" / "eval" / "big.evalset.json"
+    path.write_text(json.dumps({"eval_set_id": "big", "eval_cases": cases}, indent=1))
+
+
+# --------------------------------------------------------------------------- 10: signals
+
+SELF_SIGNAL = '''
+import signal
+import time
+
+from adk_eval_action.testing.standins import ScriptedToolCall, ScriptRule
+
+
+def stop() -> dict:
+    """Sends this process {name} (as a cancelled job does) while the case runs."""
+    os.kill(os.getpid(), signal.{name})
+    time.sleep(2)
+    return {{"status": "still running"}}
+
+
+root_agent = LlmAgent(
+    name="hostile_agent",
+    model=ScriptedLlm(model="scripted-hostile", rules=[ScriptRule(
+        pattern=".", tool_calls=[ScriptedToolCall(name="stop", args={{}})], reply="done")]),
+    instruction="Answer.", tools=[stop],
+)
+'''
+
+
+def _signal_in_second_suite(name: str) -> Callable[[Workspace], None]:
+    def prepare(ws: Workspace) -> None:
+        ws.hostile_agent("never answered", extra=SELF_SIGNAL.format(name=name))
+        ws.config({"suites": [
+            {"name": "travel", "agent": "travel_agent",
+             "eval_sets": ["travel_agent/eval/travel.evalset.json"]},
+            {"name": "hostile", "agent": "hostile_agent",
+             "eval_sets": ["hostile_agent/eval/hostile.evalset.json"]},
+        ]})
+    return prepare
+
+
+def _partial_results(run: Run) -> None:
+    results = run.results
+    assert [s["name"] for s in results["suites"]] == ["travel"]
+    assert any(e["kind"] == "interrupted" and e.get("suite") == "hostile"
+               for e in _all_errors(results))
+    assert not _comment_bodies(run), "a stopped run does not post its comment"
+
+
+# --------------------------------------------------------------------------- 11: mentions
+
+MENTIONS = "Ping @octocat and @octo/team about GH-1 and octo/agents#9 and #9"
+
+
+def _no_mentions(run: Run) -> None:
+    import re
+
+    for text in [run.comment_file, run.files["summary.md"]]:
+        prose = re.sub(r"`[^`\n]*`", "", text)  # code spans link nothing
+        assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
+        assert not re.search(r"\bGH-\d|[\w.-]+/[\w.-]+\\?#\d|(?<![\w&])\\?#\d", prose)
+
+
+def _mention_case(ws: Workspace) -> None:
+    ws.hostile_agent(MENTIONS, cases=["@octocat GH-1 octo/agents#9"])
+
+
+# --------------------------------------------------------------------------- the table
+
+CASES: list[Case] = [
+    # 1. Results lost on unexpected exceptions
+    Case("k1-lone-surrogate-eval-id", 1, lambda ws: _rename_first_case(ws, "bad\ud800id"),
+         0, r"PR comment created", check=_surrogate_kept),
+    Case("k1-unstorable-agent-output", 1,
+         lambda ws: ws.hostile_agent("x", extra=DEEP_TOOL, threshold=0.0), 2,
+         r"internal error.*Maximum serialization depth", check=_deep_output_named),
+    Case("k1-results-path-unwritable", 1,
+         lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
+         r"cannot write the results file", evaluated=False, check=_passed_false),
+    # 2. Publishing and event parsing
+    Case("k2-comments-list-not-json", 2,
+         lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
+         0, r"not JSON", check=_comment_in_file_only),
+    Case("k2-created-without-id", 2,
+         lambda ws: ws.stub.fail_next(201, raw=b"{}", method="POST", after=True),
+         0, r"without its id"),
+    Case("k2-api-url-without-scheme", 2,
+         lambda ws: ws.env.update(GITHUB_API_URL="127.0.0.1:9"), 0,
+         r"GITHUB_API_URL must be an http\(s\) URL", check=_comment_in_file_only),
+    Case("k2-api-url-ftp", 2, lambda ws: ws.env.update(GITHUB_API_URL="ftp://example.com"),
+         0, r"GITHUB_API_URL must be an http\(s\) URL", check=_comment_in_file_only),
+    Case("k2-repository-without-slash", 2,
+         lambda ws: ws.env.update(GITHUB_REPOSITORY="agents"), 0,
+         r"GITHUB_REPOSITORY must be 'owner/name'", check=_comment_in_file_only),
+    Case("k2-event-number-not-a-number", 2,
+         _event({"number": "7abc", "pull_request": {"head": {"sha": "a" * 40}}}), 2,
+         r"number is not a pull request number: '7abc'", evaluated=False),
+    Case("k2-event-pull-request-not-an-object", 2, _event({"pull_request": "x"}), 2,
+         r"pull_request is not an object", evaluated=False),
+    Case("k2-paths-root", 2, lambda ws: ws.inputs.update(paths="/"), 2,
+         r"path / is outside the repository root", evaluated=False),
+    # 3. An unreadable baseline
+    Case("k3-artifact-api-not-json", 3, _auto_baseline_broken_api, 0,
+         r"no baseline.*not JSON", check=_no_baseline_said),
+    Case("k3-baseline-nested-100000-deep", 3, _nested_baseline, 2,
+         r"deep\.json.*nested too deeply"),
+    # 4. The sticky comment
+    Case("k4-marker-in-eval-id", 4, _marker_in_eval_id, 1, r"PR comment created",
+         check=_only_our_marker_last),
+    Case("k4-other-key-does-not-take-over", 4, _other_key_takes_nothing, 0,
+         r"PR comment created", check=_default_comment_untouched),
+    # 5. Workflow-command injection
+    Case("k5-eval-id-and-agent-text-commands", 5,
+         lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1,
+         r"failing eval case", check=_annotations_after),
+    Case("k5-cli-print-comment-in-a-run-step", 5,
+         lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
+         run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",
+                               "comment.md", "--summary-out", "summary.md"), cli=True),
+    # 6. Secrets
+    Case("k6-agent-echoes-secrets", 6, lambda ws: ws.hostile_agent(
+        "token=<{env[INPUT_GITHUB_TOKEN]}{env[GITHUB_TOKEN]}> key=<{env[GOOGLE_API_KEY]}> "
+        "password=<{env[DB_PASSWORD]}>"), 1, r"PR comment created",
+        check=_token_gone_from_agent),
+    Case("k6-cli-agent-echoes-secrets", 6, lambda ws: ws.hostile_agent(
+        "key=<{env[GOOGLE_API_KEY]}> password=<{env[DB_PASSWORD]}>"), 1, r"gate FAILED",
+        run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",
+                              "comment.md", "--summary-out", "summary.md"), cli=True,
+        check=lambda run: _assert("key=<***>" in json.dumps(run.results))),
+    # 7. Unbounded work
+    Case("k7-yaml-alias-bomb", 7, _alias_bomb, 2, r"bomb\.yaml.*alias", seconds=30),
+    Case("k7-eval-set-symlink-to-dev-zero", 7, _dev_zero_eval_set, 2,
+         r"zero\.evalset\.json|/dev/zero", evaluated=False, seconds=30),
+    Case("k7-template-huge-string", 7, _template("{{ 'x' * 10**9 }}"), 2,
+         r"mine\.md\.j2: template error", limits=TEMPLATE_LIMITS, seconds=40),
+    Case("k7-template-huge-power", 7, _template("{{ 10**(10**9) }}"), 2,
+         r"mine\.md\.j2: template error", limits=TEMPLATE_LIMITS, seconds=40),
+    Case("k7-template-nested-loops", 7, _template(
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),
+        2, r"mine\.md\.j2: template error.*longer than 3 s", limits=TEMPLATE_LIMITS,
+        seconds=40),
+    Case("k7-template-lipsum", 7, _template("{{ lipsum(n=10**6) }}"), 2,
+         r"mine\.md\.j2: template error", limits=TEMPLATE_LIMITS, seconds=40),
+    # 8. Paths outside the workspace
+    Case("k8-eval-set-glob-dot-dot", 8, lambda ws: ws.config({"suites": [{
+        "name": "t", "agent": "travel_agent", "eval_sets": ["../" * 12 + "etc/*"]}]}), 2,
+         r"outside the repository root", evaluated=False),
+    Case("k8-absolute-eval-set", 8, lambda ws: ws.config({"suites": [{
+        "name": "t", "agent": "travel_agent", "eval_sets": ["/etc/passwd"]}]}), 2,
+         r"/etc/passwd is outside the repository root", evaluated=False),
+    Case("k8-symlinked-eval-set-out", 8, _symlink_out, 2,
+         r"x\.evalset\.json is outside the repository root", evaluated=False),
+    # 9. Long waits and slow loading
+    Case("k9-secondary-rate-limit-no-retry-after", 9, lambda ws: ws.stub.fail_next(
+        403, message="You have exceeded a secondary rate limit.", times=10),
+        0, r"rate limit", limits=API_LIMITS, seconds=30, check=_comment_in_file_only),
+    Case("k9-slow-api", 9, lambda ws: ws.stub.fail_next(200, delay=35, times=3, path="pulls"),
+         0, r"PR comment not posted", limits=API_LIMITS, seconds=40),
+    Case("k9-10000-cases-load", 9, _many_cases, 2, r"duplicate eval_id\(s\): case_0",
+         seconds=60),
+    # 10. Signals
+    Case("k10-sigterm-mid-run", 10, _signal_in_second_suite("SIGTERM"), 143,
+         r"stopped by SIGTERM", check=_partial_results),
+    Case("k10-sigint-mid-run", 10, _signal_in_second_suite("SIGINT"), 130,
+         r"stopped by SIGINT", check=_partial_results),
+    # 11. Mentions and references
+    Case("k11-mentions-and-references", 11, _mention_case, 1, r"PR comment created",
+         check=_no_mentions),
+]
+
+__all__ = ["CASES", "REPO", "Case", "pytest"]
