@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,10 +280,16 @@ def _signal_in_second_suite(name: str) -> Callable[[Workspace], None]:
 
 
 def _partial_results(run: Run) -> None:
+    """The suites' records are kept with the case runs that finished before the signal
+    (the travel suite's, which need no tool); the error says how many were done."""
     results = run.results
-    assert [s["name"] for s in results["suites"]] == ["travel"]
-    assert any(e["kind"] == "interrupted" and e.get("suite") == "hostile"
-               for e in _all_errors(results))
+    assert [s["name"] for s in results["suites"]] == ["travel", "hostile"]
+    stopped = [e for e in _all_errors(results) if e["kind"] == "interrupted"]
+    assert stopped and re.search(r"(\d+) of (\d+) eval case\(s\) were evaluated",
+                                 stopped[0]["message"])
+    done = [c for s in results["suites"] for e in s["eval_sets"] for c in e["eval_cases"]
+            if c["runs"]]
+    assert str(len(done)) in stopped[0]["message"]
     assert not _comment_bodies(run), "a stopped run does not post its comment"
 
 
@@ -292,10 +299,10 @@ MENTIONS = "Ping @octocat and @octo/team about GH-1 and octo/agents#9 and #9"
 
 
 def _no_mentions(run: Run) -> None:
-    import re
-
     for text in [run.comment_file, run.files["summary.md"]]:
-        prose = re.sub(r"`[^`\n]*`", "", text)  # code spans link nothing
+        # GitHub links nothing inside fenced code blocks and code spans.
+        prose = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1\s*$", "", text)
+        prose = re.sub(r"`[^`\n]*`", "", prose)
         assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
         assert not re.search(r"\bGH-\d|[\w.-]+/[\w.-]+\\?#\d|(?<![\w&])\\?#\d", prose)
 
