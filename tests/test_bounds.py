@@ -1,0 +1,137 @@
+"""The small rules under the hostile-input promises (issue 12), each against an independent
+source: yaml.safe_load, json, the file system, a rule applied by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adk_eval_action.files import (
+    FileLimitError,
+    OutsideRoot,
+    inside_root,
+    load_yaml,
+    read_bytes,
+)
+from adk_eval_action.github.event import EventContext, EventContextError
+from adk_eval_action.github.sticky import comment_marker, compose_comment_body, is_marked
+from adk_eval_action.redaction import REDACTED, Redactor, secret_values
+from adk_eval_action.text import fit, without_surrogates
+
+
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=200))
+def test_fit_never_exceeds_the_limit_and_keeps_whole_lines(text: str, limit: int) -> None:
+    note = "\n[cut]\n"
+    out = fit(text, limit, note)
+    assert len(out) <= limit
+    if len(text) <= limit:
+        assert out == text
+    elif out:
+        kept = out[: -len(note)]
+        assert out.endswith(note) and text.startswith(kept)
+        assert "\n" not in text[:limit - len(note)] or kept.endswith("\n")
+
+
+def test_fit_in_bytes_never_splits_a_character() -> None:
+    text = "é" * 100
+    out = fit(text, 51, "", unit="bytes")
+    assert len(out.encode("utf-8")) <= 51 and set(out) == {"é"}
+
+
+def test_surrogates_become_replacement_characters() -> None:
+    assert without_surrogates("a\ud800b\udcffc") == "a\ufffdb\ufffdc"
+    assert "a\ud800".encode("utf-8", "surrogatepass")  # unwritable as plain UTF-8
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: [x, y]\n",
+    "base: &b {k: 1}\nother:\n  <<: *b\n  j: 2\n",
+    "list: &l [1, 2]\nagain: *l\n",
+    "",
+])
+def test_load_yaml_reads_what_safe_load_reads(text: str) -> None:
+    assert load_yaml(text) == yaml.safe_load(text)
+
+
+def test_load_yaml_refuses_an_alias_bomb_that_safe_load_would_expand() -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{c}: &{c} [{', '.join(['*' + p] * 10)}]" for p, c in zip("abcde", "bcdef",
+                                                                             strict=True)]
+    text = "\n".join(lines)
+    assert len(yaml.safe_load(text)["c"]) == 10  # shared references: cheap to load...
+    with pytest.raises(yaml.YAMLError, match="alias"):  # ...10**6 nodes once expanded
+        load_yaml(text)
+
+
+def test_read_bytes_refuses_devices_fifos_and_large_files(tmp_path: Path) -> None:
+    with pytest.raises(FileLimitError, match="not a regular file"):
+        read_bytes(Path("/dev/zero"))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(FileLimitError, match="not a regular file"):
+        read_bytes(fifo)
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 11)
+    with pytest.raises(FileLimitError, match="11 bytes"):
+        read_bytes(big, limit=10)
+    assert read_bytes(big, limit=11) == b"x" * 11
+
+
+def test_inside_root_follows_symlinks(tmp_path: Path) -> None:
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "x.json").write_text("{}")
+    (root / "link.json").symlink_to(outside / "x.json")
+    (root / "ok.json").write_text("{}")
+    assert inside_root(root / "ok.json", root, "eval set") == (root / "ok.json").resolve()
+    for path in (root / "link.json", root / ".." / "outside" / "x.json", Path("/etc/passwd")):
+        with pytest.raises(OutsideRoot, match="outside the repository root"):
+            inside_root(path, root, "eval set")
+
+
+def test_secret_values_by_name_and_length() -> None:
+    env = {"GOOGLE_API_KEY": "AIza-0123456789", "DB_PASSWORD": "p4ssw0rd-long",
+           "SORT_KEY": "name", "HOME": "/root/very/long/path", "MY_TOKEN": "tok-123456"}
+    assert set(secret_values(env, ["ghs_token12345"])) == {
+        "AIza-0123456789", "p4ssw0rd-long", "tok-123456", "ghs_token12345"}
+
+
+def test_redactor_redacts_the_json_escaped_form_too() -> None:
+    secret = 'abc"def\\ghi-0123'
+    redact = Redactor([secret])
+    text = json.dumps({"said": f"the key is {secret}!"})
+    assert secret not in json.loads(redact(text))["said"]
+    assert json.loads(redact(text))["said"] == f"the key is {REDACTED}!"
+    assert Redactor(["short"])("short") == "short"  # below the minimum length
+    assert "hidden-value-1" not in repr(Redactor(["hidden-value-1"]))
+
+
+def test_our_comment_is_the_one_whose_last_line_is_our_marker() -> None:
+    marker = comment_marker("default")
+    quoted = f"Another workflow quotes {marker} here.\n<!-- theirs -->\n"
+    assert not is_marked(quoted, marker)
+    body = compose_comment_body(f"report `{comment_marker('other')}` text", marker)
+    assert is_marked(body, marker) and not is_marked(body, comment_marker("other"))
+    assert comment_marker("other") not in body
+
+
+@pytest.mark.parametrize(("payload", "says"), [
+    ({"number": "7abc"}, "not a pull request number"),
+    ({"number": True}, "not a pull request number"),
+    ({"pull_request": "x"}, "pull_request is not an object"),
+    ({"pull_request": {"head": []}}, "pull_request.head is not an object"),
+])
+def test_event_fields_of_the_wrong_type_are_named(tmp_path: Path, payload: dict,
+                                                  says: str) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(payload))
+    with pytest.raises(EventContextError, match=says):
+        EventContext.from_env({"GITHUB_EVENT_NAME": "pull_request",
+                               "GITHUB_EVENT_PATH": str(event)})
