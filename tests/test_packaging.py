@@ -190,8 +190,9 @@ def schema_field(error: jsonschema.ValidationError) -> str:
     ("gate: {min_pass_rate: 1.5}\n", "gate.min_pass_rate"),
 ])
 def test_an_invalid_config_is_refused_by_the_schema_on_the_field_the_cli_names(
-    content: str, field: str, tmp_path: Path,
+    content: str, field: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the config must lie inside the repository (here: tmp)
     config = tmp_path / "adk-eval.yaml"
     config.write_text(content)
     done = CliRunner().invoke(main, ["run", "--config", str(config)], catch_exceptions=False)
