@@ -187,12 +187,15 @@ def missing_google_credentials(
 
 def _is_google(llm: BaseLlm) -> bool:
     """ADK's ``Gemini`` class (and Gemma), building its own google-genai client from the
-    environment: no pre-built ``client`` and no key or credentials in ``client_kwargs``."""
+    environment: no pre-built ``client`` and no key or credentials in ``client_kwargs``
+    (fields of later google-adk 2.x; before, ``Gemini`` always builds its own client)."""
     from google.adk.models.apigee_llm import ApigeeLlm
 
-    if not isinstance(llm, Gemini) or isinstance(llm, ApigeeLlm) or llm.client is not None:
+    if not isinstance(llm, Gemini) or isinstance(llm, ApigeeLlm):
         return False
-    kwargs = llm.client_kwargs or {}
+    if getattr(llm, "client", None) is not None:
+        return False
+    kwargs = getattr(llm, "client_kwargs", None) or {}
     return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
 
 
