@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from google.adk.cli.cli_tools_click import main as adk_main
+from google.adk.evaluation.eval_result import EvalSetResult
 
 from adk_eval_action.adk.history import load_any_results as load_results
 from conftest import CliRun, load_json
@@ -89,3 +90,42 @@ def test_scores_equal_adk_eval_and_history_is_a_baseline(
     assert "| `response_match_score` | 1.000 | 1.000 | ±0" in comment
     baseline = load_json(next(history.glob("*.evalset_result.json")))
     assert baseline["eval_set_id"] == "travel"
+
+
+def _write_history(folder: Path, result: EvalSetResult, timestamp: float) -> None:
+    """``result`` saved under ``folder`` as created at ``timestamp``, named as ADK's
+    LocalEvalSetResultsManager names its files (``{app}_{eval set}_{timestamp}``)."""
+    result_id = f"travel_agent_{result.eval_set_id}_{timestamp}"
+    saved = result.model_copy(
+        update={"creation_timestamp": timestamp, "eval_set_result_id": result_id}
+    )
+    (folder / f"{result_id}.evalset_result.json").write_text(saved.model_dump_json())
+
+
+def test_history_folder_holds_the_newest_result_of_each_eval_case(
+    example_repo: Path, adk_process: None, tmp_path: Path
+) -> None:
+    """google-adk 1.x's `adk eval` saves one file per eval case, 2.x one per eval set: a
+    folder with an older whole-set run and a newer run saved case by case loads every eval
+    case once, with its newest scores."""
+    history = _adk_eval(example_repo)
+    written = [EvalSetResult.model_validate(load_json(p))
+               for p in history.glob("*.evalset_result.json")]
+    cases = [case for result in written for case in result.eval_case_results]
+    newest = max(result.creation_timestamp for result in written)
+    stale = [case.model_copy(deep=True) for case in cases]
+    for case in stale:
+        for metric in case.overall_eval_metric_results:
+            metric.score = -5.0  # outside every range: would show if the old run were read
+    folder = tmp_path / "travel_agent" / ".adk" / "eval_history"
+    folder.mkdir(parents=True)
+    _write_history(folder, written[0].model_copy(update={"eval_case_results": stale}),
+                   newest - 100)
+    for index, case in enumerate(cases):
+        _write_history(folder, written[0].model_copy(update={"eval_case_results": [case]}),
+                       newest + index)
+    loaded = load_results(folder)
+    assert _scores(loaded) == _scores(load_results(history))
+    assert len(_scores(loaded)) > len(cases)  # every case, every metric
+    assert [len(c.runs) for s in loaded.suites for e in s.eval_sets
+            for c in e.eval_cases] == [1] * len(cases)

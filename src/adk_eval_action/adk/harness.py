@@ -181,15 +181,23 @@ class SuiteHarness:
         raise ValueError(f"eval case {eval_id} is not in eval set {eval_set_id}")
 
     def recorded_inference(
-        self, eval_set_id: str, eval_id: str, invocations: list[Invocation]
+        self, eval_set_id: str, eval_id: str, invocations: list[Invocation],
+        session_id: str | None = None,
     ) -> InferenceResult:
-        """An inference made of invocations recorded earlier (re-scoring, no agent run)."""
+        """An inference made of invocations recorded earlier (re-scoring, no agent run),
+        named by the recorded run's ``session_id``.
+
+        Never a None session id: google-adk before 2.7 copies it into
+        ``EvalCaseResult.session_id``, a required ``str`` there, and every re-scored case
+        failed validation (2.7 and later write ``""`` themselves). The session is not in
+        this harness's session service, so ADK finds no session details, as for None.
+        """
         return InferenceResult(
             app_name=self.app_name,
             eval_set_id=eval_set_id,
             eval_case_id=eval_id,
             inferences=invocations,
-            session_id=None,
+            session_id=session_id or "",
             status=InferenceStatus.SUCCESS,
         )
 

@@ -40,8 +40,8 @@ def load_any_results(path: Path) -> RunResults:
 
 
 def read_eval_history(path: Path) -> RunResults:
-    """One ADK ``*.evalset_result.json`` file, or the newest such file per app and eval set
-    under a folder, as :class:`RunResults`.
+    """One ADK ``*.evalset_result.json`` file, or the newest result of each eval case in
+    such files under a folder (:func:`load_eval_history_dir`), as :class:`RunResults`.
 
     Raises:
         ResultsFileError: not an ADK EvalSetResult, or a folder without one.
@@ -89,16 +89,18 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
     Raises:
         ResultsFileError: a file is not an ADK EvalSetResult.
     """
+    return _as_run_results([(p, _read_eval_set_result(p)) for p in paths])
+
+
+def _as_run_results(loaded: list[tuple[Path, EvalSetResult]]) -> RunResults:
+    """Eval set results (and the files they came from) as :class:`RunResults`: a case's
+    results become its runs, oldest first."""
     from adk_eval_action.adk.convert import expected_from_result, run_record_from_adk
 
-    loaded = sorted(
-        ((p, _read_eval_set_result(p)) for p in paths), key=lambda x: x[1].creation_timestamp
-    )
     suites: dict[str, SuiteRecord] = {}
-    for path, eval_set_result in loaded:
-        suite = suites.setdefault(
-            _app_name(path, eval_set_result), SuiteRecord(name=_app_name(path, eval_set_result))
-        )
+    for path, eval_set_result in sorted(loaded, key=lambda x: x[1].creation_timestamp):
+        name = _app_name(path, eval_set_result)
+        suite = suites.setdefault(name, SuiteRecord(name=name))
         eval_set = next(
             (s for s in suite.eval_sets if s.eval_set_id == eval_set_result.eval_set_id), None
         )
@@ -122,17 +124,25 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
 
 
 def load_eval_history_dir(folder: Path) -> RunResults:
-    """Loads the newest ``*.evalset_result.json`` per app and eval set found under ``folder``.
+    """Loads the newest result of each eval case (per app and eval set) found in the
+    ``*.evalset_result.json`` files under ``folder``.
+
+    Per eval case, not per file: google-adk 1.x's ``LocalEvalService.evaluate`` saves one
+    file per eval case as each finishes (``save_eval_set_result`` with
+    ``eval_case_results=[eval_case_result]``), 2.x one file per eval set at the end of an
+    ``adk eval``; the newest result of each case is the last ``adk eval`` in both.
 
     Raises:
         ResultsFileError: no such file under the folder, or one is unreadable.
     """
-    newest: dict[tuple[str, str], tuple[float, Path]] = {}
+    newest: dict[tuple[str, str, str], tuple[float, Path, EvalSetResult]] = {}
     for path in sorted(folder.rglob("*.evalset_result.json")):
         result = _read_eval_set_result(path)
-        key = (_app_name(path, result), result.eval_set_id)
-        if key not in newest or result.creation_timestamp > newest[key][0]:
-            newest[key] = (result.creation_timestamp, path)
+        for case_result in result.eval_case_results:
+            key = (_app_name(path, result), result.eval_set_id, case_result.eval_id)
+            if key not in newest or result.creation_timestamp > newest[key][0]:
+                one = result.model_copy(update={"eval_case_results": [case_result]})
+                newest[key] = (result.creation_timestamp, path, one)
     if not newest:
         raise ResultsFileError(folder, "no ADK *.evalset_result.json files in this folder")
-    return load_eval_history_files(p for _, p in newest.values())
+    return _as_run_results([(path, one) for _, path, one in newest.values()])

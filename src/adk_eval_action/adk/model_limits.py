@@ -19,7 +19,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -47,9 +47,10 @@ class LimitedLlm(BaseLlm):
     _slots: asyncio.Semaphore | None = PrivateAttr(default=None)
 
     @property
-    def capabilities(self) -> LlmCapabilities:
-        """The inner model's."""
-        return self.inner.capabilities
+    def capabilities(self) -> Any:
+        """The inner model's ``LlmCapabilities`` (None where google-adk has none: 1.x, 2.0,
+        where nothing asks a model for them; see adk.compat)."""
+        return getattr(self.inner, "capabilities", None)
 
     def connect(self, llm_request: LlmRequest) -> Any:
         """The inner model's live connection (not limited: live calls hold a session)."""

@@ -93,7 +93,8 @@ async def _rescore_run(
             update={"status": CaseStatus.ERROR, "metrics": [], "error": message}
         )
         return
-    inference = harness.recorded_inference(eval_set_id, case.eval_id, invocations)
+    inference = harness.recorded_inference(eval_set_id, case.eval_id, invocations,
+                                           run.session_id)
     evaluation = await harness.evaluate(inference)
     if evaluation.result is None:
         case.runs[index] = run.model_copy(

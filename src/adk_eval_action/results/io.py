@@ -129,7 +129,7 @@ def load_results(path: Path, history: HistoryReader | None = None) -> RunResults
     :class:`RunResults`.
 
     ``path`` may be our ``results.json``, one ADK ``*.evalset_result.json`` file, or a folder
-    holding such files (``history`` picks the newest file per app and eval set). Callers
+    holding such files (``history`` picks the newest result of each eval case). Callers
     that accept ADK's files pass ``adk.history.read_eval_history`` (or call
     ``adk.history.load_any_results``); without it an ADK file is refused by name.
 

@@ -16,13 +16,15 @@ import os
 import random
 import re
 from collections.abc import AsyncGenerator
+from typing import Any
 
-from google.adk.models import BaseLlm, LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types as genai_types
 from pydantic import PrivateAttr
 
+from adk_eval_action.adk.compat import llm_capabilities
 from adk_eval_action.testing.scripted import usage_metadata
 
 SEED_VARIABLE = "ADK_EVAL_NOISY_SEED"
@@ -44,9 +46,10 @@ class NoisyLlm(BaseLlm):
         return [r"noisy-.*"]
 
     @property
-    def capabilities(self) -> LlmCapabilities:
-        """Declares capabilities outright, avoiding ADK's name-based fallback."""
-        return LlmCapabilities(output_schema_and_tools=False)
+    def capabilities(self) -> Any:
+        """Declares capabilities outright, avoiding ADK's name-based fallback (None where
+        google-adk has no ``LlmCapabilities``)."""
+        return llm_capabilities(output_schema_and_tools=False)
 
     def _stream(self) -> random.Random:
         key = os.environ.get(SEED_VARIABLE, "0")
