@@ -40,9 +40,13 @@ TABLE_START = "<!-- compat-table: written by scripts/compat.py --write -->"
 TABLE_END = "<!-- /compat-table -->"
 UV_VERSION = "0.13.9"
 
-# The oldest 1.x with custom metrics in EvalConfig, the newest 1.x, the first 2.x, the 2.x
-# that bound the declared range, the newest 2.x (the one requirements.lock pins).
-VERSIONS = ("1.23.0", "1.39.1", "2.0.0", "2.5.0", "2.7.1", "2.9.2", "2.13.0")
+# The oldest 1.x, and the newest 1.x without custom metrics in EvalConfig (both below the
+# declared range, to show why), the first with them (1.23, which calls custom metrics without
+# the EvalMetric), the first 1.x that passes the EvalMetric, a middle 1.x, the newest 1.x,
+# the first 2.x, 2.x before and after ADK's `session_id or ""` (2.7), a later 2.x, the newest
+# 2.x (the one requirements.lock pins).
+VERSIONS = ("1.18.0", "1.22.1", "1.23.0", "1.24.1", "1.31.1", "1.39.1", "2.0.0", "2.5.0",
+            "2.7.1", "2.9.2", "2.13.0")
 CORE_TESTS = (
     "tests/test_pipeline.py",
     "tests/test_adk_parity.py",

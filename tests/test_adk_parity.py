@@ -3,6 +3,7 @@ eval_history file serves as a baseline."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from google.adk.cli.cli_tools_click import main as adk_main
 from google.adk.evaluation.eval_result import EvalSetResult
 
+from adk_eval_action.adk.compat import CUSTOM_METRIC_GETS_EVAL_METRIC
 from adk_eval_action.adk.history import load_any_results as load_results
 from conftest import CliRun, load_json
 
@@ -71,9 +73,49 @@ def _scores(results: object) -> dict[tuple[str, str], float | None]:
     return scores
 
 
+# The example's custom metrics as a team on google-adk 1.23 writes them: that version calls
+# (actual_invocations, expected_invocations, conversation_scenario) and sets the status from
+# the threshold itself (google.adk.evaluation.custom_metric_evaluator there).
+METRICS_OF_ADK_1_23 = """
+
+def politeness_1_23(actual_invocations, expected_invocations, conversation_scenario):
+    return _score_invocations(actual_invocations, expected_invocations, politeness_of,
+                              lambda score: score >= DEFAULT_POLITENESS_THRESHOLD)
+
+
+def brevity_1_23(actual_invocations, expected_invocations, conversation_scenario):
+    return _score_invocations(
+        actual_invocations, expected_invocations,
+        lambda reply: float(len(reply.split()) <= DEFAULT_BREVITY_THRESHOLD),
+        lambda score: score >= 1.0)
+"""
+# 1.23 passes a score >= its threshold, so its brevity is the share of brief replies.
+BREVITY_OF_ADK_1_23 = {"criterion": 1.0, "interval": {"min_value": 0.0, "max_value": 1.0}}
+
+
+def _custom_metrics_of_this_adk(example_repo: Path) -> None:
+    """Where google-adk calls custom metrics the 1.23 way, points the copy's eval config at
+    functions of that convention: that version's `adk eval` cannot run the example's own
+    (a TypeError for the missing argument), while this tool runs both."""
+    if CUSTOM_METRIC_GETS_EVAL_METRIC:
+        return
+    package = example_repo / "travel_agent"
+    metrics = package / "metrics.py"
+    metrics.write_text(metrics.read_text() + METRICS_OF_ADK_1_23)
+    config_path = package / "eval" / "test_config.json"
+    config = load_json(config_path)
+    for name, custom in config["custom_metrics"].items():
+        custom["code_config"]["name"] = f"travel_agent.metrics.{name}_1_23"
+    config["criteria"]["brevity"] = BREVITY_OF_ADK_1_23["criterion"]
+    config["custom_metrics"]["brevity"]["metric_info"]["metric_value_info"]["interval"] = (
+        BREVITY_OF_ADK_1_23["interval"])
+    config_path.write_text(json.dumps(config, indent=2))
+
+
 def test_scores_equal_adk_eval_and_history_is_a_baseline(
     example_repo: Path, cli: CliRun, adk_process: None
 ) -> None:
+    _custom_metrics_of_this_adk(example_repo)
     history = _adk_eval(example_repo)
     result = cli(
         "run", "travel_agent/eval/travel.evalset.json", "--results-out", "ours.json",

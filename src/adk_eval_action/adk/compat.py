@@ -10,11 +10,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from google.adk.evaluation import custom_metric_evaluator as _custom_metric_module
 from google.adk.evaluation import eval_config as _eval_config_module
 from google.adk.evaluation import metric_evaluator_registry as _registry_module
 from google.adk.evaluation.custom_metric_evaluator import _CustomMetricEvaluator
+from google.adk.evaluation.eval_case import ConversationScenario, Invocation
 from google.adk.evaluation.eval_config import EvalConfig
 from google.adk.evaluation.eval_metrics import EvalStatus, Interval, MetricInfo, MetricValueInfo
+from google.adk.evaluation.evaluator import EvaluationResult
 from google.adk.evaluation.local_eval_service import LocalEvalService
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
@@ -30,6 +33,56 @@ inference_call_count_v1, token_usage_v1, invocation_duration_v1) to every eval (
 before, results hold only the metrics of the eval config."""
 
 
+CUSTOM_METRIC_GETS_EVAL_METRIC: bool = not hasattr(_custom_metric_module, "_get_eval_status")
+"""Whether google-adk's ``_CustomMetricEvaluator`` calls a custom metric function with the
+``EvalMetric`` first, ``(eval_metric, actual_invocations, expected_invocations,
+conversation_scenario)``, and leaves the status to it (1.24 and later). google-adk 1.23,
+the first with ``custom_metrics``, calls ``(actual_invocations, expected_invocations,
+conversation_scenario)`` and sets the status itself with its module's ``_get_eval_status``
+(score >= threshold), which later versions removed."""
+
+
+def _takes_eval_metric(function: Any) -> bool:
+    """Whether a custom metric function declares the later convention: four positional
+    parameters, the ``EvalMetric`` first (:data:`CUSTOM_METRIC_GETS_EVAL_METRIC`)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(p.kind in positional for p in parameters) >= 4
+
+
+class EvalMetricFirstCustomMetricEvaluator(_CustomMetricEvaluator):
+    """google-adk 1.23's custom metric evaluator, which also runs functions written for the
+    later convention (:data:`CUSTOM_METRIC_GETS_EVAL_METRIC`) as google-adk 1.24+ does:
+    a copy of the ``EvalMetric`` with ``threshold`` cleared first, the status the
+    function's own, an awaitable awaited. A function of 1.23's own convention (three
+    parameters) runs through ADK's evaluator unchanged, status from the threshold.
+
+    Registered only where google-adk calls the old way (:func:`custom_metric_registry`),
+    so an eval config that works with the later `adk eval` works on 1.23 too.
+    """
+
+    async def evaluate_invocations(
+        self,
+        actual_invocations: list[Invocation],
+        expected_invocations: list[Invocation] | None = None,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """The custom metric's result for these invocations (see the class docstring)."""
+        if not _takes_eval_metric(self._metric_function):
+            return await super().evaluate_invocations(
+                actual_invocations, expected_invocations, conversation_scenario
+            )
+        eval_metric = self._eval_metric.model_copy(deep=True)
+        eval_metric.threshold = None
+        result = self._metric_function(
+            eval_metric, actual_invocations, expected_invocations, conversation_scenario
+        )
+        return await result if inspect.isawaitable(result) else result
+
+
 def custom_metric_registry(eval_config: EvalConfig) -> MetricEvaluatorRegistry:
     """A metric evaluator registry with the eval config's `custom_metrics` registered.
 
@@ -38,12 +91,16 @@ def custom_metric_registry(eval_config: EvalConfig) -> MetricEvaluatorRegistry:
     `metric_info` (else a [0, 1] interval) registered with `_CustomMetricEvaluator`, the
     function path kept by the registry (`_register`, 1.39 and later 2.x) or read from the
     EvalMetric that `get_eval_metrics_from_config` fills (older). Before 1.39 and in 2.0,
-    the registry is one class-level dict, as it is for `adk eval`.
+    the registry is one class-level dict, as it is for `adk eval`. Where google-adk calls
+    custom metrics the 1.23 way, :class:`EvalMetricFirstCustomMetricEvaluator` evaluates
+    them, so functions of either convention run.
     """
     registry = MetricEvaluatorRegistry()
     register = getattr(_registry_module, "register_custom_metrics_from_config", None)
     if register is not None:
         return register(eval_config, registry)
+    evaluator = (_CustomMetricEvaluator if CUSTOM_METRIC_GETS_EVAL_METRIC
+                 else EvalMetricFirstCustomMetricEvaluator)
     for metric_name, config in (eval_config.custom_metrics or {}).items():
         if config.metric_info:
             info = config.metric_info.model_copy()
@@ -55,9 +112,9 @@ def custom_metric_registry(eval_config: EvalConfig) -> MetricEvaluatorRegistry:
                                                                     max_value=1.0)),
             )
         if hasattr(registry, "_register"):
-            registry._register(info, _CustomMetricEvaluator, config.code_config.name)
+            registry._register(info, evaluator, config.code_config.name)
         else:
-            registry.register_evaluator(info, _CustomMetricEvaluator)
+            registry.register_evaluator(info, evaluator)
     return registry
 
 
