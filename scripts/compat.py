@@ -143,7 +143,9 @@ def install(uv: list[str], version: str, venv: Path) -> tuple[str, str]:
 
 
 def short(line: str) -> str:
-    """A message for a table cell: file paths in parentheses dropped, at most 160 characters."""
+    """A message for a table cell: pytest's `E` margin and file paths in parentheses
+    dropped, at most 160 characters."""
+    line = re.sub(r"^E\s+", "", line.strip())
     return re.sub(r" \((?:/|[A-Za-z]:\\)[^)]*\)", "", line).strip()[:160]
 
 

@@ -153,6 +153,15 @@ def test_declared_google_adk_range_is_what_the_compatibility_run_passed() -> Non
     assert SpecifierSet(str(adk.specifier)).contains(str(passed[-1]))
 
 
+def test_ci_workflow_tests_every_version_inside_the_declared_range() -> None:
+    """ci.yml's compat matrix is the table's versions inside the declared range (those
+    that .ci/run tests with `scripts/compat.py --core`)."""
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    matrix = workflow["jobs"]["compat"]["strategy"]["matrix"]["google-adk"]
+    assert matrix == [r["google-adk"] for r in compat_rows()
+                      if r["in the declared range"] == "yes"]
+
+
 # --------------------------------------------------------------------------- schemas
 
 

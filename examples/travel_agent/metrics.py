@@ -1,7 +1,9 @@
 """Custom ADK eval metrics for the travel example.
 
-Both follow ADK's custom metric function signature (see
-``google/adk/evaluation/custom_metric_evaluator.py``) and are wired up in
+Both follow ADK's custom metric function signature of google-adk 1.24 and later, the
+``EvalMetric`` first (see ``google/adk/evaluation/custom_metric_evaluator.py``; on 1.23,
+which calls without it, adk-eval-action runs them the same way: docs/compatibility.md),
+and are wired up in
 ``eval/test_config.json`` under ``custom_metrics`` as
 ``travel_agent.metrics.politeness`` and ``travel_agent.metrics.brevity``;
 ``examples/`` must be on ``sys.path`` for ADK to import them.

@@ -187,10 +187,11 @@ class SuiteHarness:
         """An inference made of invocations recorded earlier (re-scoring, no agent run),
         named by the recorded run's ``session_id``.
 
-        Never a None session id: google-adk before 2.7 copies it into
+        Never a None session id: google-adk 2.5 and older copy it into
         ``EvalCaseResult.session_id``, a required ``str`` there, and every re-scored case
-        failed validation (2.7 and later write ``""`` themselves). The session is not in
-        this harness's session service, so ADK finds no session details, as for None.
+        failed validation (later versions, 2.7.1 among them, write ``""`` themselves). The
+        session is not in this harness's session service, so ADK finds no session details,
+        as for None.
         """
         return InferenceResult(
             app_name=self.app_name,
