@@ -41,6 +41,8 @@ from pathlib import Path
 
 import yaml
 
+from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = '''
 
@@ -123,25 +125,29 @@ def workspace(root: Path) -> Path:
     return ws
 
 
-def action_env(ws: Path) -> list[str]:
-    """-e flags: every input of action.yml at its default, then this run's inputs."""
+def action_env(ws: Path, model_env: dict[str, str]) -> list[str]:
+    """-e flags: every input of action.yml at its default, then this run's inputs, then
+    ``model_env`` (the fake Gemini API's address and a dummy key, as a workflow's `env:`)."""
     spec = yaml.safe_load((ROOT / "action.yml").read_text())
     inputs = {name: str(meta.get("default", "")) for name, meta in spec["inputs"].items()}
     inputs.update(paths="travel_agent", baseline="none", comment="off", github_token="")
     flags = []
     for name, value in inputs.items():
         flags += ["-e", f"INPUT_{name.upper()}={value}"]
+    for name, value in model_env.items():
+        flags += ["-e", f"{name}={value}"]
     return flags + ["-e", "GITHUB_WORKSPACE=/github/workspace", "-e", "HOME=/github/home"]
 
 
-def first_case(image: str, extra: list[str]) -> tuple[float, float, list[str]]:
+def first_case(image: str, extra: list[str],
+               model_env: dict[str, str]) -> tuple[float, float, list[str]]:
     """(start -> first eval case, start -> exit, the modules loaded at the first eval
     case) of one action run; seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = workspace(Path(tmp))
         command = ["podman", "run", "--rm", "--network", "host", "-v",
                    f"{ws}:/github/workspace", "--workdir", "/github/workspace",
-                   *action_env(ws), *extra, image]
+                   *action_env(ws, model_env), *extra, image]
         started = time.time()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         ended = time.time()
@@ -164,10 +170,18 @@ def main() -> None:
     if args.build:
         print(f"podman build: {build(args.image):.0f} s (layers cached as they were)")
     print(f"image size: {image_size(args.image) / 1e9:.3f} GB ({image_size(args.image):,} B)")
+    # The example's agents run on gemini-2.5-flash: a fake Gemini API on this host answers
+    # them (the container shares the host's network), as in tests/test_container.py.
+    with GeminiFake(load_script(ROOT / "examples" / "gemini_fake.yaml").agents) as fake:
+        measure(args, fake.env())
+
+
+def measure(args: argparse.Namespace, model_env: dict[str, str]) -> None:
+    """Every measurement of the module docstring, printed."""
     runs = range(args.repeat)
     start = statistics.median(wall(["podman", "run", "--rm", "--entrypoint", "true",
                                     args.image]) for _ in runs)
-    warm = [first_case(args.image, []) for _ in runs]
+    warm = [first_case(args.image, [], model_env) for _ in runs]
     modules = warm[0][2]
     adk, ours = (statistics.median(x) for x in zip(
         *(import_times(args.image, modules) for _ in runs), strict=True))
@@ -176,8 +190,8 @@ def main() -> None:
         cold_first = cold_total = float("nan")
     else:
         cold = [first_case(args.image, ["-e",
-                                        "PYTHONPYCACHEPREFIX=/tmp/no-precompiled-bytecode"])
-                for _ in runs]
+                                        "PYTHONPYCACHEPREFIX=/tmp/no-precompiled-bytecode"],
+                           model_env) for _ in runs]
         cold_first, cold_total = (statistics.median(x[i] for x in cold) for i in (0, 1))
     counted = sum(m.startswith("google.adk") for m in modules)
     print(f"median of {args.repeat}        precompiled   compiled at start   ratio")
