@@ -357,6 +357,7 @@ def test_nothing_to_evaluate_is_exit_2_with_summary_and_outputs(tmp_path, stub):
     assert "could not run" in (tmp_path / "summary.md").read_text()
     assert read_outputs(tmp_path / "output.txt")["passed"] == "false"
     assert stub.comments() == []
+    assert Path.cwd() == tmp_path.resolve()  # the action ran in `empty`, then came back
 
 
 @pytest.mark.parametrize("gate_code", [0, 1])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from adk_eval_action.adk.harness import evaluation_scope
 from adk_eval_action.adk.model_calls import ModelCalls, ModelRetrySettings, RetryingLlm
 from adk_eval_action.adk.model_faults import (
     ModelCallError,
@@ -387,7 +389,11 @@ def test_google_genai_clean_up_failures_stay_off_the_console(
 
 
 @pytest.mark.parametrize("wrapped", [True, False])
-def test_litellm_banners_stay_off_the_console(capfd: pytest.CaptureFixture[str], wrapped: bool):
+def test_litellm_banners_stay_off_the_console(
+    capfd: pytest.CaptureFixture[str], tmp_path: Path, wrapped: bool
+):
+    """Wrapped (as in an evaluation), LiteLLM prints no banner; its flag is LiteLLM's
+    module-wide setting, so the evaluation's scope puts it back when it ends."""
     import litellm
     from google.adk.models.lite_llm import LiteLlm
 
@@ -406,9 +412,10 @@ def test_litellm_banners_stay_off_the_console(capfd: pytest.CaptureFixture[str],
         async for _ in llm.generate_content_async(request):
             pass
 
-    with pytest.raises(Exception) as raised:
+    with evaluation_scope([], tmp_path), pytest.raises(Exception) as raised:
         asyncio.run(call())
 
+    assert litellm.suppress_debug_info is False
     printed = capfd.readouterr().out
     assert ("Give Feedback" in printed) is not wrapped
     if wrapped:

@@ -392,15 +392,18 @@ def action_command(skip_requirements: bool, **flags: Any) -> None:
             log.error("working_directory: %s", exc, extra=annotation(title="adk-eval-action"))
             report_failure(run.runner, exc)
             sys.exit(EXIT_USAGE)
-        with interrupt_on_signals():
-            try:
-                code = run_action(
-                    run, reexec=lambda: _reexec_without_requirements(start_dir),
-                    skip_requirements=skip_requirements, environ=os.environ,
-                )
-            except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure: exit code
-                code = _exit_for(exc)
-                report_failure(run.runner, exc, run.redactor)
+        try:
+            with interrupt_on_signals():
+                try:
+                    code = run_action(
+                        run, reexec=lambda: _reexec_without_requirements(start_dir),
+                        skip_requirements=skip_requirements, environ=os.environ,
+                    )
+                except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure
+                    code = _exit_for(exc)
+                    report_failure(run.runner, exc, run.redactor)
+        finally:
+            os.chdir(start_dir)  # an in-process caller (a test) keeps its directory
     sys.exit(code if code in EXIT_CODES else EXIT_USAGE)
 
 

@@ -158,6 +158,60 @@ def _custom_metric_infos(data: dict[str, Any]) -> dict[str, MetricInfo]:
     return infos
 
 
+def _read(path: Path | None) -> tuple[dict[str, Any], str | None]:
+    """The eval config's mapping (a private deep copy we may rewrite) and content hash; ADK's
+    default criteria (no hash) when ``path`` is None.
+
+    Raises:
+        ConfigError: the file is unreadable or not a mapping.
+    """
+    if path is None:
+        return {"criteria": dict(DEFAULT_CRITERIA)}, None
+    data = read_mapping(path)
+    digest = content_hash(read_bytes(path, MAX_CONFIG_BYTES))
+    if not isinstance(data, dict):
+        raise ConfigError(path, "an eval config must be a mapping with `criteria`")
+    return json.loads(json.dumps(data)), digest
+
+
+def _apply_overrides(criteria: dict[str, Any], overrides: dict[str, float]) -> None:
+    """``adk-eval.yaml``'s thresholds replace the eval config's (a criterion object keeps
+    its other fields)."""
+    for name, value in overrides.items():
+        if isinstance(criteria.get(name), dict):
+            criteria[name]["threshold"] = value
+        else:
+            criteria[name] = value
+
+
+def _drop_efficiency_metrics(criteria: dict[str, Any], where: str) -> list[str]:
+    """Removes the efficiency metrics from ``criteria``; one warning each."""
+    warnings = []
+    for name in [n for n in criteria if n in EFFICIENCY_METRICS]:
+        warnings.append(
+            f"{where}: `{name}` is an informational efficiency metric; ADK reports it for every "
+            "eval and rejects a threshold for it, so this entry is ignored"
+        )
+        del criteria[name]
+    return warnings
+
+
+def _metric_metas(
+    known: dict[str, MetricInfo], higher_is_better: dict[str, bool]
+) -> dict[str, MetricMeta]:
+    """Value range (ADK's ``MetricInfo``) and direction of every known metric; lower is
+    better for the efficiency metrics unless ``adk-eval.yaml`` says otherwise."""
+    metas = {}
+    for name, info in known.items():
+        interval = info.metric_value_info.interval
+        metas[name] = MetricMeta(
+            min_value=interval.min_value if interval else None,
+            max_value=interval.max_value if interval else None,
+            higher_is_better=higher_is_better.get(name, name not in EFFICIENCY_METRICS),
+        )
+    return metas
+
+
 def load_eval_config(
     path: Path | None,
     threshold_overrides: dict[str, float] | None = None,
@@ -175,54 +229,24 @@ def load_eval_config(
         ConfigError: the file is unreadable, or ADK's EvalConfig rejects it (names the field).
     """
     where = display_path or (str(path) if path else "default criteria")
-    if path is None:
-        data: Any = {"criteria": dict(DEFAULT_CRITERIA)}
-        digest = None
-    else:
-        data = read_mapping(path)
-        digest = content_hash(read_bytes(path, MAX_CONFIG_BYTES))
-        if not isinstance(data, dict):
-            raise ConfigError(path, "an eval config must be a mapping with `criteria`")
-    data = json.loads(json.dumps(data))  # a private deep copy we may rewrite
+    data, digest = _read(path)
     known = {**_registered_metrics(), **_custom_metric_infos(data)}
     if "criteria" not in data and path is not None:
         _refuse_missing_criteria(data, path)
     criteria = data.setdefault("criteria", {}) if isinstance(data.get("criteria"), dict) else {}
-    for name, value in (threshold_overrides or {}).items():
-        if isinstance(criteria.get(name), dict):
-            criteria[name]["threshold"] = value
-        else:
-            criteria[name] = value
-    warnings = _lint(data, where, known)
-    for name in [n for n in criteria if n in EFFICIENCY_METRICS]:
-        warnings.append(
-            f"{where}: `{name}` is an informational efficiency metric; ADK reports it for every "
-            "eval and rejects a threshold for it, so this entry is ignored"
-        )
-        del criteria[name]
+    _apply_overrides(criteria, threshold_overrides or {})
+    warnings = _lint(data, where, known) + _drop_efficiency_metrics(criteria, where)
     final_rubrics = _normalize_criteria_rubrics(data, path)
     try:
         eval_config = EvalConfig.model_validate(data)
     except ValidationError as e:
         field, message = first_error(e)
         raise ConfigError(path or where, message, field=field) from e
-    metas = {
-        name: MetricMeta(
-            min_value=info.metric_value_info.interval.min_value
-            if info.metric_value_info.interval
-            else None,
-            max_value=info.metric_value_info.interval.max_value
-            if info.metric_value_info.interval
-            else None,
-            higher_is_better=(higher_is_better or {}).get(name, name not in EFFICIENCY_METRICS),
-        )
-        for name, info in known.items()
-    }
     return LoadedEvalConfig(
         path=path,
         eval_config=eval_config,
         content_hash=digest,
-        metric_meta=metas,
+        metric_meta=_metric_metas(known, higher_is_better or {}),
         final_rubrics={
             name: [Rubric.model_validate(r) for r in rubrics]
             for name, rubrics in final_rubrics.items()

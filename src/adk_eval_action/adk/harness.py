@@ -15,8 +15,8 @@ adk.compat), the metrics from ``get_eval_metrics_from_config``, one
   metric was not evaluated stays with its case.
 
 Everything is async and runs on the caller's event loop. Process-wide changes are scoped
-by :func:`evaluation_scope`: the agent imports (``sys.path``, ``sys.modules``) and the
-judge logger are restored when it ends.
+by :func:`evaluation_scope`: the agent imports (``sys.path``, ``sys.modules``), ADK's
+judge and inference loggers and LiteLLM's banner flag are restored when it ends.
 """
 
 from __future__ import annotations
@@ -49,7 +49,11 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from adk_eval_action.adk.agent import ImportScope, LoadedAgent
 from adk_eval_action.adk.case_failures import capture_inference_failures
 from adk_eval_action.adk.compat import custom_metric_registry, local_eval_service
-from adk_eval_action.adk.model_calls import ModelCalls, RetryingUserSimulatorProvider
+from adk_eval_action.adk.model_calls import (
+    ModelCalls,
+    RetryingUserSimulatorProvider,
+    litellm_flag_restored,
+)
 from adk_eval_action.adk.model_faults import ModelCallError
 from adk_eval_action.adk.recording import (
     MetricRecorder,
@@ -79,12 +83,14 @@ def evaluation_scope(agent_dirs: Iterable[Path], repo_root: Path) -> Iterator[No
     failures recorded instead of logged
     (:func:`~adk_eval_action.adk.recording.capture_judge_failures`), and failed inferences
     kept for their case run instead of printed
-    (:func:`~adk_eval_action.adk.case_failures.capture_inference_failures`). Load agents and
-    run :class:`SuiteHarness` calls inside it."""
+    (:func:`~adk_eval_action.adk.case_failures.capture_inference_failures`), and LiteLLM's
+    banner flag (:func:`~adk_eval_action.adk.model_calls.litellm_flag_restored`). Load agents
+    and run :class:`SuiteHarness` calls inside it."""
     with (
         ImportScope(agent_dirs, repo_root),
         capture_judge_failures(),
         capture_inference_failures(),
+        litellm_flag_restored(),
     ):
         yield
 

@@ -31,7 +31,8 @@ import random
 import sys
 import threading
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
@@ -314,7 +315,22 @@ def quiet_client_cleanup(loop: asyncio.AbstractEventLoop) -> None:
 def quiet_litellm() -> None:
     """Turns off LiteLLM's "Give Feedback / Get Help" banners (printed to stdout with every
     error it maps, litellm.litellm_core_utils.exception_mapping_utils) once LiteLLM is loaded;
-    the error itself is reported by the run. LiteLLM is never imported here."""
+    the error itself is reported by the run. LiteLLM is never imported here. The flag is
+    LiteLLM's module-wide setting: :func:`litellm_flag_restored` puts it back."""
     litellm = sys.modules.get("litellm")
     if litellm is not None:
         litellm.suppress_debug_info = True
+
+
+@contextmanager
+def litellm_flag_restored() -> Iterator[None]:
+    """On exit, LiteLLM's ``suppress_debug_info`` is what it was on entry (LiteLLM's default,
+    False, when LiteLLM was first loaded inside the block, by an agent's import)."""
+    loaded = sys.modules.get("litellm")
+    saved = bool(getattr(loaded, "suppress_debug_info", False))
+    try:
+        yield
+    finally:
+        litellm = sys.modules.get("litellm")
+        if litellm is not None:
+            litellm.suppress_debug_info = saved

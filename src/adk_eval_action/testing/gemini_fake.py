@@ -466,11 +466,14 @@ def main(
     script = load_script(script_path) if script_path else FakeScriptFile()
     extra = [Fault.model_validate_json(f) for f in faults]
     fake = GeminiFake(script.agents, [*script.faults, *extra], port=port)
-    signal.signal(signal.SIGTERM, _interrupt)
-    click.echo(f"GOOGLE_GEMINI_BASE_URL={fake.base_url}", err=True)
-    if port_file:
-        port_file.write_text(fake.base_url.rsplit(":", 1)[1], encoding="utf-8")
-    fake.serve_forever()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        click.echo(f"GOOGLE_GEMINI_BASE_URL={fake.base_url}", err=True)
+        if port_file:
+            port_file.write_text(fake.base_url.rsplit(":", 1)[1], encoding="utf-8")
+        fake.serve_forever()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _interrupt(*_: object) -> None:
