@@ -30,7 +30,7 @@ from adk_eval_action.baseline.rerun import default_base_ref, find_merge_base, re
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.git import Git
+from adk_eval_action.git import Git, trusting_environment
 from adk_eval_action.report.render import md
 from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
@@ -444,3 +444,17 @@ def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):
         BaselineRequest(spec="rerun"), head_of(good_results)
     )
     assert baseline is None and "not inside a git checkout" in note
+
+
+def test_a_child_trusts_every_directory_and_keeps_the_config_it_was_given(tmp_path):
+    """git itself reads the entries (git-config(1) "ENVIRONMENT"): the one given before
+    and ``safe.directory=*`` after it."""
+    given = {**os.environ, **GIT_ENV, "GIT_CONFIG_COUNT": "1",
+             "GIT_CONFIG_KEY_0": "adkeval.given", "GIT_CONFIG_VALUE_0": "yes"}
+    env = trusting_environment(given)
+
+    def read(key: str) -> str:
+        return subprocess.run(["git", "config", "--get-all", key], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    assert (read("adkeval.given"), read("safe.directory")) == ("yes", "*")

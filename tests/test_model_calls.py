@@ -158,12 +158,19 @@ def test_a_wait_longer_than_max_delay_is_not_made(fake: GeminiFake):
     assert raised.value.fault.server_delay_s == 90
 
 
+#: A slow answer takes far longer than the attempt may wait (the server thread just sleeps;
+#: the client has gone by then), and the attempt waits far longer than a local answer takes
+#: on a loaded machine: the retry's answer is never cut off, the slow one always is.
+SLOW_ANSWER_S = 120.0
+ATTEMPT_TIMEOUT_S = 5.0
+
+
 @pytest.mark.parametrize(
     ("fault", "outcome"),
     [
         (Fault(kind="drop", times=1), "drop"),
         (Fault(kind="malformed", times=1), "malformed"),
-        (Fault(kind="slow", delay_s=2.0, times=1), "slow"),
+        (Fault(kind="slow", delay_s=SLOW_ANSWER_S, times=1), "slow"),
         (Fault(status=500, times=1), "500"),
     ],
 )
@@ -172,13 +179,15 @@ def test_transient_faults_are_retried_once_then_answered(
 ):
     fake.faults = [fault]
     waits = Waits()
-    llm = _wrapped(ModelRetrySettings(call_timeout_s=0.5), waits)
+    llm = _wrapped(ModelRetrySettings(call_timeout_s=ATTEMPT_TIMEOUT_S), waits)
 
     responses = _call(llm)
 
     assert responses[-1].content.parts[0].text == "Hello."
     assert [c.outcome for c in fake.calls] == [outcome, "ok"]
     assert len(waits.seconds) == 1
+    if outcome == "slow":  # given up by the attempt's timeout
+        assert llm._calls.summary().retry_causes == {"timeout": 1}
 
 
 def test_a_refused_key_is_a_credentials_fault_without_retries(

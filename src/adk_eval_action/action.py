@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
@@ -45,6 +44,7 @@ from adk_eval_action.errors import (
     Interrupted,
     describe_exception,
 )
+from adk_eval_action.git import Git, GitError
 from adk_eval_action.github.event import EventContext, EventContextError
 from adk_eval_action.github.fork import post_artifact_comment
 from adk_eval_action.github.logs import GitHubFormatter, annotation, command, group, log_to, mask
@@ -325,17 +325,13 @@ def _ensure_safe_directory(workspace: Path | None) -> None:
     """
     if workspace is None:
         return
+    git = Git(workspace)
+    listed = (git.value("config", "--system", "--get-all", "safe.directory") or "").split()
+    if str(workspace) in listed or "*" in listed:
+        return
     try:
-        listed = subprocess.run(
-            ["git", "config", "--system", "--get-all", "safe.directory"],
-            capture_output=True, text=True, check=False,
-        ).stdout.split()
-        if str(workspace) not in listed and "*" not in listed:
-            subprocess.run(
-                ["git", "config", "--system", "--add", "safe.directory", str(workspace)],
-                capture_output=True, check=False,
-            )
-    except OSError as exc:
+        git("config", "--system", "--add", "safe.directory", str(workspace))
+    except GitError as exc:
         log.info("git safe.directory not set: %s", exc)
 
 

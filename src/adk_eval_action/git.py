@@ -3,13 +3,15 @@ re-run's worktree and the action's checkout checks.
 
 ``safe.directory`` is set on the command line of our own calls only: in a container action
 the workspace belongs to another uid and git refuses it ("dubious ownership", contract §1);
-nothing is written to the user's git config.
+nothing is written to the user's git config. A child process of ours gets the same through
+its environment (:func:`trusting_environment`).
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from adk_eval_action.errors import AdkEvalActionError
@@ -65,3 +67,17 @@ class Git:
             return self(*args) or None
         except GitError:
             return None
+
+
+def trusting_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` plus ``safe.directory=*`` as git reads configuration from the environment
+    (``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, git-config(1)
+    "ENVIRONMENT"), after any entries already there: for a child process of ours whose own
+    git calls must accept the worktree's owner, as :class:`Git`'s calls do."""
+    count = int(environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    return {
+        **environ,
+        "GIT_CONFIG_COUNT": str(count + 1),
+        f"GIT_CONFIG_KEY_{count}": "safe.directory",
+        f"GIT_CONFIG_VALUE_{count}": "*",
+    }

@@ -23,7 +23,7 @@ from adk_eval_action.baseline.models import (
 )
 from adk_eval_action.children import run_child
 from adk_eval_action.errors import ResultsFileError
-from adk_eval_action.git import Git, GitError
+from adk_eval_action.git import Git, GitError, trusting_environment
 
 log = logging.getLogger(__name__)
 
@@ -172,13 +172,7 @@ def _run_child(command: list[str], cwd: Path) -> int:
     """
     # The child is the same tool; it inherits the environment (model keys, PATH) and, like
     # our own git calls, must accept the worktree's owner inside a container.
-    count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
-    env = {
-        **os.environ,
-        "GIT_CONFIG_COUNT": str(count + 1),
-        f"GIT_CONFIG_KEY_{count}": "safe.directory",
-        f"GIT_CONFIG_VALUE_{count}": "*",
-    }
+    env = trusting_environment(os.environ)
     # run_child: its own process group, ended with its children if this run is stopped
     # (a signal, an error), so no evaluation of the base commit outlives the run.
     try:
