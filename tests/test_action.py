@@ -453,10 +453,17 @@ def test_push_to_the_default_branch_records(tmp_path, stub, ref, record, expecte
 def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, monkeypatch):
     (tmp_path / "requirements.txt").write_text("six\n")
     calls: list[list[str]] = []
-    monkeypatch.setattr(requirements_module.subprocess, "run",
-                        lambda cmd, **kw: calls.append(cmd) or
-                        subprocess.CompletedProcess(cmd, 0, "", ""))
+    envs: list[dict[str, str] | None] = []
+
+    def installer(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess:
+        calls.append(cmd)
+        envs.append(kw.get("env"))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(requirements_module.subprocess, "run", installer)
     monkeypatch.chdir(tmp_path)
+    environ = {"PATH": "/usr/bin", "INPUT_GITHUB_TOKEN": "ghs_x" * 4, "GITHUB_TOKEN": "t" * 20,
+               "GOOGLE_API_KEY": "k" * 20}
 
     class Restarted(Exception):
         pass
@@ -466,9 +473,22 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
 
     settings = settings_for(tmp_path, stub, requirements="requirements.txt", comment="off")
     with pytest.raises(Restarted):
-        run_fake(settings, fake_outcome(tmp_path), reexec=reexec)
+        run_fake(settings, fake_outcome(tmp_path), reexec=reexec, environ=environ)
     pip = [c for c in calls if c[0] != "git"]
     assert pip and pip[0][-2:] == ["-r", "requirements.txt"]
+    # The installer runs without the action's inputs and tokens (the agent's environment),
+    # and the process's own environment is left for the restart to read its inputs from.
+    assert envs[-1] == {"PATH": "/usr/bin", "GOOGLE_API_KEY": "k" * 20}
+    assert environ["INPUT_GITHUB_TOKEN"] == "ghs_x" * 4
+    # What the installer prints quotes repository content: the runner obeys no workflow
+    # command from it (stopped before the installer starts, resumed after).
+    _, lines = run_fake(settings, fake_outcome(tmp_path), reexec=lambda: None,
+                        environ=environ)
+    start = next(i for i, x in enumerate(lines) if x.startswith("$ "))
+    stop = [i for i, x in enumerate(lines) if x.startswith("::stop-commands::")]
+    assert stop and stop[0] < start
+    token = lines[stop[0]].removeprefix("::stop-commands::")
+    assert lines.index(f"::{token}::") > start
     code, _ = run_fake(settings, fake_outcome(tmp_path), reexec=reexec,
                        skip_requirements=True)
     assert code == 0

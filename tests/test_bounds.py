@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,12 @@ from adk_eval_action.files import (
     read_bytes,
 )
 from adk_eval_action.github.event import EventContext, EventContextError
-from adk_eval_action.github.sticky import comment_marker, compose_comment_body, is_marked
+from adk_eval_action.github.sticky import (
+    comment_marker,
+    compose_comment_body,
+    is_marked,
+    strip_markers,
+)
 from adk_eval_action.redaction import REDACTED, Redactor, secret_values
 from adk_eval_action.text import fit, without_surrogates
 
@@ -122,16 +128,61 @@ def test_our_comment_is_the_one_whose_last_line_is_our_marker() -> None:
     assert comment_marker("other") not in body
 
 
-@pytest.mark.parametrize(("payload", "says"), [
-    ({"number": "7abc"}, "not a pull request number"),
-    ({"number": True}, "not a pull request number"),
-    ({"pull_request": "x"}, "pull_request is not an object"),
-    ({"pull_request": {"head": []}}, "pull_request.head is not an object"),
+def test_marker_text_is_removed_until_none_is_left() -> None:
+    """Removing the inner marker of ``<!-- adk-eval-<!-- … -->action:other -->`` joins
+    the text around it into the ``other`` key's marker; a single pass left it there."""
+    joined = "a <!-- adk-eval-<!-- adk-eval-action -->action:other --> b"
+    assert re.sub(r"<!--\s*adk-eval-action.*?-->", "", joined) == f"a {comment_marker('other')} b"
+    assert strip_markers(joined) == "a  b"
+    body = compose_comment_body(f"{joined}\n{joined}", comment_marker())
+    assert "adk-eval-action:other" not in body and is_marked(body, comment_marker())
+
+
+@pytest.mark.parametrize(("event_name", "payload", "says"), [
+    ("pull_request", {"number": "7abc"}, "not a pull request number"),
+    ("pull_request", {"number": True}, "not a pull request number"),
+    # str.isdigit() takes a superscript two, which int() refuses (ValueError, exit 1).
+    ("pull_request", {"number": "\u00b2"}, "not a pull request number: '\u00b2'"),
+    # int() refuses more than 4,300 digits (ValueError, exit 1).
+    ("pull_request", {"number": "9" * 5000}, "not a pull request number"),
+    ("pull_request", {"number": " 12 ", "pull_request": {"number": 12}}, None),
+    ("pull_request", {"pull_request": "x"}, "pull_request is not an object"),
+    ("pull_request", {"pull_request": {"head": []}}, "pull_request.head is not an object"),
+    ("pull_request", {"pull_request": {"number": 3, "user": "x"}},
+     "pull_request.user is not an object"),
+    ("push", {"repository": "agents"}, "repository is not an object"),
+    ("push", {"sender": ["octocat"]}, "sender is not an object"),
+    ("workflow_run", {"workflow_run": {"pull_requests": "12"}},
+     "workflow_run.pull_requests is not a list"),
+    ("workflow_run", {"workflow_run": {"pull_requests": [{"number": 4}, {"number": "x"}]}},
+     r"workflow_run.pull_requests\[1\].number is not a pull request number"),
 ])
-def test_event_fields_of_the_wrong_type_are_named(tmp_path: Path, payload: dict,
-                                                  says: str) -> None:
+def test_event_fields_of_the_wrong_type_are_named(tmp_path: Path, event_name: str,
+                                                  payload: dict, says: str | None) -> None:
     event = tmp_path / "event.json"
     event.write_text(json.dumps(payload))
+    env = {"GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(event)}
+    if says is None:
+        assert EventContext.from_env(env).pr_number == 12
+        return
     with pytest.raises(EventContextError, match=says):
-        EventContext.from_env({"GITHUB_EVENT_NAME": "pull_request",
-                               "GITHUB_EVENT_PATH": str(event)})
+        EventContext.from_env(env)
+
+
+def test_event_fields_other_modules_read_are_parsed_once(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({
+        "number": 7, "sender": {"login": "someone"},
+        "repository": {"full_name": "octo/agents", "default_branch": "trunk"},
+        "pull_request": {"number": 7, "user": {"login": "dependabot[bot]"},
+                         "head": {"repo": {"full_name": "fork/agents"}},
+                         "base": {"repo": {"full_name": "octo/agents"}}}}))
+    ctx = EventContext.from_env({"GITHUB_EVENT_NAME": "pull_request",
+                                 "GITHUB_EVENT_PATH": str(event)})
+    assert (ctx.default_branch, ctx.author, ctx.head_repository, ctx.is_fork) == (
+        "trunk", "dependabot[bot]", "fork/agents", True)
+    event.write_text(json.dumps({"workflow_run": {"pull_requests": [
+        {"number": 4, "base": {"ref": "main"}}, {"number": 9}]}}))
+    ctx = EventContext.from_env({"GITHUB_EVENT_NAME": "workflow_run",
+                                 "GITHUB_EVENT_PATH": str(event)})
+    assert (ctx.pr_number, ctx.listed_pulls, ctx.base_ref) == (4, (4, 9), "main")

@@ -40,12 +40,11 @@ from adk_eval_action.errors import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     AdkEvalActionError,
-    ConfigError,
     Interrupted,
     describe_exception,
 )
 from adk_eval_action.git import Git, GitError
-from adk_eval_action.github.event import EventContext, EventContextError
+from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.fork import post_artifact_comment
 from adk_eval_action.github.logs import GitHubFormatter, annotation, command, group, log_to, mask
 from adk_eval_action.github.publish import (
@@ -143,7 +142,7 @@ class ActionRun(BaseModel):
         event = self.event
         if event.event_name != "push":
             return False
-        default = (event.payload.get("repository") or {}).get("default_branch")
+        default = event.default_branch
         return not default or event.ref == f"refs/heads/{default}"
 
     def path(self, path: Path) -> Path:
@@ -213,11 +212,7 @@ def credentials_note(event: EventContext) -> str | None:
     other events (``pull_request_target`` runs with the base repository's secrets)."""
     if event.event_name != "pull_request":
         return None
-    pull = event.payload.get("pull_request") or {}
-    author = (pull.get("user") or {}).get("login") or (event.payload.get("sender") or {}).get(
-        "login"
-    )
-    if author == "dependabot[bot]":
+    if event.author == "dependabot[bot]":
         return (
             "This pull request is Dependabot's, and its workflows get only Dependabot "
             "secrets: add the model key as a Dependabot secret, or set on_missing_credentials: "
@@ -225,7 +220,7 @@ def credentials_note(event: EventContext) -> str | None:
         )
     if not event.is_fork:
         return None
-    head = ((pull.get("head") or {}).get("repo") or {}).get("full_name") or "a fork"
+    head = event.head_repository or "a fork"
     return (
         f"This pull request comes from {head}, and GitHub gives workflows of pull requests "
         "from forks no repository secrets: set on_missing_credentials: skip to skip such runs, "
@@ -249,6 +244,20 @@ def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
     for name in names:
         del environ[name]
     return names
+
+
+@contextmanager
+def commands_stopped() -> Iterator[None]:
+    """Within the block the runner obeys no workflow command (``::stop-commands::`` with a
+    random token, resumed at its end): what is printed there comes from the repository,
+    an agent or an installer, and may hold lines that look like commands
+    (workflow-commands doc, "Stopping and starting workflow commands")."""
+    resume = f"adk-eval-{uuid.uuid4().hex}"
+    command(log, "stop-commands", resume)
+    try:
+        yield
+    finally:
+        command(log, resume)
 
 
 def run_action(
@@ -281,22 +290,21 @@ def run_action(
             extra=annotation("warning"),
         )
     if run.settings.requirements and not skip_requirements:
-        with group(log, "Install the agent's requirements"):
+        # The installer gets the agent's environment (no token); what it prints quotes
+        # the requirements, repository content.
+        installer_env = dict(os.environ if environ is None else environ)
+        scrub_environment(installer_env)
+        with group(log, "Install the agent's requirements"), commands_stopped():
             install_requirements(run.settings.requirements, run.workdir,
-                                 root=repository_root(run.workdir))
+                                 root=repository_root(run.workdir), env=installer_env)
         if reexec is not None:
             reexec()  # does not return in production
     if environ is not None:
         scrub_environment(environ)
-    with group(log, "Run evaluations"):
-        # Agent output is untrusted text in this log; stop the runner from obeying
-        # workflow commands in it until the run is over (workflow-commands doc).
-        resume = f"adk-eval-{uuid.uuid4().hex}"
-        command(log, "stop-commands", resume)
-        try:
-            outcome = pipeline(pipeline_request(run))
-        finally:
-            command(log, resume)
+    # Agent output is untrusted text in this log: the runner obeys no workflow command
+    # in it until the run is over.
+    with group(log, "Run evaluations"), commands_stopped():
+        outcome = pipeline(pipeline_request(run))
     if getattr(outcome, "shard", None):
         return publish_part(run.target, outcome)
     return publish(run.target, outcome, make_client)
@@ -347,15 +355,17 @@ def _runner_log() -> Iterator[GitHubFormatter]:
         yield formatter
 
 
-def _run_or_exit(flags: dict[str, Any]) -> ActionRun:
-    """The action's run from the environment; an unusable input or event payload is exit
-    2, with the failure still in the job summary and the outputs."""
+def _run_or_exit(flags: dict[str, Any], formatter: GitHubFormatter) -> ActionRun:
+    """The action's run from the environment; an unusable input or event payload (or a
+    bug reading them) is exit 2, with the failure still in the job summary and the
+    outputs. ``formatter`` redacts the environment's secret values from then on."""
     env = dict(os.environ)
+    formatter.redact = Redactor(secret_values(env))
     try:
         return ActionRun.from_sources(flags, env)
-    except (ConfigError, EventContextError) as exc:
-        log.error("%s", exc, extra=annotation(title="adk-eval-action"))
-        report_failure(RunnerEnv.files_from_env(env), exc)
+    except Exception as exc:  # noqa: BLE001 - a named error or a bug: exit 2, never 1
+        _exit_for(exc)
+        report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
         raise SystemExit(EXIT_USAGE) from None
 
 
@@ -376,7 +386,7 @@ def _exit_for(exc: BaseException) -> int:
 def action_command(skip_requirements: bool, **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
     with _runner_log() as formatter:
-        run = _run_or_exit(flags)
+        run = _run_or_exit(flags, formatter)
         formatter.redact = run.redactor
         if run.runner.in_actions:
             _ensure_safe_directory(run.event.workspace)
@@ -420,7 +430,7 @@ def comment_command(
     pull_request run uploaded; the PR number and head sha are re-checked with the API.
     """
     with _runner_log() as formatter:
-        run = _run_or_exit({**flags, "comment_artifact": str(artifact)})
+        run = _run_or_exit({**flags, "comment_artifact": str(artifact)}, formatter)
         formatter.redact = run.redactor
         for secret in run.secrets:
             mask(log, secret)

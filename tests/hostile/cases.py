@@ -116,6 +116,13 @@ def _event(payload: Any) -> Callable[[Workspace], None]:
     return lambda ws: ws.write_event(payload)
 
 
+def _push_event(payload: Any) -> Callable[[Workspace], None]:
+    def prepare(ws: Workspace) -> None:
+        ws.write_event(payload)
+        ws.env["GITHUB_EVENT_NAME"] = "push"
+    return prepare
+
+
 def _comment_in_file_only(run: Run) -> None:
     assert not _comment_bodies(run), "no comment was to be posted"
     assert run.outputs["comment_url"] == ""
@@ -343,6 +350,15 @@ CASES: list[Case] = [
          r"number is not a pull request number: '7abc'", evaluated=False),
     Case("k2-event-pull-request-not-an-object", 2, _event({"pull_request": "x"}), 2,
          r"pull_request is not an object", evaluated=False),
+    Case("k2-event-number-superscript-digit", 2,
+         _event({"number": "\u00b2", "pull_request": {"head": {"sha": "a" * 40}}}), 2,
+         r"number is not a pull request number: '\u00b2'", evaluated=False),
+    Case("k2-event-pull-author-not-an-object", 2, _event({"number": 12, "pull_request": {
+        "number": 12, "user": "octocat", "head": {"sha": "a" * 40}}}), 2,
+         r"pull_request\.user is not an object", evaluated=False),
+    Case("k2-push-event-repository-not-an-object", 2, _push_event({"after": "a" * 40,
+                                                                  "repository": "agents"}),
+         2, r"event payload: repository is not an object", evaluated=False),
     Case("k2-paths-root", 2, lambda ws: ws.inputs.update(paths="/"), 2,
          r"path / is outside the repository root", evaluated=False),
     # 3. An unreadable baseline

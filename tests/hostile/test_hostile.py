@@ -52,6 +52,9 @@ def check_exit_and_message(case: Case, run: Run) -> None:
 def check_files(case: Case, run: Run) -> None:
     if not case.evaluated:
         assert run.results is None, "nothing was to be evaluated"
+        if not case.cli:  # the failure is still in the job summary and the outputs
+            assert run.outputs.get("passed") == "false", run.outputs
+            assert run.files.get("summary.md"), "no job summary"
         return
     results = run.results
     assert results is not None, "no results file"

@@ -10,6 +10,7 @@ comment, not the evaluation. Nothing here reads ``os.environ``; callers pass the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,20 +30,25 @@ class EventContextError(AdkEvalActionError):
     """The event payload or GITHUB_* variables do not describe a usable run (exit 2)."""
 
 
+#: A pull request number as the payload may spell it: ASCII digits (``str.isdigit`` also
+#: takes ``"²"``, which ``int`` refuses), few enough to be a number GitHub gives out.
+_PR_NUMBER = re.compile(r"[0-9]{1,18}")
+
+
 def _number(value: Any, where: str) -> int | None:
-    """A PR number from the payload: a positive int (or its digits), None when absent.
+    """A PR number from the payload: a positive int (or its ASCII digits), None when
+    absent.
 
     Raises:
-        EventContextError: present but not a positive whole number.
+        EventContextError: present but not a positive whole number below 10**18.
     """
     if value is None or value == "":
         return None
-    if isinstance(value, bool) or not (
-        isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
-    ) or int(value) < 1:
+    text = str(value).strip() if isinstance(value, (int, str)) else ""
+    if isinstance(value, bool) or not _PR_NUMBER.fullmatch(text) or int(text) < 1:
         raise EventContextError(f"event payload: {where} is not a pull request number: "
                                 f"{str(value)[:40]!r}")
-    return int(value)
+    return int(text)
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -82,6 +88,10 @@ class EventContext(BaseModel):
     head_ref: str | None = None
     base_ref: str | None = None
     is_fork: bool = False
+    default_branch: str | None = None  # the payload's repository.default_branch
+    author: str | None = None  # the PR's author, else the event's sender (a login)
+    listed_pulls: tuple[int, ...] = ()  # workflow_run: the triggering run's pull requests
+    head_repository: str | None = None  # pull_request: "owner/name" the head comes from
     payload: dict[str, Any] = {}
 
     @property
@@ -120,7 +130,9 @@ class EventContext(BaseModel):
             base_ref=env.get("GITHUB_BASE_REF") or None,
             payload=payload,
         )
-        return base.model_copy(update=_pull_request_fields(base.event_name, payload, base.sha))
+        fields = {**_common_fields(payload),
+                  **_pull_request_fields(base.event_name, payload, base.sha)}
+        return base.model_copy(update=fields)
 
     def with_pull(self, pull: Mapping[str, Any]) -> EventContext:
         """A copy naming ``pull`` (a REST pull request object) as the PR of this run.
@@ -162,6 +174,14 @@ def _is_fork(head_repo: Any, base_repo: Any) -> bool:
     return bool(head_repo.get("fork")) or head_repo.get("full_name") != base_name
 
 
+def _common_fields(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields every event may carry: the repository's default branch and the sender."""
+    repository = _mapping(payload.get("repository"), "repository")
+    sender = _mapping(payload.get("sender"), "sender")
+    return {"default_branch": _text(repository.get("default_branch")),
+            "author": _text(sender.get("login"))}
+
+
 def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) -> dict:
     """Per-event PR fields (contract §3, "Finding the PR number")."""
     if event_name in ("pull_request", "pull_request_target"):
@@ -169,13 +189,18 @@ def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) 
         number = payload.get("number") or pull.get("number")
         head = _mapping(pull.get("head"), "pull_request.head")
         base = _mapping(pull.get("base"), "pull_request.base")
-        return {
+        fields = {
             "pr_number": _number(number, "number"),
             "head_sha": _text(head.get("sha")),
             "head_ref": _text(head.get("ref")),
             "base_ref": _text(base.get("ref")),
             "is_fork": _is_fork(head.get("repo"), base.get("repo")),
         }
+        head_repo = head.get("repo")
+        if isinstance(head_repo, Mapping):
+            fields["head_repository"] = _text(head_repo.get("full_name"))
+        author = _text(_mapping(pull.get("user"), "pull_request.user").get("login"))
+        return {**fields, "author": author} if author else fields
     if event_name == "push":
         # The PR, if any, is found over REST (`pulls_for_commit`).
         return {"head_sha": _text(payload.get("after")) or sha or None}
@@ -204,8 +229,13 @@ def _workflow_run_fields(run: Mapping[str, Any]) -> dict[str, Any]:
         "head_ref": _text(run.get("head_branch")),
         "is_fork": _is_fork(run.get("head_repository"), run.get("repository")),
     }
-    if isinstance(pulls, list) and pulls:
-        first = _mapping(pulls[0], "workflow_run.pull_requests[0]")
-        fields["pr_number"] = _number(first.get("number"), "workflow_run.pull_requests[0]")
-        fields["base_ref"] = _text(_mapping(first.get("base"), "base").get("ref"))
+    if not isinstance(pulls, list):
+        raise EventContextError("event payload: workflow_run.pull_requests is not a list")
+    listed = [_mapping(p, f"workflow_run.pull_requests[{i}]") for i, p in enumerate(pulls)]
+    numbers = [_number(p.get("number"), f"workflow_run.pull_requests[{i}].number")
+               for i, p in enumerate(listed)]
+    fields["listed_pulls"] = tuple(n for n in numbers if n is not None)
+    if listed:
+        fields["pr_number"] = numbers[0]
+        fields["base_ref"] = _text(_mapping(listed[0].get("base"), "base").get("ref"))
     return fields

@@ -110,8 +110,7 @@ def _check_triggering_run(event: EventContext, number: int, claimed_sha: str) ->
     Raises:
         ArtifactError: the claim does not match the triggering run.
     """
-    listed = [p.get("number") for p in
-              (event.payload.get("workflow_run") or {}).get("pull_requests") or []]
+    listed = event.listed_pulls
     if event.head_sha and claimed_sha != event.head_sha:
         raise ArtifactError("the artifact's head sha is not the head sha of the run "
                             "that triggered this workflow")

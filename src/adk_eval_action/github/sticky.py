@@ -62,8 +62,14 @@ def comment_marker(key: str = "default") -> str:
 
 def strip_markers(body: str) -> str:
     """Remove our markers (and marker-like text) from an untrusted body, so it can neither
-    claim another key's comment nor record a head it was not written for."""
-    return _MARKER_RE.sub("", body)
+    claim another key's comment nor record a head it was not written for. Removed until
+    none is left: taking one out may join the text around it into another
+    (``<!-- adk-eval-<!-- adk-eval-action -->action:x -->``)."""
+    while True:
+        stripped = _MARKER_RE.sub("", body)
+        if stripped == body:
+            return body
+        body = stripped
 
 
 def is_marked(body: str, marker: str) -> bool:

@@ -27,9 +27,9 @@ import fnmatch
 import logging
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from adk_eval_action.files import MAX_CONFIG_BYTES, load_yaml
 from adk_eval_action.git import Git, GitError
 from adk_eval_action.project.config import ProjectConfig
 from adk_eval_action.project.discovery import Suite
@@ -106,7 +106,10 @@ def _entry_changes(request: RunRequest, git: Git, sha: str) -> set[str] | str:
     old_text = git("show", f"{sha}:{relative.as_posix()}", check=False)
     try:
         # JSON is YAML too; the old file's paths are not used, only its entries compared.
-        old = ProjectConfig.model_validate(yaml.safe_load(old_text) or {})
+        # Bounded as the head's file is (files.load_yaml): no alias bomb, no huge file.
+        if len(old_text) > MAX_CONFIG_BYTES:
+            return {"*"}
+        old = ProjectConfig.model_validate(load_yaml(old_text) or {})
     except Exception:  # noqa: BLE001 - no or an unreadable old file: every entry changed
         return {"*"}
     return _diff_entries(old, request.project)

@@ -13,7 +13,7 @@ import importlib.metadata
 import logging
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -63,6 +63,7 @@ def install_requirements(
     specs: Sequence[str], workdir: Path,
     run: Callable[..., subprocess.CompletedProcess] | None = None,
     root: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> None:
     """Install the user's agent dependencies into this environment.
 
@@ -71,7 +72,8 @@ def install_requirements(
     Python when there is one (our image carries uv and no pip; ``uv pip install --python``
     installs into this interpreter's environment), else this Python's pip. ``run`` is
     ``subprocess.run`` unless given. Every spec must lie inside ``root`` (the repository
-    root; default ``workdir``).
+    root; default ``workdir``). ``env`` is the installer's environment (default: this
+    process's); the action gives it one without its token, as the agent gets.
 
     Raises:
         OutsideRoot: a spec resolves outside ``root``.
@@ -82,7 +84,8 @@ def install_requirements(
     before = package_version("google-adk")
     command = installer_command() + args
     log.info("$ %s", " ".join(command))
-    completed = (run or subprocess.run)(command, check=False, cwd=workdir)
+    completed = (run or subprocess.run)(
+        command, check=False, cwd=workdir, env=None if env is None else dict(env))
     if completed.returncode != 0:
         raise RequirementsError(f"{Path(command[0]).name} could not install "
                                 f"{', '.join(specs)} (exit {completed.returncode}); see the "
