@@ -19,7 +19,10 @@ import requests
 from click.testing import CliRunner
 
 from adk_eval_action.analysis.compare import compare
+from adk_eval_action.baseline import artifact as artifact_module
+from adk_eval_action.baseline.artifact import download_artifact_zip
 from adk_eval_action.baseline.models import (
+    ArtifactDownloadError,
     BaselineContext,
     BaselineRequest,
     ResolvedBaseline,
@@ -31,6 +34,7 @@ from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.git import Git, trusting_environment
+from adk_eval_action.github.transport import GitHubClient
 from adk_eval_action.report.render import md
 from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
@@ -458,3 +462,19 @@ def test_a_child_trusts_every_directory_and_keeps_the_config_it_was_given(tmp_pa
                               capture_output=True, text=True, check=True).stdout.strip()
 
     assert (read("adkeval.given"), read("safe.directory")) == ("yes", "*")
+
+
+def test_the_artifact_download_counts_against_the_budget_and_is_capped(stub, monkeypatch):
+    """The zip comes through the client's time budget and under MAX_ZIP_BYTES: a zip
+    above the cap, or a budget already spent, is a download error (no baseline, said)."""
+    data = bytes(range(256)) * 40  # 10,240 bytes
+    artifact = stub.add_artifact(MERGE_BASE, data)
+    client = GitHubClient(TOKEN, stub.api_url, budget=60.0)
+    assert download_artifact_zip(client, REPO, artifact["id"]) == data
+    assert 0 < client.budget.used < 60.0
+    monkeypatch.setattr(artifact_module, "MAX_ZIP_BYTES", 10_000)
+    with pytest.raises(ArtifactDownloadError, match="passed 10,000 bytes"):
+        download_artifact_zip(client, REPO, artifact["id"])
+    client.budget.spend(60.0)
+    with pytest.raises(ArtifactDownloadError, match="budget .* is spent"):
+        download_artifact_zip(client, REPO, artifact["id"])

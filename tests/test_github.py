@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+import requests
 
+from adk_eval_action.github import transport
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.files import append_job_summary, write_outputs
 from adk_eval_action.github.logs import escape_property, workflow_command
@@ -440,3 +447,80 @@ def test_comment_keys_that_differ_in_punctuation_keep_their_own_marker():
     assert comment_marker("a b") != comment_marker("a-b")
     assert comment_marker("a-b") == "<!-- adk-eval-action:a-b -->"
     assert "-->" not in comment_marker("x --> y")[:-4]
+
+
+# --------------------------------------------------------------------------- answers
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """Answers 200 with a body of ``server.size`` bytes sent one at a time, ``server.pause``
+    seconds apart (a proxy or server that never quite finishes); counts what it sent."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        server: Any = self.server
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(server.size))
+        self.end_headers()
+        try:
+            for _ in range(server.size):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                server.sent += 1
+                time.sleep(server.pause)
+        except OSError:
+            pass  # the client hung up
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - its name
+        pass
+
+
+@pytest.fixture
+def trickle() -> Iterator[Any]:
+    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.size, server.pause, server.sent = 100_000, 0.005, 0
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.timeout(120)
+def test_an_answer_that_trickles_in_is_cut_off_when_the_budget_is_spent(trickle):
+    """The read timeout is per read, so 100,000 bytes at 200 a second (8 minutes) never
+    time out; the budget (2 s) ends the call while the body is still arriving."""
+    client = GitHubClient(TOKEN, f"http://127.0.0.1:{trickle.server_port}", budget=2.0,
+                          sleep=Sleeps())
+    with pytest.raises(TransientError, match="still arriving when the API time budget"):
+        client.get_json("/user")
+    assert 0 < trickle.sent < trickle.size
+    assert client.budget.remaining == 0
+    with pytest.raises(TransientError, match="budget .* spent before GET /user"):
+        client.get_json("/user")
+
+
+def test_an_answer_larger_than_the_cap_is_refused(stub, monkeypatch):
+    for index in range(20):
+        stub.add_comment(7, f"comment {index} " + "x" * 100, "octocat")
+    client, _ = client_for(stub)
+    page = requests.get(f"{stub.api_url}/repos/{REPO}/issues/7/comments?per_page=100",
+                        headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10).content
+    assert len(page) > 2000
+    monkeypatch.setattr(transport, "MAX_ANSWER_BYTES", 2000)
+    with pytest.raises(TransientError, match="passed 2,000 bytes"):
+        list(client.paginate(f"/repos/{REPO}/issues/7/comments"))
+    monkeypatch.setattr(transport, "MAX_ANSWER_BYTES", len(page))
+    assert len(list(client.paginate(f"/repos/{REPO}/issues/7/comments"))) == 20
+
+
+@pytest.mark.parametrize("header", ["\u00b2", "1e3", "-5"])
+def test_a_retry_after_that_is_not_whole_seconds_is_not_waited_for(stub, header):
+    """``"²".isdigit()`` is True and ``float("²")`` a ValueError: such a header (and any
+    that is not whole seconds) gets the secondary-limit wait, as a missing one does."""
+    client, sleeps = client_for(stub, token="pat")
+    stub.fail_next(429, headers={"retry-after": header})
+    assert client.get_json("/user")["login"] == "octocat"
+    assert sleeps == [60.0]

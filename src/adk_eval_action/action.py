@@ -156,7 +156,7 @@ class ActionRun(BaseModel):
         return PublishTarget(
             runner=self.runner, workdir=self.workdir, github_token=settings.github_token,
             comment=settings.comment, comment_key=settings.comment_key,
-            results_path=settings.results_path,
+            results_path=settings.results_path, secrets=self.secrets,
         )
 
 

@@ -129,6 +129,19 @@ def _comment_in_file_only(run: Run) -> None:
     assert "The PR comment could not be posted" in run.files["summary.md"]
 
 
+#: What a hostile API (or a proxy in front of GHES) may say in an error's message.
+API_SAYS = "Nope @octocat, see GH-1 <img src=x> <!-- adk-eval-action:other -->"
+
+
+def _api_message_inert(run: Run) -> None:
+    """GitHub's message reaches the job summary escaped: no mention, no raw HTML, no
+    marker."""
+    summary = run.files["summary.md"]
+    assert "The PR comment could not be posted" in summary and "Nope" in summary
+    assert "<img" not in summary and OTHER_MARKER not in summary
+    _no_mentions(run)
+
+
 # --------------------------------------------------------------------------- 3: baseline
 
 
@@ -334,6 +347,9 @@ CASES: list[Case] = [
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
          0, r"not JSON", check=_comment_in_file_only),
+    Case("k2-api-error-message-escaped-in-the-summary", 2,
+         lambda ws: ws.stub.fail_next(422, message=API_SAYS, method="POST"), 0,
+         r"PR comment not posted", check=_api_message_inert),
     Case("k2-created-without-id", 2,
          lambda ws: ws.stub.fail_next(201, raw=b"{}", method="POST", after=True),
          0, r"without its id"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import logging
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -30,7 +31,13 @@ from adk_eval_action.baseline.models import (
 )
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.github.rest import repo_path
-from adk_eval_action.github.transport import GitHubClient, GitHubError, NotFound
+from adk_eval_action.github.transport import (
+    GitHubClient,
+    GitHubError,
+    NotFound,
+    TransientError,
+    read_body,
+)
 from adk_eval_action.results.model import RunResults
 
 log = logging.getLogger(__name__)
@@ -42,6 +49,8 @@ ANCESTOR_LIMIT = 20
 ARTIFACT_PAGE_LIMIT = 10
 #: Refuse zip members larger than this (bytes): a results file is far smaller.
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
+#: Bytes of an artifact's zip downloaded at most (it holds one results file).
+MAX_ZIP_BYTES = MAX_RESULTS_BYTES
 
 
 def merge_base_via_api(client: GitHubClient, repository: str, base_ref: str, head: str) -> str:
@@ -204,21 +213,37 @@ def download_artifact_zip(
     """The artifact's zip: ``GET …/actions/artifacts/{id}/zip`` answers 302 with a
     ``Location`` valid one minute; that URL is fetched *without* the Authorization header,
     which the blob host rejects (contract §5). ``fetch`` is a plain ``requests.get`` (no
-    session headers, hence no token).
+    session headers, hence no token). Both requests count against the client's time
+    budget (``transport.ApiBudget``), and the zip is read within it and up to
+    :data:`MAX_ZIP_BYTES`.
 
     Raises:
-        ArtifactDownloadError: 401/403/404/410 (expired) or a network failure.
+        ArtifactDownloadError: 401/403/404/410 (expired), a network failure, the budget
+            spent, or a zip larger than :data:`MAX_ZIP_BYTES`.
     """
     url = client.url(f"{repo_path(repository)}/actions/artifacts/{int(artifact_id)}/zip")
+    left = client.budget.remaining
+    if left <= 0:
+        raise ArtifactDownloadError("artifact download not tried: the GitHub API time budget "
+                                    f"({client.budget.seconds:.0f} s) is spent")
+    started = time.monotonic()
+    timeout = (min(client.timeout[0], left), min(client.timeout[1], left))
+    what = f"artifact {artifact_id} download"
     try:
-        response = client.session.get(url, allow_redirects=False, timeout=client.timeout)
+        response = client.session.get(url, allow_redirects=False, timeout=timeout, stream=True)
         if response.status_code in (301, 302, 303, 307, 308):
+            response.close()
             location = response.headers.get("Location", "")
-            response = fetch(location, timeout=client.timeout, allow_redirects=True)
+            response = fetch(location, timeout=timeout, allow_redirects=True, stream=True)
+        if response.status_code == 200:
+            return read_body(response, started + left, MAX_ZIP_BYTES, what)
     except requests.RequestException as e:
         raise ArtifactDownloadError(f"artifact download failed: {type(e).__name__}") from e
-    if response.status_code == 200:
-        return response.content
+    except TransientError as e:
+        raise ArtifactDownloadError(str(e)) from e
+    finally:
+        client.budget.spend(time.monotonic() - started)
+    response.close()
     status = response.status_code
     hint = {
         401: "the token was rejected",

@@ -31,6 +31,7 @@ from adk_eval_action.github.sticky import (
 )
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
 from adk_eval_action.project.eval_ids import eval_id_line
+from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.render import md
 from adk_eval_action.text import without_surrogates
 
@@ -120,10 +121,16 @@ class PublishTarget(BaseModel):
     comment: Literal["update", "new", "off"]
     comment_key: str
     results_path: Path
+    secrets: tuple[str, ...] = Field(default=(), repr=False)
 
     @property
     def token(self) -> str:
         return self.github_token.get_secret_value()
+
+    @property
+    def redactor(self) -> Redactor:
+        """Redacts the run's secret values (the token among them) from what is written."""
+        return Redactor((self.token, *self.secrets))
 
     def path(self, path: Path) -> Path:
         """A path of the run (relative to its working directory) as an absolute one."""
@@ -160,8 +167,8 @@ def publish(
         )
     if target.runner.summary_file is not None:
         summary = outcome.summary_markdown
-        if note:
-            summary = summary.rstrip("\n") + "\n\n" + note + "\n"
+        if note:  # may quote GitHub's answers: escaped, and redacted as the summary was
+            summary = summary.rstrip("\n") + "\n\n" + target.redactor(note) + "\n"
         append_job_summary(target.runner.summary_file, summary)
     skipped = getattr(outcome, "skipped", None)
     if skipped:
@@ -248,7 +255,7 @@ def publish_comment(
         result = post_run_comment(target, body, marker, make_client)
     except StaleRun as exc:
         log.info("%s", exc, extra=annotation("notice", title="PR comment not posted"))
-        return "", f"The PR comment was not posted: {exc}."
+        return "", f"The PR comment was not posted: {md(str(exc), 2000)}."
     except GitHubError as exc:
         if isinstance(exc, PermissionDenied) and exc.read_only_token:
             # A fork's token: the evaluation stands and the comment waits in a file.
@@ -260,10 +267,11 @@ def publish_comment(
             )
         # The evaluation stands too; say loudly that publishing did not.
         log.error("%s", exc, extra=annotation(title="PR comment not posted"))
-        return "", f"The PR comment could not be posted: {exc}"
+        return "", f"The PR comment could not be posted: {md(str(exc), 2000)}"
     except Exception as exc:  # noqa: BLE001 - the comment never changes the check's colour
         log.error("%s", describe_exception(exc), extra=annotation(title="PR comment not posted"))
-        return "", f"The PR comment could not be posted: {type(exc).__name__}: {exc}"
+        return "", ("The PR comment could not be posted: "
+                    f"{md(f'{type(exc).__name__}: {exc}', 2000)}")
     if result is None:
         return "", ""
     log.info("PR comment %s: %s", result.action, result.url)

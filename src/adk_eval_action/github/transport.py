@@ -9,17 +9,20 @@ Nothing here reads ``os.environ``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
 from adk_eval_action.errors import AdkEvalActionError
 
 __all__ = [
     "API_BUDGET_S",
+    "MAX_ANSWER_BYTES",
     "MAX_WAIT_S",
     "ApiBudget",
     "BadCredentials",
@@ -32,6 +35,7 @@ __all__ = [
     "ValidationFailed",
     "check_api_url",
     "decode_json",
+    "read_body",
 ]
 
 #: Seconds one client (the baseline lookup, publishing) may spend on GitHub in all: calls,
@@ -41,6 +45,10 @@ API_BUDGET_S = 120.0
 MAX_WAIT_S = 60.0
 #: (connect, read) seconds of one HTTP request, less when the budget has less left.
 REQUEST_TIMEOUT_S = (10.0, 30.0)
+#: Bytes of one answer read at most (decoded): a page of 100 comments of 65,536 characters
+#: is under 30 MB; an answer past this is not one GitHub gives.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+_CHUNK_BYTES = 64 * 1024
 
 
 class GitHubError(AdkEvalActionError):
@@ -111,6 +119,8 @@ class ApiBudget:
         self.used += max(0.0, seconds)
 
 
+#: Whole seconds in a header (``str.isdigit`` also takes ``"²"``, which ``float`` refuses).
+_SECONDS = re.compile(r"[0-9]+")
 _WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
 
@@ -221,9 +231,12 @@ class GitHubClient:
         timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
         started = time.monotonic()
         try:
+            # Streamed, so that an answer that trickles in or never ends is cut off at
+            # the budget and at MAX_ANSWER_BYTES (the read timeout is per read).
             response = self.session.request(
-                method, url, json=json_body, params=params, timeout=timeout,
+                method, url, json=json_body, params=params, timeout=timeout, stream=True,
             )
+            read_body(response, started + left, MAX_ANSWER_BYTES, f"{method} {shown}")
         except (requests.ConnectionError, requests.Timeout) as exc:
             # A POST may have reached GitHub before the connection broke; only the
             # caller knows whether trying again could duplicate its effect.
@@ -240,6 +253,9 @@ class GitHubClient:
         except requests.RequestException as exc:  # invalid URL, too many redirects, ...
             raise GitHubError(f"GitHub API request {method} {shown} failed: "
                               f"{type(exc).__name__}", method=method, path=shown) from exc
+        except TransientError:
+            self.budget.spend(time.monotonic() - started)
+            raise
         self.budget.spend(time.monotonic() - started)
         if method in _WRITE_METHODS:
             self._last_write = self._clock()
@@ -306,16 +322,58 @@ class GitHubClient:
         status = response.status_code
         if status == 429 or (status == 403 and _is_rate_limit(response)):
             retry_after = response.headers.get("retry-after", "").strip()
-            if retry_after.isdigit():
+            if _SECONDS.fullmatch(retry_after):
                 return float(retry_after)
             if response.headers.get("x-ratelimit-remaining") == "0":
                 reset = response.headers.get("x-ratelimit-reset", "").strip()
-                if reset.isdigit():
+                if _SECONDS.fullmatch(reset):
                     return max(0.0, float(reset) - self._clock()) + 1.0
             return self.secondary_wait * 2 ** (attempt - 1)
         if status >= 500 and method in _IDEMPOTENT:
             return self.backoff_seconds(attempt)
         return None
+
+
+def read_body(response: requests.Response, deadline: float, limit: int, what: str) -> bytes:
+    """The body of a ``stream=True`` ``response``, read before ``deadline`` (monotonic
+    seconds) and up to ``limit`` bytes (decoded), then kept as the response's content so
+    ``json()``, ``text`` and ``content`` work as after an ordinary request.
+
+    Each read returns what has arrived (urllib3's ``read1``), so a body that trickles in
+    is stopped at the first read after ``deadline`` (a read waits at most the request's
+    read timeout), not when it ends.
+
+    Raises:
+        TransientError: the deadline passed or the body passed ``limit`` (``what`` names
+            the call); the connection is closed.
+        requests.ConnectionError: the connection broke or timed out while reading.
+    """
+    raw = response.raw
+    read = getattr(raw, "read1", None) or raw.read  # read1: urllib3 >= 2
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := read(_CHUNK_BYTES, decode_content=True):
+            size += len(chunk)
+            if size > limit:
+                raise TransientError(f"GitHub's answer to {what} passed {limit:,} bytes")
+            if time.monotonic() > deadline:
+                raise TransientError(
+                    f"GitHub's answer to {what} was still arriving when the API time budget "
+                    "was spent")
+            chunks.append(chunk)
+    except TransientError:
+        response.close()
+        raise
+    except (urllib3.exceptions.HTTPError, OSError) as exc:  # as requests maps them
+        response.close()
+        raise requests.ConnectionError(f"{what}: {type(exc).__name__}") from exc
+    # What requests keeps once it has read a body itself (Response.content); read to its
+    # end, the connection goes back to the pool.
+    response._content = b"".join(chunks)
+    response._content_consumed = True
+    response.close()
+    return response._content
 
 
 def check_api_url(url: str) -> str:
@@ -369,9 +427,10 @@ def _github_message(response: requests.Response) -> str:
         return response.text[:200]
     if isinstance(body, dict):
         message = str(body.get("message") or "")
+        errors = body.get("errors")
         details = [
             str(e.get("message") or e.get("code") or "")
-            for e in body.get("errors") or [] if isinstance(e, dict)
+            for e in (errors if isinstance(errors, list) else []) if isinstance(e, dict)
         ]
         return "; ".join(filter(None, [message, *details]))
     return ""
