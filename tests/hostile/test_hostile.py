@@ -27,7 +27,7 @@ import pytest
 from cases import CASES, Case
 from workspace import FOREIGN_BODY, PERSON_BODY, SECRETS, Run, Workspace, stub_for_case
 
-from adk_eval_action.github.sticky import comment_marker, is_marked
+from adk_eval_action.github.sticky import COMMENT_MAX_CHARS, comment_marker, is_marked
 
 #: Workflow commands the action sends itself: masks, groups, the stop/resume pair around
 #: the evaluation and annotations (whose message and properties are escaped).
@@ -181,3 +181,35 @@ def test_k10_sigterm_during_the_baseline_rerun_ends_the_child(
     assert _git(ws.root, "worktree", "list").count("\n") == 1, "the worktree is left"
     tree = re.search(r"in (\S+adk-eval-base-\S+)/tree", run.log)
     assert tree and not Path(tree.group(1)).exists()
+
+
+@pytest.mark.timeout(TIMEOUT_MARGIN_S + 60)
+def test_k7_a_users_template_is_rendered_once_then_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kind 7, "rendered once, not three times": a user's template whose output is three
+    times the comment's limit is rendered once (its child process started once), and
+    the comment is cut to GitHub's 65,536 characters, not rendered again smaller."""
+    from adk_eval_action.report import sandbox
+
+    rendered: list[Path] = []
+    real = sandbox.render_user_template
+
+    def counting(template: Path, variables: dict) -> str:
+        rendered.append(template)
+        return real(template, variables)
+
+    monkeypatch.setattr(sandbox, "render_user_template", counting)
+    monkeypatch.chdir(tmp_path)
+    with stub_for_case() as stub:
+        ws = Workspace(tmp_path, stub)
+        (ws.root / "mine.md.j2").write_text("{{ 'A line of my own report.\\n' * 8000 }}")
+        ws.inputs["template"] = "mine.md.j2"
+        run = ws.action()
+    case = Case("k7-template-rendered-once", 7, lambda ws: None, 0, r"PR comment created")
+    check_exit_and_message(case, run)
+    check_files(case, run)
+    assert [p.name for p in rendered] == ["mine.md.j2"]
+    assert len("A line of my own report.\n" * 8000) > 3 * COMMENT_MAX_CHARS
+    assert run.comment_file is not None and len(run.comment_file) <= COMMENT_MAX_CHARS
+    assert "comment cut to fit GitHub's limit" in run.comment_file
