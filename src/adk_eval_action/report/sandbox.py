@@ -7,14 +7,21 @@ A template is repository content: a pull request can change it. jinja2's
 template is rendered once, in a child interpreter (``python -c``, no google-adk imported)
 that runs under ``RLIMIT_AS`` (:data:`TEMPLATE_MEMORY_BYTES`) and ``RLIMIT_CPU``, stops
 writing past :data:`TEMPLATE_MAX_CHARS` and is ended with its process group after
-:data:`TEMPLATE_TIMEOUT_S` seconds (or when the run is interrupted). Any of these is a
-``ConfigError`` naming the template (exit 2).
+:data:`TEMPLATE_TIMEOUT_S` seconds of rendering (or when the run is interrupted). Any of
+these is a ``ConfigError`` naming the template (exit 2).
+
+The render's limits start when the child is ready: it writes :data:`READY` once its
+imports are done (jinja2 and our modules: ~1 s CPU, several seconds of wall time on a
+loaded runner), and only then is sent the template. Its start-up has a limit of its own
+(:data:`TEMPLATE_STARTUP_TIMEOUT_S`), so a slow machine does not eat the template's time
+and fail a template that renders in milliseconds.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -25,20 +32,29 @@ from adk_eval_action.errors import ConfigError
 
 __all__ = [
     "EXIT_TOO_LONG",
+    "READY",
     "TEMPLATE_MAX_CHARS",
     "TEMPLATE_MEMORY_BYTES",
+    "TEMPLATE_STARTUP_TIMEOUT_S",
     "TEMPLATE_TIMEOUT_S",
     "render_user_template",
 ]
 
-#: Seconds a user's template may take to render (the packaged one takes milliseconds).
+#: Seconds a user's template may take to render (the packaged one takes milliseconds),
+#: counted from the child's :data:`READY`; also its CPU seconds after start-up (+2).
 TEMPLATE_TIMEOUT_S = 10.0
+#: Seconds the child may take to start and import before it is ready (~1 s CPU; generous
+#: because a loaded runner's wall time is several times that, and the user's template
+#: has not run yet, so only the machine can be slow here).
+TEMPLATE_STARTUP_TIMEOUT_S = 120.0
 #: Characters a user's template may output (the comment keeps 65,536 of them).
 TEMPLATE_MAX_CHARS = 1_000_000
 #: Address space of the rendering process.
 TEMPLATE_MEMORY_BYTES = 1024 * 1024 * 1024
 #: The child's exit code when the output passed TEMPLATE_MAX_CHARS.
 EXIT_TOO_LONG = 3
+#: The byte the child writes on stdout (before the output) once its imports are done.
+READY = b"\x06"
 
 
 def render_user_template(template: Path, variables: dict[str, Any]) -> str:
@@ -64,6 +80,7 @@ def render_user_template(template: Path, variables: dict[str, Any]) -> str:
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )
     try:
+        _wait_until_ready(template, process)
         out, err = process.communicate(payload, timeout=TEMPLATE_TIMEOUT_S)
     except subprocess.TimeoutExpired as e:
         raise ConfigError(template, f"template error: rendering took longer than "
@@ -81,3 +98,21 @@ def render_user_template(template: Path, variables: dict[str, Any]) -> str:
     else:
         reason = said[-1][:500]
     raise ConfigError(template, f"template error: {reason}")
+
+
+def _wait_until_ready(template: Path, process: subprocess.Popen) -> None:
+    """Returns once the child wrote :data:`READY` or ended (its exit code and stderr then
+    say why, read by the caller's ``communicate``).
+
+    Raises:
+        ConfigError: the child was not ready within :data:`TEMPLATE_STARTUP_TIMEOUT_S`.
+    """
+    assert process.stdout is not None
+    # os.read on the descriptor, not the buffered file: communicate() reads the descriptor
+    # too, so nothing may wait in a Python buffer. The child sends nothing else before it
+    # has the payload, so this reads exactly READY (or b"" if it ended).
+    ready, _, _ = select.select([process.stdout], [], [], TEMPLATE_STARTUP_TIMEOUT_S)
+    if not ready:
+        raise ConfigError(template, f"template error: the rendering process did not start "
+                          f"within {TEMPLATE_STARTUP_TIMEOUT_S:g} s (the machine is too slow)")
+    os.read(process.stdout.fileno(), len(READY))

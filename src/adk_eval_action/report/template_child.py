@@ -3,26 +3,34 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 import resource
 import sys
 
 from adk_eval_action.report.render import template_environment
-from adk_eval_action.report.sandbox import EXIT_TOO_LONG, TEMPLATE_MEMORY_BYTES
+from adk_eval_action.report.sandbox import EXIT_TOO_LONG, READY, TEMPLATE_MEMORY_BYTES
 
 __all__ = ["main"]
 
 
 def _limit_self(cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (TEMPLATE_MEMORY_BYTES, TEMPLATE_MEMORY_BYTES))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+    # RLIMIT_CPU counts from the process's start: the render gets cpu_seconds on top of
+    # what start-up and imports used, as its wall limit starts after them too.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    limit = math.ceil(usage.ru_utime + usage.ru_stime) + cpu_seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
 
 
 def main() -> None:  # pragma: no cover - runs in the rendering child
-    """The rendering child: reads ``(source, variables, max_chars, cpu_seconds)`` pickled
-    on stdin, limits its own memory and CPU time,
+    """The rendering child: once imported, writes ``READY`` on stdout; then reads
+    ``(source, variables, max_chars, cpu_seconds)`` pickled on stdin, limits its own
+    memory and CPU time (``cpu_seconds`` more than it used so far),
     writes the output on stdout; exit 3 when the output passes ``max_chars``, 1 with
     ``Type: message`` on stderr when the template fails."""
+    sys.stdout.buffer.write(READY)
+    sys.stdout.buffer.flush()
     source, variables, max_chars, cpu_seconds = pickle.loads(sys.stdin.buffer.read())
     _limit_self(cpu_seconds)
     written = 0

@@ -1,0 +1,64 @@
+"""The user's template sandbox (report.sandbox): the render's wall-time limit starts when
+the child has imported, so a slow start-up does not fail a template that renders at
+once, while one that loops forever is still stopped with a clear error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.report import sandbox
+from adk_eval_action.report.sandbox import render_user_template
+
+#: Seconds the child's start-up is made to take (sitecustomize runs before its imports).
+SLOW_START_S = 4
+
+
+@pytest.fixture
+def slow_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every new interpreter started by the test sleeps SLOW_START_S at start-up (Python
+    imports the first ``sitecustomize`` on its path; PYTHONPATH comes first)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"import time\ntime.sleep({SLOW_START_S})\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p))
+
+
+def _template(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "mine.md.j2"
+    path.write_text(text)
+    return path
+
+
+def test_a_slow_start_up_is_not_the_templates_time(
+    slow_start: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Counted from the child's start, the render's 3 s would have run out during the
+    # 4 s start-up (this failed before READY); the template itself takes milliseconds.
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", SLOW_START_S - 1.0)
+    template = _template(tmp_path, "{{ n * 2 }} {{ names | join(',') }}")
+    assert render_user_template(template, {"n": 21, "names": ["a", "b"]}) == "42 a,b"
+
+
+def test_a_start_up_past_its_own_limit_is_a_config_error(
+    slow_start: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "TEMPLATE_STARTUP_TIMEOUT_S", 1.0)
+    template = _template(tmp_path, "fine")
+    with pytest.raises(ConfigError, match=r"mine\.md\.j2.*did not start within 1 s"):
+        render_user_template(template, {})
+
+
+def test_a_template_that_loops_forever_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 2.0)
+    template = _template(tmp_path, "{% for i in range(100000) %}{% for j in range(100000) %}"
+                                   "{% endfor %}{% endfor %}")
+    with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: rendering took "
+                                          r"longer than 2 s \(the limit\)"):
+        render_user_template(template, {})
