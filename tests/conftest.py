@@ -18,8 +18,11 @@ Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see READM
   project or the results works in ``example_repo`` and runs its own evaluation.
 - To share another evaluation, add a session fixture built with ``shared_run`` here.
 - A test that must start a process (a second interpreter, git fetching from a clone) is
-  marked ``slow``; one that needs podman is marked ``container``. The quick loop leaves both
-  out; ``scripts/test.sh`` (CI) runs everything.
+  marked ``slow``; so is an end-to-end run whose check has a quick in-process twin (the
+  hostile template rows, tests/test_sandbox.py). One that needs podman is marked
+  ``container``. The quick loop leaves both out and runs on two pytest-xdist workers, so a
+  session fixture is built once per worker; ``scripts/test.sh`` (CI) runs everything in one
+  process.
 """
 
 from __future__ import annotations
