@@ -196,15 +196,18 @@ def test_a_judge_outage_keeps_the_scores_that_were_computed(
     [
         Fault(kind="drop", times=2),
         Fault(kind="malformed", times=2),
-        Fault(kind="slow", delay_s=5, times=1),
+        # Only this answer is slow enough to be cut off by the 10 s call timeout.
+        Fault(kind="slow", delay_s=120, times=1),
     ],
     ids=["dropped", "malformed", "slow"],
 )
 def test_transient_transport_faults_are_retried_to_the_same_scores(
     example_repo: Path, cli: CliRun, gemini_api: GeminiFake, fault: Fault
 ):
+    # A call timeout of 1 s also cut off ordinary answers on a loaded machine (retries
+    # counted 3-4 instead of 1-2); 10 s cuts off only the faulty slow answer.
     (example_repo / "adk-eval.yaml").write_text(
-        "model_retries: {initial_delay_s: 0.01, call_timeout_s: 1}\n", encoding="utf-8"
+        "model_retries: {initial_delay_s: 0.01, call_timeout_s: 10}\n", encoding="utf-8"
     )
     clean = cli("run", EVAL_SET, "--results-out", "clean.json")
     gemini_api.faults = [fault]
