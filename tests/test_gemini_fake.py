@@ -320,7 +320,8 @@ def test_a_wrong_key_gets_api_key_invalid_and_no_key_is_refused(
 
 
 @pytest.mark.slow  # starts another interpreter
-def test_command_line_serves_a_script_file_until_sigterm(tmp_path: Path):
+@pytest.mark.parametrize("host", [None, "0.0.0.0"])  # 0.0.0.0: what self-test.yml starts
+def test_command_line_serves_a_script_file_until_sigterm(tmp_path: Path, host: str | None):
     script = tmp_path / "script.yaml"
     script.write_text(
         "agents:\n  - instruction: travel\n    default_reply: Hello from the script.\n"
@@ -330,7 +331,8 @@ def test_command_line_serves_a_script_file_until_sigterm(tmp_path: Path):
     port_file = tmp_path / "port"
     process = subprocess.Popen(
         [sys.executable, "-m", "adk_eval_action.testing.gemini_fake", "--script", str(script)]
-        + ["--port-file", str(port_file)],
+        + ["--port-file", str(port_file)]
+        + (["--host", host] if host else []),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -352,7 +354,8 @@ def test_command_line_serves_a_script_file_until_sigterm(tmp_path: Path):
     answer = second.json()["candidates"][0]["content"]["parts"][0]["text"]
     assert answer == "Hello from the script."
     assert process.returncode == 0
-    assert f"GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{port_file.read_text()}" in stderr
+    listening = host or "127.0.0.1"
+    assert f"GOOGLE_GEMINI_BASE_URL=http://{listening}:{port_file.read_text()}" in stderr
 
 
 def test_faults_and_script_are_replaced_over_http(fake: GeminiFake):

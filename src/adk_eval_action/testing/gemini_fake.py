@@ -337,7 +337,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class GeminiFake:
-    """A fake Gemini API on ``127.0.0.1``, served from a background thread.
+    """A fake Gemini API (on ``127.0.0.1`` unless told), served from a background thread.
 
     Use as a context manager (``with GeminiFake(agents) as fake:``), then point google-genai
     at it with :meth:`env`. ``agents``, ``faults`` and ``calls`` may be read and replaced
@@ -347,6 +347,8 @@ class GeminiFake:
         agents: Scripted agents (see :class:`gemini_script.AgentScript`).
         faults: Faults, tried in order for each call (see :class:`Fault`).
         port: TCP port; 0 picks a free one.
+        host: Address to listen on (``0.0.0.0``: every interface, for a container that
+            reaches this host through a Docker bridge; :attr:`base_url` then names it).
         api_key: The one key accepted (any other gets the API's 400 ``API_KEY_INVALID``);
             None accepts any key. A call with no key at all gets the API's 403.
     """
@@ -454,18 +456,23 @@ def load_script(path: Path) -> FakeScriptFile:
 
 @click.command()
 @click.option("--script", "script_path", type=click.Path(exists=True, path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; 0.0.0.0 for containers on a Docker bridge.")
 @click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
 @click.option("--port-file", type=click.Path(path_type=Path), help="Write the port here.")
 @click.option("--fault", "faults", multiple=True, help="A Fault as JSON, e.g. '{\"status\": 503}'.")
 def main(
-    script_path: Path | None, port: int, port_file: Path | None, faults: tuple[str, ...]
+    script_path: Path | None, host: str, port: int, port_file: Path | None,
+    faults: tuple[str, ...],
 ) -> None:
-    """Serves the fake Gemini API on 127.0.0.1 until interrupted (SIGINT/SIGTERM)."""
+    """Serves the fake Gemini API on ``host`` (127.0.0.1 unless told) until interrupted
+    (SIGINT/SIGTERM). Another address lets a container reach it, as the self-test workflow's
+    action container does through Docker's bridge."""
     import signal
 
     script = load_script(script_path) if script_path else FakeScriptFile()
     extra = [Fault.model_validate_json(f) for f in faults]
-    fake = GeminiFake(script.agents, [*script.faults, *extra], port=port)
+    fake = GeminiFake(script.agents, [*script.faults, *extra], port=port, host=host)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         click.echo(f"GOOGLE_GEMINI_BASE_URL={fake.base_url}", err=True)
