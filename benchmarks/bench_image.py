@@ -24,6 +24,11 @@ What is measured, each `--repeat` times (median shown):
 The rest of start -> first eval case (container start, the interpreter, inputs, preflight,
 loading the agent) is what remains when both import times are taken away.
 
+Wall times grow with the machine's load (several jobs share its 2 cores), so the same split
+is also given in CPU seconds of the action's own process, which the load does not change:
+the CPU it had spent at the first eval case (time.process_time() in the callback) against
+the interpreter's start, google-adk's import and our modules' import, each timed in CPU too.
+
 Usage: `.venv/bin/python benchmarks/bench_image.py [--build] [--image TAG] [--repeat 3] [--no-cold]`
 (podman, prepared by .ci/container.sh; --build builds the Dockerfile first and times it).
 """
@@ -38,6 +43,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -51,7 +57,7 @@ def _bench_first_case(callback_context):  # added by benchmarks/bench_image.py
     path = "/github/workspace/first-case.txt"
     if not os.path.exists(path):
         with open(path, "w") as f:
-            f.write(repr(time.time()))
+            f.write(f"{time.time()!r} {time.process_time()!r}")
         with open("/github/workspace/first-case-modules.txt", "w") as f:
             f.write("\\n".join(sorted(sys.modules)))
     return None
@@ -91,29 +97,41 @@ IMPORT_TIMES = """
 import importlib, sys, time, warnings
 warnings.simplefilter("ignore")
 def load(names):
-    started = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # a module that only imports inside its package's context
             pass
-    return time.perf_counter() - started
+    return time.perf_counter() - wall, time.process_time() - cpu
+interpreter = time.process_time()
 adk = load(sys.argv[1].split(","))
 ours = load(sys.argv[2].split(","))
-print(adk, ours)
+print(adk[0], ours[0], interpreter, adk[1], ours[1])
 """
 
 
-def import_times(image: str, modules: list[str]) -> tuple[float, float]:
-    """(google-adk's import, then this package's) inside the image, in-process, of the
-    modules loaded when the first eval case started; seconds."""
+class Imports(NamedTuple):
+    """Import times inside the image, in seconds: wall (what the target compares) and CPU
+    (what the process itself spent, whatever the machine's load)."""
+
+    adk: float
+    ours: float
+    interpreter_cpu: float
+    adk_cpu: float
+    ours_cpu: float
+
+
+def import_times(image: str, modules: list[str]) -> Imports:
+    """google-adk's import, then this package's, inside the image, in-process, of the
+    modules loaded when the first eval case started; and the CPU the interpreter spent
+    starting (site, the encodings) before either."""
     adk = [m for m in modules if m == "google.adk" or m.startswith("google.adk.")]
     ours = [m for m in modules if m.split(".")[0] == "adk_eval_action"]
     out = subprocess.run(["podman", "run", "--rm", "--entrypoint", "python", image, "-c",
                           IMPORT_TIMES, ",".join(adk), ",".join(ours)],
                          check=True, capture_output=True, text=True).stdout
-    adk_s, ours_s = out.split()[-2:]
-    return float(adk_s), float(ours_s)
+    return Imports(*map(float, out.split()[-5:]))
 
 
 def workspace(root: Path) -> Path:
@@ -139,10 +157,18 @@ def action_env(ws: Path, model_env: dict[str, str]) -> list[str]:
     return flags + ["-e", "GITHUB_WORKSPACE=/github/workspace", "-e", "HOME=/github/home"]
 
 
-def first_case(image: str, extra: list[str],
-               model_env: dict[str, str]) -> tuple[float, float, list[str]]:
-    """(start -> first eval case, start -> exit, the modules loaded at the first eval
-    case) of one action run; seconds."""
+class Run(NamedTuple):
+    """One action run, in seconds: start -> first eval case, start -> exit, the CPU the
+    action's process had spent at the first eval case; and the modules loaded by then."""
+
+    first: float
+    total: float
+    first_cpu: float
+    modules: list[str]
+
+
+def first_case(image: str, extra: list[str], model_env: dict[str, str]) -> Run:
+    """One action run, timed (see :class:`Run`)."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = workspace(Path(tmp))
         command = ["podman", "run", "--rm", "--network", "host", "-v",
@@ -156,7 +182,8 @@ def first_case(image: str, extra: list[str],
             raise SystemExit(f"action run failed (exit {done.returncode}):\n"
                              f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
         modules = (ws / "first-case-modules.txt").read_text().split()
-        return float(marker.read_text()) - started, ended - started, modules
+        when, cpu = map(float, marker.read_text().split())
+        return Run(when - started, ended - started, cpu, modules)
 
 
 def main() -> None:
@@ -182,10 +209,10 @@ def measure(args: argparse.Namespace, model_env: dict[str, str]) -> None:
     start = statistics.median(wall(["podman", "run", "--rm", "--entrypoint", "true",
                                     args.image]) for _ in runs)
     warm = [first_case(args.image, [], model_env) for _ in runs]
-    modules = warm[0][2]
-    adk, ours = (statistics.median(x) for x in zip(
-        *(import_times(args.image, modules) for _ in runs), strict=True))
-    first, total = (statistics.median(x[i] for x in warm) for i in (0, 1))
+    modules = warm[0].modules
+    imports = Imports(*(statistics.median(x) for x in zip(
+        *(import_times(args.image, modules) for _ in runs), strict=True)))
+    first, total, first_cpu = (statistics.median(x[i] for x in warm) for i in (0, 1, 2))
     if args.no_cold:
         cold_first = cold_total = float("nan")
     else:
@@ -194,6 +221,7 @@ def measure(args: argparse.Namespace, model_env: dict[str, str]) -> None:
                            model_env) for _ in runs]
         cold_first, cold_total = (statistics.median(x[i] for x in cold) for i in (0, 1))
     counted = sum(m.startswith("google.adk") for m in modules)
+    adk, ours = imports.adk, imports.ours
     print(f"median of {args.repeat}        precompiled   compiled at start   ratio")
     print(f"start -> first eval case  {first:8.2f} s   {cold_first:8.2f} s      "
           f"{cold_first / first:5.2f}x")
@@ -206,7 +234,14 @@ def measure(args: argparse.Namespace, model_env: dict[str, str]) -> None:
     print(f"the rest                  {first - start - adk - ours:8.2f} s   (interpreter, "
           "inputs, preflight, agent load)")
     print(f"first case - ADK import   {first - adk:8.2f} s   (target <= 2 s)")
-
+    # Wall times grow with the machine's load; the process's own CPU does not.
+    rest_cpu = first_cpu - imports.interpreter_cpu - imports.adk_cpu - imports.ours_cpu
+    print(f"CPU of the action's process at the first eval case {first_cpu:6.2f} s: "
+          f"interpreter start {imports.interpreter_cpu:.2f} s, google-adk import "
+          f"{imports.adk_cpu:.2f} s, our modules {imports.ours_cpu:.2f} s, the rest "
+          f"{rest_cpu:.2f} s")
+    print(f"CPU at first eval case - ADK import CPU {first_cpu - imports.adk_cpu:6.2f} s")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 if __name__ == "__main__":
     main()
