@@ -25,6 +25,13 @@ TIMEOUT_JUDGE_MODEL = "stand-in-judge-timeout"
 GARBAGE_JUDGE_MODEL = "stand-in-judge-garbage"
 """Judge model name whose every answer is text no ADK judge parser accepts."""
 
+OMIT_JUDGE_PREFIX = "stand-in-judge-omit-"
+"""``stand-in-judge-omit-<rubric id>``: the rubric answer leaves that rubric's block out."""
+
+UNSURE_JUDGE_PREFIX = "stand-in-judge-unsure-"
+"""``stand-in-judge-unsure-<rubric id>``: that rubric's verdict is "unsure" (neither yes nor
+no), which ADK parses as a score of None."""
+
 _GARBAGE_ANSWER = "Honestly the agent did a fine job overall, I would give it a thumbs up."
 
 
@@ -346,6 +353,23 @@ def answer_judge_prompt(prompt: str) -> str:
     return ""
 
 
+def alter_rubric_answer(answer: str, model: str) -> str:
+    """The answer of the ``omit``/``unsure`` variants (see :class:`StandInJudge`): the block
+    whose ``ID:`` line names the rubric in the model name is dropped, or its verdict made
+    "unsure". Other answers and other blocks are unchanged."""
+    for prefix in (OMIT_JUDGE_PREFIX, UNSURE_JUDGE_PREFIX):
+        if model.startswith(prefix):
+            target, omit = f"ID: {model[len(prefix):]}", prefix == OMIT_JUDGE_PREFIX
+            blocks = answer.split("\n\n")
+            kept = [b for b in blocks if not (omit and b.split("\n", 1)[0] == target)]
+            return "\n\n".join(
+                re.sub(r"Verdict: \w+", "Verdict: unsure", b)
+                if b.split("\n", 1)[0] == target else b
+                for b in kept
+            )
+    return answer
+
+
 class StandInJudge(BaseLlm):
     """A deterministic LLM judge for ADK's LLM-as-judge metrics (offline test/demo tool).
 
@@ -362,6 +386,9 @@ class StandInJudge(BaseLlm):
       into a NOT_EVALUATED result.
     * ``stand-in-judge-garbage``: every answer is prose no ADK parser accepts,
       which ADK turns into a score of None.
+    * ``stand-in-judge-omit-<rubric id>`` / ``stand-in-judge-unsure-<rubric id>``: the
+      rubric answer leaves that rubric out, or says "unsure" for it
+      (:func:`alter_rubric_answer`); ADK's parser accepts both answers.
     """
 
     @classmethod
@@ -394,7 +421,7 @@ class StandInJudge(BaseLlm):
                 for part in content.parts or []
                 if part.text
             )
-            text = answer_judge_prompt(prompt)
+            text = alter_rubric_answer(answer_judge_prompt(prompt), self.model)
         parts = [genai_types.Part(text=text)]
         yield LlmResponse(
             content=genai_types.Content(role="model", parts=parts),

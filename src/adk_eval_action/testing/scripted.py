@@ -145,11 +145,14 @@ class ScriptRule(BaseModel):
         tool_calls: Tool calls to emit (all in one model turn) before replying.
         reply: Final reply template, formatted with the regex's named groups
             and ``result`` (see :class:`ScriptedLlm`).
+        thought: Text of a thought part (``thought: true``) put before the reply, as a
+            thinking model asked to include its thoughts returns it; None for none.
     """
 
     pattern: str
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     reply: str
+    thought: str | None = None
 
     @field_validator("pattern")
     @classmethod
@@ -279,6 +282,8 @@ class ScriptedLlm(BaseLlm):
             template = rule.reply if rule is not None else self.default_reply
             text = _safe_format(template, {**groups, "result": _ToolResults(responses)})
             parts = [genai_types.Part(text=text)]
+            if rule is not None and rule.thought:
+                parts.insert(0, genai_types.Part(text=rule.thought, thought=True))
 
         yield LlmResponse(
             content=genai_types.Content(role="model", parts=parts),

@@ -24,7 +24,9 @@ from google.adk.models import LLMRegistry
 
 from adk_eval_action.testing.judge import (
     GARBAGE_JUDGE_MODEL,
+    OMIT_JUDGE_PREFIX,
     TIMEOUT_JUDGE_MODEL,
+    UNSURE_JUDGE_PREFIX,
     StandInJudge,
     answer_judge_prompt,
     judge_prompt_kind,
@@ -37,7 +39,9 @@ from adk_eval_action.testing.scripted import ScriptedLlm, ScriptedToolCall, Scri
 
 __all__ = [
     "GARBAGE_JUDGE_MODEL",
+    "OMIT_JUDGE_PREFIX",
     "TIMEOUT_JUDGE_MODEL",
+    "UNSURE_JUDGE_PREFIX",
     "ScriptRule",
     "ScriptedLlm",
     "ScriptedToolCall",
