@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adk_eval_action.adk.convert import EFFICIENCY_METRICS, MetricMeta
 from adk_eval_action.adk.evalsets import content_hash
+from adk_eval_action.adk.lint import criterion_warnings
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import MAX_CONFIG_BYTES, read_bytes
@@ -88,6 +89,7 @@ def _refuse_missing_criteria(data: dict[str, Any], path: Path) -> None:
 
 def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> list[str]:
     warnings = []
+    custom = set(data.get("custom_metrics") or data.get("customMetrics") or {})
     for key in data:
         if key in _EVAL_CONFIG_KEYS:
             continue
@@ -99,11 +101,7 @@ def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> lis
     for name, criterion in criteria.items():
         # A metric no registry knows is refused by the preflight (adk.preflight), not linted.
         if isinstance(criterion, dict):
-            if "judge_model" in criterion or "judgeModel" in criterion:
-                warnings.append(
-                    f"{where}: `criteria.{name}.judge_model` is ignored by ADK; "
-                    "put it under `judge_model_options: {judge_model: ...}`"
-                )
+            warnings += criterion_warnings(where, name, criterion, custom)
             threshold = criterion.get("threshold")
         else:
             threshold = criterion

@@ -29,6 +29,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from adk_eval_action.adk.lint import eval_set_warnings
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubrics
 from adk_eval_action.errors import EvalSetError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
@@ -51,7 +52,8 @@ class LoadedEvalSet(BaseModel):
     """An eval set file loaded into ADK's ``EvalSet``.
 
     ``eval_id_lines`` maps each eval case id to the 1-based line of its ``eval_id`` in the
-    file (for annotations); ``notes`` are things the console should say about the file.
+    file (for annotations); ``notes`` are things the console should say about the file;
+    ``warnings`` name fields ADK accepts and never evaluates (:mod:`.lint`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -62,6 +64,7 @@ class LoadedEvalSet(BaseModel):
     content_hash: str
     eval_id_lines: dict[str, int]
     notes: list[str] = []
+    warnings: list[str] = []
 
 
 def content_hash(data: bytes) -> str:
@@ -165,11 +168,14 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
             path, f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
         ) from e
     notes: list[str] = []
+    warnings: list[str] = []
     if data == []:
         raise EvalSetError(path, "an empty JSON list: no eval cases")
     if isinstance(data, list):
         eval_set, shape, notes = _from_list(path, data)
     elif isinstance(data, dict):
+        top = {_CAMEL_TOP_LEVEL.get(k, k): v for k, v in data.items()}
+        warnings = eval_set_warnings(top, str(path))
         eval_set, shape = _from_dict(path, data)
     else:
         raise EvalSetError(path, f"JSON {type(data).__name__}; accepted: {ACCEPTED_SHAPES}")
@@ -192,6 +198,7 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
         content_hash=content_hash(raw),
         eval_id_lines={i: found.get(i, 1) for i in ids},
         notes=notes,
+        warnings=warnings,
     )
 
 

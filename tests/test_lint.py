@@ -1,0 +1,134 @@
+"""Keys google-adk accepts and never reads are named (issue 11, item 5): criterion keys are
+checked against each metric's own ADK criterion model, eval set and eval case fields that no
+ADK metric evaluates are named, and the judge model ADK falls back to is recorded.
+
+The independent source is google-adk itself: its criterion models parse the same config and
+drop the key (or keep the default) that the warning names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.adk.evaluation.eval_case import EvalCase
+from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+from google.adk.evaluation.eval_metrics import (
+    JudgeModelOptions,
+    RubricsBasedCriterion,
+    ToolTrajectoryCriterion,
+)
+
+from adk_eval_action.adk.convert import judge_model
+from adk_eval_action.adk.engine import suite_record
+from adk_eval_action.adk.lint import criterion_warnings, eval_set_warnings
+from adk_eval_action.adk.prepare import load_suite_inputs
+from adk_eval_action.project.discovery import discover_suites
+from conftest import CliRun, load_json
+
+RUBRIC = "rubric_based_final_response_quality_v1"
+
+
+def test_a_misspelt_criterion_key_is_named_with_the_right_one() -> None:
+    criterion = {"threshold": 1.0, "ignore_arguments": True}
+    # ADK parses it and ignores the key: arguments are still compared.
+    assert ToolTrajectoryCriterion.model_validate(criterion).ignore_args is False
+    assert criterion_warnings("cfg.json", "tool_trajectory_avg_score", criterion, []) == [
+        "cfg.json: `criteria.tool_trajectory_avg_score.ignore_arguments` is ignored by ADK "
+        "(ToolTrajectoryCriterion has no such field); did you mean `ignore_args`?"
+    ]
+
+
+def test_num_samples_beside_threshold_points_into_judge_model_options() -> None:
+    criterion = {"threshold": 0.8, "num_samples": 1, "judgeModelOptions": {"numSample": 3}}
+    parsed = RubricsBasedCriterion.model_validate({"threshold": 0.8, "num_samples": 1})
+    assert parsed.judge_model_options.num_samples == JudgeModelOptions().num_samples  # ignored
+    warnings = criterion_warnings("cfg.json", RUBRIC, criterion, [])
+    assert warnings == [
+        f"cfg.json: `criteria.{RUBRIC}.num_samples` is ignored by ADK (RubricsBasedCriterion "
+        "has no such field); did you mean `judge_model_options.num_samples`?",
+        f"cfg.json: `criteria.{RUBRIC}.judge_model_options.numSample` is not an option of "
+        "ADK's JudgeModelOptions; did you mean `num_samples`?",
+    ]
+
+
+def test_every_key_adk_reads_passes_and_custom_metrics_are_left_alone() -> None:
+    full = {"threshold": 0.5, "includeIntermediateResponsesInFinal": True, "rubrics": [],
+            "judge_model_options": {"judge_model": "m", "num_samples": 2,
+                                    "parallelism_limit": 1}}
+    assert criterion_warnings("c", RUBRIC, full, []) == []
+    assert criterion_warnings("c", "my_metric", {"threshold": 1, "anything": 2}, []) == []
+    assert criterion_warnings("c", RUBRIC, {"threshold": 1, "mine": 2}, [RUBRIC]) == []
+
+
+def test_eval_set_fields_adk_never_evaluates_are_named() -> None:
+    case = {
+        "eval_id": "c1", "conversation": [], "final_session_state": {"booked": True},
+        "expected_state": {"booked": True},
+        "session_input": {"app_name": "a", "user_id": "u", "stat": {}},
+    }
+    data = {"eval_set_id": "s", "eval_cases": [case], "descripton": "typo"}
+    # ADK accepts all of it: the eval case keeps the unknown key, reads none of them.
+    assert EvalCase.model_validate(case).model_extra == {"expected_state": {"booked": True}}
+    assert eval_set_warnings(data, "s.evalset.json") == [
+        "s.evalset.json: `descripton` is not a field of ADK's EvalSet and is ignored; did you "
+        "mean `description`?",
+        "s.evalset.json: eval case `c1`: `expected_state` is not a field of ADK's EvalCase and "
+        "is never evaluated",
+        "s.evalset.json: eval case `c1`: `final_session_state` is accepted by ADK but never "
+        "evaluated (no metric of google-adk evaluates the final session state)",
+        "s.evalset.json: eval case `c1`: `session_input.stat` is not a field of ADK's "
+        "SessionInput and is never used; did you mean `state`?",
+    ]
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_the_judge_model_is_recorded_also_when_the_config_names_none(named: bool) -> None:
+    options = {"judge_model": "stand-in-judge"} if named else {"num_samples": 1}
+    config = EvalConfig.model_validate({"criteria": {
+        RUBRIC: {"threshold": 0.5, "judge_model_options": options},
+        "tool_trajectory_avg_score": 1.0,
+    }})
+    metrics = {m.metric_name: m for m in get_eval_metrics_from_config(config)}
+    expected = "stand-in-judge" if named else JudgeModelOptions().judge_model  # ADK's default
+    assert judge_model(metrics[RUBRIC]) == expected
+    assert judge_model(metrics["tool_trajectory_avg_score"]) is None
+
+
+def _edit(path: Path, change: Any) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def test_a_run_warns_and_records_the_judge_of_a_config_that_names_none(
+    example_repo: Path, cli: CliRun
+) -> None:
+    config = example_repo / "travel_agent/eval/test_config.json"
+
+    def misplace(data: dict[str, Any]) -> None:
+        criterion = data["criteria"][RUBRIC]
+        criterion["num_samples"] = criterion["judge_model_options"].pop("num_samples")
+        data["criteria"]["tool_trajectory_avg_score"] = {"threshold": 1.0,
+                                                         "ignore_arguments": True}
+
+    _edit(config, misplace)
+    _edit(example_repo / "travel_agent/eval/travel.evalset.json",
+          lambda data: data["eval_cases"][0].update(final_session_state={"city": "Paris"}))
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    for text in ("`criteria.tool_trajectory_avg_score.ignore_arguments` is ignored by ADK",
+                 f"`criteria.{RUBRIC}.num_samples` is ignored by ADK",
+                 "eval case `weather_paris`: `final_session_state` is accepted by ADK but never "
+                 "evaluated"):
+        assert "warning: travel_agent/eval/" in result.output and text in result.output
+        assert any(text in w for w in load_json(example_repo / "r.json")["warnings"])
+
+    # The judge ADK falls back to is recorded when the eval config names none (the suite's
+    # record is made before any judge call).
+    _edit(config, lambda data: data["criteria"][RUBRIC]["judge_model_options"].pop(
+        "judge_model"))
+    [suite] = discover_suites([example_repo / "travel_agent"], example_repo, [])
+    record = suite_record(suite, load_suite_inputs(suite, example_repo), example_repo)
+    assert record.judge_models == {RUBRIC: JudgeModelOptions().judge_model}
