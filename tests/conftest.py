@@ -42,9 +42,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from adk_eval_action.adk.history import read_eval_history
+from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.gate import decide
 from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.cli import main
 from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, log_to
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.results.io import load_results
+from adk_eval_action.results.model import CaseStatus
+from adk_eval_action.results.status import case_status, run_status
 from adk_eval_action.settings import RunRequest, load_request
 from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
 from adk_eval_action.testing.standins import register_standins
@@ -144,7 +151,34 @@ def shared_run(root: Path, *args: str, results: str, comment: str | None = None,
     for path in (run.results, run.comment, run.summary):
         if path is not None and path.exists():
             path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    if run.results.exists():
+        check_statuses(run.results)
     return run
+
+
+def check_statuses(path: Path) -> None:
+    """The results file and the gate say the same of every eval case (issue 11, item 4):
+    each run's recorded status is its metrics' (results.status.run_status), each case's
+    status in the comparison is its runs' (results.status.case_status), and the gate fails
+    exactly the cases that are not passed (``not_evaluated: fail``), or only the failed
+    ones (``warn``)."""
+    results = load_results(path, history=read_eval_history)
+    comparison = compare(results, None, "none")
+    recorded = {}
+    for suite in results.suites:
+        for eval_set in suite.eval_sets:
+            for case in eval_set.eval_cases:
+                for run in case.runs:
+                    assert run.status == run_status(run.metrics, run.error), (case.eval_id, run)
+                key = (suite.name, eval_set.eval_set_id, case.eval_id)
+                recorded[key] = case_status(r.status for r in case.runs)
+    assert {c.key: c.head_status for c in comparison.cases} == recorded
+    for mode, failing in (("fail", {CaseStatus.FAILED, CaseStatus.ERROR,
+                                    CaseStatus.NOT_EVALUATED}), ("warn", {CaseStatus.FAILED})):
+        gate = decide(comparison, GateConfig(not_evaluated=mode))
+        assert {c.key for c in gate.failing_cases} == {
+            key for key, status in recorded.items() if status in failing
+        }
 
 
 def commit_all(root: Path) -> str:
@@ -190,7 +224,12 @@ def cli() -> CliRun:
     """Runs ``adk-eval-action ARGS`` in process; returns click's Result (exit_code, output)."""
 
     def run(*args: str) -> Result:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        if "--results-out" in args and args[0] == "run":
+            written = Path(args[args.index("--results-out") + 1])
+            if written.is_file():
+                check_statuses(written)
+        return result
 
     return run
 

@@ -106,32 +106,31 @@ class _Case:
         scores = self.metrics[name]["scores"] if name in self.metrics else []
         return sum(scores) / len(scores) if scores else None
 
-    def status(self) -> CaseStatus:
-        statuses = {r.status for r in self.runs}
-        gated = [_effective(m) for r in self.runs for m in r.metrics if not m.informational]
-        if not statuses or CaseStatus.ERROR in statuses:
-            return CaseStatus.ERROR
-        if CaseStatus.FAILED in statuses:
-            return CaseStatus.FAILED
-        if any(m.status == MetricStatus.ERROR for m in gated):
-            return CaseStatus.ERROR
-        if CaseStatus.NOT_EVALUATED in statuses or any(
-            m.status == MetricStatus.NOT_EVALUATED for m in gated
+    def run_status(self, run: RunRecord) -> CaseStatus:
+        """The run's recorded status and its gated metrics, read by the one status rule
+        (results.status): failed > error > not evaluated > passed."""
+        gated = {_effective(m).status for m in run.metrics if not m.informational}
+        for case, metric in (
+            (CaseStatus.FAILED, MetricStatus.FAILED),
+            (CaseStatus.ERROR, MetricStatus.ERROR),
+            (CaseStatus.NOT_EVALUATED, MetricStatus.NOT_EVALUATED),
         ):
-            return CaseStatus.NOT_EVALUATED
+            if run.status == case or metric in gated:
+                return case
+        return CaseStatus.PASSED
+
+    def status(self) -> CaseStatus:
+        statuses = {self.run_status(r) for r in self.runs}
+        if not statuses:
+            return CaseStatus.ERROR
+        for status in (CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.NOT_EVALUATED):
+            if status in statuses:
+                return status
         return CaseStatus.PASSED
 
     def passes(self) -> int:
-        """Runs ADK passed whose gated metrics all had a verdict."""
-        return sum(
-            r.status == CaseStatus.PASSED
-            and not any(
-                e.status in (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED)
-                for e in map(_effective, r.metrics)
-                if not e.informational
-            )
-            for r in self.runs
-        )
+        """Runs that pass by the status rule."""
+        return sum(self.run_status(r) == CaseStatus.PASSED for r in self.runs)
 
     def flaky(self) -> dict[str, tuple[int, int]]:
         out = {}

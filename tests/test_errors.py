@@ -165,6 +165,9 @@ def test_judge_timeout_is_a_model_error_after_the_retries(example_repo: Path, cl
     counts = results["metadata"]["model_calls"]
     # By hand: one judge call per turn (num_samples 1) on 3 turns, each tried 3 times.
     assert (counts["failed_calls"], counts["retry_causes"]) == (3, {"timeout": 6})
+    # Every rubric sent to the judge says why it has no verdict.
+    reasons = [r.get("reason") for i in m["invocations"] for r in i["rubrics"]]
+    assert len(reasons) == 3 and all(r and r.startswith("judge call failed") for r in reasons)
     warn = cli("run", "travel_agent", "--results-out", "r2.json", "--not-evaluated", "warn")
     assert warn.exit_code == 2
 
@@ -175,8 +178,12 @@ def test_judge_without_parsable_verdict(example_repo: Path, cli: CliRun) -> None
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 1
     m = metric(case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0], RUBRIC)
-    assert m["status"] == "error"
-    assert m["reason"] == "the judge gave no parsable verdict"
+    assert m["status"] == "not_evaluated"
+    unparsable = "the judge's answer was not in ADK's ID/Property/Rationale/Verdict format"
+    assert m["reason"] == (
+        f"no verdict for rubric `multi_turn_trip.rubric_0` (turns 1, 2, 3): {unparsable}"
+    )
+    assert {r["reason"] for i in m["invocations"] for r in i["rubrics"]} == {unparsable}
 
 
 def test_config_lint_warnings(example_repo: Path, cli: CliRun) -> None:
@@ -200,6 +207,7 @@ def test_config_lint_warnings(example_repo: Path, cli: CliRun) -> None:
         "threshold 1.5 of `tool_trajectory_avg_score` is outside its value range [0.0, 1.0]" in out
     )
     assert f"`criteria.{RUBRIC}.judge_model` is ignored by ADK" in out
+    assert "did you mean `judge_model_options.judge_model`?" in out
     assert "`token_usage_v1` is an informational efficiency metric" in out
 
 

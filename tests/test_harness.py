@@ -178,7 +178,9 @@ def test_rescoring_records_judge_failures_and_keeps_them_off_the_log(
         for m in r.metrics
         if m.metric_name == "final_response_match_v2"
     ]
-    assert metrics and all(m.score is None and m.status.value == "error" for m in metrics)
+    assert metrics and all(
+        m.score is None and m.status.value == "not_evaluated" for m in metrics
+    )
     assert all("judge call failed: TimeoutError" in (m.reason or "") for m in metrics)
     # The metrics the config had before score as in the baseline (same invocations).
     before = _scores(baseline)

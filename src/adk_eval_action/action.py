@@ -202,6 +202,7 @@ def pipeline_request(run: ActionRun) -> RunRequest:
         "run_url": event.run_url,
         "max_comment_chars": RENDER_MAX_CHARS,
         "credentials_note": credentials_note(event),
+        "job_summary": run.runner.summary_file is not None,
     })
 
 

@@ -8,7 +8,7 @@ functions (:mod:`.history`), so an ``adk eval`` history can be a baseline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from google.adk.evaluation.eval_case import EvalCase
@@ -17,6 +17,7 @@ from google.adk.evaluation.eval_result import EvalCaseResult
 from pydantic import BaseModel
 
 from adk_eval_action.adk.compat import INFORMATIONAL_STATUS
+from adk_eval_action.adk.lint import judge_model_for
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import (
     CaseStatus,
@@ -28,6 +29,7 @@ from adk_eval_action.results.model import (
     RunRecord,
     finite_score,
 )
+from adk_eval_action.results.status import run_status
 
 # Reference-free metrics that ADK reports as INFORMATIONAL; lower is better for all of them
 # (google.adk.evaluation.eval_metrics.PrebuiltMetrics, "Efficiency metrics").
@@ -166,15 +168,9 @@ def _rubrics(
 
 
 def judge_model(metric: EvalMetric) -> str | None:
-    """The judge model of a metric's criterion: ``judge_model_options.judge_model``, or
-    ADK's default judge (``JudgeModelOptions().judge_model``, gemini-2.5-flash in google-adk
-    2.13) when the options name none; None for a criterion without judge options."""
-    from google.adk.evaluation.eval_metrics import JudgeModelOptions
-
-    criterion = metric.criterion.model_dump() if metric.criterion else {}
-    if criterion.get("judge_model_options") is None:
-        return None
-    return criterion["judge_model_options"].get("judge_model") or JudgeModelOptions().judge_model
+    """The judge model a metric calls: the one its criterion names, else ADK's default for a
+    judge metric (:func:`adk_eval_action.adk.lint.judge_model_for`); None without a judge."""
+    return judge_model_for(metric)
 
 
 def _threshold(metric: EvalMetricResult) -> float | None:
@@ -199,15 +195,17 @@ def metric_result_from_adk(
     meta: MetricMeta,
     catalogue: Mapping[str, RubricInfo],
     reason: str | None = None,
+    errored: bool = False,
 ) -> MetricResult:
     """Converts one overall ``EvalMetricResult`` of a case, with its per-invocation scores.
 
-    ``reason`` is the error captured while the metric ran; it turns NOT_EVALUATED into
-    ``error`` so the comment can say why. Without one, a custom metric's own explanation
-    (:func:`_explains`) is the reason.
+    ``reason`` is why the metric was not evaluated, captured while it ran; ``errored`` says
+    it raised, which makes ADK's NOT_EVALUATED an ``error`` (ADK's own NOT_EVALUATED, such as
+    a judge without a usable verdict, stays ``not_evaluated`` with its reason).
+    Without a reason, a custom metric's own explanation (:func:`_explanation`) is the reason.
     """
     status = _STATUS.get(metric.eval_status, MetricStatus.NOT_EVALUATED)
-    if reason and status == MetricStatus.NOT_EVALUATED:
+    if errored and status == MetricStatus.NOT_EVALUATED:
         status = MetricStatus.ERROR
     reason = reason or _explanation(metric, result, catalogue)
     invocations = []
@@ -253,21 +251,31 @@ def run_record_from_adk(
     metas: Mapping[str, MetricMeta],
     reasons: Mapping[str, str] | None = None,
     keep_invocations: bool = True,
+    errored: Collection[str] = (),
 ) -> RunRecord:
     """Converts one ADK ``EvalCaseResult`` (one run of one eval case) into a :class:`RunRecord`.
 
     ``metas`` gives each metric's value range and direction; ``reasons`` maps metric name to
-    the error captured while it ran. The actual invocations are kept (without session
-    details) so a later version can re-score them.
+    why it was not evaluated, ``errored`` names the metrics that raised. The run's status is
+    :func:`adk_eval_action.results.status.run_status` of its metrics, not ADK's
+    ``final_eval_status`` (which passes a case over a metric that was not evaluated). The
+    actual invocations are kept (without session details) so a later version can re-score
+    them.
     """
     reasons = reasons or {}
     catalogue = _rubric_catalogue(result)
     metrics = [
         metric_result_from_adk(
-            m, result, metas.get(m.metric_name, MetricMeta()), catalogue, reasons.get(m.metric_name)
+            m, result, metas.get(m.metric_name, MetricMeta()), catalogue,
+            reasons.get(m.metric_name), m.metric_name in errored,
         )
         for m in result.overall_eval_metric_results
     ]
+    # ADK records a case whose inference failed as FAILED without any metric.
+    run_error = (
+        "google-adk recorded no metric results for this run (its inference failed)"
+        if not metrics and result.final_eval_status == EvalStatus.FAILED else None
+    )
     invocations = None
     if keep_invocations:
         invocations = [
@@ -276,7 +284,8 @@ def run_record_from_adk(
         ]
     return RunRecord(
         run=run,
-        status=case_status_from_adk(result.final_eval_status),
+        status=run_status(metrics, run_error),
+        error=run_error,
         metrics=metrics,
         session_id=result.session_id or None,
         actual_invocations=invocations,

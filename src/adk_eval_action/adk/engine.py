@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.adk.evaluation.base_eval_service import InferenceStatus
@@ -32,12 +32,12 @@ from adk_eval_action.adk.convert import (
     MetricMeta,
     case_record,
     judge_model,
-    run_record_from_adk,
 )
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import SuiteHarness
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
+from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import (
@@ -91,13 +91,17 @@ class CaseRun:
 @dataclass(frozen=True)
 class CaseRunOutcome:
     """What one :class:`CaseRun` produced: its run record, an error record when the
-    inference or the whole evaluation failed, and ``fault`` (error kind, cause) when a
-    model could not be reached (summed up per suite by :func:`model_errors`)."""
+    inference or the whole evaluation failed, ``fault`` (error kind, cause) when a model
+    could not be reached (summed up per suite by :func:`model_errors`), ADK's judge warnings
+    worth showing, and how many thought parts were left out of what its metrics saw
+    (:mod:`.thoughts`)."""
 
     item: CaseRun
     run: RunRecord
     error: ErrorRecord | None = None
     fault: tuple[str, str] | None = None
+    warnings: list[str] = field(default_factory=list)
+    thoughts: int = 0
 
 
 def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRecord:
@@ -117,6 +121,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
     if config is None:
         return record
     record.warnings.extend(config.warnings)
+    record.warnings.extend(w for loaded in inputs.eval_sets for w in loaded.warnings)
     record.eval_config_hash = config.content_hash
     record.eval_config = config.eval_config.model_dump(mode="json", exclude_none=True)
     record.judge_models = _judge_models(config)
@@ -185,7 +190,7 @@ async def run_case(
             item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=evaluation.error), error
         )
     try:
-        run = run_record_from_adk(evaluation.result, item.run, metric_meta, evaluation.reasons)
+        run = evaluation.run_record(item.run, metric_meta)
     except Exception as e:  # noqa: BLE001 - a bug of ours on one case (agent output too deep
         # to store, ...): that case is an internal error with its file and id, not the suite
         message = f"internal error: {describe_exception(e)}"
@@ -193,13 +198,14 @@ async def run_case(
                             "bug", **where)
         return CaseRunOutcome(
             item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=message), error)
+    seen = {"warnings": evaluation.recorder.warnings, "thoughts": evaluation.recorder.thoughts}
     if evaluation.model_error is None:
-        return CaseRunOutcome(item, run)
+        return CaseRunOutcome(item, run, **seen)
     # A judge could not be reached: the scores it gave stay, the run is incomplete.
     fault = evaluation.model_error.fault
     run.status, run.error_kind = CaseStatus.ERROR, fault.kind
     run.error = str(evaluation.model_error)
-    return CaseRunOutcome(item, run, fault=(fault.kind, fault.summary))
+    return CaseRunOutcome(item, run, fault=(fault.kind, fault.summary), **seen)
 
 
 def _failed_inference(
@@ -225,15 +231,25 @@ def _failed_inference(
 
 def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
     """Puts each outcome's run into its case (runs in run order) and its error into the
-    suite's errors, in the order of ``outcomes``; then adds the metric error records
-    (:func:`metric_errors`)."""
+    suite's errors, in the order of ``outcomes``; then adds the metric and model error
+    records (:func:`metric_errors`, :func:`model_errors`) and the suite's warnings: ADK's
+    judge warnings (with the case) and the note on thought parts left out
+    (:func:`~.thoughts.thoughts_note`)."""
+    outcomes = list(outcomes)
+    found = []
     for outcome in outcomes:
         outcome.item.case.runs.append(outcome.run)
         outcome.item.case.runs.sort(key=lambda r: r.run)
         if outcome.error is not None:
             record.errors.append(outcome.error)
+        found += [f"eval case `{outcome.item.case.eval_id}`: {w}" for w in outcome.warnings]
     record.errors.extend(metric_errors(record))
     record.errors.extend(model_errors(record, outcomes))
+    thoughts = [o.thoughts for o in outcomes if o.thoughts]
+    if thoughts and adk_scores_thoughts():
+        found.append(thoughts_note(sum(thoughts), len(thoughts)))
+    # Said on the console with the results' other warnings (run.pipeline).
+    record.warnings.extend(dict.fromkeys(w for w in found if w not in record.warnings))
 
 
 def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> list[ErrorRecord]:

@@ -22,7 +22,7 @@ judge and inference loggers and LiteLLM's banner flag are restored when it ends.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from adk_eval_action.adk.agent import ImportScope, LoadedAgent
 from adk_eval_action.adk.case_failures import capture_inference_failures
 from adk_eval_action.adk.compat import custom_metric_registry, local_eval_service
+from adk_eval_action.adk.convert import MetricMeta, run_record_from_adk
 from adk_eval_action.adk.model_calls import (
     ModelCalls,
     RetryingUserSimulatorProvider,
@@ -60,6 +61,8 @@ from adk_eval_action.adk.recording import (
     RecordingRegistry,
     capture_judge_failures,
 )
+from adk_eval_action.adk.verdicts import record_gaps
+from adk_eval_action.results.model import RunRecord
 
 T = TypeVar("T")
 
@@ -67,13 +70,37 @@ T = TypeVar("T")
 @dataclass
 class CaseEvaluation:
     """The metrics of one eval case run: ADK's ``EvalCaseResult`` (None when the evaluation
-    itself failed, ``error`` then says why), ``reasons`` (metric name -> why it was not
-    evaluated) and ``model_error`` (a judge whose model could not be reached)."""
+    itself failed, ``error`` then says why) and what the run's
+    :class:`~adk_eval_action.adk.recording.MetricRecorder` kept (why metrics were not
+    evaluated, rubrics without a verdict, judge warnings, thought parts left out) and
+    ``model_error`` (a judge whose model could not be reached). :meth:`run_record` converts
+    it."""
 
     result: EvalCaseResult | None
-    reasons: dict[str, str] = field(default_factory=dict)
+    recorder: MetricRecorder = field(default_factory=MetricRecorder)
     error: str | None = None
     model_error: ModelCallError | None = None
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """Metric name -> why it was not evaluated."""
+        return self.recorder.reasons
+
+    def run_record(self, run: int, metas: Mapping[str, MetricMeta]) -> RunRecord:
+        """The run's record (``run_record_from_adk``) with the recorder's findings: errored
+        metrics as ``error``, each rubric gap's reason on its rubric.
+
+        Raises:
+            ValueError: there is no result (:attr:`error` says why).
+        """
+        if self.result is None:
+            raise ValueError(f"no result to record: {self.error}")
+        record = run_record_from_adk(
+            self.result, run, metas, self.recorder.reasons, errored=self.recorder.errored
+        )
+        for metric in record.metrics:
+            record_gaps(metric, self.recorder.gaps.get(metric.metric_name, []))
+        return record
 
 
 @contextmanager
@@ -222,7 +249,7 @@ class SuiteHarness:
         )
         try:
             async for case_result in service.evaluate(request):
-                return CaseEvaluation(case_result, recorder.reasons, None, recorder.model_error)
+                return CaseEvaluation(case_result, recorder, None, recorder.model_error)
         except Exception as e:  # noqa: BLE001 - one case's failure must not lose the others
-            return CaseEvaluation(None, recorder.reasons, f"{type(e).__name__}: {e}")
-        return CaseEvaluation(None, recorder.reasons, "evaluation produced no result")
+            return CaseEvaluation(None, recorder, f"{type(e).__name__}: {e}")
+        return CaseEvaluation(None, recorder, "evaluation produced no result")

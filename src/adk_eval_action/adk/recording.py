@@ -12,27 +12,43 @@ both reasons, per eval case run:
   case being evaluated (a context variable each evaluator sets; tasks ADK spawns inherit
   it), and keeps them off the console; the logger is restored on exit.
 
-Rubric metrics are also scoped here to the turns that have rubrics of their type, so a turn
-without rubrics is skipped instead of failing the whole metric.
+Rubric metrics are judged here one invocation at a time against its own rubrics, only on
+the turns that have rubrics of their type, and every rubric sent without a usable verdict is
+kept with the reason (:mod:`.verdicts`). Every evaluator is given the invocations without
+thought parts (:mod:`.thoughts`).
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
-from google.adk.evaluation.evaluator import EvaluationResult, Evaluator, PerInvocationResult
+from google.adk.evaluation.evaluator import EvaluationResult, Evaluator
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
 from adk_eval_action.adk.convert import judge_model
 from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
 from adk_eval_action.adk.model_faults import ModelCallError
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.adk.thoughts import without_thoughts
+from adk_eval_action.adk.verdicts import (
+    CONVERSATION_LEVEL_METRICS,
+    JUDGE_LOGGERS,
+    Invoke,
+    JudgeNotesHandler,
+    RubricGap,
+    RubricVerdicts,
+    config_rubrics,
+    gaps_reason,
+    judge_conversation,
+    judge_each_invocation,
+)
 
 JUDGE_LOGGER = "google_adk.google.adk.evaluation.llm_as_judge"
 """The logger ADK's LlmAsJudge reports failed judge samples on (``google_adk.`` + module)."""
@@ -44,17 +60,33 @@ NO_RUBRICS_HINT = (
 
 
 class MetricRecorder:
-    """Why each metric of one eval case run was not evaluated: ``reasons`` maps metric name
-    to reason (the first one given); ``model_error`` is the first judge call that could not
-    reach its model after the retries (:mod:`adk_eval_action.adk.model_calls`)."""
+    """What the evaluation of one eval case run said besides ADK's result: ``reasons``
+    (metric name -> why it was not evaluated, the first one given), ``errored`` (metrics
+    that raised, so their NOT_EVALUATED is an error), ``gaps`` (metric name -> rubrics
+    without a verdict), ``warnings`` (ADK's judge warnings no gap explains), ``thoughts``
+    (thought parts left out of what the evaluators saw) and ``model_error`` (the first judge
+    call that could not reach its model after the retries, :mod:`.model_calls`)."""
 
     def __init__(self) -> None:
         self.reasons: dict[str, str] = {}
+        self.errored: set[str] = set()
+        self.gaps: dict[str, list[RubricGap]] = {}
+        self.warnings: list[str] = []
+        self.thoughts = 0
         self.model_error: ModelCallError | None = None
 
-    def record(self, metric_name: str, reason: str) -> None:
-        """Keeps the first reason given for a metric."""
+    def record(self, metric_name: str, reason: str, *, errored: bool = False) -> None:
+        """Keeps the first reason given for a metric; ``errored``: it raised."""
         self.reasons.setdefault(metric_name, reason)
+        if errored:
+            self.errored.add(metric_name)
+
+    def add_verdicts(self, metric_name: str, verdicts: RubricVerdicts) -> None:
+        """Keeps a rubric metric's gaps (its reason names them) and judge warnings."""
+        if verdicts.gaps:
+            self.gaps[metric_name] = list(verdicts.gaps)
+            self.record(metric_name, gaps_reason(verdicts.gaps))
+        self.warnings += [w for w in verdicts.warnings if w not in self.warnings]
 
 
 # The recorder and metric of the evaluation running in this task; tasks ADK spawns inherit
@@ -72,12 +104,12 @@ class _JudgeFailureHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         recorder, metric = _CURRENT_RECORDER.get(), _CURRENT_METRIC.get()
-        if recorder is None or metric is None:
+        if recorder is None or metric is None or record.name != JUDGE_LOGGER:
             return
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, ModelCallError):
             recorder.model_error = recorder.model_error or error
-            recorder.record(metric, f"{error.fault.kind}: {error}")
+            recorder.record(metric, f"{error.fault.kind}: {error}", errored=True)
             return
         detail = f"{type(error).__name__}: {error}" if error else record.getMessage()
         recorder.record(metric, f"judge call failed: {detail}")
@@ -86,20 +118,27 @@ class _JudgeFailureHandler(logging.Handler):
 @contextmanager
 def capture_judge_failures() -> Iterator[None]:
     """Within the block, judge-sample failures that ADK logs at WARNING are recorded as the
-    reason of the metric being evaluated and not printed; the judge logger's handlers,
-    level and propagation are restored on exit."""
-    logger = logging.getLogger(JUDGE_LOGGER)
-    handler = _JudgeFailureHandler(level=logging.WARNING)
-    saved = (logger.level, logger.propagate)
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    logger.propagate = False
+    reason of the metric being evaluated, and every warning of ADK's judges is kept for the
+    call that caused it (:class:`~adk_eval_action.adk.verdicts.JudgeNotesHandler`), none
+    printed; the judge loggers' handlers, level and propagation are restored on exit."""
+    loggers = [logging.getLogger(name) for name in JUDGE_LOGGERS]
+    handlers: list[logging.Handler] = [
+        _JudgeFailureHandler(level=logging.WARNING), JudgeNotesHandler(level=logging.WARNING)
+    ]
+    saved = [(logger.level, logger.propagate) for logger in loggers]
+    for logger in loggers:
+        for handler in handlers:
+            logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
+        for logger, (level, propagate) in zip(loggers, saved, strict=True):
+            for handler in handlers:
+                logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
 
 
 def exception_reason(error: BaseException) -> str:
@@ -117,8 +156,8 @@ def exception_reason(error: BaseException) -> str:
 
 
 class _RecordingEvaluator(Evaluator):
-    """Delegates to ADK's evaluator; records failures; scopes rubric metrics to the turns
-    that have rubrics."""
+    """Delegates to ADK's evaluator on the invocations without thought parts; records
+    failures; judges rubric metrics turn by turn (:mod:`.verdicts`)."""
 
     def __init__(self, inner: Evaluator, eval_metric: EvalMetric, recorder: MetricRecorder):
         self._inner = inner
@@ -134,27 +173,31 @@ class _RecordingEvaluator(Evaluator):
         name = self._metric.metric_name
         _CURRENT_RECORDER.set(self._recorder)
         _CURRENT_METRIC.set(name)
+        actual, left_out = without_thoughts(actual_invocations)
+        expected, left_out_expected = without_thoughts(expected_invocations)
+        self._recorder.thoughts = max(self._recorder.thoughts, left_out + left_out_expected)
+        invoke = functools.partial(self._invoke, scenario=conversation_scenario)
         try:
             if name in RUBRIC_METRIC_TYPES:
-                return await self._evaluate_rubric_metric(
-                    actual_invocations, expected_invocations, conversation_scenario
-                )
-            return await self._call(actual_invocations, expected_invocations, conversation_scenario)
+                return await self._evaluate_rubric_metric(actual or [], expected, invoke)
+            return await self._call(invoke(actual or [], expected))
         except Exception as e:
-            self._recorder.record(name, exception_reason(e))
+            self._recorder.record(name, exception_reason(e), errored=True)
             raise
 
-    async def _call(self, actual: list[Any], expected: list[Any] | None, scenario: Any) -> Any:
+    async def _invoke(
+        self, actual: list[Any], expected: list[Any] | None, scenario: Any = None
+    ) -> EvaluationResult:
         result = self._inner.evaluate_invocations(
             actual_invocations=actual,
             expected_invocations=expected,
             conversation_scenario=scenario,
         )
-        if inspect.isawaitable(result):
-            result = await result
-        if result.overall_eval_status == EvalStatus.NOT_EVALUATED and (
-            self._metric.metric_name not in self._recorder.reasons
-        ):
+        return await result if inspect.isawaitable(result) else result
+
+    async def _call(self, call: Awaitable[EvaluationResult]) -> Any:
+        result = await call
+        if result.overall_eval_status == EvalStatus.NOT_EVALUATED:
             self._recorder.record(
                 self._metric.metric_name,
                 "the judge gave no parsable verdict"
@@ -164,32 +207,28 @@ class _RecordingEvaluator(Evaluator):
         return result
 
     async def _evaluate_rubric_metric(
-        self, actual: list[Any], expected: list[Any] | None, scenario: Any
+        self, actual: list[Any], expected: list[Any] | None, invoke: Invoke
     ) -> EvaluationResult:
-        rubric_type = RUBRIC_METRIC_TYPES[self._metric.metric_name]
-        criterion = self._metric.criterion.model_dump() if self._metric.criterion else {}
-        has_config_rubrics = bool(criterion.get("rubrics"))
+        name = self._metric.metric_name
+        rubric_type = RUBRIC_METRIC_TYPES[name]
+        has_config_rubrics = bool(config_rubrics(self._metric))
         judged = [
             i
             for i, inv in enumerate(actual)
             if has_config_rubrics or any(r.type == rubric_type for r in inv.rubrics or [])
         ]
         if not judged:
-            raise ValueError(f"no rubrics for `{self._metric.metric_name}`: {NO_RUBRICS_HINT}")
-        if len(judged) == len(actual):
-            return await self._call(actual, expected, scenario)
-        inner = await self._call(
-            [actual[i] for i in judged],
-            [expected[i] for i in judged] if expected is not None else None,
-            scenario,
-        )
-        by_index = dict(zip(judged, inner.per_invocation_results, strict=False))
-        per_invocation = [
-            by_index.get(i)
-            or PerInvocationResult(actual_invocation=inv, eval_status=EvalStatus.NOT_EVALUATED)
-            for i, inv in enumerate(actual)
-        ]
-        return inner.model_copy(update={"per_invocation_results": per_invocation})
+            raise ValueError(f"no rubrics for `{name}`: {NO_RUBRICS_HINT}")
+        if name in CONVERSATION_LEVEL_METRICS:
+            verdicts = await judge_conversation(self._inner, invoke, self._metric, actual, expected)
+        else:
+            verdicts = await judge_each_invocation(
+                self._inner, invoke, self._metric, actual, expected, judged
+            )
+        self._recorder.add_verdicts(name, verdicts)
+        if verdicts.result.overall_eval_status == EvalStatus.NOT_EVALUATED:
+            self._recorder.record(name, "the judge gave no parsable verdict")
+        return verdicts.result
 
 
 class RecordingRegistry:
@@ -221,7 +260,7 @@ class RecordingRegistry:
         try:
             evaluator = self._inner.get_evaluator(eval_metric)
         except Exception as e:
-            self._recorder.record(eval_metric.metric_name, exception_reason(e))
+            self._recorder.record(eval_metric.metric_name, exception_reason(e), errored=True)
             raise
         if self._on_evaluator is not None:
             self._on_evaluator(evaluator)

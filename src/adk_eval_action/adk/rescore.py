@@ -26,7 +26,6 @@ from google.adk.evaluation.eval_case import Invocation
 from pydantic import ValidationError
 
 from adk_eval_action.adk.agent import AgentLoadError, LoadedAgent, load_agent
-from adk_eval_action.adk.convert import run_record_from_adk
 from adk_eval_action.adk.engine import infer_directions
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig
 from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
@@ -105,9 +104,7 @@ async def _rescore_run(
             }
         )
         return
-    rescored = run_record_from_adk(
-        evaluation.result, run.run, config.metric_meta, evaluation.reasons
-    )
+    rescored = evaluation.run_record(run.run, config.metric_meta)
     # Keep the invocations as recorded (with ADK's rubric copies), not the re-copied ones.
     rescored.actual_invocations = run.actual_invocations
     rescored.session_id = run.session_id

@@ -28,6 +28,8 @@ Every reason starts with the rule's name and says by how much the rule was misse
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricComparison
@@ -52,6 +54,20 @@ class GateResult(BaseModel):
     pass_rate: float | None = None
     cases_total: int = 0
     cases_passed: int = 0
+    cases_unsure: int = 0
+    not_evaluated: Literal["fail", "warn"] = "fail"
+
+    @property
+    def unsure_note(self) -> str:
+        """What the not-evaluated or errored cases count as, in the run's mode, e.g. ``1 not
+        evaluated or errored, only warned about (not_evaluated: warn)``; "" when none."""
+        if not self.cases_unsure:
+            return ""
+        counted = "only warned about" if self.not_evaluated == "warn" else "counted as failing"
+        return (
+            f"{self.cases_unsure} not evaluated or errored, {counted} "
+            f"(not_evaluated: {self.not_evaluated})"
+        )
 
 
 def _case_fails(case: CaseComparison, config: GateConfig) -> bool:
@@ -75,11 +91,13 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
     result.cases_total = len(head_cases)
     result.cases_passed = sum(c.head_status == CaseStatus.PASSED for c in head_cases)
     result.failing_cases = sorted(failing, key=_severity, reverse=True)
+    result.not_evaluated = config.not_evaluated
     ok_cases = len(head_cases) - len(failing)
     result.pass_rate = ok_cases / len(head_cases) if head_cases else None
     unknown = [
         c for c in head_cases if c.head_status in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED)
     ]
+    result.cases_unsure = len(unknown)
     if config.not_evaluated == "warn" and unknown:
         result.warnings.append(
             f"{len(unknown)} eval case(s) not evaluated or errored (not_evaluated: warn)"

@@ -20,6 +20,7 @@ from adk_eval_action.results.scoretable import (
     ScoreTable,
     fsum_mean_by_group,
 )
+from adk_eval_action.results.status import table_case_statuses
 
 # Status codes of ScoreTable columns.
 _P, _F, _NE, _E = (
@@ -139,32 +140,9 @@ class Side:
 
 
 def _case_statuses(table: ScoreTable) -> tuple[list[CaseStatus], np.ndarray, np.ndarray]:
-    """Per case row: status, passing runs (see below), runs.
-
-    A case fails when any run failed; otherwise a run error, or a (non-informational)
-    metric that errored or was not evaluated (ADK skips those when it derives a case's
-    status), makes it ``error`` or ``not_evaluated``: never ``passed``."""
-    n = len(table.case_keys)
-    run_case, run_status = table.run_case, table.run_status
-    runs = _count(run_case, None, n)
-    gated = ~table.m_informational
-    # A run passes when ADK said so and none of its gated metrics errored or went
-    # unevaluated (ADK leaves those out when it derives a run's status).
-    unsure = gated & ((table.m_status == _E) | (table.m_status == _NE))
-    passed_run = run_status == _RUN_P
-    passed_run[table.m_run[unsure]] = False
-    passes = _count(run_case, passed_run, n)
-    metric_error = _count(table.m_case, gated & (table.m_status == _E), n) > 0
-    metric_ne = _count(table.m_case, gated & (table.m_status == _NE), n) > 0
-    run_error = _count(run_case, run_status == _RUN_E, n) > 0
-    run_failed = _count(run_case, run_status == _RUN_F, n) > 0
-    run_ne = _count(run_case, run_status == _RUN_NE, n) > 0
-    codes = np.select(
-        [(runs == 0) | run_error, run_failed, metric_error, run_ne | metric_ne],
-        [_RUN_E, _RUN_F, _RUN_E, _RUN_NE],
-        default=_RUN_P,
-    )
-    return [CASE_STATUSES[c] for c in codes.tolist()], passes, runs
+    """Per case row: status, passing runs, runs, by the one status rule
+    (:func:`adk_eval_action.results.status.table_case_statuses`)."""
+    return table_case_statuses(table)
 
 
 def _flaky(

@@ -71,6 +71,8 @@ class CommentContext(BaseModel):
         evidence: why the gate's failing cases failed, worst first
             (:mod:`adk_eval_action.report.evidence`; at most ``SUMMARY_EVIDENCE``).
         evidence_shown: how many of ``evidence`` the comment shows (the summary shows all).
+        summary_written: whether a job summary is written (the comment points at the chart
+            there only then).
     """
 
     comparison: Comparison
@@ -87,6 +89,7 @@ class CommentContext(BaseModel):
     incomplete_kinds: list[str] = Field(default_factory=lambda: sorted(INCOMPLETE_ERROR_KINDS))
     evidence: list[CaseEvidence] = Field(default_factory=list)
     evidence_shown: int = COMMENT_EVIDENCE
+    summary_written: bool = True
 
 
 @functools.cache

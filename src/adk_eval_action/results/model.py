@@ -39,9 +39,11 @@ class MetricStatus(str, Enum):
     """Status of one metric for one run of one eval case.
 
     ``passed``/``failed``/``informational`` are the statuses ADK's evaluator gave
-    (google.adk.evaluation.evaluator.EvalStatus). ``not_evaluated`` is ADK's NOT_EVALUATED;
-    ``error`` is a metric that raised (judge not found, import error, judge unparsable).
-    Neither of the last two is ever a pass nor averaged in as 0.
+    (google.adk.evaluation.evaluator.EvalStatus). ``not_evaluated`` is ADK's NOT_EVALUATED
+    (a judge that failed or gave no usable verdict, a rubric left without one), with the
+    reason when known; ``error`` is a metric that raised (judge not found, import error, no
+    rubrics) or gave a non-finite score. Neither of the last two is ever a pass nor averaged
+    in as 0.
     """
 
     PASSED = "passed"
@@ -52,7 +54,8 @@ class MetricStatus(str, Enum):
 
 
 class CaseStatus(str, Enum):
-    """Status of one run of an eval case, as ADK's LocalEvalService derives it from metrics."""
+    """Status of one run of an eval case (or of a case over its runs), by the one rule of
+    :mod:`adk_eval_action.results.status`."""
 
     PASSED = "passed"
     FAILED = "failed"
@@ -62,13 +65,16 @@ class CaseStatus(str, Enum):
 
 class RubricScoreRecord(BaseModel):
     """One rubric's verdict. ``score`` is 1.0 (yes) or 0.0 (no) per judge sample in ADK, a
-    mean when aggregated over invocations; None when the judge gave no verdict."""
+    mean when aggregated over invocations; None when the judge gave no verdict, and then
+    ``reason`` says why (the judge left it out, answered neither yes nor no, failed, …):
+    the rubric is not evaluated and its metric cannot pass on it."""
 
     rubric_id: str
     text: str | None = None
     type: str | None = None
     score: float | None = None
     rationale: str | None = None
+    reason: str | None = None
 
 
 AVERAGED_STATUSES = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)

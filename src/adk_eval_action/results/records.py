@@ -7,7 +7,9 @@ from collections import Counter
 
 from adk_eval_action.results.model import ErrorRecord, EvalSetRecord, SuiteRecord
 
-METRIC_ERROR_HINT = "counts as a failure of its eval case (not_evaluated: fail)"
+METRIC_ERROR_HINT = "its eval case cannot pass while it is not evaluated"
+"""The hint of every :func:`metric_errors` record. Whether such a case fails or only warns is
+the gate's ``not_evaluated`` setting, which the report words next to each of these errors."""
 
 
 def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:

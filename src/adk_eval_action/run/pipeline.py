@@ -140,7 +140,11 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     scored = failed_on_scores(gate)
     if usage_error:
         verdict = "INCOMPLETE (errors above; exit 2)" + (", and FAILED" if scored else "")
-    log.info("gate %s: %s/%s eval cases passed", verdict, gate.cases_passed, gate.cases_total)
+    elif gate.passed and gate.cases_unsure:
+        verdict = "PASSED with warnings"
+    unsure = f"; {gate.unsure_note}" if gate.unsure_note else ""
+    log.info("gate %s: %s/%s eval cases passed%s", verdict, gate.cases_passed, gate.cases_total,
+             unsure)
     for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)
 
@@ -160,6 +164,7 @@ def comment_context(
     comparison.adaptive = adaptive
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     gate = decide(comparison, gate_config)
+    summary = request.job_summary
     return CommentContext(
         comparison=comparison,
         gate=gate,
@@ -170,6 +175,7 @@ def comment_context(
         model_calls=skeleton.metadata.model_calls,
         skipped=skeleton.metadata.skipped,
         evidence=collect_evidence(results, gate.failing_cases, SUMMARY_EVIDENCE),
+        summary_written=request.settings.summary_out is not None if summary is None else summary,
     )
 
 

@@ -134,7 +134,9 @@ class RunRequest(BaseModel):
     action adds around it). ``secrets`` are the values redacted from everything the run
     writes (``redaction.secret_values`` of the environment, and the token); ``root`` is
     the repository root every repository path must stay inside (the git top level of the
-    working directory, else the working directory).
+    working directory, else the working directory). ``job_summary`` says whether a job
+    summary is written (the action: when the runner gives a summary file); None: when
+    ``summary_out`` is set.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -151,6 +153,7 @@ class RunRequest(BaseModel):
     max_comment_chars: int = COMMENT_MAX_CHARS
     secrets: tuple[SecretStr, ...] = ()
     root: Path | None = None
+    job_summary: bool | None = None
 
     @property
     def redactor(self) -> Redactor:
