@@ -238,6 +238,7 @@ def test_thought_parts_do_not_change_response_match_score(
     assert len(notes) == (1 if thought and adk_scores_thoughts() else 0)
     if notes:
         assert "PR 7091" in notes[0] and "would have scored them" in notes[0]
+        assert notes[0] in result.output  # said on the console too
 
 
 def test_the_thought_probe_agrees_with_adks_own_evaluator() -> None:
