@@ -12,7 +12,6 @@ from adk_eval_action.analysis.models import MetricSide
 from adk_eval_action.analysis.noise import disagree
 from adk_eval_action.results.model import AVERAGED_STATUSES, CaseStatus, MetricStatus
 from adk_eval_action.results.scoretable import (
-    CASE_STATUSES,
     METRIC_STATUSES,
     CaseKey,
     MetricKey,
@@ -32,7 +31,6 @@ _P, _F, _NE, _E = (
         MetricStatus.ERROR,
     )
 )
-_RUN_P, _RUN_F, _RUN_NE, _RUN_E = (CASE_STATUSES.index(s) for s in CaseStatus)
 _AVERAGED_CODES = [METRIC_STATUSES.index(s) for s in AVERAGED_STATUSES]
 
 
