@@ -61,7 +61,7 @@ from adk_eval_action.adk.recording import (
     RecordingRegistry,
     capture_judge_failures,
 )
-from adk_eval_action.adk.verdicts import record_gaps
+from adk_eval_action.adk.verdicts import record_verdicts
 from adk_eval_action.results.model import RunRecord
 
 T = TypeVar("T")
@@ -88,7 +88,8 @@ class CaseEvaluation:
 
     def run_record(self, run: int, metas: Mapping[str, MetricMeta]) -> RunRecord:
         """The run's record (``run_record_from_adk``) with the recorder's findings: errored
-        metrics as ``error``, each rubric gap's reason on its rubric.
+        metrics as ``error``, rubric metrics' verdicts per invocation with each gap's reason
+        on its rubric (:func:`~adk_eval_action.adk.verdicts.record_verdicts`).
 
         Raises:
             ValueError: there is no result (:attr:`error` says why).
@@ -99,7 +100,9 @@ class CaseEvaluation:
             self.result, run, metas, self.recorder.reasons, errored=self.recorder.errored
         )
         for metric in record.metrics:
-            record_gaps(metric, self.recorder.gaps.get(metric.metric_name, []))
+            verdicts = self.recorder.verdicts.get(metric.metric_name)
+            if verdicts is not None:
+                record_verdicts(metric, verdicts)
         return record
 
 

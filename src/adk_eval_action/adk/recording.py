@@ -42,7 +42,6 @@ from adk_eval_action.adk.verdicts import (
     JUDGE_LOGGERS,
     Invoke,
     JudgeNotesHandler,
-    RubricGap,
     RubricVerdicts,
     config_rubrics,
     gaps_reason,
@@ -62,15 +61,16 @@ NO_RUBRICS_HINT = (
 class MetricRecorder:
     """What the evaluation of one eval case run said besides ADK's result: ``reasons``
     (metric name -> why it was not evaluated, the first one given), ``errored`` (metrics
-    that raised, so their NOT_EVALUATED is an error), ``gaps`` (metric name -> rubrics
-    without a verdict), ``warnings`` (ADK's judge warnings no gap explains), ``thoughts``
-    (thought parts left out of what the evaluators saw) and ``model_error`` (the first judge
-    call that could not reach its model after the retries, :mod:`.model_calls`)."""
+    that raised, so their NOT_EVALUATED is an error), ``verdicts`` (rubric metric name -> its
+    verdicts per invocation and the rubrics without one), ``warnings`` (ADK's judge warnings
+    no gap explains), ``thoughts`` (thought parts left out of what the evaluators saw) and
+    ``model_error`` (the first judge call that could not reach its model after the retries,
+    :mod:`.model_calls`)."""
 
     def __init__(self) -> None:
         self.reasons: dict[str, str] = {}
         self.errored: set[str] = set()
-        self.gaps: dict[str, list[RubricGap]] = {}
+        self.verdicts: dict[str, RubricVerdicts] = {}
         self.warnings: list[str] = []
         self.thoughts = 0
         self.model_error: ModelCallError | None = None
@@ -82,9 +82,10 @@ class MetricRecorder:
             self.errored.add(metric_name)
 
     def add_verdicts(self, metric_name: str, verdicts: RubricVerdicts) -> None:
-        """Keeps a rubric metric's gaps (its reason names them) and judge warnings."""
+        """Keeps a rubric metric's verdicts per invocation and gaps (its reason names them),
+        and the judge warnings."""
+        self.verdicts[metric_name] = verdicts
         if verdicts.gaps:
-            self.gaps[metric_name] = list(verdicts.gaps)
             self.record(metric_name, gaps_reason(verdicts.gaps))
         self.warnings += [w for w in verdicts.warnings if w not in self.warnings]
 

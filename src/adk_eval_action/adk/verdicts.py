@@ -35,7 +35,7 @@ from google.adk.evaluation.evaluator import EvaluationResult, PerInvocationResul
 from pydantic import BaseModel
 
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
-from adk_eval_action.results.model import MetricResult, RubricScoreRecord
+from adk_eval_action.results.model import MetricResult, MetricStatus, RubricScoreRecord
 
 CONVERSATION_LEVEL_METRICS = frozenset({"rubric_based_multi_turn_trajectory_quality_v1"})
 """Rubric metrics that judge the whole conversation once, at its last turn."""
@@ -331,12 +331,32 @@ def _reason_on(rubrics: list[RubricScoreRecord], gap: RubricGap) -> None:
         record.reason = record.reason or gap.reason
 
 
-def record_gaps(metric: MetricResult, gaps: Sequence[RubricGap]) -> None:
-    """Writes each gap's reason on the rubric records of ``metric`` (in place): on the
-    invocation's rubric, and on the metric's overall rubric when no invocation gave it a
-    verdict. Text and type come from the records ADK's scores already made."""
+def _invocation_verdicts(metric: MetricResult, verdicts: RubricVerdicts) -> None:
+    """Each invocation's verdicts, score and status as judged and settled here. Older
+    google-adk drops every per-invocation result of a metric whose overall status is
+    NOT_EVALUATED (local_eval_service before 2.13), so the record takes them from the judging
+    itself rather than from what ADK kept."""
     by_index = {i.index: i for i in metric.invocations}
-    for gap in gaps:
+    for index, one in enumerate(verdicts.result.per_invocation_results):
+        invocation = by_index.get(index)
+        if invocation is None or invocation.rubrics or not one.rubric_scores:
+            continue
+        invocation.rubrics = [
+            RubricScoreRecord(rubric_id=s.rubric_id, score=s.score, rationale=s.rationale)
+            for s in one.rubric_scores
+        ]
+        invocation.score = one.score
+        invocation.status = MetricStatus(one.eval_status.name.lower())
+
+
+def record_verdicts(metric: MetricResult, verdicts: RubricVerdicts) -> None:
+    """Writes a rubric metric's verdicts onto its record (in place): each invocation's
+    verdicts (:func:`_invocation_verdicts`), and each gap's reason on the invocation's
+    rubric and on the metric's overall rubric when no invocation gave it a verdict. Text and
+    type come from the records ADK's scores already made."""
+    _invocation_verdicts(metric, verdicts)
+    by_index = {i.index: i for i in metric.invocations}
+    for gap in verdicts.gaps:
         invocation = by_index.get(gap.invocation)
         if invocation is not None:
             _reason_on(invocation.rubrics, gap)
