@@ -133,7 +133,7 @@ def test_a_run_warns_and_records_the_judge_of_a_config_that_names_none(
     # The judge ADK falls back to is recorded when the eval config names none (the suite's
     # record is made before any judge call).
     _edit(config, lambda data: data["criteria"][RUBRIC]["judge_model_options"].pop(
-        "judge_model"))
+        "judge_model", None))
     [suite] = discover_suites([example_repo / "travel_agent"], example_repo, [])
     record = suite_record(suite, load_suite_inputs(suite, example_repo), example_repo)
     assert record.judge_models == {RUBRIC: JudgeModelOptions().judge_model}
