@@ -25,6 +25,7 @@ from google.genai import types
 from rouge_score import rouge_scorer
 
 from adk_eval_action.adk.thoughts import adk_scores_thoughts
+from adk_eval_action.testing.gemini_fake import GeminiFake
 from adk_eval_action.testing.standins import (
     OMIT_JUDGE_PREFIX,
     UNSURE_JUDGE_PREFIX,
@@ -206,24 +207,26 @@ def test_a_trajectory_rubric_on_an_earlier_turn_is_named_not_dropped(
 THOUGHT = "The user asks about weather, so I should call the weather tool and answer briefly"
 
 
-def _thinking_agent(repo: Path, thought: str | None) -> None:
-    """travel_agent's weather rule with a thought part before every weather reply."""
-    agent = repo / "travel_agent/agent.py"
-    text = agent.read_text()
-    marker = "WEATHER_RULE = ScriptRule(\n"
-    assert marker in text
-    agent.write_text(text.replace(marker, f"{marker}    thought={thought!r},\n"))
+def _thinking_agent(gemini_api: GeminiFake, thought: str | None) -> None:
+    """The fake Gemini API's travel_agent with a thought part before every weather reply
+    (sent as a thinking model sends it: a part with ``thought: true``)."""
+    agents = []
+    for script in gemini_api.agents:
+        rules = [r.model_copy(update={"thought": thought}) if "weather" in r.pattern else r
+                 for r in script.rules]
+        agents.append(script.model_copy(update={"rules": rules}))
+    gemini_api.agents = agents
 
 
 @pytest.mark.parametrize("thought", [THOUGHT, None])
 def test_thought_parts_do_not_change_response_match_score(
-    example_repo: Path, cli: CliRun, thought: str | None
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake, thought: str | None
 ) -> None:
     reference = "It is rainy in London at 14 degrees Celsius."
     turn = _turn("What's the weather in London?")
     turn["final_response"] = {"role": "model", "parts": [{"text": reference}]}
     _suite(example_repo, [turn], {"response_match_score": 0.5})
-    _thinking_agent(example_repo, thought)
+    _thinking_agent(gemini_api, thought)
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 0, result.output
     results = load_json(example_repo / "r.json")
