@@ -42,6 +42,8 @@ def test_run_status(statuses: tuple[MetricStatus, ...], expected: CaseStatus) ->
     # Informational metrics never decide; a run that raised is an error whatever it holds.
     assert run_status([*metrics, _metric(F, informational=True)]) == expected
     assert run_status(metrics, "inference failed") == CaseStatus.ERROR
+    assert run_status(metrics, "the agent raised KeyError", agent_raised=True) == (
+        CaseStatus.FAILED)
 
 
 def test_case_status_over_runs_by_hand() -> None:

@@ -27,6 +27,7 @@ from rouge_score import rouge_scorer
 from adk_eval_action.adk.thoughts import adk_scores_thoughts
 from adk_eval_action.testing.gemini_fake import GeminiFake
 from adk_eval_action.testing.standins import (
+    EXTRA_JUDGE_PREFIX,
     OMIT_JUDGE_PREFIX,
     UNSURE_JUDGE_PREFIX,
     property_verdict,
@@ -181,6 +182,30 @@ def test_verdicts_given_fail_the_metric_whatever_the_missing_one_says(
     assert m["status"] == "failed" and m["score"] == 0.0
     no_verdict = "the judge's answer gave no verdict for it"
     assert _verdicts(m["invocations"][0])["polite"] == (None, no_verdict)
+
+
+def test_a_verdict_on_a_rubric_never_sent_is_a_warning_not_a_score(
+    example_repo: Path, cli: CliRun
+) -> None:
+    """ADK drops an answer about a rubric it did not send with only a log line ("Rubric …
+    not found in the rubrics provided to the metric"); the run says so as a warning, and
+    the score is ADK's mean over the rubric that was sent."""
+    rubrics = [_rubric("lima", 'The final answer mentions "Lima".')]
+    _suite(example_repo, [_turn("What's the weather in Paris?")],
+           _judge(judge=f"{EXTRA_JUDGE_PREFIX}ghost", rubrics=rubrics, threshold=0.5))
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    results = load_json(example_repo / "r.json")
+    [run] = case_runs(results, "trip")
+    m = metric(run, FINAL)
+    [answer] = _answers(run)
+    assert property_verdict(rubrics[0]["rubric_content"]["text_property"], answer)[0] is False
+    assert _verdicts(m["invocations"][0]) == {"lima": (0.0, None)}  # no `ghost` verdict
+    assert (m["score"], m["status"], result.exit_code) == (0.0, "failed", 1)
+    [warning] = [w for w in results["warnings"] if "not sent" in w]
+    assert warning.startswith("eval case `trip`: the judge answered about a rubric that was "
+                              "not sent (Rubric The answer satisfies ghost. not found in the "
+                              "rubrics provided to the metric.)"), warning
+    assert warning in result.output  # said on the console too
 
 
 def test_a_trajectory_rubric_on_an_earlier_turn_is_named_not_dropped(

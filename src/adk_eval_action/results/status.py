@@ -7,7 +7,9 @@ google-adk derives a case's status from its metrics but skips NOT_EVALUATED ones
 that was not evaluated (or errored) is PASSED there, although nothing says the second would
 have passed. Here a run is, in this order of precedence:
 
-1. ``error`` when the run itself failed (no metrics: inference or evaluation raised);
+1. ``error`` when the run itself failed (no metrics: inference or evaluation raised), but
+   ``failed`` when what raised was the agent's own code (``adk.case_failures`` tells them
+   apart and names file and line): that is the agent's behaviour, not the harness's;
 2. ``failed`` when any gated (non-informational) metric failed: a computed failure is never
    hidden behind an error of another metric;
 3. ``error`` when any gated metric errored (raised, or a non-finite score);
@@ -33,10 +35,13 @@ from adk_eval_action.results.scoretable import CASE_STATUSES, METRIC_STATUSES, S
 _PRECEDENCE = (CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.NOT_EVALUATED)
 
 
-def run_status(metrics: Iterable[MetricResult], run_error: str | None = None) -> CaseStatus:
-    """The status of one run from its metrics (module docstring, rules 1-5)."""
+def run_status(
+    metrics: Iterable[MetricResult], run_error: str | None = None, agent_raised: bool = False
+) -> CaseStatus:
+    """The status of one run from its metrics (module docstring, rules 1-5); ``run_error`` is
+    why the run itself failed, and ``agent_raised`` whether that was the agent's own code."""
     if run_error:
-        return CaseStatus.ERROR
+        return CaseStatus.FAILED if agent_raised else CaseStatus.ERROR
     gated = {m.status for m in metrics if not m.informational}
     if MetricStatus.FAILED in gated:
         return CaseStatus.FAILED

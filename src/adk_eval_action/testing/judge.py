@@ -32,6 +32,11 @@ UNSURE_JUDGE_PREFIX = "stand-in-judge-unsure-"
 """``stand-in-judge-unsure-<rubric id>``: that rubric's verdict is "unsure" (neither yes nor
 no), which ADK parses as a score of None."""
 
+EXTRA_JUDGE_PREFIX = "stand-in-judge-extra-"
+"""``stand-in-judge-extra-<rubric id>``: the rubric answer adds a "yes" block for a rubric of
+that id which was never sent (ADK's parser matches it to no rubric it sent and logs "Rubric …
+not found in the rubrics provided to the metric")."""
+
 _GARBAGE_ANSWER = "Honestly the agent did a fine job overall, I would give it a thumbs up."
 
 
@@ -354,9 +359,20 @@ def answer_judge_prompt(prompt: str) -> str:
 
 
 def alter_rubric_answer(answer: str, model: str) -> str:
-    """The answer of the ``omit``/``unsure`` variants (see :class:`StandInJudge`): the block
-    whose ``ID:`` line names the rubric in the model name is dropped, or its verdict made
-    "unsure". Other answers and other blocks are unchanged."""
+    """The answer of the ``omit``/``unsure``/``extra`` variants (see :class:`StandInJudge`):
+    the block whose ``ID:`` line names the rubric in the model name is dropped, or its verdict
+    made "unsure"; or a block about that (unsent) rubric is added after the others. Other
+    answers and other blocks are unchanged."""
+    if model.startswith(EXTRA_JUDGE_PREFIX) and "Verdict: " in answer:
+        rubric_id = model[len(EXTRA_JUDGE_PREFIX):]
+        extra = "\n".join([
+            f"ID: {_one_line(rubric_id)}",
+            f"Property: The answer satisfies {_one_line(rubric_id)}.",
+            "Evidence: None.",
+            "Rationale: An answer about a rubric the prompt did not list.",
+            "Verdict: yes",
+        ])
+        return f"{answer}\n\n{extra}"
     for prefix in (OMIT_JUDGE_PREFIX, UNSURE_JUDGE_PREFIX):
         if model.startswith(prefix):
             target, omit = f"ID: {model[len(prefix):]}", prefix == OMIT_JUDGE_PREFIX
@@ -389,6 +405,8 @@ class StandInJudge(BaseLlm):
     * ``stand-in-judge-omit-<rubric id>`` / ``stand-in-judge-unsure-<rubric id>``: the
       rubric answer leaves that rubric out, or says "unsure" for it
       (:func:`alter_rubric_answer`); ADK's parser accepts both answers.
+    * ``stand-in-judge-extra-<rubric id>``: the rubric answer also gives a verdict on a
+      rubric of that id that was never sent, which ADK drops with a warning.
     """
 
     @classmethod

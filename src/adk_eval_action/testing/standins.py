@@ -23,6 +23,7 @@ from __future__ import annotations
 from google.adk.models import LLMRegistry
 
 from adk_eval_action.testing.judge import (
+    EXTRA_JUDGE_PREFIX,
     GARBAGE_JUDGE_MODEL,
     OMIT_JUDGE_PREFIX,
     TIMEOUT_JUDGE_MODEL,
@@ -38,6 +39,7 @@ from adk_eval_action.testing.judge import (
 from adk_eval_action.testing.scripted import ScriptedLlm, ScriptedToolCall, ScriptRule
 
 __all__ = [
+    "EXTRA_JUDGE_PREFIX",
     "GARBAGE_JUDGE_MODEL",
     "OMIT_JUDGE_PREFIX",
     "TIMEOUT_JUDGE_MODEL",
