@@ -24,7 +24,7 @@ rm -f "$OUT/gemini-fake.port"
   --port-file "$OUT/gemini-fake.port" 2>"$OUT/gemini-fake.log" &
 FAKE_PID=$!
 trap 'kill "$FAKE_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do
+for _ in $(seq 1 3000); do  # up to 5 min: it imports google-adk, slow on a loaded machine
   [ -s "$OUT/gemini-fake.port" ] && break
   kill -0 "$FAKE_PID" 2>/dev/null || { cat "$OUT/gemini-fake.log" >&2; exit 1; }
   sleep 0.1

@@ -477,7 +477,10 @@ def main(
     try:
         click.echo(f"GOOGLE_GEMINI_BASE_URL={fake.base_url}", err=True)
         if port_file:
-            port_file.write_text(fake.base_url.rsplit(":", 1)[1], encoding="utf-8")
+            # Written whole, then renamed: a reader polling for the file never sees it empty.
+            partial = port_file.with_name(f".{port_file.name}.partial")
+            partial.write_text(fake.base_url.rsplit(":", 1)[1], encoding="utf-8")
+            partial.replace(port_file)
         fake.serve_forever()
     finally:
         signal.signal(signal.SIGTERM, previous)
