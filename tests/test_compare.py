@@ -417,3 +417,29 @@ def test_an_explicit_min_effect_of_an_informational_metric_applies_as_given() ->
     )
     assert row.min_effect == 1.0 and row.classification == "regressed"
     assert GateConfig(informational_min_effect=0.25).informational_min_effect_for("s", "m") == 0.25
+
+
+def test_wall_clock_noise_never_loosens_a_gated_call() -> None:
+    """Informational metrics are corrected apart: the two-stage level of the gated family
+    loosens with every rejection in its family (0.048 alone, 0.095 with one more rejection:
+    ``signflip.two_stage_level``), so a duration that rose on a loaded machine must not turn
+    a gated metric's ❔ into 🔴 (4 of 12 cases dropped by 1: exact p = 1/16)."""
+    wrong = {"c01", "c04", "c07", "c10"}
+    ids = [f"c{i:02d}" for i in range(12)]
+
+    def side(head: bool, durations: bool) -> object:
+        def one(case: str) -> list:
+            score = 0.0 if head and case in wrong else 1.0
+            extra = [metric("invocation_duration_v1", 2.0 if head else 1.0,
+                            informational=True)] if durations else []
+            return [[metric("response_match_score", score), *extra]]
+        return results({case: one(case) for case in ids})
+
+    alone = compare(side(True, False), side(False, False), "b")
+    noisy = compare(side(True, True), side(False, True), "b")
+    assert _row(alone).classification == _row(noisy).classification == "inconclusive"
+    assert _row(noisy, "invocation_duration_v1").classification == "regressed"
+    assert _row(noisy).interval == _row(alone).interval
+    assert noisy.tests is not None and alone.tests is not None
+    assert (noisy.tests.tests, noisy.tests.informational_tests) == (1, 1)
+    assert noisy.tests.level_worse == alone.tests.level_worse == pytest.approx(0.05 / 1.05)

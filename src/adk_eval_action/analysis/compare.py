@@ -167,7 +167,8 @@ def _attach_intervals(
     options: _TestOptions,
 ) -> TestMethod:
     """Sets the delta, matched means, interval and call of every metric and rubric both
-    sides have, all tested as one family (:func:`adk_eval_action.analysis.paired.paired_tests`)."""
+    sides have, gated ones as one family and informational ones as another
+    (:func:`adk_eval_action.analysis.paired.paired_tests`)."""
     n_ids = order.size
     metric_dense = dense_metrics(baseline, n_ids), dense_metrics(head, n_ids)
     rubric_dense = dense_rubrics(baseline, n_ids), dense_rubrics(head, n_ids)
@@ -188,6 +189,7 @@ def _attach_intervals(
             if m.informational
             else 0.0,
             higher=m.higher_is_better,
+            informational=m.informational,
         )
         for m in both_metrics
     ] + [
@@ -228,6 +230,7 @@ def _input(
     min_effect: float,
     relative: float = 0.0,
     higher: bool = True,
+    informational: bool = False,
 ) -> PairedInput:
     base, head = dense
     return PairedInput(
@@ -238,6 +241,7 @@ def _input(
         min_effect=min_effect,
         relative_min_effect=relative,
         higher_is_better=higher,
+        informational=informational,
     )
 
 

@@ -12,11 +12,15 @@ Each direction (worse, better; in the metric's direction) is corrected separatel
 ``alpha`` across every test that can reject (at least 2 matched cases, finite differences,
 not all exactly 0), so an unchanged agent gets a false 🔴 on at most ``alpha`` of runs
 whatever the number of metrics and rubrics (``benchmarks/bench_calibration.py``).
+Informational metrics (durations, tokens) are corrected as a family of their own: the
+two-stage correction loosens its level as more tests in the family reject, so wall-clock
+noise in the same family would loosen the level of the gated metrics' calls (issue 11).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +53,8 @@ class TestMethod(BaseModel):
     the test and correction, the per-direction level ``alpha``, the ``seed`` and the
     number of random sign patterns (``n_resamples``; fewer matched cases than
     ``log2(n_resamples)`` are enumerated exactly), how many tests each direction's
-    correction covered, and the one-sided level it left (None: no test)."""
+    correction covered, and the one-sided level it left (None: no test); the same for the
+    informational metrics' own family (``informational_*``)."""
 
     method: str = METHOD
     correction: str = CORRECTION
@@ -59,6 +64,9 @@ class TestMethod(BaseModel):
     tests: int = 0
     level_worse: float | None = None
     level_better: float | None = None
+    informational_tests: int = 0
+    informational_level_worse: float | None = None
+    informational_level_better: float | None = None
 
     @property
     def exact_up_to(self) -> int:
@@ -80,6 +88,7 @@ class PairedInput:
     min_effect: float = 0.0
     relative_min_effect: float = 0.0
     higher_is_better: bool = True
+    informational: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +110,7 @@ class _Prepared:
     head_mean: float | None
     min_effect: float
     higher: bool
+    informational: bool = False
     dist: FlipDistribution | None = None
     reason: str | None = None
 
@@ -130,19 +140,30 @@ def paired_tests(
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     prepared = [_prepare(one, order) for one in inputs]
     _distribute(prepared, seed, n_resamples)
-    family = [p for p in prepared if p.dist is not None]
-    worse = [_p_worse(p) for p in family]
-    better = [_p_better(p) for p in family]
+    gated, informational = (
+        [p for p in prepared if p.dist is not None and p.informational == flag]
+        for flag in (False, True)
+    )
     method = TestMethod(
         alpha=alpha,
         seed=seed,
         n_resamples=n_resamples,
-        tests=len(family),
-        level_worse=two_stage_level(worse, alpha) if family else None,
-        level_better=two_stage_level(better, alpha) if family else None,
+        tests=len(gated),
+        level_worse=_level(gated, _p_worse, alpha),
+        level_better=_level(gated, _p_better, alpha),
+        informational_tests=len(informational),
+        informational_level_worse=_level(informational, _p_worse, alpha),
+        informational_level_better=_level(informational, _p_better, alpha),
     )
     results = [_result(p, method) for p in prepared]
     return results, method
+
+
+def _level(
+    family: list[_Prepared], p_value: Callable[[_Prepared], float], alpha: float
+) -> float | None:
+    """The two-stage corrected one-sided level of a family (None: no test in it)."""
+    return two_stage_level([p_value(p) for p in family], alpha) if family else None
 
 
 def _prepare(one: PairedInput, order: np.ndarray) -> _Prepared:
@@ -154,7 +175,7 @@ def _prepare(one: PairedInput, order: np.ndarray) -> _Prepared:
     effect = one.min_effect
     if base is not None and math.isfinite(base) and one.relative_min_effect:
         effect = max(effect, one.relative_min_effect * abs(base))
-    out = _Prepared(paired, diffs, base, head, effect, one.higher_is_better)
+    out = _Prepared(paired, diffs, base, head, effect, one.higher_is_better, one.informational)
     if paired.size == 0:
         out.reason = NO_CASES_REASON
     elif not np.isfinite(diffs).all():
@@ -218,12 +239,13 @@ def _bounded(
     p: _Prepared, dist: FlipDistribution, method: TestMethod, fields: dict
 ) -> DeltaInterval:
     """The interval of a test in the family: each end at its direction's corrected level."""
-    assert method.level_worse is not None and method.level_better is not None
-    level_low, level_high = (
-        (method.level_better, method.level_worse)
-        if p.higher
+    worse, better = (
+        (method.informational_level_worse, method.informational_level_better)
+        if p.informational
         else (method.level_worse, method.level_better)
     )
+    assert worse is not None and better is not None
+    level_low, level_high = (better, worse) if p.higher else (worse, better)
     low, high = dist.lower(level_low), dist.upper(level_high)
     common = {
         "n_resamples": dist.total,
