@@ -12,11 +12,13 @@ For each latency and ``num_runs`` it runs, ``--repeat`` times each (median):
 * ``adk-eval-action run --parallelism 16`` on the input;
 * ``adk eval AGENT EVAL_SETS... --config_file_path ...`` (``num_runs`` 1 only: it has no
   repeats);
-* and, once per ``num_runs``, our run at latency 0 (its wall time less google-adk's import
-  is the CPU work).
+* and, right before each of our runs, google-adk's import alone and our run at latency 0
+  (its wall time less the import is the CPU work), so that the three share the machine's
+  load (2 cores shared with other jobs vary by the minute).
 
 and prints the limit ``import + max(CPU work, model calls x latency / parallelism)``, each
-wall time, our ratio to the limit and our speed-up over ``adk eval``. Targets (issue 13):
+wall time, our ratio to the limit (the median of each measurement's own ratio) and our
+speed-up over ``adk eval``. Targets (issue 13):
 ratio <= 1.10 at 1.0 s and <= 1.25 at 0.2 s (num_runs 1 and 3), >= 3.5x ``adk eval`` at
 1.0 s.
 
@@ -178,18 +180,30 @@ def median(fn: Callable[[], float], repeat: int) -> float:
     return statistics.median(fn() for _ in range(repeat))
 
 
-def row(root: Path, files: list[Path], config: Path, latency: float, runs: int,
-        started: float, cpu: float, args: argparse.Namespace) -> str:
-    """One table row (module docstring)."""
+def _one(root: Path, latency: float, runs: int) -> tuple[float, float, float, float]:
+    """One measurement of a row, its parts one right after another so that they share the
+    machine's load: (import, CPU work, our wall time, our ratio to the limit)."""
     calls = EVAL_SETS * CASES * runs * (AGENT_CALLS + JUDGE_CALLS)
+    started = import_seconds(root)
+    cpu = max(0.0, ours(root, 0.0, runs) - started)
+    mine = ours(root, latency, runs)
+    return started, cpu, mine, mine / (started + max(cpu, calls * latency / PARALLELISM))
+
+
+def row(root: Path, files: list[Path], config: Path, latency: float, runs: int,
+        args: argparse.Namespace) -> str:
+    """One table row (module docstring): medians over ``--repeat`` measurements, the ratio
+    the median of each measurement's own ratio."""
+    calls = EVAL_SETS * CASES * runs * (AGENT_CALLS + JUDGE_CALLS)
+    measured = [_one(root, latency, runs) for _ in range(args.repeat)]
+    started, cpu, mine, ratio = (statistics.median(m[i] for m in measured) for i in range(4))
     limit = started + max(cpu, calls * latency / PARALLELISM)
-    mine = median(lambda: ours(root, latency, runs), args.repeat)
     theirs = (median(lambda: adk_eval(root, files, config, latency), args.repeat)
               if runs == 1 and not args.no_adk else None)
     shown = f"{theirs:.1f} s" if theirs else "-"
     speedup = f"{theirs / mine:.2f}x" if theirs else "-"
-    return (f"| {latency:g} s | {runs} | {calls} | {limit:.1f} s | {mine:.1f} s "
-            f"| {mine / limit:.2f} | {shown} | {speedup} |")
+    return (f"| {latency:g} s | {runs} | {calls} | {started:.1f} s | {cpu:.1f} s "
+            f"| {limit:.1f} s | {mine:.1f} s | {ratio:.2f} | {shown} | {speedup} |")
 
 
 def main() -> None:
@@ -202,20 +216,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         _, files, config = build(root)
-        started = import_seconds(root)  # warm the file cache once
-        started = median(lambda: import_seconds(root), args.repeat)
-        cpu = {r: max(0.0, median(lambda r=r: ours(root, 0.0, r), args.repeat) - started)
-               for r in args.runs}
-        print(f"cores: {os.cpu_count()}; import {started:.1f} s; CPU work "
-              + ", ".join(f"{cpu[r]:.1f} s (num_runs {r})" for r in args.runs))
-        print("| latency | num_runs | model calls | limit | adk-eval-action | ratio to limit "
-              "| adk eval | speed-up |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        import_seconds(root)  # warm the file cache once
+        print(f"cores: {os.cpu_count()}; load average at the start: "
+              f"{os.getloadavg()[0]:.1f}; median of {args.repeat}")
+        print("| latency | num_runs | model calls | import | CPU work | limit | adk-eval-action "
+              "| ratio to limit | adk eval | speed-up |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for latency in args.latency:
             for runs in args.runs:
-                print(row(root, files, config, latency, runs, started, cpu[runs], args),
-                      flush=True)
-
+                print(row(root, files, config, latency, runs, args), flush=True)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
     main()

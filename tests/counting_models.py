@@ -30,14 +30,16 @@ from adk_eval_action.testing.scripted import ScriptedLlm, ScriptedToolCall, Scri
 @dataclass
 class Call:
     """One model call: ``model`` name, ``role`` (agent | judge), start and end (monotonic
-    seconds), the calls of that model in flight when it started (itself included) and the
-    last user text of the request."""
+    seconds), the calls of that model in flight when it started (itself included), the
+    calls of every counting model in flight then (``in_flight_all``) and the last user
+    text of the request."""
 
     model: str
     role: str
     start: float
     end: float = 0.0
     in_flight: int = 0
+    in_flight_all: int = 0
     text: str = ""
 
 
@@ -57,7 +59,10 @@ class CallLog:
     def count(self, role: str) -> int:
         return sum(1 for c in self.calls if c.role == role)
 
-    def max_in_flight(self, model: str) -> int:
+    def max_in_flight(self, model: str | None = None) -> int:
+        """The most calls of ``model`` (None: of any model) in flight at once."""
+        if model is None:
+            return max((c.in_flight_all for c in self.calls), default=0)
         return max((c.in_flight for c in self.calls if c.model == model), default=0)
 
     async def around(self, model: str, role: str, request: LlmRequest) -> Call:
@@ -65,7 +70,7 @@ class CallLog:
         texts = [p.text for c in request.contents or [] if c.role == "user"
                  for p in c.parts or [] if p.text]
         call = Call(model, role, time.monotonic(), in_flight=self._open[model],
-                    text=texts[-1] if texts else "")
+                    in_flight_all=sum(self._open.values()), text=texts[-1] if texts else "")
         self.calls.append(call)
         wait = self.delay(model) if callable(self.delay) else self.delay
         if wait:

@@ -14,7 +14,7 @@ import pytest
 
 from adk_eval_action.adk.engine import EngineSettings
 from adk_eval_action.adk.pool import Job, ProgressSnapshot, WorkPool
-from adk_eval_action.adk.scheduler import EngineHooks, evaluate_suites
+from adk_eval_action.adk.scheduler import CASE_RUNS_PER_SLOT, EngineHooks, evaluate_suites
 from adk_eval_action.project.discovery import discover_suites
 from counting_models import CALLS, register, thanks, weather, write_agent
 
@@ -154,6 +154,58 @@ def test_suites_repeats_and_metrics_interleave(tmp_path: Path) -> None:
     assert len(judges) == 2 * 6 * 2 * 1 + 2 * 2 * 2  # tokyo cases have two turns
 
 
+def test_parallelism_bounds_the_model_calls_in_flight_across_everything(
+    tmp_path: Path,
+) -> None:
+    """``parallelism`` counts model calls (agents' and judges', of every suite), not case
+    runs: the pool keeps more case runs going (CASE_RUNS_PER_SLOT) so that one case's
+    work between its calls does not leave a slot empty, yet the calls in flight never
+    exceed it. With 24 case runs and calls that take 20 ms, the bound is reached."""
+    root = _two_suites(tmp_path)
+    CALLS.clear(delay=0.02)
+    suites = _evaluate(root, num_runs=2, parallelism=3)
+    assert CASE_RUNS_PER_SLOT > 1
+    assert CALLS.max_in_flight() == 3
+    # 2 suites x 6 cases x 2 runs: 2 agent calls per weather turn, 1 per thanks turn,
+    # 1 judge call per turn (tokyo cases have two turns).
+    assert CALLS.count("agent") == 2 * (2 * 2 + 3) * 2 * 2
+    assert CALLS.count("judge") == 2 * 8 * 2
+    assert all(not s.errors for s in suites)
+
+
+def test_a_call_waiting_for_its_model_holds_no_slot_of_the_evaluation() -> None:
+    """ModelGate: 4 calls of a model limited to 1 and 4 of an unlimited one, with 2 slots in
+    all. The limited model's waiting calls take no slot (its model's slot is taken first),
+    so the other model's first call starts alongside the limited model's first call; never
+    more than 2 calls and never 2 of the limited model are in flight."""
+    from google.adk.models.llm_request import LlmRequest
+    from google.genai import types
+
+    from adk_eval_action.adk.model_limits import ModelGate
+    from counting_models import CountingAgentLlm
+
+    async def call(llm: Any) -> None:
+        text = types.Part(text="thanks")
+        request = LlmRequest(contents=[types.Content(role="user", parts=[text])])
+        async for _ in llm.generate_content_async(request):
+            pass
+
+    async def main() -> None:
+        gate = ModelGate({"counting-agent-a": 1}, parallelism=2)
+        a = gate.wrap(CountingAgentLlm(model="counting-agent-a"))
+        b = gate.wrap(CountingAgentLlm(model="counting-agent-b"))
+        await asyncio.gather(*[call(a) for _ in range(4)], *[call(b) for _ in range(4)])
+
+    CALLS.clear(delay=0.02)
+    asyncio.run(main())
+    a_calls = [c for c in CALLS.calls if c.model == "counting-agent-a"]
+    b_calls = [c for c in CALLS.calls if c.model == "counting-agent-b"]
+    assert len(a_calls) == len(b_calls) == 4
+    assert min(c.start for c in b_calls) < min(c.end for c in a_calls)
+    assert CALLS.max_in_flight() == 2
+    assert CALLS.max_in_flight("counting-agent-a") == 1
+
+
 def test_model_limits_bound_calls_across_suites_and_judges(tmp_path: Path) -> None:
     root = _two_suites(tmp_path, "counting-agent", "counting-agent")
     CALLS.clear(delay=0.02)
@@ -165,4 +217,5 @@ def test_model_limits_bound_calls_across_suites_and_judges(tmp_path: Path) -> No
     assert unlimited > 2  # without the limit the pool runs more at once
     assert CALLS.max_in_flight("counting-agent") == 2
     assert CALLS.max_in_flight("counting-judge") == 1
+    assert CALLS.max_in_flight() <= 8
     assert all(not s.errors for s in suites)

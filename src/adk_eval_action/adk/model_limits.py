@@ -1,15 +1,18 @@
-"""Per-model concurrency limits: ``models: {gemini-2.5-flash: {max_concurrency: 8}}`` in
-adk-eval.yaml, so a judge and an agent that share a quota do not starve each other.
+"""Bounds on the model calls in flight: the evaluation's ``parallelism`` across all models,
+and per-model ``max_concurrency`` (``models: {gemini-2.5-flash: {max_concurrency: 8}}`` in
+adk-eval.yaml), so a judge and an agent that share a quota do not starve each other.
 
-:class:`ModelGate` holds one semaphore per limited model name for an evaluation. It puts a
-:class:`LimitedLlm` in place of each limited model ADK would call: the models of the agent
-tree (``LlmAgent.model``; agents without one inherit their parent's, as ADK resolves it in
-``LlmAgent.canonical_model``) and an evaluator's judge model (``_judge_model`` in
-google.adk.evaluation.llm_as_judge and hallucinations_v1, ``_llm`` in
-per_turn_user_simulator_quality_v1; ADK has no public hook for the model an evaluator
-calls). A call holds a slot of its model from its request until its last response, so at
-most ``max_concurrency`` calls of that model are in flight across all suites, eval cases
-and runs. Models without a limit are left as they are.
+:class:`ModelGate` holds one semaphore for every call (``parallelism`` slots) and one per
+limited model name for an evaluation. It puts a :class:`LimitedLlm` in place of each model
+ADK would call: the models of the agent tree (``LlmAgent.model``; agents without one
+inherit their parent's, as ADK resolves it in ``LlmAgent.canonical_model``) and an
+evaluator's judge model (``_judge_model`` in google.adk.evaluation.llm_as_judge and
+hallucinations_v1, ``_llm`` in per_turn_user_simulator_quality_v1; ADK has no public hook
+for the model an evaluator calls). A call holds a slot of its model, then a slot of the
+evaluation, from its request until its last response, so at most ``max_concurrency`` calls
+of that model and ``parallelism`` calls in all are in flight across all suites, eval cases
+and runs. The model slot is taken first, so a call waiting for its model's quota holds no
+slot of the evaluation (and two calls never wait for each other's slot).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ class ModelLimit(BaseModel):
 
 
 class LimitedLlm(BaseLlm):
-    """A ``BaseLlm`` that calls ``inner`` once a slot of its model's semaphore is free.
+    """A ``BaseLlm`` that calls ``inner`` once a slot of its model's semaphore (if limited)
+    and then one of the evaluation's (if bounded) are free.
 
     Not registered in ADK's LLMRegistry: it is put in place of a model ADK would call.
     ``model`` is the inner model's name, so ADK records the model the user named.
@@ -45,6 +49,7 @@ class LimitedLlm(BaseLlm):
 
     inner: BaseLlm
     _slots: asyncio.Semaphore | None = PrivateAttr(default=None)
+    _all: asyncio.Semaphore | None = PrivateAttr(default=None)
 
     @property
     def capabilities(self) -> Any:
@@ -62,8 +67,9 @@ class LimitedLlm(BaseLlm):
         """The inner model's responses, with a slot held from the request until the inner
         call is closed (a caller that stops early closes it: ADK's judge returns at its
         first response)."""
-        slots = self._slots or contextlib.nullcontext()
-        async with slots:
+        model_slot = self._slots or contextlib.nullcontext()
+        any_slot = self._all or contextlib.nullcontext()
+        async with model_slot, any_slot:
             responses = self.inner.generate_content_async(llm_request, stream)
             async with contextlib.aclosing(responses):
                 async for response in responses:
@@ -71,29 +77,46 @@ class LimitedLlm(BaseLlm):
 
 
 class ModelGate:
-    """The per-model limits of one evaluation (module docstring).
+    """The bounds on one evaluation's model calls (module docstring).
 
     Args:
         limits: ``max_concurrency`` by model name (as the agent or eval config names it).
+        parallelism: Calls of any model in flight at once (None: no bound across models).
+
+    Raises:
+        ValueError: ``parallelism`` below 1.
     """
 
-    def __init__(self, limits: Mapping[str, int]) -> None:
+    def __init__(self, limits: Mapping[str, int], parallelism: int | None = None) -> None:
+        if parallelism is not None and parallelism < 1:
+            raise ValueError(f"parallelism must be at least 1, got {parallelism}")
         self.limits = dict(limits)
+        self.parallelism = parallelism
         self._slots: dict[str, asyncio.Semaphore] = {}
+        self._all = asyncio.Semaphore(parallelism) if parallelism else None
+
+    @property
+    def active(self) -> bool:
+        """Whether any call is bounded (a model limit or ``parallelism``)."""
+        return bool(self.limits) or self._all is not None
 
     def wrap(self, llm: BaseLlm) -> BaseLlm:
-        """``llm`` behind its model's slots, or ``llm`` itself when its model has no
-        limit (or is already behind them)."""
-        if isinstance(llm, LimitedLlm) or llm.model not in self.limits:
+        """``llm`` behind its model's slots and the evaluation's, or ``llm`` itself when
+        neither bounds it (or it is already behind them)."""
+        limited_model = llm.model in self.limits
+        if isinstance(llm, LimitedLlm) or not (limited_model or self._all):
             return llm
-        slots = self._slots.setdefault(llm.model, asyncio.Semaphore(self.limits[llm.model]))
         limited = LimitedLlm(model=llm.model, inner=llm)
-        limited._slots = slots
+        if limited_model:
+            limited._slots = self._slots.setdefault(
+                llm.model, asyncio.Semaphore(self.limits[llm.model])
+            )
+        limited._all = self._all
         return limited
 
     def wrap_agent(self, root_agent: Any) -> None:
-        """Wraps the limited models of the agent tree (module docstring), in place."""
-        if not self.limits:
+        """Wraps the models of the agent tree (module docstring), in place."""
+        if not self.active:
             return
         from google.adk.agents import LlmAgent
 
@@ -102,8 +125,8 @@ class ModelGate:
                 agent.model = self.wrap(agent.canonical_model)
 
     def wrap_evaluator(self, evaluator: Any) -> None:
-        """Wraps an ADK evaluator's judge model when it is limited, in place."""
-        if not self.limits:
+        """Wraps an ADK evaluator's judge model (module docstring), in place."""
+        if not self.active:
             return
         for attribute in ("_judge_model", "_llm"):
             llm = getattr(evaluator, attribute, None)

@@ -1,5 +1,5 @@
 """One scheduler for a whole evaluation: every (suite, eval set, eval case, run) is one job
-of one work pool (:mod:`.pool`) bounded by ``parallelism``.
+of one work pool (:mod:`.pool`), and ``parallelism`` bounds the model calls in flight.
 
 1. Each suite's files are loaded (:func:`~.engine.open_suite`; its log lines in one section,
    a ``::group::`` in GitHub Actions) and the cost plan is made and logged in one line
@@ -11,8 +11,13 @@ of one work pool (:mod:`.pool`) bounded by ``parallelism``.
 3. All case runs of a phase go to the pool at once, the longest first (the plan's chain of
    calls one after another), so eval sets, repeats and suites interleave and the last jobs
    are short. A case's metrics (judge calls included) are evaluated as soon as its
-   inference ends. Per-model ``max_concurrency`` limits (:mod:`.model_limits`) bound the
-   calls of a model across all of it.
+   inference ends. At most ``parallelism`` model calls (agent and judge) are in flight, and
+   per-model ``max_concurrency`` limits bound the calls of a model, across all of it
+   (:mod:`.model_limits`). The pool runs up to :data:`CASE_RUNS_PER_SLOT` times
+   ``parallelism`` case runs at once: a case run spends part of its time between calls
+   (ADK's flow, tools, sessions, metrics), and another case's call takes the slot then, so
+   the calls in flight stay at ``parallelism`` (issue 13's limit: calls x latency /
+   parallelism) instead of dipping at every gap.
 4. Each run lands in its case in run order, and errors in the suite's order of cases and
    runs, whatever order the jobs finished in.
 """
@@ -56,6 +61,9 @@ from adk_eval_action.results.model import (
 from adk_eval_action.results.shards import assign_shards, plan_id
 
 log = logging.getLogger(__name__)
+
+CASE_RUNS_PER_SLOT = 2
+"""Case runs in progress per slot of ``parallelism`` (module docstring)."""
 
 
 @contextmanager
@@ -323,12 +331,13 @@ async def evaluate_suites(
     shard = select_shard(opened, plan, settings) if settings.shard else None
     chains = {(c.suite, c.eval_set_id, c.eval_id): c.chain for s in plan.suites for c in s.cases}
     pool = WorkPool(
-        settings.parallelism,
+        settings.parallelism * CASE_RUNS_PER_SLOT,
         total=sum(len(o.items) for o in opened),
         on_progress=hooks.on_progress,
         interval_s=hooks.progress_interval_s,
     )
-    run = _Run(settings, ModelGate(settings.model_limits), pool, chains, calls)
+    gate = ModelGate(settings.model_limits, settings.parallelism)
+    run = _Run(settings, gate, pool, chains, calls)
     for phase in import_phases(opened):
         await _run_phase(phase, run)
     for o in opened:

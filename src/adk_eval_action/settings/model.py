@@ -112,7 +112,7 @@ class RunSettings(BaseModel):
         "docs/gating.md).",
     )] = None
     parallelism: Annotated[int, Field(ge=1), Option(
-        "Eval case runs in flight at once (one pool for all suites, eval sets and runs).",
+        "Model calls in flight at once (one pool for all suites, eval sets and runs).",
         commands=RUN_AND_PLAN, config="parallelism",
     )] = 4
     models: Annotated[dict[str, ModelLimit], Option(
