@@ -254,13 +254,14 @@ GC_THRESHOLDS = (20_000, 10, 10)
 def entry() -> None:
     """The console script: :func:`main` with the collector tuned for a run's heap.
 
-    A run allocates millions of short-lived objects (ADK's events, sessions, pydantic
-    models) on top of google-adk's ~1M imported ones. At CPython's default thresholds the
-    collector runs a full collection every 70,000 surviving allocations, each walking the
-    whole heap: 10 of the 13 s of CPU of 600 eval case runs in benchmarks/
-    bench_throughput.py's input. :data:`GC_THRESHOLDS` makes young collections rarer, so
-    short-lived objects are freed by reference counting first and full collections all but
-    vanish (gc.set_threshold: https://docs.python.org/3/library/gc.html); cyclic garbage
+    A run allocates many short-lived objects (ADK's events, sessions, pydantic models) on
+    top of everything google-adk's import created. At CPython's default thresholds a full
+    collection, which walks the whole heap, comes after every 100 young ones (700
+    allocations each): the collector took 9.9 of the 13.1 s of CPU of 600 eval case runs
+    of benchmarks/bench_throughput.py's input (docs/scaling.md). :data:`GC_THRESHOLDS`
+    makes young collections rarer, so short-lived objects are freed by reference counting
+    first and full collections all but vanish (gc.set_threshold:
+    https://docs.python.org/3/library/gc.html); cyclic garbage
     is still collected. At exit ``gc.freeze()`` moves every object out of the collector's
     reach, so finalization skips them (2-3 s after evaluating 200 eval cases with
     google-adk loaded); nothing is skipped that exit handlers or files need. Only the
