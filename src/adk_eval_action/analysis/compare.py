@@ -158,6 +158,18 @@ class _TestOptions:
     alpha: float
 
 
+def _rubrics_on_both_sides(
+    rubrics: list[RubricComparison], head: Side, baseline: Side
+) -> list[RubricComparison]:
+    """The rubrics with rows on both sides, in their order."""
+    return [
+        r
+        for r in rubrics
+        if (r.suite, r.metric_name, r.rubric_id) in baseline.rubric_rows
+        and (r.suite, r.metric_name, r.rubric_id) in head.rubric_rows
+    ]
+
+
 def _attach_intervals(
     head: Side,
     baseline: Side,
@@ -173,12 +185,7 @@ def _attach_intervals(
     metric_dense = dense_metrics(baseline, n_ids), dense_metrics(head, n_ids)
     rubric_dense = dense_rubrics(baseline, n_ids), dense_rubrics(head, n_ids)
     both_metrics = [m for m in metrics if m.head is not None and m.baseline is not None]
-    both_rubrics = [
-        r
-        for r in rubrics
-        if (r.suite, r.metric_name, r.rubric_id) in baseline.rubric_rows
-        and (r.suite, r.metric_name, r.rubric_id) in head.rubric_rows
-    ]
+    both_rubrics = _rubrics_on_both_sides(rubrics, head, baseline)
     inputs = [
         _input(
             metric_dense,
