@@ -61,19 +61,32 @@ def capture_inference_failures() -> Iterator[None]:
     """Within the block, the inference failures ADK logs go to the slot of the case run
     that failed, not to the console; the logger's handlers, level and propagation are
     restored on exit."""
-    logger = logging.getLogger(INFERENCE_LOGGER)
-    handler = _InferenceFailureHandler(level=logging.ERROR)
-    saved = (logger.level, logger.propagate)
-    logger.addHandler(handler)
     # The console quiets ADK's loggers (github.logs.log_to); this one must still emit.
-    logger.setLevel(logging.ERROR)
-    logger.propagate = False
+    with diverted([logging.getLogger(INFERENCE_LOGGER)],
+                  [_InferenceFailureHandler(level=logging.ERROR)], logging.ERROR):
+        yield
+
+
+@contextmanager
+def diverted(loggers: list[logging.Logger], handlers: list[logging.Handler],
+             level: int) -> Iterator[None]:
+    """Within the block, ``loggers`` emit records at ``level`` and above to ``handlers`` only
+    (not to their parents' handlers); their handlers, level and propagation are restored on
+    exit, whatever the block raised."""
+    saved = [(logger.level, logger.propagate) for logger in loggers]
+    for logger in loggers:
+        for handler in handlers:
+            logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = False
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
+        for logger, (old_level, propagate) in zip(loggers, saved, strict=True):
+            for handler in handlers:
+                logger.removeHandler(handler)
+            logger.setLevel(old_level)
+            logger.propagate = propagate
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
 from google.adk.evaluation.evaluator import EvaluationResult, Evaluator
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
+from adk_eval_action.adk.case_failures import diverted
 from adk_eval_action.adk.convert import judge_model
 from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
 from adk_eval_action.adk.model_faults import ModelCallError
@@ -126,20 +127,8 @@ def capture_judge_failures() -> Iterator[None]:
     handlers: list[logging.Handler] = [
         _JudgeFailureHandler(level=logging.WARNING), JudgeNotesHandler(level=logging.WARNING)
     ]
-    saved = [(logger.level, logger.propagate) for logger in loggers]
-    for logger in loggers:
-        for handler in handlers:
-            logger.addHandler(handler)
-        logger.setLevel(logging.WARNING)
-        logger.propagate = False
-    try:
+    with diverted(loggers, handlers, logging.WARNING):
         yield
-    finally:
-        for logger, (level, propagate) in zip(loggers, saved, strict=True):
-            for handler in handlers:
-                logger.removeHandler(handler)
-            logger.setLevel(level)
-            logger.propagate = propagate
 
 
 def exception_reason(error: BaseException) -> str:

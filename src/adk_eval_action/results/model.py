@@ -28,7 +28,7 @@ import datetime as dt
 import importlib.metadata
 import math
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -184,20 +184,7 @@ ErrorKind = Literal[
     "interrupted",
 ]
 
-INCOMPLETE_ERROR_KINDS = frozenset(
-    {
-        "config",
-        "eval_set",
-        "agent",
-        "credentials",
-        "model",
-        "judge",
-        "custom_metric",
-        "inference",
-        "internal",
-        "interrupted",
-    }
-)
+INCOMPLETE_ERROR_KINDS = frozenset(get_args(ErrorKind)) - {"metric", "baseline"}
 """Error kinds that kept scores from being computed: a run with any of them is incomplete
 (exit 2), whatever the gate says of the scores that were computed. ``metric`` (a metric not
 evaluated, counted by the gate's ``not_evaluated`` rule) and ``baseline`` are not."""
