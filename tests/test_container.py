@@ -30,6 +30,7 @@ import yaml
 
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
+from conftest import HOST_CA_FILE
 from github_stub import GitHubStub, Token
 
 pytestmark = pytest.mark.container  # podman, minutes: left out by scripts/test.sh --quick
@@ -74,7 +75,7 @@ def image() -> str:
     command = ["podman", "build", "--network", "host", "-t", IMAGE]
     # Behind this network's TLS proxy pip needs the host's CA bundle: mounted for the build
     # only and named by PIP_CERT, never copied into the image.
-    ca = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
+    ca = HOST_CA_FILE
     if Path(ca).is_file():
         command += ["-v", f"{ca}:/etc/ssl/host-ca.crt:ro",
                     "--build-arg", "PIP_CERT=/etc/ssl/host-ca.crt"]

@@ -491,8 +491,8 @@ def trickle() -> Iterator[Any]:
 @pytest.mark.timeout(120)
 def test_an_answer_that_trickles_in_is_cut_off_when_the_budget_is_spent(trickle):
     """The read timeout is per read, so 100,000 bytes at 200 a second (8 minutes) never
-    time out; the budget (2 s) ends the call while the body is still arriving."""
-    client = GitHubClient(TOKEN, f"http://127.0.0.1:{trickle.server_port}", budget=2.0,
+    time out; the budget (0.5 s) ends the call while the body is still arriving."""
+    client = GitHubClient(TOKEN, f"http://127.0.0.1:{trickle.server_port}", budget=0.5,
                           sleep=Sleeps())
     with pytest.raises(TransientError, match="still arriving when the API time budget"):
         client.get_json("/user")

@@ -170,7 +170,8 @@ ATTEMPT_TIMEOUT_S = 5.0
     [
         (Fault(kind="drop", times=1), "drop"),
         (Fault(kind="malformed", times=1), "malformed"),
-        (Fault(kind="slow", delay_s=SLOW_ANSWER_S, times=1), "slow"),
+        pytest.param(Fault(kind="slow", delay_s=SLOW_ANSWER_S, times=1), "slow",
+                     marks=pytest.mark.slow),  # waits out the 5 s attempt timeout
         (Fault(status=500, times=1), "500"),
     ],
 )

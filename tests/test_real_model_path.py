@@ -124,10 +124,18 @@ def test_first_calls_429_give_the_same_scores_and_the_retries_are_reported(
     assert "model calls:" in result.output and "3 retried" in result.output
 
 
+@pytest.mark.parametrize("retries", [
+    # The default settings (adk-eval.yaml says nothing) back off 1+2+4+8 s per call.
+    pytest.param(None, marks=pytest.mark.slow, id="default-backoff"),
+    # Its quick twin: the same attempts and outcome without the waits.
+    pytest.param("model_retries: {initial_delay_s: 0.01}\n", id="short-backoff"),
+])
 def test_a_persistent_outage_is_incomplete_within_a_bounded_time(
-    example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake, retries: str | None
 ):
-    """Every call 503, default retry settings (adk-eval.yaml says nothing), 4 eval cases."""
+    """Every call 503, 5 attempts per call (the default), 4 eval cases."""
+    if retries:
+        (example_repo / "adk-eval.yaml").write_text(retries, encoding="utf-8")
     gemini_api.faults = [Fault(status=503)]
     gemini_api.clear_calls()
 
@@ -197,7 +205,7 @@ def test_a_judge_outage_keeps_the_scores_that_were_computed(
         Fault(kind="drop", times=2),
         Fault(kind="malformed", times=2),
         # Only this answer is slow enough to be cut off by the 10 s call timeout.
-        Fault(kind="slow", delay_s=120, times=1),
+        pytest.param(Fault(kind="slow", delay_s=120, times=1), marks=pytest.mark.slow),
     ],
     ids=["dropped", "malformed", "slow"],
 )

@@ -34,6 +34,7 @@ def _template(tmp_path: Path, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # waits out a 4 s start-up
 def test_a_slow_start_up_is_not_the_templates_time(
     slow_start: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -44,6 +45,7 @@ def test_a_slow_start_up_is_not_the_templates_time(
     assert render_user_template(template, {"n": 21, "names": ["a", "b"]}) == "42 a,b"
 
 
+@pytest.mark.slow  # waits out the 1 s start-up limit
 def test_a_start_up_past_its_own_limit_is_a_config_error(
     slow_start: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -56,11 +58,11 @@ def test_a_start_up_past_its_own_limit_is_a_config_error(
 def test_a_template_that_loops_forever_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.5)
     template = _template(tmp_path, "{% for i in range(100000) %}{% for j in range(100000) %}"
                                    "{% endfor %}{% endfor %}")
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: rendering took "
-                                          r"longer than 2 s \(the limit\)"):
+                                          r"longer than 0\.5 s \(the limit\)"):
         render_user_template(template, {})
 
 
@@ -74,6 +76,6 @@ def test_unbounded_templates_are_config_errors(
 ) -> None:
     # The in-process twins of tests/hostile's k7-template-* rows (which run the action end
     # to end and are marked slow): each is stopped by a limit and named as the template's.
-    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 1.0)
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: "):
         render_user_template(_template(tmp_path, text), {})
