@@ -390,9 +390,15 @@ def test_google_genai_clean_up_failures_stay_off_the_console(
         await asyncio.sleep(0.05)
         gc.collect()
 
-    with caplog.at_level("ERROR", logger="asyncio"):
-        asyncio.run(build_without_a_key())
-        gc.collect()
+    # Frozen, the test process's heap (google-adk and all) is left out of the collections
+    # below, which then see only what this test made: ~0.1 s instead of ~1 s each.
+    gc.freeze()
+    try:
+        with caplog.at_level("ERROR", logger="asyncio"):
+            asyncio.run(build_without_a_key())
+            gc.collect()
+    finally:
+        gc.unfreeze()
 
     printed = [r for r in caplog.records if "never retrieved" in r.getMessage()]
     assert (printed == []) is quiet
