@@ -206,6 +206,40 @@ def test_a_call_waiting_for_its_model_holds_no_slot_of_the_evaluation() -> None:
     assert CALLS.max_in_flight("counting-agent-a") == 1
 
 
+def test_a_calls_wait_for_a_slot_is_not_counted_against_its_timeout() -> None:
+    """``call_timeout_s`` bounds the wait for the model's answer, not the wait for a slot
+    (ModelGate): 8 calls of 0.1 s through one slot, with 0.5 s per attempt and no retries.
+    The last waits ~0.7 s for the slot and still gets its answer; when the wait counted, the
+    5th and later calls timed out and failed the run as a model outage."""
+    from google.adk.models.llm_request import LlmRequest
+    from google.genai import types
+
+    from adk_eval_action.adk.model_calls import ModelCalls, RetryingLlm
+    from adk_eval_action.adk.model_limits import ModelGate
+    from adk_eval_action.project.config import ModelRetrySettings
+    from counting_models import CountingAgentLlm
+
+    async def call(llm: Any) -> None:
+        text = types.Part(text="thanks")
+        request = LlmRequest(contents=[types.Content(role="user", parts=[text])])
+        async for _ in llm.generate_content_async(request):
+            pass
+
+    calls = ModelCalls(ModelRetrySettings(attempts=1, call_timeout_s=0.5))
+
+    async def main() -> list[BaseException | None]:
+        gate = ModelGate({}, parallelism=1)
+        llm = RetryingLlm.wrap(gate.wrap(CountingAgentLlm(model="counting-agent-a")), calls)
+        return await asyncio.gather(*[call(llm) for _ in range(8)], return_exceptions=True)
+
+    CALLS.clear(delay=0.1)
+    outcomes = asyncio.run(main())
+    assert outcomes == [None] * 8
+    assert len(CALLS.calls) == 8 and CALLS.max_in_flight() == 1
+    summary = calls.summary()
+    assert (summary.calls, summary.retries, summary.failed_calls) == (8, 0, 0)
+
+
 def test_model_limits_bound_calls_across_suites_and_judges(tmp_path: Path) -> None:
     root = _two_suites(tmp_path, "counting-agent", "counting-agent")
     CALLS.clear(delay=0.02)

@@ -46,6 +46,7 @@ from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.results.model import ModelCallCounts
 
 from .model_faults import ModelCallError, ModelFault, Role, classify_fault
+from .model_limits import slot_and_model
 
 
 class ModelCalls:
@@ -173,12 +174,16 @@ class RetryingLlm(BaseLlm):
             attempt += 1
             _without_sdk_retries(llm_request, timeout or 0)
             yielded = False
+            # The attempt's timeout starts once a slot is held (adk.model_limits): a call
+            # queued behind others is not a model that fails to answer.
+            slot, model = slot_and_model(self.inner)
             try:
-                async for response in _with_timeout(
-                    self.inner.generate_content_async(llm_request, stream), timeout
-                ):
-                    yielded = True
-                    yield response
+                async with slot:
+                    async for response in _with_timeout(
+                        model.generate_content_async(llm_request, stream), timeout
+                    ):
+                        yielded = True
+                        yield response
             except GeneratorExit:
                 # The caller stopped reading (ADK's judge returns at its first response):
                 # the call succeeded and counts.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 from google.adk.models import BaseLlm
@@ -61,15 +61,20 @@ class LimitedLlm(BaseLlm):
         """The inner model's live connection (not limited: live calls hold a session)."""
         return self.inner.connect(llm_request)
 
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Holds a slot of the model's semaphore (if limited), then one of the evaluation's
+        (if bounded), until the block ends."""
+        async with self._slots or contextlib.nullcontext(), self._all or contextlib.nullcontext():
+            yield
+
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         """The inner model's responses, with a slot held from the request until the inner
         call is closed (a caller that stops early closes it: ADK's judge returns at its
         first response)."""
-        model_slot = self._slots or contextlib.nullcontext()
-        any_slot = self._all or contextlib.nullcontext()
-        async with model_slot, any_slot:
+        async with self.slot():
             responses = self.inner.generate_content_async(llm_request, stream)
             async with contextlib.aclosing(responses):
                 async for response in responses:
@@ -133,6 +138,15 @@ class ModelGate:
             if isinstance(llm, BaseLlm):
                 setattr(evaluator, attribute, self.wrap(llm))
                 return
+
+
+def slot_and_model(llm: BaseLlm) -> tuple[contextlib.AbstractAsyncContextManager[Any], BaseLlm]:
+    """What a caller that times its calls (adk.model_calls.RetryingLlm) holds, and then
+    calls: a :class:`LimitedLlm`'s slot and its inner model, so the time spent waiting for
+    the slot is not the call's; for any other model, nothing to hold and the model."""
+    if isinstance(llm, LimitedLlm):
+        return llm.slot(), llm.inner
+    return contextlib.nullcontext(), llm
 
 
 def agent_model_names(root_agent: Any) -> list[str]:
