@@ -127,6 +127,26 @@ def test_a_shared_change_evaluates_everything(repo: Path, change: str, says: str
     assert says in output
 
 
+def test_an_adk_eval_yaml_change_that_moves_no_score_evaluates_nothing(repo: Path) -> None:
+    # Gate settings decide pass/fail from the scores; they change no score, so every suite
+    # is reused and the new gate judges the reused scores (min_pass_rate 1.0 still passes).
+    (repo / "adk-eval.yaml").write_text("gate:\n  min_pass_rate: 1.0\n  fail_on: regression\n")
+    called, results, output = _changed_only(repo)
+    assert called == set()
+    assert _reused(results) == set(SUITES)
+    assert "gate PASSED: 3/3 eval cases passed" in output
+
+
+def test_a_num_runs_change_in_adk_eval_yaml_evaluates_everything(repo: Path) -> None:
+    (repo / "adk-eval.yaml").write_text("num_runs: 2\n")
+    called, results, output = _changed_only(repo)
+    assert called == set(SUITES)
+    assert _reused(results) == set()
+    assert "adk-eval.yaml's num_runs changed" in output
+    assert all(len(case["runs"]) == 2 for suite in results["suites"]
+               for eval_set in suite["eval_sets"] for case in eval_set["eval_cases"])
+
+
 def test_no_baseline_means_a_full_run(repo: Path) -> None:
     called, results, output = _changed_only(repo, baseline="none")
     assert called == set(SUITES)
