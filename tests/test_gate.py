@@ -14,7 +14,7 @@ from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, load_project_config
 from adk_eval_action.results.io import save_results
-from adk_eval_action.results.model import RunResults
+from adk_eval_action.results.model import CaseStatus, ErrorRecord, RunRecord, RunResults
 from results_builder import metric, results, scores_side, tokens
 
 N = 12
@@ -244,3 +244,50 @@ def test_comment_names_the_failed_rule(tmp_path: Path) -> None:
     assert "❌ **ADK eval failed**" in comment
     assert "max\\_regression: \\`response\\_match\\_score\\` (travel) dropped by 0.200" in comment
     assert isinstance(comparison, Comparison)
+
+
+def _outage_side() -> RunResults:
+    """5 eval cases: 2 pass, 1 fails, 2 runs never reached the model (ErrorRecord kind
+    ``model``, as adk.model_calls records an outage)."""
+    side = scores_side({"a": [0.9], "b": [0.8], "c": [0.1], "d": [0.9], "e": [0.9]},
+                       threshold=0.5)
+    cases = side.suites[0].eval_sets[0].eval_cases
+    for case in cases[3:]:
+        case.runs[0] = RunRecord(run=1, status=CaseStatus.ERROR, error="503 UNAVAILABLE",
+                                 error_kind="model")
+    side.suites[0].errors.append(
+        ErrorRecord(kind="model", message="2 of 5 case runs could not reach the model")
+    )
+    return side
+
+
+def test_the_headline_counts_passes_among_evaluated_cases_and_says_why_the_rest_were_not():
+    result, _ = _gate(_outage_side(), None)
+    # By hand: a, b pass, c fails (0.1 < 0.5), d and e have no verdict.
+    assert (result.cases_total, result.cases_evaluated, result.cases_passed) == (5, 3, 2)
+    assert result.count_text == "2/3 evaluated eval cases passed"
+    assert result.unsure_note == (
+        "2 of 5 could not be evaluated (model unreachable), counted as failing "
+        "(not_evaluated: fail)"
+    )
+    warned, _ = _gate(_outage_side(), None, not_evaluated="warn")
+    assert warned.unsure_note.endswith("only warned about (not_evaluated: warn)")
+
+
+def test_the_headline_never_says_zero_passed_when_no_case_was_evaluated():
+    side = _outage_side()
+    for case in side.suites[0].eval_sets[0].eval_cases:
+        case.runs = []
+    side.errors.append(ErrorRecord(kind="credentials", message="no model credentials"))
+    result, _ = _gate(side, None)
+    assert result.unsure_kinds == ["credentials", "model"]
+    assert result.count_text == (
+        "0 of 5 eval cases could be evaluated (no model credentials, model unreachable)"
+    )
+    assert result.unsure_note == "counted as failing (not_evaluated: fail)"
+    assert "passed" not in result.count_text
+
+
+def test_every_case_evaluated_keeps_the_plain_count():
+    result, _ = _gate(scores_side({"a": [0.9], "b": [0.1]}, threshold=0.5), None)
+    assert (result.count_text, result.unsure_note) == ("1/2 eval cases passed", "")

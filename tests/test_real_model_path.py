@@ -168,8 +168,14 @@ def test_a_persistent_outage_is_incomplete_within_a_bounded_time(
     )
     assert comment.count("could not reach the model") == 1  # once, not per case
     assert "failed" not in headline.lower()
+    # None of the 4 cases ran: the count says so, never "0/4 eval cases passed".
+    assert headline.endswith(
+        ". 0 of 4 eval cases could be evaluated (model unreachable); counted as failing "
+        "(not\\_evaluated: fail)."
+    )
     assert "ADK eval incomplete" in (example_repo / "s.md").read_text(encoding="utf-8")
-    assert "gate INCOMPLETE (errors above; exit 2)" in result.output
+    assert "gate INCOMPLETE (errors above; exit 2): 0 of 4 eval cases could be evaluated " \
+        "(model unreachable); counted as failing" in result.output
     assert "FAILED" not in result.output
     assert results["complete"] is False
 
@@ -257,6 +263,13 @@ def test_no_credentials_is_refused_before_any_case_runs(
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
         assert name in error["message"]
     assert result.output.count("error (credentials)") == 1
+    assert "gate INCOMPLETE (errors above; exit 2): 0 of 4 eval cases could be evaluated " \
+        "(no model credentials)" in result.output
+    for written in ("c.md", "s.md"):
+        headline = next(line for line in (example_repo / written).read_text().splitlines()
+                        if "ADK eval incomplete" in line)
+        assert "0 of 4 eval cases could be evaluated (no model credentials)" in headline
+        assert "passed" not in headline
     assert all(not case_runs(results, c) for c in ("weather_paris", "multi_turn_trip"))
     assert "No API key was provided" not in result.output  # google-genai never got there
     assert "Task exception was never retrieved" not in result.output

@@ -140,15 +140,15 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     assert warned.exit_code == 0, warned.output
     # The headline, the console and the error's hint follow the not_evaluated mode.
     comment = (example_repo / "w.md").read_text()
-    assert "⚠️ **ADK eval passed with warnings**: 0/1 eval cases passed; 1 not evaluated or " \
-        "errored, only warned about (not\\_evaluated: warn)" in comment
+    assert "⚠️ **ADK eval passed with warnings**: 0 of 1 eval case could be evaluated (a " \
+        "metric or rubric without a score); only warned about (not\\_evaluated: warn)" in comment
     assert "only warned about (not\\_evaluated: warn)" in comment.split("### Errors")[1]
-    assert "gate PASSED with warnings: 0/1 eval cases passed; 1 not evaluated or errored, " \
-        "only warned about (not_evaluated: warn)" in warned.output
+    assert "gate PASSED with warnings: 0 of 1 eval case could be evaluated (a metric or " \
+        "rubric without a score); only warned about (not_evaluated: warn)" in warned.output
     failed = cli("run", "travel_agent", "--results-out", "f.json", "--comment-out", "f.md")
     comment = (example_repo / "f.md").read_text()
-    assert "❌ **ADK eval failed**: 0/1 eval cases passed; 1 not evaluated or errored, " \
-        "counted as failing (not\\_evaluated: fail)" in comment
+    assert "❌ **ADK eval failed**: 0 of 1 eval case could be evaluated (a metric or " \
+        "rubric without a score); counted as failing (not\\_evaluated: fail)" in comment
     assert "counts as a failure of its eval case (not\\_evaluated: fail)" in comment
     assert failed.exit_code == 1
 

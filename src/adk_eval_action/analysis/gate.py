@@ -36,16 +36,36 @@ from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricC
 from adk_eval_action.analysis.noise import DeltaInterval, regression_fails
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import CaseStatus
+from adk_eval_action.results.status import was_evaluated
 
 TOKEN_METRIC = "token_usage_v1"
 """ADK's informational token count metric (google.adk.evaluation: tokens per invocation)."""
+
+
+UNSURE_REASONS = {
+    "credentials": "no model credentials",
+    "model": "model unreachable",
+    "judge": "judge setup",
+    "config": "configuration error",
+    "eval_set": "eval set error",
+    "agent": "agent setup",
+    "custom_metric": "custom metric setup",
+    "inference": "inference error",
+    "internal": "internal error",
+    "interrupted": "interrupted",
+    "metric": "a metric or rubric without a score",
+}
+"""Words for the error kinds (:data:`adk_eval_action.results.model.ErrorKind`) that keep an
+eval case from being evaluated, as the headline names them; ``baseline`` never does."""
 
 
 class GateResult(BaseModel):
     """The decision. ``reasons`` say which rule failed and by how much; ``warnings`` what
     did not fail but should be read; ``failing_cases`` are worst first (for annotations).
     ``pass_rate`` is passing (or, with ``not_evaluated: warn``, not failing) head cases over
-    all head cases."""
+    all head cases. ``cases_unsure`` counts the head cases that could not be evaluated
+    (``error`` or ``not_evaluated``: :func:`adk_eval_action.results.status.was_evaluated`),
+    ``unsure_kinds`` the error kinds that say why (:data:`UNSURE_REASONS`), in order."""
 
     passed: bool
     reasons: list[str] = Field(default_factory=list)
@@ -55,19 +75,58 @@ class GateResult(BaseModel):
     cases_total: int = 0
     cases_passed: int = 0
     cases_unsure: int = 0
+    unsure_kinds: list[str] = Field(default_factory=list)
     not_evaluated: Literal["fail", "warn"] = "fail"
 
     @property
+    def cases_evaluated(self) -> int:
+        """Head cases with a computed verdict (passed or failed)."""
+        return self.cases_total - self.cases_unsure
+
+    @property
+    def count_text(self) -> str:
+        """The headline's count: ``4/5 eval cases passed`` when every case was evaluated,
+        ``3/4 evaluated eval cases passed`` when some could not be, ``0 of 5 eval cases
+        could be evaluated (model unreachable)`` when none was: passes are counted among
+        evaluated cases only, so cases that never ran do not read as failures."""
+        if not self.cases_unsure:
+            return f"{self.cases_passed}/{self.cases_total} eval cases passed"
+        if self.cases_evaluated:
+            return f"{self.cases_passed}/{self.cases_evaluated} evaluated eval cases passed"
+        cases = "eval case" if self.cases_total == 1 else "eval cases"
+        return f"0 of {self.cases_total} {cases} could be evaluated ({self._why()})"
+
+    @property
     def unsure_note(self) -> str:
-        """What the not-evaluated or errored cases count as, in the run's mode, e.g. ``1 not
-        evaluated or errored, only warned about (not_evaluated: warn)``; "" when none."""
+        """The cases that could not be evaluated, why, and what they count as in the run's
+        mode, e.g. ``1 of 5 could not be evaluated (model unreachable), only warned about
+        (not_evaluated: warn)``; only the mode when :attr:`count_text` said the rest (no
+        case evaluated); "" when every case was evaluated."""
         if not self.cases_unsure:
             return ""
         counted = "only warned about" if self.not_evaluated == "warn" else "counted as failing"
+        mode = f"{counted} (not_evaluated: {self.not_evaluated})"
+        if not self.cases_evaluated:
+            return mode
         return (
-            f"{self.cases_unsure} not evaluated or errored, {counted} "
-            f"(not_evaluated: {self.not_evaluated})"
+            f"{self.cases_unsure} of {self.cases_total} could not be evaluated "
+            f"({self._why()}), {mode}"
         )
+
+    def _why(self) -> str:
+        words = [UNSURE_REASONS.get(kind, kind) for kind in self.unsure_kinds]
+        return ", ".join(words) or "not evaluated or errored"
+
+
+def _unsure_kinds(comparison: Comparison, unsure: list[CaseComparison]) -> list[str]:
+    """The kinds of the head errors that concern the cases that could not be evaluated:
+    run-wide ones (no eval case named) and those naming one of them, in first-seen order."""
+    ids = {c.eval_id for c in unsure}
+    kinds = [
+        e.kind for e in comparison.errors
+        if e.kind in UNSURE_REASONS and (e.eval_id is None or e.eval_id in ids)
+    ]
+    return list(dict.fromkeys(kinds))
 
 
 def _case_fails(case: CaseComparison, config: GateConfig) -> bool:
@@ -94,10 +153,9 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
     result.not_evaluated = config.not_evaluated
     ok_cases = len(head_cases) - len(failing)
     result.pass_rate = ok_cases / len(head_cases) if head_cases else None
-    unknown = [
-        c for c in head_cases if c.head_status in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED)
-    ]
+    unknown = [c for c in head_cases if not was_evaluated(c.head_status)]
     result.cases_unsure = len(unknown)
+    result.unsure_kinds = _unsure_kinds(comparison, unknown) if unknown else []
     if config.not_evaluated == "warn" and unknown:
         result.warnings.append(
             f"{len(unknown)} eval case(s) not evaluated or errored (not_evaluated: warn)"

@@ -21,6 +21,11 @@ A case over its runs: ``failed`` if any run failed, else ``error`` if any errore
 ``not_evaluated`` if any was not evaluated, else ``passed`` (``error`` with no runs).
 Whether ``error`` and ``not_evaluated`` fail their case is the gate's ``not_evaluated``
 setting (fail by default, or warn); neither is ever counted as a pass.
+
+A case was *evaluated* when it has a computed verdict (``passed`` or ``failed``); an
+``error`` or ``not_evaluated`` case could not be evaluated, so the headline counts the
+passes among the evaluated cases only and says how many could not be evaluated, never
+"0/5 passed" of cases that never ran (:func:`was_evaluated`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ from adk_eval_action.results.model import CaseStatus, MetricResult, MetricStatus
 from adk_eval_action.results.scoretable import CASE_STATUSES, METRIC_STATUSES, ScoreTable
 
 _PRECEDENCE = (CaseStatus.FAILED, CaseStatus.ERROR, CaseStatus.NOT_EVALUATED)
+_EVALUATED = frozenset({CaseStatus.PASSED, CaseStatus.FAILED})
+
+
+def was_evaluated(status: CaseStatus | None) -> bool:
+    """Whether a case (or run) with this status has a computed verdict: ``passed`` or
+    ``failed``; ``error`` and ``not_evaluated`` could not be evaluated (module docstring)."""
+    return status in _EVALUATED
 
 
 def run_status(

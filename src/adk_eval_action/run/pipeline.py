@@ -143,8 +143,7 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     elif gate.passed and gate.cases_unsure:
         verdict = "PASSED with warnings"
     unsure = f"; {gate.unsure_note}" if gate.unsure_note else ""
-    log.info("gate %s: %s/%s eval cases passed%s", verdict, gate.cases_passed, gate.cases_total,
-             unsure)
+    log.info("gate %s: %s%s", verdict, gate.count_text, unsure)
     for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)
 
