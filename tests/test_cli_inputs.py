@@ -114,7 +114,10 @@ def test_a_case_written_twice_is_counted_once_with_a_warning(tmp_path: Path) -> 
 
 def test_tiny_deltas_print_as_zero() -> None:
     assert delta(0.0004) == "±0" and delta(-0.0004) == "±0"
-    assert delta(0.0005) == "+0.001 🟢"
+    assert delta(0.0005) == "+0.001 (better)"  # no call: no colour
+    assert delta(0.0005, call="improved") == "+0.001 🟢"
+    assert delta(-0.2, higher_is_better=False, call="inconclusive") == "−0.2 (better)"
+    assert delta(-0.2, call="regressed") == "−0.2 🔴"
 
 
 def test_a_lone_surrogate_does_not_lose_the_comment(tmp_path: Path) -> None:

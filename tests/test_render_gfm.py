@@ -123,6 +123,6 @@ def test_numbers_are_rounded_per_metric_range() -> None:
     comment = render_comment(evidence_context())
     row = next(line for line in comment.splitlines() if line.startswith("| `politeness`"))
     # politeness is in [-1, 1]: three decimals; the call shares the Δ cell.
-    assert re.search(r"\| 0\.000 \| -1\.000 \| −1\.000 🔴 ❔ inconclusive \|", row), row
+    assert re.search(r"\| 0\.000 \| -1\.000 \| −1\.000 \(worse\) ❔ inconclusive \|", row), row
     gate = GateConfig(fail_on="none")
     assert structure_problems(render_comment(evidence_context(gate=gate))) == []

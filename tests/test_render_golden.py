@@ -167,7 +167,7 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
     )
     comment = render_comment(CommentContext(comparison=few, gate=decide(few, GateConfig())))
     assert "⚠️ no interval: 4 paired cases are too few" in comment
-    assert "| −0.200 🔴 ❔ inconclusive |" in comment
+    assert "| −0.200 (worse) ❔ inconclusive |" in comment  # red only with a regressed call
     assert "Interval" not in comment.split("⚠️ no interval")[0]  # no interval: no column
 
 
@@ -281,3 +281,18 @@ def test_nothing_to_draw_is_empty() -> None:
 def test_max_per_chart_must_be_positive(max_per_chart: int) -> None:
     with pytest.raises(ValueError, match="max_per_chart"):
         build_charts(_comparison([("a", 0.1, 0.2, {})]), max_per_chart)
+
+
+def test_red_and_green_appear_only_beside_a_regressed_or_improved_call():
+    """Red means the agent got worse (a regressed call), green that it got better; a move
+    within noise (inconclusive, unchanged, no call) reads neutral: ``(worse)``/``(better)``."""
+    rows = [
+        line for path in sorted(GOLDEN.glob("*.md"))
+        for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("|")
+    ]
+    assert any("(worse) ❔ inconclusive" in line for line in rows)
+    for line in rows:
+        assert "🔴" not in line or "🔴 regressed" in line, line
+        assert "🟢" not in line or "🟢 improved" in line, line
+        if "inconclusive" in line or "unchanged" in line:
+            assert "🔴" not in line and "🟢" not in line, line

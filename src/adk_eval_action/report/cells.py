@@ -12,7 +12,7 @@ from adk_eval_action.analysis.compare import (
     MetricSide,
     RubricComparison,
 )
-from adk_eval_action.report.format import code, decimals, md, score
+from adk_eval_action.report.format import code, decimals, direction, md, score
 from adk_eval_action.results.model import MetricStatus
 
 
@@ -99,9 +99,8 @@ def places(row: MetricComparison | RubricComparison) -> int:
 
 
 def direction_mark(row: MetricComparison | RubricComparison, digits: int) -> str:
-    """🟢 when a row's delta is better in its metric's direction, 🔴 when worse, "" when
-    it rounds to zero at ``digits`` or there is none."""
-    if row.delta is None or round(abs(row.delta), digits) == 0:
-        return ""
+    """A row's :func:`adk_eval_action.report.format.direction`: 🔴/🟢 only with a regressed/
+    improved call, else ``(worse)``/``(better)`` in its metric's direction; "" when its
+    delta rounds to zero at ``digits`` or there is none."""
     higher = row.higher_is_better if isinstance(row, MetricComparison) else True
-    return "🟢" if (row.delta > 0) == higher else "🔴"
+    return direction(row.delta, higher, digits, row.classification)

@@ -15,7 +15,8 @@ run of backticks in its lines.
 
 Numbers: :func:`score` (up to 3 decimals, trailing zeros dropped), :func:`num` (a fixed
 number of decimals for the metric's value range, so a row's numbers align), :func:`delta`
-(signed, with 🟢/🔴 by the metric's direction).
+(signed, with 🟢/🔴 only beside a regressed/improved call, else a neutral
+(worse)/(better): :func:`direction`).
 """
 
 from __future__ import annotations
@@ -135,14 +136,36 @@ def signed(value: float | None, places: int = 3) -> str:
     return f"{'+' if value > 0 else '−'}{magnitude}"
 
 
-def delta(value: float | None, higher_is_better: bool = True, digits: int = 3) -> str:
-    """A signed delta with an arrow that says whether it is better (🟢) or worse (🔴)."""
+CALL_MARKS = {"regressed": "🔴", "improved": "🟢"}
+"""The only colours a delta gets: those of a regressed or improved call (the corrected
+interval lies wholly beyond ±min_effect, :mod:`adk_eval_action.analysis.noise`), so red always
+means the agent got worse, never a move within noise."""
+
+
+def direction(
+    value: float | None, higher_is_better: bool = True, digits: int = 3, call: str | None = None
+) -> str:
+    """How a delta reads: 🔴/🟢 when its call is regressed/improved (:data:`CALL_MARKS`),
+    else a neutral ``(worse)``/``(better)`` in the metric's direction (an inconclusive or
+    unchanged call, or none); "" when there is no delta or it rounds to 0 at ``digits``."""
+    if value is None or round(abs(value), digits) == 0:
+        return ""
+    if call in CALL_MARKS:
+        return CALL_MARKS[call]
+    return "(better)" if (value > 0) == higher_is_better else "(worse)"
+
+
+def delta(
+    value: float | None, higher_is_better: bool = True, digits: int = 3, call: str | None = None
+) -> str:
+    """A signed delta and its :func:`direction` (``−0.207 🔴`` when called regressed,
+    ``−0.267 (worse)`` when not); ``call`` is the row's classification."""
     if value is None:
         return "—"
     if round(abs(value), digits) == 0:  # would print as +0 / −0
         return "±0"
-    better = (value > 0) == higher_is_better
-    return f"{'+' if value > 0 else '−'}{score(abs(value), digits)} {'🟢' if better else '🔴'}"
+    sign = "+" if value > 0 else "−"
+    return f"{sign}{score(abs(value), digits)} {direction(value, higher_is_better, digits, call)}"
 
 
 def pct(value: float | None) -> str:
