@@ -13,6 +13,7 @@ from adk_eval_action.adk.convert import MetricMeta, metric_result_from_adk
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
+from adk_eval_action.report.diffblock import evidence_diff
 from adk_eval_action.report.evidence import (
     CONTEXT_CHARS,
     TEXT_CHARS,
@@ -25,7 +26,7 @@ from adk_eval_action.report.evidence import (
 )
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import MAX_KEPT_RECORDS, ScoreTable
-from evidence_fixtures import actual_turn, evidence_sides, expected_turn
+from evidence_fixtures import actual_turn, evidence_sides, expected_turn, per_turn
 from results_builder import metric, results
 
 
@@ -162,3 +163,47 @@ def test_a_custom_metric_explains_itself_with_a_rubric_score_rationale() -> None
     judged.details.rubric_scores = [RubricScore(rubric_id="r1", score=0.0, rationale="no")]
     result = metric_result_from_adk(judged, _adk_case(judged, []), MetricMeta(), {})
     assert result.reason is None and [r.rubric_id for r in result.rubrics] == ["r1"]
+
+
+def _rubric_only_case(*metric_names: str) -> list:
+    """One case expecting no tool call and no final response, judged by a per-turn rubric
+    the judge said "no" to (and by ``metric_names`` too, each failing)."""
+    expected = expected_turn("create folder Q3", "")
+    del expected["final_response"]
+    rubric = per_turn(
+        metric("rubric_based_tool_use_quality_v1", 0.0, threshold=0.8), ["failed"],
+        [{"t1_deletes": ('Calls "delete_folder".', 0.0, "missing 'delete_folder'")}],
+    )
+    others = [metric(name, 0.0, threshold=1.0) for name in metric_names]
+    head = results({"folder": [[rubric, *others]]})
+    case = head.suites[0].eval_sets[0].eval_cases[0]
+    case.expected_invocations = [expected]
+    case.runs[0].actual_invocations = [
+        actual_turn("create folder Q3", "Folder Q3 created.", [("create_folder", {"name": "Q3"})])
+    ]
+    return collect_evidence(head, decide(compare(head, None, "none"), GateConfig()).failing_cases)
+
+
+def test_a_case_judged_by_rubrics_only_lists_the_calls_made_and_leads_with_its_rubrics():
+    (evidence,) = _rubric_only_case()
+    turn = evidence.turn
+    assert turn is not None and turn.nothing_expected and evidence.rubrics_first
+    assert (turn.expected_calls, turn.tool_changes) == (None, [])
+    assert turn.calls_made == ['create_folder(name="Q3")']
+    assert evidence_diff(evidence).splitlines()[1:-1] == [
+        "@@ turn 1 of 1 @@",
+        "  user: create folder Q3",
+        '  tool calls made: create_folder(name="Q3") (no expected calls to compare with)',
+        "  final response: Folder Q3 created.",
+    ]
+
+
+def test_with_the_trajectory_metric_no_expected_call_means_call_none():
+    (evidence,) = _rubric_only_case("tool_trajectory_avg_score")
+    turn = evidence.turn
+    assert turn is not None and not evidence.rubrics_first
+    assert turn.expected_calls == 0
+    assert turn.tool_changes == [
+        ToolCallChange(change="unexpected", name="create_folder", actual_args={"name": '"Q3"'})
+    ]
+    assert '+ create_folder(name="Q3")    (not expected)' in evidence_diff(evidence)

@@ -136,3 +136,22 @@ def test_get_agent_async4410_the_agent_is_built_in_its_evaluations_loop(
     code, _, results = reported("new_get_agent_async4410", agent)
     assert code == 0 and results is not None
     assert {run["status"] for run in _runs(results)} == {"passed"}
+
+
+def test_multiturn3593_evidence_of_a_rubrics_only_case_leads_with_the_failed_rubric(
+    reported: Run, tmp_path: Path
+) -> None:
+    """The case expects no tool call and no final response (it is judged by per-turn
+    rubrics only): its evidence leads with the rubric the judge said "no" to and shows the
+    turn's tool calls as they were made, not as a diff against nothing."""
+    code, _, _ = reported("multiturn3593", "files_bot/eval_per_turn/files_turn.evalset.json")
+    assert code == 1
+    comment = next(tmp_path.rglob("comment.md")).read_text(encoding="utf-8")
+    evidence = comment.split("### Why eval cases fail", 1)[1].split("</details>", 1)[0]
+    print(evidence)
+    assert "(not expected)" not in evidence
+    assert "expected (-) vs actual (+)" not in evidence
+    rubric = evidence.index("⚖️ rubric `t1_deletes` “Calls \"delete\\_folder\".”: no on turn 1")
+    turn = evidence.index("@@ turn 1 of 2 @@")
+    assert rubric < turn
+    assert "  tool calls made: create_folder(name=\"Q3\")" in evidence

@@ -10,7 +10,12 @@ close the block nor inject markdown, HTML or mentions (none is processed in a co
 
 from __future__ import annotations
 
-from adk_eval_action.report.evidence import CaseEvidence, ToolCallChange, TurnEvidence
+from adk_eval_action.report.evidence import (
+    CaseEvidence,
+    ToolCallChange,
+    TurnEvidence,
+    call_text,
+)
 from adk_eval_action.report.format import fence, html_text
 
 CHANGE_LABELS = {
@@ -42,16 +47,13 @@ def evidence_summary(evidence: CaseEvidence, show_suite: bool = True) -> str:
     return " · ".join(parts)
 
 
-def _call(name: str, args: dict[str, str | None], same: int = 0) -> str:
-    shown = [f"{key}={value}" for key, value in args.items() if value is not None]
-    if same:
-        shown.append("…")
-    return f"{name}({', '.join(shown)})"
-
-
 def _tool_lines(turn: TurnEvidence) -> list[str]:
     if turn.expected_calls is None:
-        return [f"  tool calls: {turn.actual_calls} (no expected invocations to compare)"]
+        more = turn.actual_calls - len(turn.calls_made)
+        made = ", ".join(turn.calls_made) + (f" and {more} more" if more > 0 else "")
+        if not made:
+            return ["  tool calls: none"]
+        return [f"  tool calls made: {made} (no expected calls to compare with)"]
     if not turn.tool_changes:
         return [f"  tool calls: as expected ({turn.actual_calls or 'none'})"]
     lines = [f"  tool calls: {turn.expected_calls} expected, {turn.actual_calls} made"]
@@ -64,17 +66,19 @@ def _tool_lines(turn: TurnEvidence) -> list[str]:
 
 def _change_lines(change: ToolCallChange) -> list[str]:
     if change.change == "missing":
-        return [f"- {_call(change.name, change.expected_args)}    (not called)"]
+        return [f"- {call_text(change.name, change.expected_args)}    (not called)"]
     if change.change == "unexpected":
-        return [f"+ {_call(change.name, change.actual_args)}    (not expected)"]
+        return [f"+ {call_text(change.name, change.actual_args)}    (not expected)"]
     return [
-        f"- {_call(change.name, change.expected_args, change.same_args)}",
-        f"+ {_call(change.name, change.actual_args, change.same_args)}",
+        f"- {call_text(change.name, change.expected_args, change.same_args)}",
+        f"+ {call_text(change.name, change.actual_args, change.same_args)}",
     ]
 
 
 def _response_lines(turn: TurnEvidence) -> list[str]:
     expected, actual = turn.expected_response, turn.actual_response
+    if turn.nothing_expected:
+        return [f"  final response: {actual if actual is not None else '(none)'}"]
     if expected is not None and expected == actual:
         return ["  final response: as expected", f"  {actual}"]
     lines = ["  final response:"]
@@ -90,7 +94,10 @@ def evidence_diff(evidence: CaseEvidence) -> str:
     turn = evidence.turn
     if turn is None:
         return ""
-    header = f"@@ turn {turn.turn} of {turn.turns}: expected (-) vs actual (+) @@"
+    if turn.nothing_expected:
+        header = f"@@ turn {turn.turn} of {turn.turns} @@"  # as it happened: nothing to diff
+    else:
+        header = f"@@ turn {turn.turn} of {turn.turns}: expected (-) vs actual (+) @@"
     lines = [header]
     if turn.user:
         lines.append(f"  user: {turn.user}")

@@ -18,12 +18,16 @@ Rules:
 * **Tool calls** are read as ``google.adk.evaluation.eval_case.get_all_tool_calls`` reads
   them (``tool_uses``, or the ``function_call`` parts of ``invocation_events``); expected and
   actual are aligned by tool name (``difflib``), and a pair with the same name shows only the
-  arguments that differ. At most :data:`MAX_TOOL_CHANGES` changes.
+  arguments that differ. At most :data:`MAX_TOOL_CHANGES` changes. A case that expects no
+  tool call on any turn and is not judged by :data:`TRAJECTORY_METRIC` (rubrics or custom
+  metrics judge it) has nothing to compare them with: the calls made are listed instead.
 * **Final response**: the text parts that are not thoughts; when expected and actual share
   a long beginning, the excerpt starts shortly before the first difference.
 * **Rubrics**: every verdict below 1 (a "no") or without a verdict in the run, per
   invocation with the judge's own rationale (overall verdicts only when there are none per
-  invocation: ADK's overall rationale is a placeholder). At most :data:`MAX_RUBRICS`.
+  invocation: ADK's overall rationale is a placeholder). At most :data:`MAX_RUBRICS`. They
+  lead the evidence when the turn expects nothing to diff against
+  (:attr:`CaseEvidence.rubrics_first`).
 * **Metrics**: the run's gated metrics that did not pass, with score, threshold and reason
   (a custom metric's explanation, or why it could not be evaluated).
 """
@@ -56,6 +60,9 @@ RUBRIC_TEXT_CHARS = 200
 """Rubric texts are cut to this many characters."""
 VALUE_CHARS = 60
 """Each tool argument value, as JSON, is cut to this many characters."""
+TRAJECTORY_METRIC = "tool_trajectory_avg_score"
+"""ADK's metric that compares a case's tool calls with its expected ones
+(google.adk.evaluation.trajectory_evaluator): with it, no expected call means "call none"."""
 MAX_TOOL_CHANGES = 5
 MAX_RUBRICS = 6
 CONTEXT_CHARS = 40
@@ -85,8 +92,10 @@ class TurnEvidence(BaseModel):
     responses (None when there is none on that side), cut at :data:`TEXT_CHARS`;
     ``tool_changes`` the tool-call differences (``more_tool_changes`` left out);
     ``expected_calls`` / ``actual_calls`` how many tool calls each side has (None: nothing
-    was expected, a ``conversation_scenario`` case); ``failed_metrics`` the gated metrics
-    that failed on this turn.
+    to compare with, a ``conversation_scenario`` case or one judged by rubrics or custom
+    metrics only: the module's rules); ``calls_made`` then the turn's calls as
+    ``name(arg=JSON, …)``, at most :data:`MAX_TOOL_CHANGES`; ``failed_metrics`` the gated
+    metrics that failed on this turn.
     """
 
     turn: int
@@ -98,7 +107,14 @@ class TurnEvidence(BaseModel):
     actual_calls: int = 0
     tool_changes: list[ToolCallChange] = Field(default_factory=list)
     more_tool_changes: int = 0
+    calls_made: list[str] = Field(default_factory=list)
     failed_metrics: list[str] = Field(default_factory=list)
+
+    @property
+    def nothing_expected(self) -> bool:
+        """Nothing to diff this turn against: no expected tool calls to compare and no
+        expected final response (the turn is shown as it happened)."""
+        return self.expected_calls is None and self.expected_response is None
 
 
 class RubricEvidence(BaseModel):
@@ -145,6 +161,13 @@ class CaseEvidence(BaseModel):
     metrics: list[MetricEvidence] = Field(default_factory=list)
     rubrics: list[RubricEvidence] = Field(default_factory=list)
     more_rubrics: int = 0
+
+    @property
+    def rubrics_first(self) -> bool:
+        """The rubrics lead the evidence: there are failed ones and the turn shown expects
+        nothing to diff against (a case judged by rubrics only), so the judge's "no" is the
+        reason to read first."""
+        return bool(self.rubrics) and self.turn is not None and self.turn.nothing_expected
 
 
 def collect_evidence(
@@ -251,29 +274,35 @@ def _turn(
     def expected_at(i: int) -> dict[str, Any] | None:
         return expected[i] if expected is not None and i < len(expected) else None
 
+    compare_calls = expected is not None and (
+        any(tool_calls(e) for e in expected) or any(m.metric_name == TRAJECTORY_METRIC
+                                                    for m in gated)
+    )
+
     differing = (
         i
         for i in range(len(actual))
-        if expected is not None and tool_calls(expected_at(i)) != tool_calls(actual[i])
+        if compare_calls and tool_calls(expected_at(i)) != tool_calls(actual[i])
     )
     index = min(failing, default=None)
     if index is None or index >= len(actual):
         index = next(differing, len(actual) - 1)
-    return _turn_at(index, expected_at(index), actual, expected, failing.get(index, []))
+    return _turn_at(index, expected_at(index), actual, compare_calls, failing.get(index, []))
 
 
 def _turn_at(
     index: int,
     expected: dict[str, Any] | None,
     actual: list[dict[str, Any]],
-    expected_all: list | None,
+    compare_calls: bool,
     failed: list[str],
 ) -> TurnEvidence:
     invocation = actual[index]
     expected_text, actual_text = excerpt_pair(
         response_text(expected), response_text(invocation), TEXT_CHARS
     )
-    changes = tool_call_changes(tool_calls(expected), tool_calls(invocation))
+    made = tool_calls(invocation)
+    changes = tool_call_changes(tool_calls(expected), made) if compare_calls else []
     user = content_text(invocation.get("user_content")) or content_text(
         (expected or {}).get("user_content")
     )
@@ -283,10 +312,13 @@ def _turn_at(
         user=cut(one_line(user), TEXT_CHARS) if user else None,
         expected_response=expected_text,
         actual_response=actual_text,
-        expected_calls=len(tool_calls(expected)) if expected_all is not None else None,
-        actual_calls=len(tool_calls(invocation)),
-        tool_changes=changes[:MAX_TOOL_CHANGES] if expected_all is not None else [],
-        more_tool_changes=max(0, len(changes) - MAX_TOOL_CHANGES) if expected_all else 0,
+        expected_calls=len(tool_calls(expected)) if compare_calls else None,
+        actual_calls=len(made),
+        tool_changes=changes[:MAX_TOOL_CHANGES],
+        more_tool_changes=max(0, len(changes) - MAX_TOOL_CHANGES),
+        calls_made=[] if compare_calls else [
+            call_text(name, _args(args)) for name, args in made[:MAX_TOOL_CHANGES]
+        ],
         failed_metrics=failed,
     )
 
@@ -365,6 +397,16 @@ def tool_call_changes(expected: list[ToolCall], actual: list[ToolCall]) -> list[
             for n, a in actual[b0:b1]
         )
     return changes
+
+
+def call_text(name: str, args: Mapping[str, str | None], same: int = 0) -> str:
+    """A tool call as one line, ``name(key=JSON, …)``: ``args`` as :func:`tool_call_changes`
+    gives them (None: not given on that side, left out); ``same`` equal arguments left out
+    are shown as ``…``."""
+    shown = [f"{key}={value}" for key, value in args.items() if value is not None]
+    if same:
+        shown.append("…")
+    return f"{name}({', '.join(shown)})"
 
 
 def _key(name: Any) -> str:
