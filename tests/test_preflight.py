@@ -8,10 +8,12 @@ LLMRegistry, an unimportable custom metric raises in ADK's custom metric evaluat
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+import litellm
 import pytest
 from google import genai
 from google.adk.agents import LlmAgent
@@ -96,17 +98,52 @@ def test_vertex_with_application_default_credentials_is_accepted(tmp_path: Path)
     )
 
 
-def test_models_the_preflight_cannot_judge_are_not_refused():
-    litellm_agent = LlmAgent(name="lite", model=LiteLlm(model="openai/gpt-4o"))
+def test_models_the_preflight_cannot_judge_are_not_refused(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OLLAMA_API_BASE", raising=False)
+    # A key given to the model itself, and a provider whose only missing setting has a
+    # default (LiteLLM calls Ollama on localhost:11434 without OLLAMA_API_BASE).
+    keyed = LlmAgent(name="keyed", model=LiteLlm(model="openai/gpt-4o", api_key="k"))
+    local = LlmAgent(name="local", model=LiteLlm(model="ollama/llama3"))
     scripted = LlmAgent(name="scripted", model=ScriptedLlm(model="scripted-x"))
 
-    report = preflight([_suite(litellm_agent), _suite(scripted)], {})
+    report = preflight([_suite(keyed), _suite(local), _suite(scripted)], {})
 
     assert report.problems == []
     assert [(m.model, m.google) for m in report.models] == [
         ("openai/gpt-4o", False),
+        ("ollama/llama3", False),
         ("scripted-x", False),
     ]
+
+
+def test_a_litellm_model_without_its_providers_key_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # LiteLLM's own rule, read independently of the preflight.
+    assert litellm.validate_environment("openai/gpt-4o")["missing_keys"] == ["OPENAI_API_KEY"]
+    agent = LlmAgent(name="lite", model=LiteLlm(model="anthropic/claude-3-5-sonnet"))
+    config = _rubric_config(judge_model="openai/gpt-4o")
+
+    report = preflight([_suite(agent, config)], KEY)
+
+    assert [(p.kind, p.file, p.field) for p in report.problems] == [
+        ("credentials", None, None),
+        (
+            "credentials",
+            "eval/test_config.json",
+            "criteria.rubric_based_final_response_quality_v1.judge_model_options.judge_model",
+        ),
+    ]
+    agent_problem, judge_problem = (p.message for p in report.problems)
+    assert "agent `lite`" in agent_problem and "ANTHROPIC_API_KEY" in agent_problem
+    assert "`openai/gpt-4o`" in judge_problem and "OPENAI_API_KEY" in judge_problem
+    assert report.missing_credentials
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-other-secret")
+    assert preflight([_suite(agent, config)], {**KEY, **os.environ}).problems == []
 
 
 def test_sub_agents_and_agents_used_as_tools_are_walked():

@@ -303,12 +303,20 @@ def _judge(config: dict[str, Any], judge: str) -> None:
             "custom_metrics.politeness.code_config.name",
         ),
         (lambda c: c.update(criteria={}), "config", "criteria"),
+        (
+            lambda c: _judge(c, "openai/gpt-4o"),  # LiteLLM's, without OPENAI_API_KEY
+            "credentials",
+            f"criteria.{RUBRIC}.judge_model_options.judge_model",
+        ),
     ],
-    ids=["unknown-judge", "undeclared-metric", "unimportable-metric", "empty-criteria"],
+    ids=["unknown-judge", "undeclared-metric", "unimportable-metric", "empty-criteria",
+         "litellm-judge-without-key"],
 )
 def test_setup_errors_are_exit_2_naming_the_file_and_field(
-    example_repo: Path, cli: CliRun, gemini_api: GeminiFake, change: Any, kind: str, field: str
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake, change: Any, kind: str, field: str,
+    monkeypatch: pytest.MonkeyPatch,
 ):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = _config(example_repo)
     change(config)
     (example_repo / "travel_agent/eval/test_config.json").write_text(json.dumps(config))

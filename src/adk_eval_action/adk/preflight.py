@@ -14,14 +14,17 @@ Refused (kind in brackets, the kind of the error record): a model of ADK's ``Gem
 without Google credentials [credentials]; a model no registry resolves [agent | judge]; a
 custom metric function that does not import or is not callable [custom_metric]; a metric in
 ``criteria`` that is neither built in nor in ``custom_metrics``, or an empty ``criteria``
-[config]; a Vertex AI evaluated metric without a project [credentials]. A model the
-preflight cannot judge (LiteLLM, a custom ``BaseLlm``) is not refused.
+[config]; a Vertex AI evaluated metric without a project [credentials]; a LiteLLM model
+(agent, judge or user simulator) whose provider's API key LiteLLM finds missing
+[credentials] (:func:`litellm_missing_keys`). A model the preflight cannot judge (a custom
+``BaseLlm``) is not refused.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -199,8 +202,61 @@ def _is_google(llm: BaseLlm) -> bool:
     return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
 
 
-def agent_models(suite: str, root_agent: Any) -> tuple[list[ModelUse], list[PreflightProblem]]:
-    """The models of an agent tree; a model name no registry resolves is a problem."""
+def litellm_missing_keys(llm: BaseLlm, environ: Mapping[str, str]) -> list[str]:
+    """The API-key variables a LiteLLM model lacks, by LiteLLM's own rule
+    (``litellm.validate_environment(model)["missing_keys"]``, which reads the process
+    environment), less those ``environ`` sets; [] for any other model, or one given its own
+    ``api_key``. Only ``*_API_KEY`` variables refuse: LiteLLM's other settings have defaults
+    or other sources it does not look at (``OLLAMA_API_BASE`` defaults to localhost, AWS and
+    Vertex AI credentials come from profiles, roles or Application Default Credentials).
+    """
+    lite_llm = sys.modules.get("google.adk.models.lite_llm")
+    if lite_llm is None or not isinstance(llm, lite_llm.LiteLlm):
+        return []  # ADK imports that module to build any LiteLlm
+    given = getattr(llm, "_additional_args", None) or {}
+    if given.get("api_key"):
+        return []
+    import litellm  # a LiteLlm calls it anyway; imported only when one is used
+
+    found = litellm.validate_environment(llm.model, api_base=given.get("api_base"))
+    return [
+        name for name in found.get("missing_keys") or []
+        if name.endswith("_API_KEY") and not (environ.get(name) or "").strip()
+    ]
+
+
+def _litellm_problem(
+    llm: BaseLlm,
+    where: str,
+    environ: Mapping[str, str],
+    suite: str | None,
+    file: str | None = None,
+    field: str | None = None,
+) -> list[PreflightProblem]:
+    """A credentials problem naming the missing variables (never a value), or []."""
+    missing = litellm_missing_keys(llm, environ)
+    if not missing:
+        return []
+    names = " and ".join(missing)
+    return [
+        PreflightProblem(
+            kind="credentials",
+            message=f"{where}: LiteLLM model `{llm.model}` needs {names}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not set (litellm.validate_environment); "
+            "set it from a secret, or use another model",
+            suite=suite,
+            file=file,
+            field=field,
+        )
+    ]
+
+
+def agent_models(
+    suite: str, root_agent: Any, environ: Mapping[str, str] | None = None
+) -> tuple[list[ModelUse], list[PreflightProblem]]:
+    """The models of an agent tree; a model name no registry resolves is a problem, and so
+    is a LiteLLM model without its provider's key in ``environ`` (:func:`litellm_missing_keys`;
+    not checked when ``environ`` is None)."""
     from google.adk.agents import LlmAgent
 
     uses, problems = [], []
@@ -223,6 +279,8 @@ def agent_models(suite: str, root_agent: Any) -> tuple[list[ModelUse], list[Pref
             continue
         name = llm.model if isinstance(llm, BaseLlm) else str(agent.model)
         uses.append(ModelUse(model=name, role="agent", where=where, google=_is_google(llm)))
+        if environ is not None and isinstance(llm, BaseLlm):
+            problems += _litellm_problem(llm, where, environ, suite=suite)
     return uses, problems
 
 
@@ -309,10 +367,13 @@ def eval_config_models(
             uses.append(
                 ModelUse(model=judge.model, role="judge", where=where, google=_is_google(judge))
             )
+            field = f"criteria.{metric.metric_name}.judge_model_options.judge_model"
+            problems += _litellm_problem(judge, where, environ, suite=suite.name,
+                                         file=suite.eval_config_file, field=field)
         if metric.metric_name in VERTEX_EVAL_METRICS:
             problems.extend(_vertex_eval_problem(suite, metric.metric_name, environ))
     if suite.has_scenarios:
-        uses.extend(_user_simulator(suite, problems))
+        uses.extend(_user_simulator(suite, problems, environ))
     return uses, problems
 
 
@@ -335,7 +396,9 @@ def _vertex_eval_problem(
     ]
 
 
-def _user_simulator(suite: SuiteToCheck, problems: list[PreflightProblem]) -> list[ModelUse]:
+def _user_simulator(
+    suite: SuiteToCheck, problems: list[PreflightProblem], environ: Mapping[str, str]
+) -> list[ModelUse]:
     config = suite.eval_config.user_simulator_config
     model = getattr(config, "model", None) if config is not None else None
     model = model or "gemini-2.5-flash"  # LlmBackedUserSimulatorConfig's default
@@ -354,6 +417,8 @@ def _user_simulator(suite: SuiteToCheck, problems: list[PreflightProblem]) -> li
         )
         return []
     where = f"user simulator of {suite.eval_config_file or 'the default config'}"
+    problems += _litellm_problem(llm, where, environ, suite=suite.name,
+                                 file=suite.eval_config_file, field="user_simulator_config.model")
     return [ModelUse(model=model, role="user_simulator", where=where, google=_is_google(llm))]
 
 
@@ -400,7 +465,7 @@ def suite_findings(
     uses: list[ModelUse] = []
     problems: list[PreflightProblem] = []
     if suite.root_agent is not None:
-        found, refused = agent_models(suite.name, suite.root_agent)
+        found, refused = agent_models(suite.name, suite.root_agent, environ)
         uses += found
         problems += refused
     found, refused = eval_config_models(suite, environ)
