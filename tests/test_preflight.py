@@ -22,12 +22,8 @@ from google.adk.models import LLMRegistry
 from google.adk.models.lite_llm import LiteLlm
 from google.adk.tools.agent_tool import AgentTool
 
-from adk_eval_action.adk.preflight import (
-    SuiteToCheck,
-    check_suites,
-    missing_google_credentials,
-    preflight,
-)
+from adk_eval_action.adk.credentials import missing_google_credentials
+from adk_eval_action.adk.preflight import SuiteToCheck, check_suites, preflight
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.testing.standins import ScriptedLlm
 
