@@ -227,7 +227,8 @@ def test_custom_metric_import_error_is_refused_before_any_case_runs(
     assert case_runs(results, "weather_paris") == []  # nothing ran
     assert "error (custom_metric: travel_agent/eval/test_config.json)" in result.output
     # Nothing ran, so nothing failed: the verdict is incomplete, not "failed".
-    assert "gate INCOMPLETE (errors above; exit 2): 0/5" in result.output
+    assert "gate INCOMPLETE (errors above; exit 2): 0 of 5 eval cases could be evaluated " \
+        "(custom metric setup)" in result.output
 
 
 def test_invalid_project_config_names_file_and_field(example_repo: Path, cli: CliRun) -> None:
