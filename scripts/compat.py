@@ -16,6 +16,7 @@ fail; its row says why.
     scripts/compat.py                     # the versions of docs/compatibility.md
     scripts/compat.py --core 1.23.0 2.13.0  # a subset (what .ci/run runs)
     scripts/compat.py --write             # refresh the table in docs/compatibility.md
+    scripts/compat.py --full 1.39.1       # the whole suite but the container test (.ci/run)
 
 Standard library only (tomllib): it runs with any python3 >= 3.11.
 """
@@ -55,6 +56,10 @@ CORE_TESTS = (
     "tests/test_evalsets.py",
     "tests/test_baseline.py::test_version_and_hash_mismatch_appear_in_the_comment",
 )
+
+# The whole suite as scripts/test.sh runs it, but the container test: the image installs
+# requirements.lock's google-adk, whatever the virtualenv has.
+FULL_SUITE = ("-m", "not container", "tests")
 
 
 @dataclass
@@ -155,9 +160,10 @@ def last_line(text: str) -> str:
     return short(lines[-1]) if lines else ""
 
 
-def run_tests(venv: Path, version: str, tests: tuple[str, ...]) -> Outcome:
-    """pytest on `tests` in `venv`; counts and the first failure's message."""
-    report = venv / "junit.xml"
+def run_tests(venv: Path, version: str, tests: tuple[str, ...], name: str = "core") -> Outcome:
+    """pytest on `tests` (pytest arguments) in `venv`; counts and the first failure's message.
+    `name` keeps the JUnit report and log of one selection apart from another's."""
+    report = venv / f"junit-{name}.xml"
     report.unlink(missing_ok=True)
     # uv installs no bytecode, and with PYTHONDONTWRITEBYTECODE (set on this machine) every
     # process compiled google-adk's modules again: ~13 s of CPU per process. Written into the
@@ -171,7 +177,7 @@ def run_tests(venv: Path, version: str, tests: tuple[str, ...]) -> Outcome:
         cwd=ROOT, capture_output=True, text=True, check=False, env=env,
     )
     outcome = Outcome(version, seconds=time.monotonic() - started)
-    (venv / "pytest.log").write_text(done.stdout + done.stderr)
+    (venv / f"pytest-{name}.log").write_text(done.stdout + done.stderr)
     if not report.exists():
         outcome.failed, outcome.why = 1, last_line(done.stdout + done.stderr)
         return outcome
@@ -228,12 +234,16 @@ def main() -> int:
     parser.add_argument("versions", nargs="*", help=f"google-adk versions (default: {VERSIONS})")
     parser.add_argument("--core", action="store_true", help="only versions in the declared range")
     parser.add_argument("--write", action="store_true", help="update docs/compatibility.md")
+    parser.add_argument("--full", action="store_true", help="the whole suite but the container "
+                        "test (the image pins its own google-adk) instead of the core tests")
     parser.add_argument("--refresh", action="store_true", help="run nothing; only set the "
                         "table's declared-range column from pyproject.toml")
     parser.add_argument("--work-dir", type=Path, default=Path(os.environ.get(
         "ADK_COMPAT_DIR", ROOT / ".compat")), help="where the virtualenvs live")
     args = parser.parse_args()
     specifier = declared_range()
+    if args.full and args.write:
+        parser.error("--write records core-test rows only; --full prints its rows")
     if args.refresh:
         write_doc([])
         return 0
@@ -256,12 +266,14 @@ def main() -> int:
         if installed != version:
             outcome = Outcome(version, why=error or f"installed {installed} instead")
         else:
-            outcome = run_tests(venv, version, CORE_TESTS)
+            outcome = (run_tests(venv, version, FULL_SUITE, "full") if args.full
+                       else run_tests(venv, version, CORE_TESTS))
             outcome.installed = installed
         rows.append(outcome.row(in_range(version, specifier)))
         if args.write:
             write_doc(rows[-1:])
-        print(f"{rows[-1]}   (install {took:.0f} s; log {venv / 'pytest.log'})", flush=True)
+        log = venv / f"pytest-{'full' if args.full else 'core'}.log"
+        print(f"{rows[-1]}   (install {took:.0f} s; log {log})", flush=True)
         if in_range(version, specifier) and not outcome.ok:
             broken.append(version)
     if broken:

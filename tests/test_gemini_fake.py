@@ -158,7 +158,9 @@ def test_adk_default_judge_scores_rubrics_through_the_fake(fake: GeminiFake):
     )
     assert criterion.judge_model_options.judge_model == "gemini-2.5-flash"  # ADK's default
     evaluator = RubricBasedFinalResponseQualityV1Evaluator(
-        EvalMetric(metric_name="rubric_based_final_response_quality_v1", criterion=criterion)
+        # google-adk 1.x sets the status from the EvalMetric's threshold, 2.x the criterion's.
+        EvalMetric(metric_name="rubric_based_final_response_quality_v1", threshold=0.5,
+                   criterion=criterion)
     )
     answer = "It is sunny in Paris at 22 degrees C."
     invocation = Invocation(

@@ -303,7 +303,9 @@ def test_the_judge_of_an_adk_evaluator_is_retried(fake: GeminiFake):
         judge_model_options=JudgeModelOptions(num_samples=1),
     )
     evaluator = RubricBasedFinalResponseQualityV1Evaluator(
-        EvalMetric(metric_name="rubric_based_final_response_quality_v1", criterion=criterion)
+        # google-adk 1.x sets the status from the EvalMetric's threshold, 2.x the criterion's.
+        EvalMetric(metric_name="rubric_based_final_response_quality_v1", threshold=0.5,
+                   criterion=criterion)
     )
     calls = ModelCalls(ModelRetrySettings(), random.Random(1), sleep=Waits())
     wrap_judge(evaluator, calls)
@@ -348,7 +350,9 @@ def test_the_user_simulator_follows_the_eval_config_and_is_retried(fake: GeminiF
 
     simulator = provider.provide(case)
 
-    assert simulator._llm_config.max_allowed_invocations == 3
+    # google-adk 2.x keeps the config as `_llm_config`, 1.x as `_config`.
+    llm_config = getattr(simulator, "_llm_config", None) or simulator._config
+    assert llm_config.max_allowed_invocations == 3
     assert (simulator._llm.model, simulator._llm.role) == ("gemini-2.5-pro", "user_simulator")
 
     async def two_turns() -> list[Any]:

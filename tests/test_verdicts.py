@@ -14,6 +14,7 @@ hand to the agent's recorded answers; expected ROUGE-1 scores come from ``rouge_
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegis
 from google.genai import types
 from rouge_score import rouge_scorer
 
+from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE, has_metric
 from adk_eval_action.adk.thoughts import adk_scores_thoughts
 from adk_eval_action.testing.gemini_fake import GeminiFake
 from adk_eval_action.testing.standins import (
@@ -36,6 +38,7 @@ from conftest import CliRun, case_runs, load_json, metric
 
 FINAL = "rubric_based_final_response_quality_v1"
 TRAJECTORY = "rubric_based_multi_turn_trajectory_quality_v1"
+ADK = f"google-adk {version('google-adk')}"
 
 
 def _write(path: Path, data: Any) -> None:
@@ -90,9 +93,14 @@ def _verdicts(invocation: dict[str, Any]) -> dict[str, Any]:
 
 
 TOKYO = 'The final answer mentions "Tokyo".'
+# Each rubric id a judge variant names (OMIT_JUDGE_PREFIX...) is a word of its property:
+# google-adk 1.x's judge prompt lists properties without ids.
+POLITE = 'The final answer is polite: it says "happy to help".'
 USD = 'The final answer mentions "USD".'
 
 
+@pytest.mark.skipif(not CASE_RUBRICS_ALONE, reason=f"{ADK} cannot run a rubric metric on "
+                    "invocation rubrics alone (its criterion must have rubrics)")
 def test_each_turn_is_judged_against_its_own_rubrics(example_repo: Path, cli: CliRun) -> None:
     _suite(example_repo, [
         _turn("What's the weather in London?", [_rubric("t1_tokyo", TOKYO)]),
@@ -119,20 +127,20 @@ def test_each_turn_is_judged_against_its_own_rubrics(example_repo: Path, cli: Cl
 def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     example_repo: Path, cli: CliRun
 ) -> None:
-    rubrics = [_rubric("polite", 'The final answer says "happy to help".'),
-               _rubric("in_celsius", 'The final answer gives the temperature in "Celsius".')]
+    rubrics = [_rubric("polite", POLITE),
+               _rubric("celsius", 'The final answer gives the temperature in "Celsius".')]
     _suite(example_repo, [_turn("What's the weather in Paris?")],
-           _judge(judge=f"{OMIT_JUDGE_PREFIX}in_celsius", rubrics=rubrics))
+           _judge(judge=f"{OMIT_JUDGE_PREFIX}celsius", rubrics=rubrics))
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 1, result.output  # not_evaluated: fail (the default)
     [run] = case_runs(load_json(example_repo / "r.json"), "trip")
     m = metric(run, FINAL)
     no_verdict = "the judge's answer gave no verdict for it"
     [invocation] = m["invocations"]
-    assert _verdicts(invocation) == {"polite": (1.0, None), "in_celsius": (None, no_verdict)}
+    assert _verdicts(invocation) == {"polite": (1.0, None), "celsius": (None, no_verdict)}
     assert (m["status"], run["status"]) == ("not_evaluated", "not_evaluated")
-    assert m["reason"] == f"no verdict for rubric `in_celsius` (turn 1): {no_verdict}"
-    assert f"`{FINAL}` not evaluated in 1 run(s): no verdict for rubric `in_celsius`" in (
+    assert m["reason"] == f"no verdict for rubric `celsius` (turn 1): {no_verdict}"
+    assert f"`{FINAL}` not evaluated in 1 run(s): no verdict for rubric `celsius`" in (
         result.output
     )
     warned = cli("run", "travel_agent", "--results-out", "w.json", "--not-evaluated", "warn",
@@ -154,14 +162,13 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
 
 
 def test_a_verdict_neither_yes_nor_no_is_not_a_pass(example_repo: Path, cli: CliRun) -> None:
-    rubrics = [_rubric("polite", 'The final answer says "happy to help".'),
-               _rubric("short", 'The final answer mentions "Paris".')]
+    rubrics = [_rubric("polite", POLITE), _rubric("paris", 'The final answer mentions "Paris".')]
     _suite(example_repo, [_turn("What's the weather in Paris?")],
-           _judge(judge=f"{UNSURE_JUDGE_PREFIX}short", rubrics=rubrics, threshold=0.5))
+           _judge(judge=f"{UNSURE_JUDGE_PREFIX}paris", rubrics=rubrics, threshold=0.5))
     result = cli("run", "travel_agent", "--results-out", "r.json")
     [run] = case_runs(load_json(example_repo / "r.json"), "trip")
     m = metric(run, FINAL)
-    assert _verdicts(m["invocations"][0])["short"] == (
+    assert _verdicts(m["invocations"][0])["paris"] == (
         None, "the judge's verdict was neither yes nor no"
     )
     # ADK scores the case 1.0 on the one verdict it got, above the threshold: not a pass here.
@@ -173,7 +180,7 @@ def test_verdicts_given_fail_the_metric_whatever_the_missing_one_says(
     example_repo: Path, cli: CliRun
 ) -> None:
     rubrics = [_rubric("tokyo", TOKYO), _rubric("london", 'The final answer mentions "Lima".'),
-               _rubric("polite", 'The final answer says "happy to help".')]
+               _rubric("polite", POLITE)]
     _suite(example_repo, [_turn("What's the weather in Paris?")],
            _judge(judge=f"{OMIT_JUDGE_PREFIX}polite", rubrics=rubrics, threshold=0.8))
     cli("run", "travel_agent", "--results-out", "r.json")
@@ -208,6 +215,7 @@ def test_a_verdict_on_a_rubric_never_sent_is_a_warning_not_a_score(
     assert warning in result.output  # said on the console too
 
 
+@pytest.mark.skipif(not has_metric(TRAJECTORY), reason=f"{ADK} has no {TRAJECTORY}")
 def test_a_trajectory_rubric_on_an_earlier_turn_is_named_not_dropped(
     example_repo: Path, cli: CliRun
 ) -> None:

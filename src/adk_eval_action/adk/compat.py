@@ -42,6 +42,36 @@ conversation_scenario)`` and sets the status itself with its module's ``_get_eva
 (score >= threshold), which later versions removed."""
 
 
+def _case_rubrics_alone() -> bool:
+    # Built as LocalEvalService builds a rubric metric's evaluator; the judge model is only
+    # resolved, never called.
+    from google.adk.evaluation.eval_metrics import EvalMetric, RubricsBasedCriterion
+    from google.adk.evaluation.rubric_based_final_response_quality_v1 import (
+        RubricBasedFinalResponseQualityV1Evaluator,
+    )
+
+    try:
+        RubricBasedFinalResponseQualityV1Evaluator(EvalMetric(
+            metric_name="rubric_based_final_response_quality_v1", threshold=0.5,
+            criterion=RubricsBasedCriterion(threshold=0.5, rubrics=[])))
+    except (AssertionError, ValueError):  # pydantic's ValidationError is a ValueError
+        return False
+    return True
+
+
+CASE_RUBRICS_ALONE: bool = _case_rubrics_alone()
+"""Whether a rubric-based metric runs on the rubrics of eval cases and invocations alone,
+with none on its criterion (google-adk 2.x). google-adk 1.x's ``RubricBasedEvaluator``
+asserts "Rubrics are required." on the criterion, so there every rubric metric needs at
+least one criterion rubric."""
+
+
+def has_metric(metric_name: str) -> bool:
+    """Whether the installed google-adk's metric registry knows ``metric_name`` (e.g.
+    ``rubric_based_multi_turn_trajectory_quality_v1``, later 2.x only)."""
+    return metric_name in {m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics()}
+
+
 def _takes_eval_metric(function: Any) -> bool:
     """Whether a custom metric function declares the later convention: four positional
     parameters, the ``EvalMetric`` first (:data:`CUSTOM_METRIC_GETS_EVAL_METRIC`)."""

@@ -275,6 +275,13 @@ def eval_config_models(
             known = [m.metric_name for m in registry.get_registered_metrics()]
             problems.append(_metric_problem(e, metric, suite, known))
             continue
+        if not callable(getattr(evaluator, "_metric_function", callable)):
+            # google-adk 1.x imports a custom metric's function without the check 2.x makes
+            # (custom_metric_evaluator._get_metric_function): its TypeError, made here.
+            path = config.custom_metrics[metric.metric_name].code_config.name
+            error = TypeError(f"Custom metric {path} does not refer to a callable.")
+            problems.append(_metric_problem(error, metric, suite, []))
+            continue
         judge = _judge_of(evaluator)
         if judge is not None:
             where = f"judge of `{metric.metric_name}` in {file}"

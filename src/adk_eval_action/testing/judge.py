@@ -26,7 +26,10 @@ GARBAGE_JUDGE_MODEL = "stand-in-judge-garbage"
 """Judge model name whose every answer is text no ADK judge parser accepts."""
 
 OMIT_JUDGE_PREFIX = "stand-in-judge-omit-"
-"""``stand-in-judge-omit-<rubric id>``: the rubric answer leaves that rubric's block out."""
+"""``stand-in-judge-omit-<rubric id>``: the rubric answer leaves that rubric's block out.
+Where the judge prompt carries no rubric ids (google-adk 1.x), the rubric is the one whose
+property mentions ``<rubric id>`` (:func:`alter_rubric_answer`); so for the unsure and
+extra variants."""
 
 UNSURE_JUDGE_PREFIX = "stand-in-judge-unsure-"
 """``stand-in-judge-unsure-<rubric id>``: that rubric's verdict is "unsure" (neither yes nor
@@ -105,7 +108,8 @@ def _one_line(text: str) -> str:
 
 
 def _rubric_answer(rubrics: list[tuple[str, str]], judged_text: str, judged_what: str) -> str:
-    """Formats the ADK rubric answer (ID/Property/Evidence/Rationale/Verdict).
+    """Formats the ADK rubric answer (ID/Property/Evidence/Rationale/Verdict; without the
+    ID line where the prompt gave no rubric ids, as google-adk 1.x parses it).
 
     Args:
         rubrics: ``(rubric_id, property_text)`` pairs in prompt order.
@@ -358,15 +362,28 @@ def answer_judge_prompt(prompt: str) -> str:
     return ""
 
 
+def _is_target(block: str, target: str, by_id: bool) -> bool:
+    """Whether an answer block is about the rubric a variant names: its ``ID:`` line is
+    ``target`` where the prompt gave rubric ids (google-adk 2.x), else (1.x lists bare
+    properties and matches answers by their text) its ``Property:`` line mentions ``target``,
+    case-insensitively."""
+    first, _, rest = block.partition("\n")
+    if by_id:
+        return first == f"ID: {target}"
+    return first.startswith("Property: ") and target.casefold() in first.casefold()
+
+
 def alter_rubric_answer(answer: str, model: str) -> str:
     """The answer of the ``omit``/``unsure``/``extra`` variants (see :class:`StandInJudge`):
-    the block whose ``ID:`` line names the rubric in the model name is dropped, or its verdict
-    made "unsure"; or a block about that (unsent) rubric is added after the others. Other
-    answers and other blocks are unchanged."""
+    the block about the rubric the model name names (:func:`_is_target`) is dropped, or its
+    verdict made "unsure"; or a block about that (unsent) rubric is added after the others,
+    with an ``ID:`` line where the other blocks have one. Other answers and other blocks
+    are unchanged."""
+    by_id = answer.startswith("ID: ")
     if model.startswith(EXTRA_JUDGE_PREFIX) and "Verdict: " in answer:
         rubric_id = model[len(EXTRA_JUDGE_PREFIX):]
         extra = "\n".join([
-            f"ID: {_one_line(rubric_id)}",
+            *([f"ID: {_one_line(rubric_id)}"] if by_id else []),
             f"Property: The answer satisfies {_one_line(rubric_id)}.",
             "Evidence: None.",
             "Rationale: An answer about a rubric the prompt did not list.",
@@ -375,12 +392,12 @@ def alter_rubric_answer(answer: str, model: str) -> str:
         return f"{answer}\n\n{extra}"
     for prefix in (OMIT_JUDGE_PREFIX, UNSURE_JUDGE_PREFIX):
         if model.startswith(prefix):
-            target, omit = f"ID: {model[len(prefix):]}", prefix == OMIT_JUDGE_PREFIX
+            target, omit = model[len(prefix):], prefix == OMIT_JUDGE_PREFIX
             blocks = answer.split("\n\n")
-            kept = [b for b in blocks if not (omit and b.split("\n", 1)[0] == target)]
+            kept = [b for b in blocks if not (omit and _is_target(b, target, by_id))]
             return "\n\n".join(
                 re.sub(r"Verdict: \w+", "Verdict: unsure", b)
-                if b.split("\n", 1)[0] == target else b
+                if _is_target(b, target, by_id) else b
                 for b in kept
             )
     return answer
