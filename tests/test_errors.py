@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from adk_features import needs_case_rubrics_alone
 from conftest import CliRun, case_runs, load_json, metric
 
 RUBRIC = "rubric_based_final_response_quality_v1"
@@ -125,6 +126,7 @@ def test_string_rubrics_and_final_only_rubric(example_repo: Path, cli: CliRun) -
     assert ids == [["rubric_0"], ["rubric_0"], ["ends_with_tokyo", "rubric_0"]]
 
 
+@needs_case_rubrics_alone
 def test_rubric_metric_without_rubrics_is_an_error_not_a_pass(
     example_repo: Path, cli: CliRun
 ) -> None:
@@ -138,6 +140,7 @@ def test_rubric_metric_without_rubrics_is_an_error_not_a_pass(
     assert "no rubrics for" in result.output
 
 
+@needs_case_rubrics_alone
 def test_judge_timeout_is_a_model_error_after_the_retries(example_repo: Path, cli: CliRun) -> None:
     """A judge that times out on every call is the model service failing, not the agent:
     after the retries the run is incomplete (exit 2), in either not_evaluated mode."""
@@ -172,6 +175,7 @@ def test_judge_timeout_is_a_model_error_after_the_retries(example_repo: Path, cl
     assert warn.exit_code == 2
 
 
+@needs_case_rubrics_alone
 def test_judge_without_parsable_verdict(example_repo: Path, cli: CliRun) -> None:
     case = _trip_case(example_repo, rubrics=['The final answer mentions "Tokyo".'])
     _single_case_set(example_repo, case, _rubric_config(judge="stand-in-judge-garbage"))

@@ -20,6 +20,7 @@ from google.adk.evaluation.eval_metrics import (
     RubricsBasedCriterion,
     ToolTrajectoryCriterion,
 )
+from pydantic import ValidationError
 
 from adk_eval_action.adk.convert import judge_model
 from adk_eval_action.adk.lint import criterion_warnings, eval_set_warnings
@@ -72,8 +73,11 @@ def test_eval_set_fields_adk_never_evaluates_are_named() -> None:
         "session_input": {"app_name": "a", "user_id": "u", "stat": {}},
     }
     data = {"eval_set_id": "s", "eval_cases": [case], "descripton": "typo"}
-    # ADK accepts all of it: the eval case keeps the unknown key, reads none of them.
-    assert EvalCase.model_validate(case).model_extra == {"expected_state": {"booked": True}}
+    if EvalCase.model_config.get("extra") == "forbid":  # google-adk 1.x refuses unknown keys
+        with pytest.raises(ValidationError, match="expected_state"):
+            EvalCase.model_validate(case)
+    else:  # ADK accepts all of it: the eval case keeps the unknown key, reads none of them.
+        assert EvalCase.model_validate(case).model_extra == {"expected_state": {"booked": True}}
     assert eval_set_warnings(data, "s.evalset.json") == [
         "s.evalset.json: `descripton` is not a field of ADK's EvalSet and is ignored; did you "
         "mean `description`?",

@@ -14,6 +14,7 @@ from adk_eval_action.adk.model_calls import ModelCalls
 from adk_eval_action.adk.scheduler import EngineHooks, evaluate_suites, plan_suites
 from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.project.discovery import discover_suites
+from adk_features import needs_case_rubrics_alone
 from conftest import CliRun, working_directory
 from counting_models import CALLS, register, thanks, turn, weather, write_agent
 
@@ -66,6 +67,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@needs_case_rubrics_alone
 def test_plan_counts_are_the_calls_the_models_receive(project: Path) -> None:
     suites = discover_suites([project], project)
     settings = EngineSettings(num_runs=2, parallelism=4, repo_root=project)
@@ -117,6 +119,7 @@ def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
     assert "broken.evalset.json" in broken.output
 
 
+@needs_case_rubrics_alone
 def test_run_prints_the_plan_summary_first(project: Path, cli: CliRun) -> None:
     with working_directory(project):
         result = cli("run", "planned", "--baseline", "none", "--quiet")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from adk_features import needs_case_rubrics_alone, needs_ignore_args
 from conftest import CliRun, load_json
 
 REPORTED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reported"
@@ -60,6 +61,7 @@ def _metric(results: dict[str, Any], name: str) -> dict[str, Any]:
     return found
 
 
+@needs_case_rubrics_alone
 def test_multiturn3593_an_earlier_turns_rubric_verdict_is_kept(reported: Run) -> None:
     code, _, results = reported("multiturn3593", "files_bot/eval_per_turn/files_turn.evalset.json")
     assert code == 1 and results is not None
@@ -96,6 +98,7 @@ def test_misplacedjudge_is_linted_and_the_judge_used_recorded(reported: Run) -> 
     assert code in (0, 1)
 
 
+@needs_ignore_args
 def test_ignoreargs2757_a_misspelt_criterion_key_is_named(reported: Run) -> None:
     code, output, _ = reported("ignoreargs2757", "--config", "variant_typo.yaml")
     assert "`criteria.tool_trajectory_avg_score.ignore_arguments` is ignored by ADK" in output

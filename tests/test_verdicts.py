@@ -14,7 +14,6 @@ hand to the agent's recorded answers; expected ROUGE-1 scores come from ``rouge_
 from __future__ import annotations
 
 import json
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegis
 from google.genai import types
 from rouge_score import rouge_scorer
 
-from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE, has_metric
 from adk_eval_action.adk.thoughts import adk_scores_thoughts
 from adk_eval_action.testing.gemini_fake import GeminiFake
 from adk_eval_action.testing.standins import (
@@ -34,11 +32,11 @@ from adk_eval_action.testing.standins import (
     UNSURE_JUDGE_PREFIX,
     property_verdict,
 )
+from adk_features import needs_case_rubrics_alone, needs_metric
 from conftest import CliRun, case_runs, load_json, metric
 
 FINAL = "rubric_based_final_response_quality_v1"
 TRAJECTORY = "rubric_based_multi_turn_trajectory_quality_v1"
-ADK = f"google-adk {version('google-adk')}"
 
 
 def _write(path: Path, data: Any) -> None:
@@ -99,8 +97,7 @@ POLITE = 'The final answer is polite: it says "happy to help".'
 USD = 'The final answer mentions "USD".'
 
 
-@pytest.mark.skipif(not CASE_RUBRICS_ALONE, reason=f"{ADK} cannot run a rubric metric on "
-                    "invocation rubrics alone (its criterion must have rubrics)")
+@needs_case_rubrics_alone
 def test_each_turn_is_judged_against_its_own_rubrics(example_repo: Path, cli: CliRun) -> None:
     _suite(example_repo, [
         _turn("What's the weather in London?", [_rubric("t1_tokyo", TOKYO)]),
@@ -215,7 +212,7 @@ def test_a_verdict_on_a_rubric_never_sent_is_a_warning_not_a_score(
     assert warning in result.output  # said on the console too
 
 
-@pytest.mark.skipif(not has_metric(TRAJECTORY), reason=f"{ADK} has no {TRAJECTORY}")
+@needs_metric(TRAJECTORY)
 def test_a_trajectory_rubric_on_an_earlier_turn_is_named_not_dropped(
     example_repo: Path, cli: CliRun
 ) -> None:

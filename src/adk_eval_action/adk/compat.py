@@ -69,7 +69,8 @@ least one criterion rubric."""
 def has_metric(metric_name: str) -> bool:
     """Whether the installed google-adk's metric registry knows ``metric_name`` (e.g.
     ``rubric_based_multi_turn_trajectory_quality_v1``, later 2.x only)."""
-    return metric_name in {m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics()}
+    known = MetricEvaluatorRegistry().get_registered_metrics()
+    return metric_name in {m.metric_name for m in known}
 
 
 def _takes_eval_metric(function: Any) -> bool:
