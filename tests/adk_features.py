@@ -4,9 +4,11 @@ the version and the missing feature. What each version lacks: docs/compatibility
 
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import version
 
 import pytest
+from google.adk.evaluation import llm_as_judge, rubric_based_evaluator
 from google.adk.evaluation.eval_metrics import ToolTrajectoryCriterion
 
 from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE, has_metric
@@ -28,3 +30,15 @@ needs_ignore_args = pytest.mark.skipif(
 def needs_metric(metric_name: str) -> pytest.MarkDecorator:
     """Skips where the installed google-adk's metric registry has no ``metric_name``."""
     return pytest.mark.skipif(not has_metric(metric_name), reason=f"{ADK} has no {metric_name}")
+
+
+JUDGE_ERRORS_NOT_EVALUATED: bool = "return_exceptions=True" in inspect.getsource(llm_as_judge)
+"""Whether google-adk's LlmAsJudge logs a failed judge call and scores the sample
+NOT_EVALUATED (later 2.x); before, the judge's exception leaves the evaluator, and the
+engine records the metric as errored with that exception."""
+
+JUDGE_LOGS_UNPARSABLE_ANSWER: bool = (
+    "Auto-rater response did not match" in inspect.getsource(rubric_based_evaluator))
+"""Whether google-adk's rubric evaluator logs a judge answer it cannot parse (later 2.x),
+which the engine turns into "not in ADK's ID/Property/Rationale/Verdict format"; before,
+such an answer is only a rubric without a verdict."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from adk_features import needs_case_rubrics_alone, needs_ignore_args
+from adk_features import JUDGE_LOGS_UNPARSABLE_ANSWER, needs_case_rubrics_alone, needs_ignore_args
 from conftest import CliRun, load_json
 
 REPORTED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reported"
@@ -118,7 +118,10 @@ def test_notevaluated5732_one_status_rule_and_the_headline_follows_the_mode(
     assert results is not None
     assert _metric(results, "rubric_based_final_response_quality_v1")["status"] == "not_evaluated"
     assert _runs(results)[0]["status"] == "not_evaluated"
-    assert "mentions_count" in output and "ID/Property/Rationale/Verdict" in output
+    # google-adk 1.x does not log an answer it cannot parse: the rubric just has no verdict.
+    why = ("ID/Property/Rationale/Verdict" if JUDGE_LOGS_UNPARSABLE_ANSWER
+           else "the judge's answer gave no verdict for it")
+    assert "mentions_count" in output and why in output
 
 
 def test_sim4283_the_configured_user_simulator_is_used(reported: Run) -> None:

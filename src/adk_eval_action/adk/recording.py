@@ -101,6 +101,13 @@ _CURRENT_METRIC: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
+def _record_model_error(recorder: MetricRecorder, metric: str, error: ModelCallError) -> None:
+    """A judge call that could not reach its model: the case run's model error, and the
+    metric's reason."""
+    recorder.model_error = recorder.model_error or error
+    recorder.record(metric, f"{error.fault.kind}: {error}", errored=True)
+
+
 class _JudgeFailureHandler(logging.Handler):
     """Catches the judge-sample failures that ADK's LlmAsJudge only logs."""
 
@@ -110,8 +117,7 @@ class _JudgeFailureHandler(logging.Handler):
             return
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, ModelCallError):
-            recorder.model_error = recorder.model_error or error
-            recorder.record(metric, f"{error.fault.kind}: {error}", errored=True)
+            _record_model_error(recorder, metric, error)
             return
         detail = f"{type(error).__name__}: {error}" if error else record.getMessage()
         recorder.record(metric, f"judge call failed: {detail}")
@@ -172,6 +178,13 @@ class _RecordingEvaluator(Evaluator):
                 return await self._evaluate_rubric_metric(actual or [], expected, invoke)
             return await self._call(invoke(actual or [], expected))
         except Exception as e:
+            # google-adk 1.x lets a judge's failure out of the evaluator (2.x logs it, see
+            # _JudgeFailureHandler): a ModelCallError in the chain is the model's outage.
+            cause: BaseException | None = e
+            while cause is not None and not isinstance(cause, ModelCallError):
+                cause = cause.__cause__ or cause.__context__
+            if isinstance(cause, ModelCallError):
+                _record_model_error(self._recorder, name, cause)
             self._recorder.record(name, exception_reason(e), errored=True)
             raise
 
