@@ -4,6 +4,8 @@ the version and the missing feature. What each version lacks: docs/compatibility
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import inspect
 from importlib.metadata import version
 
@@ -42,3 +44,44 @@ JUDGE_LOGS_UNPARSABLE_ANSWER: bool = (
 """Whether google-adk's rubric evaluator logs a judge answer it cannot parse (later 2.x),
 which the engine turns into "not in ADK's ID/Property/Rationale/Verdict format"; before,
 such an answer is only a rubric without a verdict."""
+
+
+
+@functools.cache
+def adk_inference_fails_on_deep_tool_output() -> bool:
+    """Whether google-adk's own Runner fails an agent whose tool returns an answer nested
+    300 levels deep (google-adk 1.x: its tracing dumps the next LlmRequest, "Maximum
+    serialization depth exceeded"), found by running one on the stand-in model; later
+    versions run it, and the deep answer reaches the results file."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from adk_eval_action.testing.standins import ScriptedLlm, ScriptedToolCall, ScriptRule
+
+    def deep() -> dict:
+        """Returns an answer nested 300 levels deep."""
+        out = cur = {}
+        for _ in range(300):
+            cur["a"] = {}
+            cur = cur["a"]
+        return out
+
+    rule = ScriptRule(pattern=".", tool_calls=[ScriptedToolCall(name="deep", args={})],
+                      reply="done")
+    agent = LlmAgent(name="deep_agent", model=ScriptedLlm(model="scripted-deep", rules=[rule]),
+                     instruction="Answer.", tools=[deep])
+
+    async def run() -> None:
+        runner = InMemoryRunner(agent=agent, app_name="probe")
+        session = await runner.session_service.create_session(app_name="probe", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="hi")])
+        async for _ in runner.run_async(user_id="u", session_id=session.id,
+                                        new_message=message):
+            pass
+
+    try:
+        asyncio.run(run())
+    except ValueError as error:
+        return "serialization depth" in str(error)
+    return False

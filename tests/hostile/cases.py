@@ -19,6 +19,7 @@ import pytest
 from workspace import REPO, Run, Workspace
 
 from adk_eval_action.github.sticky import comment_marker
+from adk_features import adk_inference_fails_on_deep_tool_output
 
 OTHER_MARKER = comment_marker("other")
 
@@ -103,8 +104,14 @@ def _all_errors(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [*results["errors"], *(e for s in results["suites"] for e in s.get("errors", []))]
 
 
+# google-adk 1.x fails such an inference itself; later versions run it and the results file
+# cannot hold the answer.
+_DEEP_FAILS_IN_ADK = adk_inference_fails_on_deep_tool_output()
+
+
 def _deep_output_named(run: Run) -> None:
-    errors = [e for e in _all_errors(run.results) if e["kind"] == "internal"]
+    kind = "inference" if _DEEP_FAILS_IN_ADK else "internal"
+    errors = [e for e in _all_errors(run.results) if e["kind"] == kind]
     assert errors and errors[0]["eval_id"] == "hostile_case"
     assert errors[0]["file"].endswith("hostile.evalset.json")
 
@@ -342,7 +349,8 @@ CASES: list[Case] = [
          0, r"PR comment created", check=_surrogate_kept),
     Case("k1-unstorable-agent-output", 1,
          lambda ws: ws.hostile_agent("x", extra=DEEP_TOOL, threshold=0.0), 2,
-         r"internal error.*Maximum serialization depth", check=_deep_output_named),
+         (r"inference failed: Maximum serialization depth" if _DEEP_FAILS_IN_ADK
+          else r"internal error.*Maximum serialization depth"), check=_deep_output_named),
     Case("k1-results-path-unwritable", 1,
          lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
          r"cannot write the results file", evaluated=False, check=_passed_false),
