@@ -145,7 +145,8 @@ def _adk_case(metric_result: EvalMetricResult, per_turn: list[RubricScore]) -> E
 
 
 def test_a_custom_metric_explains_itself_with_a_rubric_score_rationale() -> None:
-    custom = EvalMetricResult(metric_name="politeness", score=-1.0, eval_status=EvalStatus.FAILED)
+    custom = EvalMetricResult(metric_name="politeness", score=-1.0, threshold=0.0,
+                              eval_status=EvalStatus.FAILED)  # 1.23 requires the threshold
     custom.details.rubric_scores = [RubricScore(rubric_id="why", rationale="says 'duh'")]
     result = metric_result_from_adk(custom, _adk_case(custom, []), MetricMeta(), {})
     assert result.reason == "says 'duh'" and result.rubrics == []

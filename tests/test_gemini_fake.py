@@ -34,9 +34,6 @@ from google.adk.evaluation.eval_rubrics import Rubric, RubricContent
 from google.adk.evaluation.rubric_based_final_response_quality_v1 import (
     RubricBasedFinalResponseQualityV1Evaluator,
 )
-from google.adk.evaluation.simulation.llm_backed_user_simulator_prompts import (
-    get_llm_backed_user_simulator_prompt,
-)
 from google.adk.runners import InMemoryRunner
 from google.genai import errors as genai_errors
 from google.genai import types
@@ -48,8 +45,16 @@ from adk_eval_action.testing.gemini_script import (
     user_simulator_reply,
 )
 from adk_eval_action.testing.standins import ScriptedToolCall, ScriptRule, property_verdict
+from adk_features import ADK
 
 WEATHER = {"Paris": ("sunny", 22), "Oslo": ("snowy", -3)}
+
+try:
+    from google.adk.evaluation.simulation.llm_backed_user_simulator_prompts import (
+        get_llm_backed_user_simulator_prompt,
+    )
+except ImportError:  # google-adk 1.23 builds the prompt inside LlmBackedUserSimulator
+    get_llm_backed_user_simulator_prompt = None
 
 
 def get_weather(city: str) -> dict[str, Any]:
@@ -179,6 +184,8 @@ def test_adk_default_judge_scores_rubrics_through_the_fake(fake: GeminiFake):
     assert [c.role for c in fake.calls] == ["judge"]
 
 
+@pytest.mark.skipif(get_llm_backed_user_simulator_prompt is None, reason=f"{ADK} has no "
+                    "llm_backed_user_simulator_prompts (the user simulator's prompt builder)")
 def test_user_simulator_prompt_is_answered_plan_item_by_item():
     plan = "- Ask for the weather in Paris.\n- Ask for the weather in Oslo."
 

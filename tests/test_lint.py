@@ -24,14 +24,14 @@ from pydantic import ValidationError
 
 from adk_eval_action.adk.convert import judge_model
 from adk_eval_action.adk.lint import criterion_warnings, eval_set_warnings
+from adk_features import needs_ignore_args
 from conftest import CliRun, load_json
 
 RUBRIC = "rubric_based_final_response_quality_v1"
 
 
+@needs_ignore_args
 def test_a_misspelt_criterion_key_is_named_with_the_right_one() -> None:
-    if "ignore_args" not in ToolTrajectoryCriterion.model_fields:
-        pytest.skip("this google-adk's ToolTrajectoryCriterion has no ignore_args")
     criterion = {"threshold": 1.0, "ignore_arguments": True}
     # ADK parses it and ignores the key: arguments are still compared.
     assert ToolTrajectoryCriterion.model_validate(criterion).ignore_args is False

@@ -45,6 +45,7 @@ from adk_eval_action.testing.standins import (
     response_matches_reference,
     sentence_label,
 )
+from adk_features import ADK
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -245,7 +246,7 @@ def test_final_response_quality_uses_typed_invocation_rubrics_and_keeps_ids() ->
     ]
 
 
-@pytest.mark.skipif(not RUBRIC_IDS_IN_PROMPT, reason="this google-adk matches the judge's "
+@pytest.mark.skipif(not RUBRIC_IDS_IN_PROMPT, reason=f"{ADK} matches the judge's "
                     "answers to rubrics by property text, which a multi-line property breaks")
 def test_multiline_and_tricky_properties_still_parse() -> None:
     rubrics = [
@@ -290,7 +291,7 @@ def test_tool_use_quality_judges_tool_calls() -> None:
     assert result.overall_score == 0.75
 
 
-@pytest.mark.skipif(not HAS_MULTI_TURN_RUBRICS, reason=f"this google-adk has no {MULTI_TURN}")
+@pytest.mark.skipif(not HAS_MULTI_TURN_RUBRICS, reason=f"{ADK} has no {MULTI_TURN}")
 def test_multi_turn_trajectory_judges_the_whole_conversation() -> None:
     rubrics = [
         _rubric("asked_paris", 'The agent looks up "Paris".'),
