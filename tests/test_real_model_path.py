@@ -99,8 +99,8 @@ def test_clean_run_scores_as_the_stand_in_run(
         _scores(load_json(example_repo / "standin.json")),
     )
     # Five eval cases, each with the eval config's metrics and, where google-adk adds them
-    # to every eval (later 2.x), its four efficiency metrics.
-    per_case = len(config["criteria"]) + (4 if EFFICIENCY_METRICS_REPORTED else 0)
+    # to every eval (later 2.x), its efficiency metrics but the wall-clock one (NOT_COMPARED).
+    per_case = len(config["criteria"]) + (3 if EFFICIENCY_METRICS_REPORTED else 0)
     assert len(ours) == 5 * per_case and ours == theirs
 
 
