@@ -144,6 +144,7 @@ def test_get_agent_async4410_the_agent_is_built_in_its_evaluations_loop(
     assert {run["status"] for run in _runs(results)} == {"passed"}
 
 
+@needs_case_rubrics_alone
 def test_multiturn3593_evidence_of_a_rubrics_only_case_leads_with_the_failed_rubric(
     reported: Run, tmp_path: Path
 ) -> None:
