@@ -30,7 +30,11 @@ class Case:
     expected ``exit_code`` and log message (``says``, a regex), whether evaluation started
     (``evaluated``: then results, comment, summary and outputs must exist), the bound in
     seconds, ``limits`` (module constants lowered for the row, ``"module.NAME": value``),
-    a ``check`` of its own, and pytest ``marks``. ``cli``: run through the CLI."""
+    a ``check`` of its own, and pytest ``marks``. ``cli``: run through the CLI.
+
+    ``twin``: the row's check does not depend on a fresh evaluation, so it also runs as a
+    quick twin with the evaluation replayed (test_hostile.py's docstring), with these
+    limits over ``limits``; the end-to-end row is then ``slow``. None: no twin."""
 
     id: str
     kind: int
@@ -44,17 +48,11 @@ class Case:
     limits: dict[str, Any] = field(default_factory=dict)
     cli: bool = False
     marks: tuple[Any, ...] = ()
+    twin: dict[str, Any] | None = None
 
 
 def _travel_eval_set(ws: Workspace) -> Path:
     return ws.root / "travel_agent" / "eval" / "travel.evalset.json"
-
-
-def _rename_first_case(ws: Workspace, eval_id: str) -> None:
-    path = _travel_eval_set(ws)
-    data = json.loads(path.read_text())
-    data["eval_cases"][0]["eval_id"] = eval_id
-    path.write_text(json.dumps(data))
 
 
 def _assert(condition: bool) -> None:
@@ -260,6 +258,9 @@ def _symlink_out(ws: Workspace) -> None:
 
 API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
               "adk_eval_action.github.transport.API_BUDGET_S": 3.0}
+#: The slow API's twin spends a budget too short to count as waiting on the clock: the
+#: stand-in answers after 35 s, so any budget under that ends the same way.
+QUICK_API_BUDGET = {"adk_eval_action.github.transport.API_BUDGET_S": 0.5}
 
 
 def _many_cases(ws: Workspace) -> None:
@@ -345,7 +346,8 @@ def _mention_case(ws: Workspace) -> None:
 
 CASES: list[Case] = [
     # 1. Results lost on unexpected exceptions
-    Case("k1-lone-surrogate-eval-id", 1, lambda ws: _rename_first_case(ws, "bad\ud800id"),
+    Case("k1-lone-surrogate-eval-id", 1,
+         lambda ws: ws.hostile_agent("Something polite.", cases=["bad\ud800id"]),
          0, r"PR comment created", check=_surrogate_kept),
     Case("k1-unstorable-agent-output", 1,
          lambda ws: ws.hostile_agent("x", extra=DEEP_TOOL, threshold=0.0), 2,
@@ -353,25 +355,26 @@ CASES: list[Case] = [
           else r"internal error.*Maximum serialization depth"), check=_deep_output_named),
     Case("k1-results-path-unwritable", 1,
          lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
-         r"cannot write the results file", evaluated=False, check=_passed_false),
+         r"cannot write the results file", evaluated=False, check=_passed_false, twin={}),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
-         0, r"not JSON", check=_comment_in_file_only),
+         0, r"not JSON", check=_comment_in_file_only, twin={}),
     Case("k2-api-error-message-escaped-in-the-summary", 2,
          lambda ws: ws.stub.fail_next(422, message=API_SAYS, method="POST"), 0,
-         r"PR comment not posted", check=_api_message_inert),
+         r"PR comment not posted", check=_api_message_inert, twin={}),
     Case("k2-created-without-id", 2,
          lambda ws: ws.stub.fail_next(201, raw=b"{}", method="POST", after=True),
-         0, r"without its id"),
+         0, r"without its id", twin={}),
     Case("k2-api-url-without-scheme", 2,
          lambda ws: ws.env.update(GITHUB_API_URL="127.0.0.1:9"), 0,
-         r"GITHUB_API_URL must be an http\(s\) URL", check=_comment_in_file_only),
+         r"GITHUB_API_URL must be an http\(s\) URL", check=_comment_in_file_only, twin={}),
     Case("k2-api-url-ftp", 2, lambda ws: ws.env.update(GITHUB_API_URL="ftp://example.com"),
-         0, r"GITHUB_API_URL must be an http\(s\) URL", check=_comment_in_file_only),
+         0, r"GITHUB_API_URL must be an http\(s\) URL", check=_comment_in_file_only,
+         twin={}),
     Case("k2-repository-without-slash", 2,
          lambda ws: ws.env.update(GITHUB_REPOSITORY="agents"), 0,
-         r"GITHUB_REPOSITORY must be 'owner/name'", check=_comment_in_file_only),
+         r"GITHUB_REPOSITORY must be 'owner/name'", check=_comment_in_file_only, twin={}),
     Case("k2-event-number-not-a-number", 2,
          _event({"number": "7abc", "pull_request": {"head": {"sha": "a" * 40}}}), 2,
          r"number is not a pull request number: '7abc'", evaluated=False),
@@ -390,14 +393,14 @@ CASES: list[Case] = [
          r"path / is outside the repository root", evaluated=False),
     # 3. An unreadable baseline
     Case("k3-artifact-api-not-json", 3, _auto_baseline_broken_api, 0,
-         r"no baseline.*not JSON", check=_no_baseline_said),
+         r"no baseline.*not JSON", check=_no_baseline_said, twin={}),
     Case("k3-baseline-nested-100000-deep", 3, _nested_baseline, 2,
-         r"deep\.json.*nested too deeply"),
+         r"deep\.json.*nested too deeply", twin={}),
     # 4. The sticky comment
     Case("k4-marker-in-eval-id", 4, _marker_in_eval_id, 1, r"PR comment created",
          check=_only_our_marker_last),
     Case("k4-other-key-does-not-take-over", 4, _other_key_takes_nothing, 0,
-         r"PR comment created", check=_default_comment_untouched),
+         r"PR comment created", check=_default_comment_untouched, twin={}),
     # 5. Workflow-command injection
     Case("k5-eval-id-and-agent-text-commands", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1,
@@ -441,9 +444,10 @@ CASES: list[Case] = [
     # 9. Long waits and slow loading
     Case("k9-secondary-rate-limit-no-retry-after", 9, lambda ws: ws.stub.fail_next(
         403, message="You have exceeded a secondary rate limit.", times=10),
-        0, r"rate limit", limits=API_LIMITS, seconds=30, check=_comment_in_file_only),
+        0, r"rate limit", limits=API_LIMITS, seconds=30, check=_comment_in_file_only,
+        twin={}),
     Case("k9-slow-api", 9, lambda ws: ws.stub.fail_next(200, delay=35, times=3, path="pulls"),
-         0, r"PR comment not posted", limits=API_LIMITS, seconds=40),
+         0, r"PR comment not posted", limits=API_LIMITS, seconds=40, twin=QUICK_API_BUDGET),
     Case("k9-10000-cases-load", 9, _many_cases, 2, r"duplicate eval_id\(s\): case_0",
          seconds=60),
     # 10. Signals

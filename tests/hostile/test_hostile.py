@@ -15,6 +15,13 @@ Every row is checked for the same promises (docs/action.md, "Security model"):
 - the run ends within the row's bound (``seconds``; the test's timeout adds a margin).
 
 A new kind of hostile input is one more row in ``CASES`` (cases.py).
+
+A row whose check does not depend on a fresh evaluation (the GitHub API's answers, the
+baseline, the results path: ``Case.twin``) also runs as a quick twin: the same input, run
+and checks, with google-adk's evaluation of the example replayed from the session's shared
+run (``good_run``, the same project evaluated once) and everything around it real
+(discovery, the preflight, saving the results, the baseline, compare, render, publish
+against the GitHub stand-in). Its end-to-end run is then ``slow`` (CI runs it).
 """
 
 from __future__ import annotations
@@ -22,12 +29,22 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cases import CASES, Case
-from workspace import FOREIGN_BODY, PERSON_BODY, SECRETS, Run, Workspace, stub_for_case
+from workspace import (
+    FOREIGN_BODY,
+    PERSON_BODY,
+    SECRETS,
+    Run,
+    Workspace,
+    replay_evaluation,
+    stub_for_case,
+)
 
 from adk_eval_action.github.sticky import COMMENT_MAX_CHARS, comment_marker, is_marked
+from conftest import SharedRun
 
 #: Workflow commands the action sends itself: masks, groups, the stop/resume pair around
 #: the evaluation and annotations (whose message and properties are escaped).
@@ -99,13 +116,14 @@ def check_commands(case: Case, run: Run) -> None:
     assert set(masks) <= set(SECRETS), "::add-mask:: of something that is not a secret"
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[
-    pytest.mark.timeout(c.seconds + TIMEOUT_MARGIN_S), *c.marks]) for c in CASES])
-def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def run_and_check(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  limits: dict[str, Any]) -> None:
+    """Prepares the row's workspace, runs it with ``limits`` (module constants lowered,
+    ``"module.NAME": value``) and checks every promise of the module docstring."""
     monkeypatch.chdir(tmp_path)
     with stub_for_case() as stub:
         workspace = Workspace(tmp_path, stub)
-        for name, value in case.limits.items():
+        for name, value in limits.items():
             module, _, attribute = name.rpartition(".")
             monkeypatch.setattr(module + "." + attribute, value)
         case.prepare(workspace)
@@ -120,9 +138,41 @@ def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPat
             case.check(run)
 
 
+def _row(case: Case) -> Any:
+    # A row with a quick twin runs end to end only in the full suite.
+    slow = (pytest.mark.slow,) if case.twin is not None else ()
+    return pytest.param(case, id=case.id, marks=[
+        pytest.mark.timeout(case.seconds + TIMEOUT_MARGIN_S), *case.marks, *slow])
+
+
+@pytest.mark.parametrize("case", [_row(c) for c in CASES])
+def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_and_check(case, tmp_path, monkeypatch, case.limits)
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=c.id, marks=pytest.mark.timeout(c.seconds + TIMEOUT_MARGIN_S))
+    for c in CASES if c.twin is not None])
+def test_hostile_input_replayed(
+    case: Case, good_run: SharedRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The row's quick twin (module docstring): its evaluation replayed from ``good_run``,
+    its limits and then its twin's (a smaller API budget where the row waits it out)."""
+    replays = replay_evaluation(monkeypatch, good_run.results)
+    run_and_check(case, tmp_path, monkeypatch, {**case.limits, **(case.twin or {})})
+    assert replays == [["travel_agent"]], "the row's one evaluation was not the replay"
+
+
 def test_every_kind_has_a_case() -> None:
     assert {c.kind for c in CASES} == set(range(1, 12))
     assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_every_kind_has_a_quick_case() -> None:
+    """The quick loop (not ``slow``) runs some row of every kind, end to end or as a twin."""
+    quick = {c.kind for c in CASES
+             if c.twin is not None or not any(m.name == "slow" for m in c.marks)}
+    assert quick == set(range(1, 12))
 
 
 CHILD_SIGNALS_PARENT = '''
@@ -184,13 +234,23 @@ def test_k10_sigterm_during_the_baseline_rerun_ends_the_child(
 
 
 @pytest.mark.timeout(TIMEOUT_MARGIN_S + 60)
+@pytest.mark.parametrize("replayed", [
+    pytest.param(False, id="end-to-end", marks=pytest.mark.slow),
+    pytest.param(True, id="replayed"),
+])
 def test_k7_a_users_template_is_rendered_once_then_cut(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    replayed: bool, request: pytest.FixtureRequest, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Kind 7, "rendered once, not three times": a user's template whose output is three
     times the comment's limit is rendered once (its child process started once), and
-    the comment is cut to GitHub's 65,536 characters, not rendered again smaller."""
+    the comment is cut to GitHub's 65,536 characters, not rendered again smaller. Quick
+    with the evaluation replayed (module docstring), end to end in the full suite."""
     from adk_eval_action.report import sandbox
+
+    if replayed:
+        good_run: SharedRun = request.getfixturevalue("good_run")
+        replay_evaluation(monkeypatch, good_run.results)
 
     rendered: list[Path] = []
     real = sandbox.render_user_template

@@ -20,13 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
 from adk_eval_action.action import action_command
+from adk_eval_action.adk import scheduler
+from adk_eval_action.adk.plan import Plan
 from adk_eval_action.cli import main
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.results.io import load_results
+from adk_eval_action.results.model import SuiteRecord
 from github_stub import GitHubStub, Token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,3 +210,28 @@ def _outputs(text: str) -> dict[str, str]:
 def stub_for_case() -> GitHubStub:
     """The GitHub stand-in with the workflow token (an installation token)."""
     return GitHubStub(tokens={TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True)})
+
+
+def replay_evaluation(monkeypatch: pytest.MonkeyPatch, results: Path) -> list[list[str]]:
+    """google-adk's evaluation of the suites (``adk.scheduler.evaluate_suites``) gives the
+    suites' records of ``results``, a results file of the same project evaluated earlier in
+    the session, instead of evaluating again; everything before and after it is as in a
+    real run (discovery, the preflight, saving the results, the baseline, publishing).
+
+    Returns the names of the suites replayed, one list per evaluation. Raises KeyError (in
+    the run, an "internal error") for a suite ``results`` does not hold.
+    """
+    recorded = {s.name: s for s in load_results(results).suites}
+    replays: list[list[str]] = []
+
+    async def evaluate_suites(suites: list[Any], settings: Any, hooks: Any = None,
+                              calls: Any = None, records: list[SuiteRecord] | None = None,
+                              ) -> scheduler.Evaluation:
+        replayed = [recorded[suite.name].model_copy(deep=True) for suite in suites]
+        replays.append([suite.name for suite in suites])
+        if records is not None:
+            records[:] = replayed
+        return scheduler.Evaluation(replayed, Plan())
+
+    monkeypatch.setattr(scheduler, "evaluate_suites", evaluate_suites)
+    return replays
