@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from google.adk.models import LLMRegistry
 from google.adk.models.llm_request import LlmRequest
@@ -103,42 +103,46 @@ RULES = [
 ]
 
 
-class CountingAgentLlm(ScriptedLlm):
+class CountedCalls:
+    """Mixin before a model class: each call of ``generate_content_async`` is written to
+    :data:`CALLS` under :attr:`role` (waiting ``DELAY`` first), and ended there when the
+    model's own answer is done or given up."""
+
+    role: ClassVar[str]
+    model: str
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        call = await CALLS.around(self.model, self.role, llm_request)
+        try:
+            async for response in super().generate_content_async(  # type: ignore[misc]
+                llm_request, stream
+            ):
+                yield response
+        finally:
+            CALLS.done(call)
+
+
+class CountingAgentLlm(CountedCalls, ScriptedLlm):
     """The agent model (module docstring)."""
 
+    role: ClassVar[str] = "agent"
     rules: list[ScriptRule] = Field(default_factory=lambda: list(RULES))
 
     @classmethod
     def supported_models(cls) -> list[str]:
         return [r"counting-agent.*"]
 
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        call = await CALLS.around(self.model, "agent", llm_request)
-        try:
-            async for response in super().generate_content_async(llm_request, stream):
-                yield response
-        finally:
-            CALLS.done(call)
 
-
-class CountingJudge(StandInJudge):
+class CountingJudge(CountedCalls, StandInJudge):
     """The judge model (module docstring)."""
+
+    role: ClassVar[str] = "judge"
 
     @classmethod
     def supported_models(cls) -> list[str]:
         return [r"counting-judge.*"]
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        call = await CALLS.around(self.model, "judge", llm_request)
-        try:
-            async for response in super().generate_content_async(llm_request, stream):
-                yield response
-        finally:
-            CALLS.done(call)
 
 
 def register() -> None:
