@@ -45,9 +45,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-import yaml
-
 from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
+from adk_eval_action.testing.runner import podman_build_command, runner_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = '''
@@ -69,13 +68,8 @@ root_agent.before_agent_callback = _bench_first_case
 
 def build(image: str) -> float:
     """Builds the Dockerfile as tests/test_container.py does; seconds."""
-    command = ["podman", "build", "--network", "host", "-t", image]
-    ca = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
-    if Path(ca).is_file():
-        command += ["-v", f"{ca}:/etc/ssl/host-ca.crt:ro",
-                    "--build-arg", "PIP_CERT=/etc/ssl/host-ca.crt"]
     started = time.monotonic()
-    subprocess.run([*command, str(ROOT)], check=True, capture_output=True)
+    subprocess.run(podman_build_command(image, ROOT), check=True, capture_output=True)
     return time.monotonic() - started
 
 
@@ -146,12 +140,11 @@ def workspace(root: Path) -> Path:
 def action_env(ws: Path, model_env: dict[str, str]) -> list[str]:
     """-e flags: every input of action.yml at its default, then this run's inputs, then
     ``model_env`` (the fake Gemini API's address and a dummy key, as a workflow's `env:`)."""
-    spec = yaml.safe_load((ROOT / "action.yml").read_text())
-    inputs = {name: str(meta.get("default", "")) for name, meta in spec["inputs"].items()}
-    inputs.update(paths="travel_agent", baseline="none", comment="off", github_token="")
+    inputs = runner_inputs(ROOT / "action.yml", {
+        "paths": "travel_agent", "baseline": "none", "comment": "off", "github_token": ""})
     flags = []
     for name, value in inputs.items():
-        flags += ["-e", f"INPUT_{name.upper()}={value}"]
+        flags += ["-e", f"{name}={value}"]
     for name, value in model_env.items():
         flags += ["-e", f"{name}={value}"]
     return flags + ["-e", "GITHUB_WORKSPACE=/github/workspace", "-e", "HOME=/github/home"]

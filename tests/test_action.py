@@ -34,6 +34,7 @@ from adk_eval_action.run import requirements as requirements_module
 from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
 from adk_eval_action.run.requirements import RequirementsError, install_requirements
 from adk_eval_action.settings import RunRequest, read_inputs
+from adk_eval_action.testing.runner import runner_inputs
 from conftest import Console, shared_run
 from github_stub import GitHubStub, Token
 
@@ -89,11 +90,22 @@ def pull_request_event(path: Path, number: int = 12, head_sha: str = HEAD,
 def action_yml_defaults() -> dict[str, str]:
     """INPUT_* as the runner sets them when `with:` gives nothing: each input's default
     from action.yml ("" when none; the token expression as the token it evaluates to)."""
-    inputs = yaml.safe_load(ACTION_YML.read_text())["inputs"]
-    env = {f"INPUT_{name.upper()}": str(spec.get("default", "")) for name, spec in
-           inputs.items()}
-    env["INPUT_GITHUB_TOKEN"] = TOKEN
-    return env
+    return runner_inputs(ACTION_YML, token=TOKEN)
+
+
+def test_runner_inputs_are_every_declared_input_as_the_runner_sets_them(tmp_path):
+    """The contract's rule (§1), applied by hand to a small action.yml: every declared input
+    is set, ``INPUT_`` + the name with spaces as ``_``, upper-cased, hyphens kept; to its
+    default when not given ("" without one); the token expression evaluated."""
+    action_yml = tmp_path / "action.yml"
+    action_yml.write_text(yaml.safe_dump({"name": "x", "inputs": {
+        "fail-below": {"default": "0.5"}, "two words": {}, "github_token": {
+            "default": "${{ github.token }}"}}}))
+    assert runner_inputs(action_yml, {"two words": "yes"}, token="t0k") == {
+        "INPUT_FAIL-BELOW": "0.5", "INPUT_TWO_WORDS": "yes", "INPUT_GITHUB_TOKEN": "t0k"}
+    assert runner_inputs(action_yml)["INPUT_TWO_WORDS"] == ""
+    with pytest.raises(KeyError, match="fail_below"):
+        runner_inputs(action_yml, {"fail_below": "1"})
 
 
 def runner_env(ws: Path, stub: GitHubStub, event: Path, event_name: str = "pull_request",

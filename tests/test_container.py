@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.testing.runner import podman_build_command, runner_inputs
 from conftest import HOST_CA_FILE
 from github_stub import GitHubStub, Token
 
@@ -72,29 +72,12 @@ def image() -> str:
         if os.environ.get("ADK_EVAL_REQUIRE_CONTAINER") == "1":
             pytest.fail(problem)
         pytest.skip(problem)
-    command = ["podman", "build", "--network", "host", "-t", IMAGE]
-    # Behind this network's TLS proxy pip needs the host's CA bundle: mounted for the build
-    # only and named by PIP_CERT, never copied into the image.
-    ca = HOST_CA_FILE
-    if Path(ca).is_file():
-        command += ["-v", f"{ca}:/etc/ssl/host-ca.crt:ro",
-                    "--build-arg", "PIP_CERT=/etc/ssl/host-ca.crt"]
     started = time.monotonic()
-    built = subprocess.run([*command, str(ROOT)], capture_output=True, text=True,
-                           timeout=1800, check=False)
+    built = subprocess.run(podman_build_command(IMAGE, ROOT, HOST_CA_FILE),
+                           capture_output=True, text=True, timeout=1800, check=False)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     print(f"image built in {time.monotonic() - started:.0f} s")
     return IMAGE
-
-
-def action_inputs(**given: str) -> dict[str, str]:
-    """INPUT_* as the runner sets them from action.yml: every input, default if not given."""
-    spec = yaml.safe_load((ROOT / "action.yml").read_text())
-    env = {}
-    for name, meta in spec["inputs"].items():
-        value = given.get(name, str(meta.get("default", "")))
-        env[f"INPUT_{name.upper()}"] = TOKEN if value == "${{ github.token }}" else value
-    return env
 
 
 class Runner:
@@ -124,7 +107,7 @@ class Runner:
         output.touch()
         summary.touch()
         env = {
-            **action_inputs(**inputs),
+            **runner_inputs(ROOT / "action.yml", inputs, token=TOKEN),
             "INPUT_GITHUB_TOKEN": token,
             "HOME": "/github/home", "CI": "true", "GITHUB_ACTIONS": "true",
             "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": "/github/workflow/event.json",

@@ -32,6 +32,7 @@ from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import SuiteRecord
+from adk_eval_action.testing.runner import runner_inputs
 from github_stub import GitHubStub, Token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,12 +156,9 @@ class Workspace:
     def runner_env(self) -> dict[str, str]:
         """The environment the runner gives the action: every input (action.yml's default
         unless set), GITHUB_*, the output and summary files, and the secrets."""
-        declared = yaml.safe_load(ACTION_YML.read_text())["inputs"]
-        env = {f"INPUT_{name.upper()}": str(spec.get("default", ""))
-               for name, spec in declared.items()}
-        env.update({f"INPUT_{k.upper()}": v for k, v in self.inputs.items()})
+        env = runner_inputs(ACTION_YML, self.inputs, token=TOKEN)
         env.update({
-            "INPUT_GITHUB_TOKEN": TOKEN, "INPUT_WORKING_DIRECTORY": str(self.root),
+            "INPUT_WORKING_DIRECTORY": str(self.root),
             "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
             "GITHUB_EVENT_PATH": str(self.event), "GITHUB_REPOSITORY": REPO,
             "GITHUB_API_URL": self.stub.api_url, "GITHUB_SERVER_URL": "https://github.example",
