@@ -23,13 +23,18 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
-from adk_eval_action.testing.runner import podman_build_command, runner_inputs
+from adk_eval_action.testing.runner import (
+    podman_build_command,
+    remove_podman_image,
+    runner_inputs,
+)
 from conftest import HOST_CA_FILE
 from github_stub import GitHubStub, Token
 
@@ -66,18 +71,27 @@ def _podman_problem() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def image() -> str:
+def image() -> Iterator[str]:
+    """The action's image, built for this module and removed with the images its build left
+    (stages, cached layers) when the module ends, passed or failed: the next run builds it
+    again anyway, what a failure needs is in its message, and images kept per checkout
+    filled the disk. ADK_EVAL_KEEP_IMAGE=1 keeps it (to start it by hand)."""
     problem = _podman_problem()
     if problem:
         if os.environ.get("ADK_EVAL_REQUIRE_CONTAINER") == "1":
             pytest.fail(problem)
         pytest.skip(problem)
-    started = time.monotonic()
-    built = subprocess.run(podman_build_command(IMAGE, ROOT, HOST_CA_FILE),
-                           capture_output=True, text=True, timeout=1800, check=False)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    print(f"image built in {time.monotonic() - started:.0f} s")
-    return IMAGE
+    try:
+        started = time.monotonic()
+        built = subprocess.run(podman_build_command(IMAGE, ROOT, HOST_CA_FILE),
+                               capture_output=True, text=True, timeout=1800, check=False)
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+        print(f"image built in {time.monotonic() - started:.0f} s")
+        yield IMAGE
+    finally:
+        if os.environ.get("ADK_EVAL_KEEP_IMAGE") != "1":
+            left = remove_podman_image(IMAGE)
+            print(f"image removed; {len(left)} image(s) of its build kept (still in use)")
 
 
 class Runner:

@@ -12,15 +12,25 @@ syntax for GitHub Actions"; ``shared/reference/github-actions-contract.md`` §1)
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 
-__all__ = ["TOKEN_EXPRESSION", "podman_build_command", "runner_inputs"]
+__all__ = [
+    "BUILD_LABEL",
+    "TOKEN_EXPRESSION",
+    "podman_build_command",
+    "remove_podman_image",
+    "runner_inputs",
+]
 
 #: The default of action.yml's ``github_token`` input; the runner passes the job's token.
 TOKEN_EXPRESSION = "${{ github.token }}"
+#: Label of every image a :func:`podman_build_command` build makes, the stages' included
+#: (buildah labels them all); its value is the tag built.
+BUILD_LABEL = "adk-eval-action.build"
 
 
 def runner_inputs(
@@ -52,13 +62,33 @@ def podman_build_command(
     image: str, context: Path, ca_file: Path | str | None = None,
 ) -> list[str]:
     """``podman build`` of the Dockerfile in ``context`` tagged ``image``, on the host's
-    network. Behind a TLS-intercepting proxy pip needs the host's CA bundle (``ca_file``;
-    None: ``SSL_CERT_FILE``, else Debian's ``/etc/ssl/certs/ca-certificates.crt``): when the
-    file exists it is mounted for the build only and named by the ``PIP_CERT`` build
-    argument, never copied into the image."""
-    command = ["podman", "build", "--network", "host", "-t", image]
+    network, every image it makes labelled :data:`BUILD_LABEL` = ``image`` (so that
+    :func:`remove_podman_image` finds the stages' images too). Behind a TLS-intercepting
+    proxy pip needs the host's CA bundle (``ca_file``; None: ``SSL_CERT_FILE``, else
+    Debian's ``/etc/ssl/certs/ca-certificates.crt``): when the file exists it is mounted
+    for the build only and named by the ``PIP_CERT`` build argument, never copied into the
+    image."""
+    command = ["podman", "build", "--network", "host", "-t", image,
+               "--label", f"{BUILD_LABEL}={image}"]
     ca = ca_file or os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
     if Path(ca).is_file():
         command += ["-v", f"{ca}:/etc/ssl/host-ca.crt:ro",
                     "--build-arg", "PIP_CERT=/etc/ssl/host-ca.crt"]
     return [*command, str(context)]
+
+
+def remove_podman_image(image: str) -> list[str]:
+    """Removes ``image`` and the images its :func:`podman_build_command` builds left (the
+    Dockerfile's thrown-away stages, cached layers: about 2 GB besides the image), and
+    nothing else: an image some other image or container still uses is kept. Returns the
+    ids of the images labelled for ``image`` that are still there (empty when all went).
+
+    Never raises for podman's refusals; raises OSError when podman cannot be started.
+    """
+    label = f"label={BUILD_LABEL}={image}"
+    for command in (["podman", "rmi", "--ignore", image],
+                    ["podman", "image", "prune", "--force", "--filter", label]):
+        subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    left = subprocess.run(["podman", "images", "--all", "--quiet", "--filter", label],
+                          capture_output=True, text=True, timeout=300, check=False)
+    return left.stdout.split()
