@@ -118,6 +118,7 @@ def test_tiny_deltas_print_as_zero() -> None:
     assert delta(0.0005, call="improved") == "+0.001 🟢"
     assert delta(-0.2, higher_is_better=False, call="inconclusive") == "−0.2 (better)"
     assert delta(-0.2, call="regressed") == "−0.2 🔴"
+    assert delta(10, higher_is_better=False, call="unchanged") == "+10"  # no word beside ⚪
 
 
 def test_a_lone_surrogate_does_not_lose_the_comment(tmp_path: Path) -> None:

@@ -285,7 +285,8 @@ def test_max_per_chart_must_be_positive(max_per_chart: int) -> None:
 
 def test_red_and_green_appear_only_beside_a_regressed_or_improved_call():
     """Red means the agent got worse (a regressed call), green that it got better; a move
-    within noise (inconclusive, unchanged, no call) reads neutral: ``(worse)``/``(better)``."""
+    within noise (inconclusive, no call) reads neutral: ``(worse)``/``(better)``; an unchanged
+    call gives the sign alone."""
     rows = [
         line for path in sorted(GOLDEN.glob("*.md"))
         for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("|")
@@ -296,3 +297,5 @@ def test_red_and_green_appear_only_beside_a_regressed_or_improved_call():
         assert "🟢" not in line or "🟢 improved" in line, line
         if "inconclusive" in line or "unchanged" in line:
             assert "🔴" not in line and "🟢" not in line, line
+        if "⚪ unchanged" in line:  # within ±min_effect: no word of a direction either
+            assert "(worse)" not in line and "(better)" not in line, line

@@ -146,9 +146,11 @@ def direction(
     value: float | None, higher_is_better: bool = True, digits: int = 3, call: str | None = None
 ) -> str:
     """How a delta reads: 🔴/🟢 when its call is regressed/improved (:data:`CALL_MARKS`),
-    else a neutral ``(worse)``/``(better)`` in the metric's direction (an inconclusive or
-    unchanged call, or none); "" when there is no delta or it rounds to 0 at ``digits``."""
-    if value is None or round(abs(value), digits) == 0:
+    else a neutral ``(worse)``/``(better)`` in the metric's direction (an inconclusive call,
+    or none); "" when the call is unchanged (the interval lies within ±min_effect: a word
+    of direction beside "⚪ unchanged" reads as a contradiction; the sign still shows it),
+    when there is no delta, or when it rounds to 0 at ``digits``."""
+    if value is None or round(abs(value), digits) == 0 or call == "unchanged":
         return ""
     if call in CALL_MARKS:
         return CALL_MARKS[call]
@@ -165,7 +167,8 @@ def delta(
     if round(abs(value), digits) == 0:  # would print as +0 / −0
         return "±0"
     sign = "+" if value > 0 else "−"
-    return f"{sign}{score(abs(value), digits)} {direction(value, higher_is_better, digits, call)}"
+    mark = direction(value, higher_is_better, digits, call)
+    return f"{sign}{score(abs(value), digits)} {mark}".rstrip()
 
 
 def pct(value: float | None) -> str:
