@@ -329,3 +329,32 @@ def test_check_suites_walks_a_factory_agent_and_closes_what_it_opened(tmp_path: 
     # sys.modules again.
     assert (agent_dir / "closed.txt").read_text() == "same loop: True"
     assert "factory_agent" not in sys.modules
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": []}]}', False),
+        ('{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", '
+         '"conversation_scenario": {"starting_prompt": "Hi"}}]}', True),
+        ('{"evalSetId": "s", "evalCases": [{"evalId": "c", '
+         '"conversationScenario": {"startingPrompt": "Hi"}}]}', True),
+    ],
+    ids=["none", "snake_case", "camelCase"],
+)
+def test_eval_sets_are_parsed_for_scenarios_only_when_a_file_names_the_field(
+    tmp_path: Path, text: str, expected: bool
+):
+    """adk.prepare.may_have_scenarios: the preflight parses a suite's eval sets (again:
+    the evaluation parses them too) only when one names the field, in either spelling."""
+    from adk_eval_action.adk.prepare import may_have_scenarios
+    from adk_eval_action.project.discovery import Suite
+
+    plain = tmp_path / "plain.evalset.json"
+    plain.write_text('{"eval_set_id": "p", "eval_cases": []}', encoding="utf-8")
+    other = tmp_path / "other.evalset.json"
+    other.write_text(text, encoding="utf-8")
+    missing = tmp_path / "missing.evalset.json"
+    suite = Suite(name="s", agent_dir=tmp_path, eval_set_paths=[missing, plain, other])
+
+    assert may_have_scenarios(suite) is expected

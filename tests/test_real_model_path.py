@@ -425,6 +425,26 @@ def test_user_simulator_config_is_honoured(
     assert said == ["Hi, I am planning a trip.", *plan][:turns]
 
 
+def test_an_unknown_user_simulator_model_of_a_scenario_suite_is_refused_before_any_call(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+):
+    """The preflight reads the eval sets for scenarios (adk.prepare.may_have_scenarios) and
+    so checks the simulator's model; nothing is called."""
+    folder = example_repo / "travel_agent/scenarios"
+    folder.mkdir()
+    (folder / "trip.evalset.json").write_text(json.dumps(SCENARIO_SET), encoding="utf-8")
+    config = {"criteria": {"tool_trajectory_avg_score": 1.0},
+              "user_simulator_config": {"model": "acme-sim"}}
+    (folder / "test_config.json").write_text(json.dumps(config), encoding="utf-8")
+    gemini_api.clear_calls()
+
+    result = cli("run", "travel_agent/scenarios", "--results-out", "r.json")
+
+    assert result.exit_code == 2, result.output
+    assert gemini_api.calls == []
+    assert "user_simulator_config.model" in result.output and "acme-sim" in result.output
+
+
 def test_console_prints_each_lint_warning_once_and_whole_suite_names(
     example_repo: Path, cli: CliRun
 ):

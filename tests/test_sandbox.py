@@ -76,6 +76,6 @@ def test_unbounded_templates_are_config_errors(
 ) -> None:
     # The in-process twins of tests/hostile's k7-template-* rows (which run the action end
     # to end and are marked slow): each is stopped by a limit and named as the template's.
-    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.5)
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: "):
         render_user_template(_template(tmp_path, text), {})

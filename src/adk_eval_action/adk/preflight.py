@@ -402,13 +402,19 @@ async def check_suites(
     do not load is left to the evaluation, which reports it."""
     from adk_eval_action.adk.agent import AgentLoadError, load_agent
     from adk_eval_action.adk.harness import evaluation_scope
-    from adk_eval_action.adk.prepare import load_suite_inputs
+    from adk_eval_action.adk.prepare import load_suite_inputs, may_have_scenarios
 
     uses: list[ModelUse] = []
     problems: list[PreflightProblem] = []
     for suite in suites:
-        inputs = load_suite_inputs(suite, repo_root)
-        if inputs.config is None or suite.agent_dir is None or suite.agent_error:
+        if suite.agent_dir is None or suite.agent_error:
+            continue
+        # Only whether a case has a scenario is needed of the eval sets: they are parsed
+        # (the evaluation parses them again) only when a file names the field; 10,000
+        # cases take ~1.4 s to parse.
+        scenarios = may_have_scenarios(suite)
+        inputs = load_suite_inputs(suite, repo_root, eval_sets=scenarios)
+        if inputs.config is None:
             continue
         with evaluation_scope([suite.agent_dir], repo_root):
             try:
@@ -423,7 +429,7 @@ async def check_suites(
                     eval_config_file=relative_path(suite.eval_config_path, repo_root)
                     if suite.eval_config_path
                     else None,
-                    has_scenarios=any(
+                    has_scenarios=scenarios and any(
                         c.conversation_scenario
                         for s in inputs.eval_sets
                         for c in s.eval_set.eval_cases

@@ -19,6 +19,7 @@ from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
 from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
 from adk_eval_action.errors import AdkEvalActionError, EvalSetError
+from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import ErrorRecord
 
@@ -38,11 +39,27 @@ class SuiteInputs(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def load_suite_inputs(suite: Suite, repo_root: Path) -> SuiteInputs:
-    """Loads the eval config and every eval set of ``suite`` and applies the rubric rules
-    (:func:`prepare_eval_set`). Never raises for a problem in the user's files: a broken
-    eval config leaves no eval sets to load; a broken eval set is skipped; each becomes an
-    error record naming the file."""
+def may_have_scenarios(suite: Suite) -> bool:
+    """Whether an eval set of ``suite`` may hold a case with a conversation scenario: a
+    file that names the field (in either spelling ADK's models read: ``conversation_scenario``
+    or ``conversationScenario``). A cheap look at the bytes, so a caller that needs only
+    this (the preflight) parses no eval set that has none; a file that cannot be read says
+    no (the evaluation reports it)."""
+    for path in suite.eval_set_paths:
+        try:
+            raw = read_bytes(path, MAX_DATA_BYTES)
+        except (OSError, FileLimitError):
+            continue
+        if b"conversation_scenario" in raw or b"conversationScenario" in raw:
+            return True
+    return False
+
+
+def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> SuiteInputs:
+    """Loads the eval config and every eval set of ``suite`` (none when ``eval_sets`` is
+    False: the config alone) and applies the rubric rules (:func:`prepare_eval_set`). Never
+    raises for a problem in the user's files: a broken eval config leaves no eval sets to
+    load; a broken eval set is skipped; each becomes an error record naming the file."""
 
     def rel(path: Path | None) -> str | None:
         return None if path is None else relative_path(path, repo_root)
@@ -59,7 +76,7 @@ def load_suite_inputs(suite: Suite, repo_root: Path) -> SuiteInputs:
         error = ErrorRecord(kind="config", message=str(e), suite=suite.name, file=config_file)
         return SuiteInputs(config=None, errors=[error])
     inputs = SuiteInputs(config=config)
-    for path in suite.eval_set_paths:
+    for path in suite.eval_set_paths if eval_sets else []:
         shown = rel(path) or str(path)
         try:
             loaded = load_eval_set(path)
