@@ -85,3 +85,19 @@ def adk_inference_fails_on_deep_tool_output() -> bool:
     except ValueError as error:
         return "serialization depth" in str(error)
     return False
+
+
+def _resolves_to_adk_openai(model: str) -> bool:
+    from google.adk.models import LLMRegistry
+
+    try:
+        cls = LLMRegistry.resolve(model)
+    except ValueError:
+        return False
+    return cls.__name__ == "OpenAILlm" and cls.__module__.startswith("google.adk.")
+
+
+needs_adk_openai_model = pytest.mark.skipif(
+    not _resolves_to_adk_openai("gpt-4o"),
+    reason=f"{ADK}'s LLMRegistry does not resolve a bare `gpt-4o` to its own OpenAILlm",
+)

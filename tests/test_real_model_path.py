@@ -19,6 +19,7 @@ import pytest
 
 from adk_eval_action.adk.compat import EFFICIENCY_METRICS_REPORTED
 from adk_eval_action.testing.gemini_fake import Fault, GeminiFake, load_script
+from adk_features import needs_adk_openai_model
 from conftest import EXAMPLES, CliRun, SharedRun, case_runs, load_json, metric
 
 EVAL_SET = "travel_agent/eval/travel.evalset.json"  # 4 eval cases
@@ -312,9 +313,15 @@ def _judge(config: dict[str, Any], judge: str) -> None:
             "credentials",
             f"criteria.{RUBRIC}.judge_model_options.judge_model",
         ),
+        pytest.param(
+            lambda c: _judge(c, "gpt-4o"),  # google-adk's own OpenAILlm: a red exit 1 before
+            "credentials",
+            f"criteria.{RUBRIC}.judge_model_options.judge_model",
+            marks=needs_adk_openai_model,
+        ),
     ],
     ids=["unknown-judge", "undeclared-metric", "unimportable-metric", "empty-criteria",
-         "litellm-judge-without-key"],
+         "litellm-judge-without-key", "adk-openai-judge-without-key"],
 )
 def test_setup_errors_are_exit_2_naming_the_file_and_field(
     example_repo: Path, cli: CliRun, gemini_api: GeminiFake, change: Any, kind: str, field: str,

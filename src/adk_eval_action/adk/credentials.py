@@ -1,7 +1,8 @@
 """Whether a model's credentials are there, by the rules of the client that will use them,
 read before any call: google-genai's for ADK's ``Gemini`` class
 (:func:`missing_google_credentials`) and LiteLLM's own for a ``LiteLlm``
-(:func:`litellm_missing_keys`). Only variable names are ever reported, never values.
+(:func:`litellm_missing_keys`), and the openai client's for google-adk's ``OpenAILlm``
+(:func:`openai_missing_keys`). Only variable names are ever reported, never values.
 Used by :mod:`adk_eval_action.adk.preflight`.
 """
 
@@ -100,3 +101,30 @@ def litellm_missing_keys(llm: BaseLlm, environ: Mapping[str, str]) -> list[str]:
         name for name in found.get("missing_keys") or []
         if name.endswith("_API_KEY") and not (environ.get(name) or "").strip()
     ]
+
+
+def openai_missing_keys(llm: BaseLlm, environ: Mapping[str, str]) -> list[str]:
+    """``["OPENAI_API_KEY"]`` for google-adk's own OpenAI model class (``OpenAILlm`` in
+    google.adk.integrations.openai, google-adk 2.x: what a bare ``gpt-*`` name resolves to)
+    given no ``api_key`` when ``environ`` has none either: the openai client it builds reads
+    that variable (or ``OPENAI_ADMIN_KEY``) and refuses to start without a key
+    (``openai.AsyncOpenAI``: "Missing credentials"); [] for any other model."""
+    if not any(cls.__name__ == "OpenAILlm" and cls.__module__.startswith("google.adk.")
+               for cls in type(llm).__mro__):
+        return []
+    if getattr(llm, "api_key", None) or any(
+        (environ.get(name) or "").strip() for name in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
+    ):
+        return []
+    return ["OPENAI_API_KEY"]
+
+
+def provider_missing_keys(llm: BaseLlm, environ: Mapping[str, str]) -> tuple[str, list[str]]:
+    """Which client's rule finds API-key variables missing for ``llm`` (``"LiteLLM"`` by
+    :func:`litellm_missing_keys`, ``"OpenAI"`` by :func:`openai_missing_keys`) and the
+    variables; ``("", [])`` when none does."""
+    for client, rule in (("LiteLLM", litellm_missing_keys), ("OpenAI", openai_missing_keys)):
+        missing = rule(llm, environ)
+        if missing:
+            return client, missing
+    return "", []

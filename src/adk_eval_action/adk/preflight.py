@@ -15,8 +15,9 @@ without Google credentials [credentials]; a model no registry resolves [agent | 
 custom metric function that does not import or is not callable [custom_metric]; a metric in
 ``criteria`` that is neither built in nor in ``custom_metrics``, or an empty ``criteria``
 [config]; a Vertex AI evaluated metric without a project [credentials]; a LiteLLM model
-(agent, judge or user simulator) whose provider's API key LiteLLM finds missing
-[credentials] (:func:`litellm_missing_keys`). A model the preflight cannot judge (a custom
+(agent, judge or user simulator) whose provider's API key LiteLLM finds missing, or
+google-adk's own OpenAI model without OPENAI_API_KEY [credentials]
+(:func:`provider_missing_keys`). A model the preflight cannot judge (a custom
 ``BaseLlm``) is not refused.
 """
 
@@ -36,8 +37,8 @@ from adk_eval_action.adk.agent import agent_tree
 from adk_eval_action.adk.compat import custom_metric_registry
 from adk_eval_action.adk.credentials import (
     CREDENTIALS_HINT,
-    litellm_missing_keys,
     missing_google_credentials,
+    provider_missing_keys,
 )
 from adk_eval_action.project.discovery import Suite, relative_path
 
@@ -148,15 +149,16 @@ def _litellm_problem(
     field: str | None = None,
 ) -> list[PreflightProblem]:
     """A credentials problem naming the missing variables (never a value), or []."""
-    missing = litellm_missing_keys(llm, environ)
+    client, missing = provider_missing_keys(llm, environ)
     if not missing:
         return []
     names = " and ".join(missing)
+    rule = "litellm.validate_environment" if client == "LiteLLM" else "the openai client"
     return [
         PreflightProblem(
             kind="credentials",
-            message=f"{where}: LiteLLM model `{llm.model}` needs {names}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not set (litellm.validate_environment); "
+            message=f"{where}: {client} model `{llm.model}` needs {names}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not set ({rule}); "
             "set it from a secret, or use another model",
             suite=suite,
             file=file,
@@ -169,8 +171,8 @@ def agent_models(
     suite: str, root_agent: Any, environ: Mapping[str, str] | None = None
 ) -> tuple[list[ModelUse], list[PreflightProblem]]:
     """The models of an agent tree; a model name no registry resolves is a problem, and so
-    is a LiteLLM model without its provider's key in ``environ`` (:func:`litellm_missing_keys`;
-    not checked when ``environ`` is None)."""
+    is a LiteLLM or OpenAI model without its API key in ``environ``
+    (:func:`provider_missing_keys`; not checked when ``environ`` is None)."""
     from google.adk.agents import LlmAgent
 
     uses, problems = [], []
