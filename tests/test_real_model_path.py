@@ -456,7 +456,7 @@ def test_console_prints_each_lint_warning_once_and_whole_suite_names(
     example_repo: Path, cli: CliRun
 ):
     config = _config(example_repo)
-    config["criteria"]["tool_trajectory_avg_score"] = 1.5  # outside [0, 1]: a lint warning
+    config["metrics"] = ["x"]  # an unknown top-level key: a lint warning
     (example_repo / "travel_agent/eval/test_config.json").write_text(json.dumps(config))
     name = "travel_agent_with_a_suite_name_longer_than_twenty_characters"
     (example_repo / "adk-eval.yaml").write_text(
@@ -468,7 +468,7 @@ def test_console_prints_each_lint_warning_once_and_whole_suite_names(
 
     result = cli("run", "--results-out", "r.json")
 
-    warning = "threshold 1.5 of `tool_trajectory_avg_score` is outside its value range"
+    warning = "unknown top-level key `metrics` is ignored by ADK's EvalConfig"
     assert result.output.count(warning) == 1, result.output
     rows = [line for line in result.output.splitlines() if "response_match_score" in line]
     assert rows and rows[0].startswith(name + " ")

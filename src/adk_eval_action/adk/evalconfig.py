@@ -10,11 +10,13 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from google.adk.evaluation.eval_config import EvalConfig
-from google.adk.evaluation.eval_metrics import MetricInfo
+from google.adk.evaluation.eval_metrics import MetricInfo, MetricValueInfo
 from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -87,7 +89,18 @@ def _refuse_missing_criteria(data: dict[str, Any], path: Path) -> None:
     raise ConfigError(path, f"no `criteria`, so no metric would be evaluated{hint}", "criteria")
 
 
-def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> list[str]:
+def _lint(
+    data: dict[str, Any],
+    where: str,
+    known: dict[str, MetricInfo],
+    overridden: Iterable[str] = (),
+) -> list[str]:
+    """Lint warnings of an eval config (each naming ``where``).
+
+    Raises:
+        ConfigError: a threshold that is not a finite number, or lies outside its metric's
+            value range (:func:`_check_threshold`).
+    """
     warnings = []
     custom = set(data.get("custom_metrics") or data.get("customMetrics") or {})
     for key in data:
@@ -100,26 +113,58 @@ def _lint(data: dict[str, Any], where: str, known: dict[str, MetricInfo]) -> lis
     criteria = data.get("criteria") or {}
     for name, criterion in criteria.items():
         # A metric no registry knows is refused by the preflight (adk.preflight), not linted.
+        field = f"criteria.{name}"
         if isinstance(criterion, dict):
             warnings += criterion_warnings(where, name, criterion, custom)
-            threshold = criterion.get("threshold")
+            threshold, field = criterion.get("threshold"), f"{field}.threshold"
         else:
             threshold = criterion
+        if name in overridden:
+            field = f"{field}, set by adk-eval.yaml `thresholds.{name}`"
         if isinstance(threshold, str):
             warnings.append(f"{where}: threshold of `{name}` is a string ({threshold!r})")
-            continue
         info = known.get(name)
-        interval = info.metric_value_info.interval if info else None
-        if (
-            interval is not None
-            and isinstance(threshold, (int, float))
-            and not (interval.min_value <= threshold <= interval.max_value)
-        ):
-            warnings.append(
-                f"{where}: threshold {threshold} of `{name}` is outside its value range "
-                f"[{interval.min_value}, {interval.max_value}]"
-            )
+        _check_threshold(where, field, name, threshold, info.metric_value_info if info else None)
     return warnings
+
+
+def _check_threshold(
+    where: str, field: str, name: str, threshold: Any, value_info: MetricValueInfo | None
+) -> None:
+    """Refuses a threshold ADK would take but no score can meet as meant: a boolean (pydantic
+    reads ``true`` as 1.0), NaN or infinity (Python's json reads ``NaN``; every case would
+    fail), or a number outside the metric's value range (ADK's ``MetricInfo``; above it no
+    case can pass, below it none can fail). A string or a missing threshold is left to
+    ADK's EvalConfig to parse or refuse.
+
+    Raises:
+        ConfigError: naming ``where``, ``field``, the value and, when known, the range.
+    """
+    interval = value_info.interval if value_info else None
+    span = f"[{interval.min_value}, {interval.max_value}]" if interval else None
+    give = f"give a number in {span}, the value range of `{name}`" if span else "give a number"
+    if isinstance(threshold, bool):
+        problem = f"threshold {json.dumps(threshold)} is a boolean, not a number; {give}"
+    elif isinstance(threshold, str):
+        try:
+            number = float(threshold)
+        except ValueError:
+            return
+        if math.isfinite(number):
+            return
+        problem = f"threshold {threshold!r} is not a finite number; {give}"
+    elif not isinstance(threshold, (int, float)):
+        return
+    elif not math.isfinite(threshold):
+        problem = f"threshold {threshold} is not a finite number; {give}"
+    elif interval is not None and not interval.min_value <= threshold <= interval.max_value:
+        problem = (
+            f"threshold {threshold} of `{name}` is outside its value range {span}: no eval "
+            f"case could {'pass' if threshold > interval.max_value else 'fail'}; {give}"
+        )
+    else:
+        return
+    raise ConfigError(where, problem, field)
 
 
 def _normalize_criteria_rubrics(
@@ -224,7 +269,8 @@ def load_eval_config(
     overrides from ``adk-eval.yaml`` are applied.
 
     Raises:
-        ConfigError: the file is unreadable, or ADK's EvalConfig rejects it (names the field).
+        ConfigError: the file is unreadable, ADK's EvalConfig rejects it (names the field), or
+            a threshold is not a finite number or lies outside its metric's value range.
     """
     where = display_path or (str(path) if path else "default criteria")
     data, digest = _read(path)
@@ -233,7 +279,8 @@ def load_eval_config(
         _refuse_missing_criteria(data, path)
     criteria = data.setdefault("criteria", {}) if isinstance(data.get("criteria"), dict) else {}
     _apply_overrides(criteria, threshold_overrides or {})
-    warnings = _lint(data, where, known) + _drop_efficiency_metrics(criteria, where)
+    warnings = _lint(data, where, known, threshold_overrides or {})
+    warnings += _drop_efficiency_metrics(criteria, where)
     final_rubrics = _normalize_criteria_rubrics(data, path)
     try:
         eval_config = EvalConfig.model_validate(data)

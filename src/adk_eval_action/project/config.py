@@ -40,14 +40,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, load_yaml, read_text
+
+
+def _not_a_boolean(value: Any) -> Any:
+    """Refuses a YAML/JSON boolean where a number is meant: pydantic reads ``true`` as 1."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a boolean, not a number")
+    return value
+
+
+#: A threshold in ``adk-eval.yaml``: a finite number (not a boolean, NaN or infinity); its
+#: range is checked against the metric's by adk_eval_action.adk.evalconfig.
+Threshold = Annotated[float, Field(allow_inf_nan=False), BeforeValidator(_not_a_boolean)]
+#: A number of runs: an integer of at least 1, not a boolean.
+NumRuns = Annotated[int, Field(ge=1), BeforeValidator(_not_a_boolean)]
 
 
 class MetricGateRule(BaseModel):
@@ -211,8 +225,8 @@ class SuiteConfig(BaseModel):
     agent: str
     eval_sets: list[str] = Field(min_length=1)
     eval_config: str | None = None
-    num_runs: int | None = Field(default=None, ge=1)
-    thresholds: dict[str, float] = Field(default_factory=dict)
+    num_runs: NumRuns | None = None
+    thresholds: dict[str, Threshold] = Field(default_factory=dict)
     higher_is_better: dict[str, bool] = Field(default_factory=dict)
 
 
@@ -228,7 +242,7 @@ class ProjectConfig(BaseModel):
     suites: list[SuiteConfig] = Field(default_factory=list)
     gate: GateConfig = Field(default_factory=GateConfig)
     # None: not given here; the default is the settings model's (adk_eval_action.settings).
-    num_runs: int | None = Field(default=None, ge=1)
+    num_runs: NumRuns | None = None
     parallelism: int | None = Field(default=None, ge=1)
     #: Per-model concurrency limits by model name (as the agent or the eval config names it).
     models: dict[str, ModelLimit] = Field(default_factory=dict)
