@@ -156,3 +156,25 @@ def test_merge_mode_compares_comments_and_gates_the_merged_parts(
     assert all(m.delta in (0, None) for m in outcome.comparison.metrics
                if m.metric_name != "invocation_duration_v1")
     assert _cases(load_json(tmp_path / "merged.json")) == _cases(load_json(parts["full"]))
+
+
+@pytest.mark.parametrize("fail_on", ["threshold", "any"])
+def test_compare_refuses_one_shard_as_the_head(parts: dict[str, Path], cli: CliRun,
+                                               fail_on: str) -> None:
+    """One part alone would gate green with the other parts' eval cases read as removed."""
+    part = load_json(parts["part1"])["shard"]
+    result = cli("compare", str(parts["part1"]), "--baseline", str(parts["full"]),
+                 "--fail-on", fail_on)
+    assert result.exit_code == 2, result.output
+    out = " ".join(result.output.split())
+    assert (f"{parts['part1']}: results of shard 1/3 ({len(part['cases'])} of the plan's "
+            f"{len(part['plan'])} eval cases): merge the shards first (adk-eval-action merge "
+            "PART... --results-out merged.json)") in out, out
+    assert "passed" not in out
+
+
+def test_compare_refuses_one_shard_as_the_baseline(parts: dict[str, Path],
+                                                   cli: CliRun) -> None:
+    result = cli("compare", str(parts["full"]), "--baseline", str(parts["part2"]))
+    assert result.exit_code == 2, result.output
+    assert "results of shard 2/3" in " ".join(result.output.split())

@@ -45,7 +45,12 @@ from adk_eval_action.report.render import (
     render_summary,
 )
 from adk_eval_action.results.io import clean_results, gc_paused, save_results
-from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ErrorRecord, RunResults
+from adk_eval_action.results.model import (
+    INCOMPLETE_ERROR_KINDS,
+    ErrorRecord,
+    RunResults,
+    ShardInfo,
+)
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
@@ -69,14 +74,17 @@ def load_table(path: Path) -> ScoreTable:
     are dropped at once, so comparing two large files holds one side's objects at a time.
 
     Raises:
-        ResultsFileError: as :func:`adk_eval_action.adk.history.load_any_results`.
+        ResultsFileError: as :func:`adk_eval_action.adk.history.load_any_results`, or one
+            shard of a sharded run (:func:`refuse_shard`).
     """
     from adk_eval_action.adk.history import load_any_results
 
     # The objects are made and freed with the GC paused: enabled in between, it walked all
     # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).
     with gc_paused():
-        return ScoreTable.from_results(load_any_results(path))
+        results = load_any_results(path)
+        refuse_shard(path, results.shard)
+        return ScoreTable.from_results(results)
 
 
 def load_head_table(path: Path) -> ScoreTable:
@@ -85,7 +93,8 @@ def load_head_table(path: Path) -> ScoreTable:
     than passing a gate that checked nothing.
 
     Raises:
-        ResultsFileError: unreadable, or no eval cases and no errors.
+        ResultsFileError: unreadable, no eval cases and no errors, or one shard of a sharded
+            run (:func:`refuse_shard`).
     """
     table = load_table(path)
     if not table.case_keys and not table.skeleton.all_errors():
@@ -97,6 +106,23 @@ def load_head_table(path: Path) -> ScoreTable:
     return table
 
 
+def refuse_shard(path: Path | str, shard: ShardInfo | None) -> None:
+    """Refuses one part of a sharded run (``run --shard K/N``) where a whole run is meant:
+    compared alone, the other shards' eval cases would read as removed (or new) and the gate
+    would check only this part's.
+
+    Raises:
+        ResultsFileError: ``shard`` is set, naming the shard and the ``merge`` to run.
+    """
+    if shard is not None:
+        raise ResultsFileError(
+            path,
+            f"results of shard {shard.index}/{shard.count} ({len(shard.cases)} of the plan's "
+            f"{len(shard.plan)} eval cases): merge the shards first "
+            "(adk-eval-action merge PART... --results-out merged.json) and compare the merged file",
+        )
+
+
 def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
     """Loads the baseline results file named with ``--baseline`` as a table, with the note
     ``run`` shows (baseline.resolve).
@@ -104,6 +130,7 @@ def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
     Raises:
         ConfigError: the named file cannot be read (a typo or a broken file would
             otherwise turn regression gating off without a word).
+        ResultsFileError: the file holds one shard of a sharded run (:func:`refuse_shard`).
     """
     if path is None:
         return None, "none given (pass --baseline with a results file of the base branch)"
@@ -112,6 +139,7 @@ def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
             resolved = file_baseline(Path(path))
         except BaselineUnreadable as e:
             raise ConfigError(path, f"baseline {e}") from e
+        refuse_shard(path, resolved.results.shard if resolved.results else None)
         return ScoreTable.from_results(resolved.results), resolved.note()
 
 
