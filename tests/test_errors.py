@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from adk_eval_action.adk.user_exits import UserExit, exits_as_errors
 from adk_features import needs_case_rubrics_alone
 from conftest import CliRun, case_runs, load_json, metric
 
@@ -355,3 +359,92 @@ def test_a_custom_metric_giving_nan_is_recorded_as_an_error(
     m = metric(case_runs(load_json(example_repo / "r.json"), "weather_paris")[0], "politeness")
     assert m["status"] == "error" and "score" not in m
     assert m["reason"] == "non-finite score nan: fix the metric's code"
+
+
+def _written(example_repo: Path) -> dict[str, Any]:
+    assert (example_repo / "c.md").is_file() and (example_repo / "s.md").is_file()
+    return load_json(example_repo / "r.json")
+
+
+@pytest.mark.parametrize(
+    ("statement", "raised"),
+    [
+        ("import sys; sys.exit(0)", "SystemExit: 0"),
+        ("import sys; sys.exit(1)", "SystemExit: 1"),
+        ("raise SystemExit('bye')", "SystemExit: bye"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+    ],
+)
+def test_an_exit_raised_in_a_tool_fails_its_case_with_file_and_line(
+    example_repo: Path, cli: CliRun, statement: str, raised: str
+) -> None:
+    agent = example_repo / "travel_agent/agent.py"
+    source = agent.read_text()
+    anchor = "    name = city.strip().title()\n"
+    agent.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
+    line = agent.read_text().splitlines().index("    " + statement) + 1
+    result = cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
+                 "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+    assert result.exit_code == 1, result.output  # the agent's behaviour fails the gate
+    results = _written(example_repo)
+    [run] = case_runs(results, "weather_paris")
+    assert (run["status"], run.get("error_kind")) == ("failed", None)
+    assert run["error"] == f"the agent raised {raised} (at travel_agent/agent.py:{line})"
+    assert [r["status"] for r in case_runs(results, "currency_usd_eur")] == ["passed"]
+    assert results["complete"] is True
+
+
+def test_an_exit_at_agent_import_is_the_suites_import_error(
+    example_repo: Path, cli: CliRun
+) -> None:
+    agent = example_repo / "travel_agent/agent.py"
+    source = agent.read_text()
+    agent.write_text(source + "import sys\nsys.exit(0)\n")
+    line = len(source.splitlines()) + 2
+    result = cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
+                 "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+    assert result.exit_code == 2, result.output
+    [suite] = _written(example_repo)["suites"]
+    assert suite["errors"][0]["kind"] == "agent"
+    assert suite["errors"][0]["message"] == (
+        f"agent travel_agent failed to import: SystemExit: 0 (at travel_agent/agent.py:{line})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "reason"),
+    [("raise ValueError('no')", "ValueError: no"), ("raise SystemExit(0)", "SystemExit: 0")],
+)
+def test_an_exit_in_a_custom_metric_is_that_metric_raising(
+    example_repo: Path, cli: CliRun, statement: str, reason: str
+) -> None:
+    metrics = example_repo / "travel_agent/metrics.py"
+    source = metrics.read_text()
+    anchor = '    """Politeness of the agent\'s replies, in [-1, 1] (higher is better).\n'
+    assert anchor in source
+    metrics.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
+    result = cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
+                 "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+    # As any metric without a score: not evaluated, which counts as failing by default.
+    assert result.exit_code == 1, result.output
+    assert "`politeness` not evaluated in 5 run(s): " + reason in result.output
+    [run] = case_runs(_written(example_repo), "weather_paris")
+    m = metric(run, "politeness")
+    assert (m["status"], m["reason"]) == ("error", reason)
+    assert metric(run, "brevity")["status"] == "passed"
+
+
+def test_a_keyboard_interrupt_only_counts_as_the_codes_when_no_sigint_can_raise_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python's default SIGINT handler raises KeyboardInterrupt: then it is a real Ctrl-C
+    and passes; with another handler in force (the run's raises Interrupted) it was code."""
+    monkeypatch.setattr(signal, "getsignal", lambda sig: signal.default_int_handler)
+    with pytest.raises(KeyboardInterrupt), exits_as_errors():
+        raise KeyboardInterrupt
+    with pytest.raises(UserExit, match="^SystemExit: 3$"), exits_as_errors():
+        raise SystemExit(3)
+    monkeypatch.setattr(signal, "getsignal", lambda sig: signal.SIG_IGN)
+    with pytest.raises(UserExit, match="^KeyboardInterrupt$") as caught, exits_as_errors():
+        raise KeyboardInterrupt
+    assert isinstance(caught.value.__cause__, KeyboardInterrupt)

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+from adk_eval_action.adk.user_exits import described, exits_as_errors, unwrapped
 from adk_eval_action.errors import AdkEvalActionError
 
 
@@ -142,11 +143,14 @@ async def load_agent(agent_dir: Path) -> LoadedAgent:
     except Exception:  # noqa: BLE001 - a .env problem must not hide the import result
         pass
     try:
-        module = importlib.import_module(name)
-        agent_module = getattr(module, "agent", None) or importlib.import_module(f"{name}.agent")
+        with exits_as_errors():  # sys.exit() at import is the agent's import error
+            module = importlib.import_module(name)
+            agent_module = getattr(module, "agent", None) or importlib.import_module(
+                f"{name}.agent"
+            )
     except Exception as e:
         raise AgentLoadError(
-            f"agent {name} failed to import: {type(e).__name__}: {e}{_where_raised(e, agent_dir)}"
+            f"agent {name} failed to import: {described(e)}{_where_raised(e, agent_dir)}"
         ) from e
     return await _agent_of(agent_module, agent_dir)
 
@@ -163,12 +167,13 @@ async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
     factory = getattr(agent_module, "get_agent_async", None)
     if factory is not None:
         try:
-            made = factory()
-            made = await made if inspect.isawaitable(made) else made
+            with exits_as_errors():
+                made = factory()
+                made = await made if inspect.isawaitable(made) else made
             root_agent, exit_stack = made if isinstance(made, tuple) else (made, None)
         except Exception as e:
             raise AgentLoadError(
-                f"agent {name}: get_agent_async failed: {type(e).__name__}: {e}"
+                f"agent {name}: get_agent_async failed: {described(e)}"
                 f"{_where_raised(e, agent_dir)}"
             ) from e
         return LoadedAgent(app_name=name, root_agent=root_agent, exit_stack=exit_stack)
@@ -179,6 +184,7 @@ async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
 
 def _where_raised(error: BaseException, agent_dir: Path) -> str:
     """`` (at agent.py:3)``: the innermost traceback frame inside the agent folder, if any."""
+    error = unwrapped(error)
     frames = traceback.extract_tb(error.__traceback__)
     if isinstance(error, SyntaxError) and error.filename:
         frames.append(traceback.FrameSummary(error.filename, error.lineno or 0, ""))

@@ -30,6 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from adk_eval_action.adk.model_faults import ModelCallError, classify_fault
+from adk_eval_action.adk.user_exits import described
 from adk_eval_action.results.model import CaseStatus
 
 INFERENCE_LOGGER = "google_adk.google.adk.evaluation.local_eval_service"
@@ -176,7 +177,7 @@ def classify_inference_failure(
         return CaseRunFailure(
             status=CaseStatus.FAILED,
             kind=None,
-            message=f"the agent raised {type(error).__name__}: {error} (at {where}:{frame.lineno})",
+            message=f"the agent raised {described(error)} (at {where}:{frame.lineno})",
         )
     return CaseRunFailure(
         status=CaseStatus.ERROR, kind="inference", message=f"inference failed: {message}"

@@ -38,6 +38,7 @@ from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
 from adk_eval_action.adk.model_faults import ModelCallError
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.adk.thoughts import without_thoughts
+from adk_eval_action.adk.user_exits import exits_as_errors, unwrapped
 from adk_eval_action.adk.verdicts import (
     CONVERSATION_LEVEL_METRICS,
     JUDGE_LOGGERS,
@@ -145,6 +146,7 @@ def exception_reason(error: BaseException) -> str:
         return (
             f"{error}{f' ({cause})' if cause else ''}: check the custom metric's code_config.name"
         )
+    error = unwrapped(error)
     text = (str(error) or type(error).__name__).rstrip(".")
     if "not found in registry" in text:
         return f"{text}: not a google-adk metric and not in custom_metrics"
@@ -191,12 +193,13 @@ class _RecordingEvaluator(Evaluator):
     async def _invoke(
         self, actual: list[Any], expected: list[Any] | None, scenario: Any = None
     ) -> EvaluationResult:
-        result = self._inner.evaluate_invocations(
-            actual_invocations=actual,
-            expected_invocations=expected,
-            conversation_scenario=scenario,
-        )
-        return await result if inspect.isawaitable(result) else result
+        with exits_as_errors():  # a custom metric's sys.exit() is that metric raising
+            result = self._inner.evaluate_invocations(
+                actual_invocations=actual,
+                expected_invocations=expected,
+                conversation_scenario=scenario,
+            )
+            return await result if inspect.isawaitable(result) else result
 
     async def _call(self, call: Awaitable[EvaluationResult]) -> Any:
         result = await call

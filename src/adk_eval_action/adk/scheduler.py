@@ -49,6 +49,7 @@ from adk_eval_action.adk.model_limits import ModelGate, agent_model_names
 from adk_eval_action.adk.plan import Plan, plan_suite
 from adk_eval_action.adk.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
 from adk_eval_action.adk.prepare import SuiteInputs
+from adk_eval_action.adk.user_exits import exits_as_errors_in_tasks
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import (
     CaseKey,
@@ -276,7 +277,8 @@ class _Run:
 async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
     dirs = [o.suite.agent_dir for o in phase if o.suite.agent_dir is not None]
     root = run.settings.repo_root
-    with evaluation_scope(dirs, root):
+    # An exit raised by the agent's code fails its case run, as any exception of it does.
+    with evaluation_scope(dirs, root), exits_as_errors_in_tasks():
         started = [o for o in phase if await _start(o, run.gate, run.calls)]
         work = [(o, item) for o in started for item in o.items]
         work.sort(
