@@ -21,9 +21,7 @@ import asyncio
 import signal
 from collections.abc import Coroutine, Generator, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 
 class UserExit(Exception):  # noqa: N818 - named for what the user's code did
@@ -72,9 +70,36 @@ def exits_as_errors() -> Iterator[None]:
         raise UserExit(e) from e
 
 
-async def _contained(coro: Coroutine[Any, Any, T]) -> T:
-    with exits_as_errors():
-        return await coro
+class _Contained(Coroutine[Any, Any, Any]):
+    """A task's coroutine stepped under :func:`exits_as_errors`. A class, not a wrapping
+    ``async def``: a task cancelled before its first step closes this, which closes the
+    coroutine it holds (else that one is left "never awaited")."""
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+
+    def send(self, value: Any) -> Any:
+        try:
+            return self._coro.send(value)
+        except (SystemExit, KeyboardInterrupt) as e:
+            if not raised_by_code(e):
+                raise
+            raise UserExit(e) from e
+
+    def throw(self, *args: Any) -> Any:
+        try:
+            return self._coro.throw(*args)
+        except (SystemExit, KeyboardInterrupt) as e:
+            if not raised_by_code(e):
+                raise
+            raise UserExit(e) from e
+
+    def close(self) -> None:
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._coro.__await__()
+
 
 
 @contextmanager
@@ -91,7 +116,7 @@ def exits_as_errors_in_tasks() -> Generator[None, None, None]:
     previous = loop.get_task_factory()
 
     def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
-        wrapped = _contained(coro) if asyncio.iscoroutine(coro) else coro
+        wrapped = _Contained(coro) if asyncio.iscoroutine(coro) else coro
         if previous is not None:
             return previous(loop, wrapped, **kwargs)
         return asyncio.Task(wrapped, loop=loop, **kwargs)
