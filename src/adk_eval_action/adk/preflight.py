@@ -140,7 +140,7 @@ def _is_google(llm: BaseLlm) -> bool:
     return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
 
 
-def _litellm_problem(
+def _provider_key_problem(
     llm: BaseLlm,
     where: str,
     environ: Mapping[str, str],
@@ -196,7 +196,7 @@ def agent_models(
         name = llm.model if isinstance(llm, BaseLlm) else str(agent.model)
         uses.append(ModelUse(model=name, role="agent", where=where, google=_is_google(llm)))
         if environ is not None and isinstance(llm, BaseLlm):
-            problems += _litellm_problem(llm, where, environ, suite=suite)
+            problems += _provider_key_problem(llm, where, environ, suite=suite)
     return uses, problems
 
 
@@ -291,7 +291,7 @@ def eval_config_models(
                 ModelUse(model=judge.model, role="judge", where=where, google=_is_google(judge))
             )
             field = f"criteria.{metric.metric_name}.judge_model_options.judge_model"
-            problems += _litellm_problem(judge, where, environ, suite=suite.name,
+            problems += _provider_key_problem(judge, where, environ, suite=suite.name,
                                          file=suite.eval_config_file, field=field)
         if metric.metric_name in VERTEX_EVAL_METRICS:
             problems.extend(_vertex_eval_problem(suite, metric.metric_name, environ))
@@ -340,7 +340,7 @@ def _user_simulator(
         )
         return []
     where = f"user simulator of {suite.eval_config_file or 'the default config'}"
-    problems += _litellm_problem(llm, where, environ, suite=suite.name,
+    problems += _provider_key_problem(llm, where, environ, suite=suite.name,
                                  file=suite.eval_config_file, field="user_simulator_config.model")
     return [ModelUse(model=model, role="user_simulator", where=where, google=_is_google(llm))]
 
