@@ -361,6 +361,12 @@ def test_a_custom_metric_giving_nan_is_recorded_as_an_error(
     assert m["reason"] == "non-finite score nan: fix the metric's code"
 
 
+def _run_writing_all(cli: CliRun) -> Any:
+    """``run travel_agent`` with no baseline, writing r.json, c.md and s.md."""
+    return cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
+               "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+
+
 def _written(example_repo: Path) -> dict[str, Any]:
     assert (example_repo / "c.md").is_file() and (example_repo / "s.md").is_file()
     return load_json(example_repo / "r.json")
@@ -383,8 +389,7 @@ def test_an_exit_raised_in_a_tool_fails_its_case_with_file_and_line(
     anchor = "    name = city.strip().title()\n"
     agent.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
     line = agent.read_text().splitlines().index("    " + statement) + 1
-    result = cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
-                 "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+    result = _run_writing_all(cli)
     assert result.exit_code == 1, result.output  # the agent's behaviour fails the gate
     results = _written(example_repo)
     [run] = case_runs(results, "weather_paris")
@@ -401,8 +406,7 @@ def test_an_exit_at_agent_import_is_the_suites_import_error(
     source = agent.read_text()
     agent.write_text(source + "import sys\nsys.exit(0)\n")
     line = len(source.splitlines()) + 2
-    result = cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
-                 "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+    result = _run_writing_all(cli)
     assert result.exit_code == 2, result.output
     [suite] = _written(example_repo)["suites"]
     assert suite["errors"][0]["kind"] == "agent"
@@ -423,8 +427,7 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
     anchor = '    """Politeness of the agent\'s replies, in [-1, 1] (higher is better).\n'
     assert anchor in source
     metrics.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
-    result = cli("run", "travel_agent", "--baseline", "none", "--results-out", "r.json",
-                 "--comment-out", "c.md", "--summary-out", "s.md", "--quiet")
+    result = _run_writing_all(cli)
     # As any metric without a score: not evaluated, which counts as failing by default.
     assert result.exit_code == 1, result.output
     assert "`politeness` not evaluated in 5 run(s): " + reason in result.output
