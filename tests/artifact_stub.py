@@ -48,6 +48,7 @@ class BlobServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # see github_stub._Handler
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 """Quiet."""

@@ -214,6 +214,9 @@ def _public(comment: dict[str, Any]) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     server_stub: GitHubStub
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm the second waits for
+    # the client's delayed ACK (40 ms on Linux) on every keep-alive response.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Quiet: pytest shows the recorded requests when it matters."""

@@ -215,6 +215,9 @@ def _sse(response: dict[str, Any]) -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm the second waits for
+    # the client's delayed ACK (40 ms on Linux) on every keep-alive response.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
