@@ -479,7 +479,8 @@ class _Trickle(BaseHTTPRequestHandler):
 def trickle() -> Iterator[Any]:
     server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
     server.size, server.pause, server.sent = 100_000, 0.005, 0
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield server
@@ -491,8 +492,8 @@ def trickle() -> Iterator[Any]:
 @pytest.mark.timeout(120)
 def test_an_answer_that_trickles_in_is_cut_off_when_the_budget_is_spent(trickle):
     """The read timeout is per read, so 100,000 bytes at 200 a second (8 minutes) never
-    time out; the budget (0.5 s) ends the call while the body is still arriving."""
-    client = GitHubClient(TOKEN, f"http://127.0.0.1:{trickle.server_port}", budget=0.5,
+    time out; the budget (0.2 s) ends the call while the body is still arriving."""
+    client = GitHubClient(TOKEN, f"http://127.0.0.1:{trickle.server_port}", budget=0.2,
                           sleep=Sleeps())
     with pytest.raises(TransientError, match="still arriving when the API time budget"):
         client.get_json("/user")

@@ -418,8 +418,10 @@ def test_litellm_banners_stay_off_the_console(
     from google.adk.models.lite_llm import LiteLlm
 
     litellm.suppress_debug_info = False
-    # Nothing listens on port 9: the call fails at once with a connection error.
-    llm: Any = LiteLlm(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9", api_key="k")
+    # Nothing listens on port 9: the call fails at once with a connection error (the
+    # OpenAI client's own retries, a second of backoff, are not what this is about).
+    llm: Any = LiteLlm(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9", api_key="k",
+                       max_retries=0)
     if wrapped:
         calls = ModelCalls(ModelRetrySettings(attempts=1), sleep=Waits())
         llm = RetryingLlm.wrap(llm, calls)

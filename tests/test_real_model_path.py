@@ -110,7 +110,10 @@ def test_first_calls_429_give_the_same_scores_and_the_retries_are_reported(
 ):
     clean = cli("run", EVAL_SET, "--results-out", "clean.json")
     assert clean.exit_code == 0
-    gemini_api.faults = [Fault(status=429, retry_delay_s=0.2, times=3)]
+    # The wait is the server's retryDelay, not the default backoff (0.5-1 s per retry).
+    (example_repo / "adk-eval.yaml").write_text("model_retries: {initial_delay_s: 0.01}\n",
+                                                encoding="utf-8")
+    gemini_api.faults = [Fault(status=429, retry_delay_s=0.05, times=3)]
     gemini_api.clear_calls()
 
     result = _run(cli)
