@@ -366,9 +366,11 @@ def test_nothing_to_evaluate_is_exit_2_with_summary_and_outputs(tmp_path, stub):
     result = CliRunner().invoke(action_command, [], env=env)
     assert result.exit_code == 2, result.output
     assert "::error title=adk-eval-action::" in result.output
-    assert "could not run" in (tmp_path / "summary.md").read_text()
-    assert read_outputs(tmp_path / "output.txt")["passed"] == "false"
-    assert stub.comments() == []
+    summary = (tmp_path / "summary.md").read_text()
+    assert "ADK eval incomplete" in summary and "no eval sets found" in summary
+    outputs = read_outputs(tmp_path / "output.txt")
+    assert (outputs["passed"], outputs["results_path"]) == ("false", "adk-eval-results.json")
+    assert stub.comments() == []  # the stub has no PR 12
     assert Path.cwd() == tmp_path.resolve()  # the action ran in `empty`, then came back
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import uuid
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,9 +43,16 @@ from adk_eval_action.errors import (
     describe_exception,
 )
 from adk_eval_action.git import Git, GitError
-from adk_eval_action.github.event import EventContext
+from adk_eval_action.github.event import EventContext, EventContextError, credentials_note
 from adk_eval_action.github.fork import post_artifact_comment
-from adk_eval_action.github.logs import GitHubFormatter, annotation, command, group, log_to, mask
+from adk_eval_action.github.logs import (
+    GitHubFormatter,
+    annotation,
+    commands_stopped,
+    group,
+    log_to,
+    mask,
+)
 from adk_eval_action.github.publish import (
     RENDER_MAX_CHARS,
     Outcome,
@@ -61,12 +67,15 @@ from adk_eval_action.redaction import Redactor, secret_values
 from adk_eval_action.run.requirements import install_requirements
 from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
+    PUBLISHING_OPTIONS,
     RunRequest,
     RunSettings,
     click_options,
+    fallback_request,
     hide_secrets,
     input_option,
     load_request,
+    publishing_settings,
     read_inputs,
     repository_root,
     resolve,
@@ -128,6 +137,31 @@ class ActionRun(BaseModel):
             workdir=(base / settings.working_directory).resolve(),
             secrets=tuple(secret_values(env, [settings.token])),
         )
+
+    @classmethod
+    def fallback(
+        cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
+    ) -> ActionRun | None:
+        """The run as far as recording an error needs it, when :meth:`from_sources`
+        refused the inputs or the event payload: the inputs that say where the results and
+        comment go and how it is posted (``settings.PUBLISHING_OPTIONS``), and the event
+        when it is readable. None when even those inputs are invalid or the working
+        directory is not a folder."""
+        inputs = {k: v for k, v in read_inputs(env).items() if k in PUBLISHING_OPTIONS}
+        given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()
+                              and k in PUBLISHING_OPTIONS})
+        settings = publishing_settings(inputs, given)
+        if settings is None:
+            return None
+        try:
+            runner = RunnerEnv.from_env(env)
+        except EventContextError:  # no PR to comment on; the files are still written
+            runner = RunnerEnv.files_from_env(env)
+        workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
+        if not workdir.is_dir():
+            return None
+        return cls(inputs=inputs, flags=given, settings=settings, runner=runner,
+                   workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])))
 
     @property
     def event(self) -> EventContext:
@@ -206,29 +240,6 @@ def pipeline_request(run: ActionRun) -> RunRequest:
     })
 
 
-def credentials_note(event: EventContext) -> str | None:
-    """Why a pull request's run may have no model credentials, for the preflight's message:
-    workflows of pull requests from forks get no repository secrets, Dependabot's get only
-    Dependabot secrets (contract §5; GitHub's "Using secrets in GitHub Actions"). None for
-    other events (``pull_request_target`` runs with the base repository's secrets)."""
-    if event.event_name != "pull_request":
-        return None
-    if event.author == "dependabot[bot]":
-        return (
-            "This pull request is Dependabot's, and its workflows get only Dependabot "
-            "secrets: add the model key as a Dependabot secret, or set on_missing_credentials: "
-            "skip"
-        )
-    if not event.is_fork:
-        return None
-    head = event.head_repository or "a fork"
-    return (
-        f"This pull request comes from {head}, and GitHub gives workflows of pull requests "
-        "from forks no repository secrets: set on_missing_credentials: skip to skip such runs, "
-        "or evaluate them as docs/action.md (Pull requests from forks) describes"
-    )
-
-
 # --------------------------------------------------------------------------- the action
 
 
@@ -245,20 +256,6 @@ def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
     for name in names:
         del environ[name]
     return names
-
-
-@contextmanager
-def commands_stopped() -> Iterator[None]:
-    """Within the block the runner obeys no workflow command (``::stop-commands::`` with a
-    random token, resumed at its end): what is printed there comes from the repository,
-    an agent or an installer, and may hold lines that look like commands
-    (workflow-commands doc, "Stopping and starting workflow commands")."""
-    resume = f"adk-eval-{uuid.uuid4().hex}"
-    command(log, "stop-commands", resume)
-    try:
-        yield
-    finally:
-        command(log, resume)
 
 
 def run_action(
@@ -290,22 +287,59 @@ def run_action(
             "never check out and evaluate pull request code here (docs/action.md, Security).",
             extra=annotation("warning"),
         )
-    if run.settings.requirements and not skip_requirements:
-        # The installer gets the agent's environment (no token); what it prints quotes
-        # the requirements, repository content.
-        installer_env = dict(os.environ if environ is None else environ)
-        scrub_environment(installer_env)
-        with group(log, "Install the agent's requirements"), commands_stopped():
-            install_requirements(run.settings.requirements, run.workdir,
-                                 root=repository_root(run.workdir), env=installer_env)
-        if reexec is not None:
-            reexec()  # does not return in production
-    if environ is not None:
-        scrub_environment(environ)
-    # Agent output is untrusted text in this log: the runner obeys no workflow command
-    # in it until the run is over.
-    with group(log, "Run evaluations"), commands_stopped():
-        outcome = pipeline(pipeline_request(run))
+    try:
+        if run.settings.requirements and not skip_requirements:
+            _install(run, environ)
+            if reexec is not None:
+                reexec()  # does not return in production
+        if environ is not None:
+            scrub_environment(environ)
+        # Agent output is untrusted text in this log: the runner obeys no workflow command
+        # in it until the run is over.
+        with group(log, "Run evaluations"), commands_stopped(log):
+            try:
+                request = pipeline_request(run)
+            except Exception as exc:  # noqa: BLE001 - recorded and published below
+                outcome = _stopped(run, exc)
+            else:
+                outcome = pipeline(request)
+    except Exception as exc:  # noqa: BLE001 - stopped before evaluation: still published
+        outcome = _stopped(run, exc)
+    return _publish(run, outcome, make_client)
+
+
+def _install(run: ActionRun, environ: MutableMapping[str, str] | None) -> None:
+    """Install the user's requirements. The installer gets the agent's environment (no
+    token); what it prints quotes the requirements, repository content.
+
+    Raises:
+        RequirementsError: the install failed."""
+    installer_env = dict(os.environ if environ is None else environ)
+    scrub_environment(installer_env)
+    with group(log, "Install the agent's requirements"), commands_stopped(log):
+        install_requirements(run.settings.requirements, run.workdir,
+                             root=repository_root(run.workdir), env=installer_env)
+
+
+def _stopped(run: ActionRun, exc: Exception) -> Outcome:
+    """The outcome of a run that ``exc`` stopped before evaluation started: an empty
+    results file recording the error, and the "incomplete" comment and summary
+    (``run.outcome.stopped_outcome``), published like any run's.
+
+    Raises:
+        Exception: ``exc`` again when not even the publishing inputs are usable."""
+    from adk_eval_action.run.outcome import stopped_outcome
+
+    request = fallback_request(run.workdir, run.inputs, run.flags, run.secrets)
+    if request is None:
+        raise exc
+    return stopped_outcome(request, exc)
+
+
+def _publish(
+    run: ActionRun, outcome: Outcome, make_client: Callable[[str, str], GitHubClient],
+) -> int:
+    """Publish ``outcome`` (a shard's as a part: no comment, no gate); the exit code."""
     if getattr(outcome, "shard", None):
         return publish_part(run.target, outcome)
     return publish(run.target, outcome, make_client)
@@ -356,18 +390,36 @@ def _runner_log() -> Iterator[GitHubFormatter]:
         yield formatter
 
 
-def _run_or_exit(flags: dict[str, Any], formatter: GitHubFormatter) -> ActionRun:
+def _run_or_exit(
+    flags: dict[str, Any], formatter: GitHubFormatter, evaluates: bool = False,
+) -> ActionRun:
     """The action's run from the environment; an unusable input or event payload (or a
-    bug reading them) is exit 2, with the failure still in the job summary and the
+    bug reading them) is exit 2. When the command ``evaluates`` (``action``) and the
+    inputs that say where results and comment go are usable (:meth:`ActionRun.fallback`),
+    the error is published as a run stopped before evaluation (results file, "incomplete"
+    sticky comment, summary, outputs); else it is still in the job summary and the
     outputs. ``formatter`` redacts the environment's secret values from then on."""
     env = dict(os.environ)
     formatter.redact = Redactor(secret_values(env))
     try:
         return ActionRun.from_sources(flags, env)
     except Exception as exc:  # noqa: BLE001 - a named error or a bug: exit 2, never 1
-        _exit_for(exc)
-        report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
-        raise SystemExit(EXIT_USAGE) from None
+        fallback = ActionRun.fallback(flags, env) if evaluates else None
+        if fallback is None:
+            _exit_for(exc)
+            report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
+            raise SystemExit(EXIT_USAGE) from None
+        formatter.redact = fallback.redactor
+        for secret in fallback.secrets:
+            mask(log, secret)
+        client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
+        try:
+            code = _publish(fallback, _stopped(fallback, exc), client_for)
+        except Exception as error:  # noqa: BLE001 - publishing failed too: exit 2 still
+            _exit_for(error)
+            report_failure(fallback.runner, exc, fallback.redactor)
+            code = EXIT_USAGE
+        raise SystemExit(code if code in EXIT_CODES else EXIT_USAGE) from None
 
 
 def _exit_for(exc: BaseException) -> int:
@@ -387,7 +439,7 @@ def _exit_for(exc: BaseException) -> int:
 def action_command(skip_requirements: bool, **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
     with _runner_log() as formatter:
-        run = _run_or_exit(flags, formatter)
+        run = _run_or_exit(flags, formatter, evaluates=True)
         formatter.redact = run.redactor
         if run.runner.in_actions:
             _ensure_safe_directory(run.event.workspace)

@@ -25,7 +25,7 @@ from adk_eval_action.errors import (
 )
 from adk_eval_action.github.logs import PlainFormatter, inert, log_to
 from adk_eval_action.redaction import Redactor, secret_values
-from adk_eval_action.settings import click_options, load_request
+from adk_eval_action.settings import click_options, fallback_request, load_request
 from adk_eval_action.text import without_surrogates
 
 log = logging.getLogger(__name__)
@@ -72,12 +72,21 @@ def run(**flags: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate.
 
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
+    from adk_eval_action.run.outcome import stopped_outcome
     from adk_eval_action.run.pipeline import run_pipeline
 
     with _console() as redact:
-        request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
-        _explicit_baseline(request.settings.baseline, request.workdir)
-        outcome = run_pipeline(request)
+        try:
+            request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
+            _explicit_baseline(request.settings.baseline, request.workdir)
+        except AdkEvalActionError as e:
+            # The results file and comment still record why (settings.fallback_request).
+            fallback = fallback_request(Path.cwd(), flags=flags, secrets=redact.values)
+            if fallback is None:
+                raise
+            request, outcome = fallback, stopped_outcome(fallback, e)
+        else:
+            outcome = run_pipeline(request)
     if request.settings.print_comment:
         _echo(outcome.comment_markdown, redact)
     sys.exit(outcome.exit_code)

@@ -31,6 +31,9 @@ class Case:
     (``evaluated``: then results, comment, summary and outputs must exist), the bound in
     seconds, ``limits`` (module constants lowered for the row, ``"module.NAME": value``),
     a ``check`` of its own, and pytest ``marks``. ``cli``: run through the CLI.
+    ``recorded``: a run stopped before evaluation (``evaluated`` false) still writes a
+    results file recording why, and the "incomplete" comment; false where the input leaves
+    nothing to write them with (the results path itself is unusable).
 
     ``twin``: the row's check does not depend on a fresh evaluation, so it also runs as a
     quick twin with the evaluation replayed (test_hostile.py's docstring), with these
@@ -49,6 +52,7 @@ class Case:
     cli: bool = False
     marks: tuple[Any, ...] = ()
     twin: dict[str, Any] | None = None
+    recorded: bool = True
 
 
 def _travel_eval_set(ws: Workspace) -> Path:
@@ -324,6 +328,23 @@ def _partial_results(run: Run) -> None:
     assert not _comment_bodies(run), "a stopped run does not post its comment"
 
 
+# --------------------------------------------------------------------------- stopped early
+
+def _stop_posted(escaped: str = "") -> Callable[[Run], None]:
+    """A run stopped before evaluation posts the "incomplete" comment on the PR, through
+    the same publish path as any run, with the error's text escaped (``escaped``: how a
+    piece of it must read in the comment)."""
+    def check(run: Run) -> None:
+        bodies = _comment_bodies(run)
+        assert len(bodies) == 1 and "ADK eval incomplete" in bodies[0], bodies
+        assert "<img" not in bodies[0] and escaped in bodies[0], bodies[0]
+        assert not re.search(r"@[A-Za-z0-9]", bodies[0]), "a mention reaches the comment"
+    return check
+
+
+HOSTILE_AGENT_NAME = "nope<img src=x>\n::error::pwn @octocat"
+
+
 # --------------------------------------------------------------------------- 11: mentions
 
 MENTIONS = "Ping @octocat and @octo/team about GH-1 and octo/agents#9 and #9"
@@ -355,7 +376,8 @@ CASES: list[Case] = [
           else r"internal error.*Maximum serialization depth"), check=_deep_output_named),
     Case("k1-results-path-unwritable", 1,
          lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
-         r"cannot write the results file", evaluated=False, check=_passed_false, twin={}),
+         r"cannot write the results file", evaluated=False, check=_passed_false, twin={},
+         recorded=False),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
@@ -409,6 +431,13 @@ CASES: list[Case] = [
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",
                                "comment.md", "--summary-out", "summary.md"), cli=True),
+    Case("k5-config-error-text-before-evaluation", 5, lambda ws: ws.config({"suites": [{
+        "name": "t", "agent": HOSTILE_AGENT_NAME,
+        "eval_sets": ["travel_agent/eval/travel.evalset.json"]}]}), 2,
+        r"agent folder nope.*not found", evaluated=False,
+        check=_stop_posted("nope&lt;img src=x&gt;")),
+    Case("k5-bad-input-before-evaluation", 5, lambda ws: ws.inputs.update(num_runs="abc"),
+         2, r"invalid input num_runs", evaluated=False, check=_stop_posted()),
     # 6. Secrets
     Case("k6-agent-echoes-secrets", 6, lambda ws: ws.hostile_agent(
         "token=<{env[INPUT_GITHUB_TOKEN]}{env[GITHUB_TOKEN]}> key=<{env[GOOGLE_API_KEY]}> "

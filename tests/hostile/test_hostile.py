@@ -68,10 +68,7 @@ def check_exit_and_message(case: Case, run: Run) -> None:
 
 def check_files(case: Case, run: Run) -> None:
     if not case.evaluated:
-        assert run.results is None, "nothing was to be evaluated"
-        if not case.cli:  # the failure is still in the job summary and the outputs
-            assert run.outputs.get("passed") == "false", run.outputs
-            assert run.files.get("summary.md"), "no job summary"
+        check_stopped(case, run)
         return
     results = run.results
     assert results is not None, "no results file"
@@ -84,6 +81,28 @@ def check_files(case: Case, run: Run) -> None:
     assert run.files.get("summary.md"), "no job summary"
     assert run.outputs.get("passed") == ("true" if case.exit_code == 0 else "false")
     assert run.outputs.get("results_path") == "adk-eval-results.json"
+
+
+def check_stopped(case: Case, run: Run) -> None:
+    """A run stopped before evaluation started: the results file records the error (no
+    suites, ``complete`` false) and the comment says "incomplete" (docs/action.md), unless
+    the row's input leaves no results file to write (``recorded``); the job summary and
+    outputs say it in any case."""
+    results = run.results
+    if not case.recorded:
+        assert results is None, "the row expects no results file"
+    else:
+        assert results is not None, "the stop is not recorded in a results file"
+        assert results["complete"] is False and results["suites"] == [], results
+        assert [e for e in results["errors"] if re.search(case.says, e["message"], re.S)], \
+            results["errors"]
+        comment = run.files.get("comment.md") if case.cli else run.comment_file
+        assert comment and "ADK eval incomplete" in comment, comment
+    if not case.cli:  # the failure is still in the job summary and the outputs
+        assert run.outputs.get("passed") == "false", run.outputs
+        assert run.files.get("summary.md"), "no job summary"
+        if case.recorded:
+            assert run.outputs.get("results_path") == "adk-eval-results.json", run.outputs
 
 
 def check_no_secret(run: Run) -> None:

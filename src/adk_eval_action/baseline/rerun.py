@@ -151,6 +151,10 @@ def _rerun(request: BaselineRequest) -> ResolvedBaseline:
             results = load_any_results(results_path)
         except ResultsFileError as e:
             raise RerunError(f"the base evaluation's results are unreadable: {e}") from e
+        if not results.suites and results.incomplete_errors():
+            # A run stopped before evaluating (a config error there) records only why.
+            raise RerunError(f"the evaluation of {merge_base[:12]} stopped before evaluating: "
+                             f"{results.incomplete_errors()[0].message}")
     finally:
         git("worktree", "remove", "--force", str(worktree), check=False)
         git("worktree", "prune", check=False)

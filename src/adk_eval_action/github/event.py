@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.files import FileLimitError, read_bytes
 
-__all__ = ["EVENT_MAX_BYTES", "EventContext", "EventContextError"]
+__all__ = ["EVENT_MAX_BYTES", "EventContext", "EventContextError", "credentials_note"]
 
 #: GitHub caps webhook payloads at 25 MB; an event file larger than that is not GitHub's.
 EVENT_MAX_BYTES = 25 * 1024 * 1024
@@ -239,3 +239,26 @@ def _workflow_run_fields(run: Mapping[str, Any]) -> dict[str, Any]:
         fields["pr_number"] = numbers[0]
         fields["base_ref"] = _text(_mapping(listed[0].get("base"), "base").get("ref"))
     return fields
+
+
+def credentials_note(event: EventContext) -> str | None:
+    """Why a pull request's run may have no model credentials, for the preflight's message:
+    workflows of pull requests from forks get no repository secrets, Dependabot's get only
+    Dependabot secrets (contract §5; GitHub's "Using secrets in GitHub Actions"). None for
+    other events (``pull_request_target`` runs with the base repository's secrets)."""
+    if event.event_name != "pull_request":
+        return None
+    if event.author == "dependabot[bot]":
+        return (
+            "This pull request is Dependabot's, and its workflows get only Dependabot "
+            "secrets: add the model key as a Dependabot secret, or set on_missing_credentials: "
+            "skip"
+        )
+    if not event.is_fork:
+        return None
+    head = event.head_repository or "a fork"
+    return (
+        f"This pull request comes from {head}, and GitHub gives workflows of pull requests "
+        "from forks no repository secrets: set on_missing_credentials: skip to skip such runs, "
+        "or evaluate them as docs/action.md (Pull requests from forks) describes"
+    )

@@ -22,6 +22,7 @@ concurrent work cannot interleave half lines.
 from __future__ import annotations
 
 import logging
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ __all__ = [
     "WorkflowCommand",
     "annotation",
     "command",
+    "commands_stopped",
     "escape_data",
     "escape_property",
     "group",
@@ -240,3 +242,17 @@ def log_to(
         ours.setLevel(saved[0])
         ours.propagate = saved[1]
         adk.setLevel(saved[2])
+
+
+@contextmanager
+def commands_stopped(log: logging.Logger) -> Iterator[None]:
+    """Within the block the runner obeys no workflow command (``::stop-commands::`` with a
+    random token, resumed at its end; both written to ``log``): what is printed there
+    comes from the repository, an agent or an installer, and may hold lines that look like
+    commands (workflow-commands doc, "Stopping and starting workflow commands")."""
+    resume = f"adk-eval-{uuid.uuid4().hex}"
+    command(log, "stop-commands", resume)
+    try:
+        yield
+    finally:
+        command(log, resume)

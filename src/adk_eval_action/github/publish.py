@@ -43,6 +43,7 @@ __all__ = [
     "Outcome",
     "PublishTarget",
     "RunnerEnv",
+    "annotate_outcome",
     "log_suites",
     "post_run_comment",
     "publish",
@@ -150,6 +151,7 @@ def publish(
     """
     event = target.runner.event
     log_suites(outcome, event.workspace, target.workdir)
+    annotate_outcome(outcome)
     results_dir = target.path(target.results_path).parent
     marker = comment_marker(target.comment_key)
     comment_path = results_dir / COMMENT_FILE
@@ -192,6 +194,7 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
     errors kept scores from being computed, else 0."""
     event = target.runner.event
     shard = getattr(outcome, "shard", None)
+    annotate_outcome(outcome)
     log.info(
         "shard %s evaluated: upload %s as an artifact and merge the parts in one job "
         "(docs/sharding.md)", shard, shown(Path(outcome.results_path), event.workspace,
@@ -204,6 +207,18 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
             "comment_path": "", "comment_url": "", "metrics": "{}",
         })
     return outcome.exit_code
+
+
+def annotate_outcome(outcome: Outcome) -> None:
+    """An error annotation for what stopped an incomplete run (``outcome.error``) and a
+    warning annotation for each of its ``warnings`` (a baseline asked for by name and not
+    used). Printed after the run's log window, where the runner obeys commands again;
+    the formatter escapes them (github.logs)."""
+    error = getattr(outcome, "error", None)
+    if error:
+        log.error("%s", error, extra=annotation(title="adk-eval-action"))
+    for warning in getattr(outcome, "warnings", None) or []:
+        log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
 
 
 def _write_files(results_dir: Path, body: str, event: EventContext, key: str) -> None:

@@ -1,7 +1,8 @@
 """What a run produced (:class:`PipelineOutcome`), and the outcome of a run that could not
-finish normally (:func:`incomplete_outcome`): whatever happens after evaluation started,
-the results file, the comment and the job summary are still written (exit 2 "incomplete",
-or 130/143 when a signal stopped the run).
+finish normally (:func:`incomplete_outcome`; :func:`stopped_outcome` for a run stopped
+before evaluation started, by a config or input error): the results file, the comment and
+the job summary are still written (exit 2 "incomplete", or 130/143 when a signal stopped
+the run).
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
-from adk_eval_action.errors import EXIT_USAGE
+from adk_eval_action.errors import (
+    EXIT_USAGE,
+    AdkEvalActionError,
+    ConfigError,
+    EvalSetError,
+    InternalError,
+    describe_exception,
+)
 from adk_eval_action.report.fallback import incomplete_markdown
 from adk_eval_action.results.io import save_results
-from adk_eval_action.results.model import ErrorRecord, RunResults
+from adk_eval_action.results.model import ErrorRecord, RunMetadata, RunResults
 from adk_eval_action.settings import RunRequest
 from adk_eval_action.text import without_surrogates
 
@@ -24,8 +32,10 @@ __all__ = [
     "CaseFailure",
     "PipelineOutcome",
     "case_failures",
+    "error_record",
     "incomplete_outcome",
     "metrics_output",
+    "stopped_outcome",
     "write_text",
 ]
 
@@ -46,7 +56,10 @@ class CaseFailure(BaseModel):
 class PipelineOutcome(BaseModel):
     """What a run produced. ``exit_code``: 0 the gate passed, 1 the gate failed on
     computed scores, 2 incomplete (config, eval set, agent or internal error), 130/143 a
-    signal stopped it (``interrupted``)."""
+    signal stopped it (``interrupted``). ``error`` is what stopped an incomplete run
+    (:func:`incomplete_outcome`; redacted), for the action's error annotation; ``warnings``
+    are the run's warnings the action shows as annotations too (a baseline that was asked
+    for by name and not used)."""
 
     exit_code: int
     passed: bool
@@ -62,6 +75,8 @@ class PipelineOutcome(BaseModel):
     shard: str | None = None
     skipped: str | None = None
     interrupted: bool = False
+    error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
 
 
 def case_failures(gate: GateResult) -> list[CaseFailure]:
@@ -150,4 +165,51 @@ def incomplete_outcome(
         comment_markdown=markdown, summary_markdown=markdown,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
+        error=redact(error.message + (f" ({error.hint})" if error.hint else "")),
     )
+
+
+def error_record(error: BaseException) -> ErrorRecord:
+    """The results file's record of an error that stopped a run before evaluation started:
+    kind ``eval_set`` for an EvalSetError, ``internal`` for an unexpected exception
+    (naming where; "please report this as a bug"), else ``config`` (adk-eval.yaml, an
+    option or input, a path). ``file`` is the file a ConfigError or EvalSetError names."""
+    if not isinstance(error, AdkEvalActionError) or isinstance(error, InternalError):
+        return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
+                           hint="please report this as a bug")
+    kind = "eval_set" if isinstance(error, EvalSetError) else "config"
+    path = getattr(error, "path", None)
+    return ErrorRecord(kind=kind, message=str(error),
+                       file=str(path) if path is not None and isinstance(
+                           error, (ConfigError, EvalSetError)) else None)
+
+
+def stopped_outcome(request: RunRequest, error: BaseException) -> PipelineOutcome:
+    """The outcome of a run that a config, input or other error stopped before evaluation
+    started (nothing was evaluated): :func:`incomplete_outcome` of an empty results file
+    (the run's versions and commit, no suites) that records ``error`` (:func:`error_record`),
+    so the results file, the comment and the job summary say "incomplete" and why, as
+    for a run stopped later (exit 2). A shard's run stays a shard's (no comment is posted
+    for it). Never raises for a file it cannot write."""
+    from adk_eval_action.run.evaluation import run_metadata
+
+    try:
+        metadata = run_metadata(request.workdir)
+    except Exception:  # noqa: BLE001 - the record of the error matters more than its metadata
+        metadata = RunMetadata()
+    record = error_record(error)
+    record.message = request.redactor(record.message)
+    if record.file is not None:
+        record.file = _relative(Path(record.file), request.workdir)
+    outcome = incomplete_outcome(RunResults(metadata=metadata), request, record)
+    shard = request.settings.shard
+    return outcome.model_copy(update={"shard": f"{shard.index}/{shard.count}"}) if shard \
+        else outcome
+
+
+def _relative(path: Path, workdir: Path) -> str:
+    """``path`` relative to the working directory when it is inside, else as given."""
+    try:
+        return path.resolve().relative_to(workdir.resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)

@@ -61,6 +61,7 @@ from adk_eval_action.run.outcome import (
     case_failures,
     incomplete_outcome,
     metrics_output,
+    stopped_outcome,
     write_text,
 )
 from adk_eval_action.settings import RunRequest
@@ -308,14 +309,16 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
     synchronous callers (the CLI, the action), which owns the event loop
     (:func:`run_pipeline_async`).
 
-    Once evaluation started, this returns an outcome whatever happens: a signal (exit
-    130/143; what was evaluated is kept), an unusable template or results path (exit 2), an
-    unexpected exception (exit 2, "internal error" naming where) all still write the
-    results file (marked incomplete), the comment and the summary
-    (:func:`run.outcome.incomplete_outcome`).
+    This returns an outcome whatever happens but a signal before evaluation started: a
+    signal (exit 130/143; what was evaluated is kept), an unusable template or results path
+    (exit 2), an unexpected exception (exit 2, "internal error" naming where) all still
+    write the results file (marked incomplete), the comment and the summary
+    (:func:`run.outcome.incomplete_outcome`); so does an error that stops the run before
+    evaluation started (invalid config, nothing to evaluate: exit 2, an empty results file
+    that records the error; :func:`run.outcome.stopped_outcome`).
 
     Raises:
-        AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran).
+        Interrupted: a signal arrived before evaluation started.
     """
     state = RunState()
     try:
@@ -325,17 +328,21 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
             raise
         return incomplete_outcome(clean_results(state.results, request.redactor), request,
                                   _interruption(state.results, e), e.exit_code)
-    except AdkEvalActionError as e:
+    except Exception as e:  # noqa: BLE001 - every error is an outcome (docstring)
         if state.results is None:
-            raise
-        kind = "config" if isinstance(e, (ConfigError, OutsideRoot)) else "internal"
-        return incomplete_outcome(state.results, request, ErrorRecord(kind=kind, message=str(e)))
-    except Exception as e:
-        if state.results is None:
-            raise
-        return incomplete_outcome(state.results, request, ErrorRecord(
-            kind="internal", message=f"internal error: {describe_exception(e)}",
-            hint="please report this as a bug"))
+            return stopped_outcome(request, e)
+        return incomplete_outcome(state.results, request, _stop_error(e))
+
+
+def _stop_error(error: Exception) -> ErrorRecord:
+    """The error record of an exception that stopped a run after evaluation started: a
+    named error as ``config`` or ``internal``, anything else an "internal error" naming
+    where it was raised."""
+    if isinstance(error, AdkEvalActionError):
+        kind = "config" if isinstance(error, (ConfigError, OutsideRoot)) else "internal"
+        return ErrorRecord(kind=kind, message=str(error))
+    return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
+                       hint="please report this as a bug")
 
 
 def _interruption(results: RunResults, stop: Interrupted) -> ErrorRecord:

@@ -29,10 +29,13 @@ from adk_eval_action.settings.model import (
     Source,
 )
 from adk_eval_action.settings.resolve import (
+    PUBLISHING_OPTIONS,
     RunRequest,
     config_layer,
+    fallback_request,
     hide_secrets,
     load_request,
+    publishing_settings,
     read_inputs,
     repository_root,
     resolve,
@@ -41,6 +44,7 @@ from adk_eval_action.settings.resolve import (
 __all__ = [
     "OPTIONS",
     "PRECEDENCE",
+    "PUBLISHING_OPTIONS",
     "Amount",
     "Option",
     "OptionSpec",
@@ -49,9 +53,11 @@ __all__ = [
     "Source",
     "click_options",
     "config_layer",
+    "fallback_request",
     "hide_secrets",
     "input_option",
     "load_request",
+    "publishing_settings",
     "read_inputs",
     "repository_root",
     "resolve",

@@ -204,6 +204,47 @@ def load_request(
     )
 
 
+#: The options that say where a run's results, comment and summary go and how the comment
+#: is posted: enough to record an error that stopped the run (:func:`fallback_request`).
+PUBLISHING_OPTIONS = (
+    "results_path", "comment_out", "summary_out", "print_comment", "comment", "comment_key",
+    "github_token", "working_directory", "shard",
+)
+
+
+def publishing_settings(
+    inputs: Mapping[str, Any] | None = None, flags: Mapping[str, Any] | None = None,
+) -> RunSettings | None:
+    """The settings of the :data:`PUBLISHING_OPTIONS` that ``inputs`` and ``flags`` give
+    (the other options at their defaults); None when one of these is invalid too."""
+    def kept(layer: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {k: v for k, v in (layer or {}).items() if k in PUBLISHING_OPTIONS}
+
+    try:
+        return resolve(None, kept(inputs), kept(flags))
+    except ConfigError:
+        return None
+
+
+def fallback_request(
+    workdir: Path,
+    inputs: Mapping[str, Any] | None = None,
+    flags: Mapping[str, Any] | None = None,
+    secrets: Iterable[str] = (),
+) -> RunRequest | None:
+    """The run as far as recording an error needs it, when :func:`load_request` refused the
+    run: the :data:`PUBLISHING_OPTIONS` of ``inputs`` and ``flags`` alone (adk-eval.yaml
+    sets none of them), so an invalid adk-eval.yaml or another option's bad value still
+    leaves a results file and a comment saying why. None when even these are invalid or
+    ``workdir`` is not a folder: the error is then only logged (docs/action.md)."""
+    settings = publishing_settings(inputs, flags)
+    if settings is None or not workdir.is_dir():
+        return None
+    workdir = workdir.resolve()
+    return RunRequest(settings=settings, workdir=workdir, root=repository_root(workdir),
+                      secrets=tuple(SecretStr(s) for s in secrets))
+
+
 def repository_root(workdir: Path) -> Path:
     """The git top level that holds ``workdir``, else ``workdir`` itself."""
     top = Git(workdir, timeout=10).value("rev-parse", "--show-toplevel")
