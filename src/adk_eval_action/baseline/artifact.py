@@ -288,6 +288,17 @@ def results_from_zip(data: bytes, label: str = "artifact") -> RunResults:
     raise BaselineUnreadable(f"the {label} holds no {RESULTS_FILE_NAME}")
 
 
+def unusable_reason(context: BaselineContext) -> str:
+    """Why the REST API cannot be asked for an artifact: what of the repository
+    (``GITHUB_REPOSITORY``) and the token is missing, and what to do."""
+    token = bool(context.token.get_secret_value())
+    missing = " and ".join(
+        ([] if context.repository else ["no GitHub repository (GITHUB_REPOSITORY is not set)"])
+        + ([] if token else ["no GitHub token (the github_token input is empty)"]))
+    return (f"{missing}: pass the github_token input (it needs actions: read); outside "
+            "GitHub use --baseline rerun or a results file")
+
+
 def artifact_baseline(
     context: BaselineContext, name: str, base_ref: str | None,
     client_factory: ClientFactory | None = None,
@@ -298,10 +309,7 @@ def artifact_baseline(
         BaselineUnavailable: no context, no artifact, or it could not be downloaded or read.
     """
     if not context.usable:
-        raise BaselineUnavailable(
-            "artifact: no GitHub repository and token (pass the github_token input; "
-            "outside GitHub use --baseline rerun or a results file)"
-        )
+        raise BaselineUnavailable(unusable_reason(context))
     make = client_factory or (lambda token, api: GitHubClient(token, api))
     client = make(context.token.get_secret_value(), context.api_url)
     repo = context.repository

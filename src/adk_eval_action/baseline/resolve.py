@@ -130,8 +130,9 @@ def _strategy(
         if mode == "rerun":
             return rerun_baseline(request)
     except BaselineUnavailable as e:
+        # Asked for by name: the note (the comment's "No baseline: ...") says so.
         log.warning("baseline not used: %s", e)
-        return ResolvedBaseline(reason=str(e))
+        return ResolvedBaseline(reason=f"the {mode} baseline was requested but not used: {e}")
     return _auto(request, context, name, client_factory)
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.errors import (
+    EXIT_PASS,
     EXIT_USAGE,
     AdkEvalActionError,
     ConfigError,
@@ -24,7 +25,12 @@ from adk_eval_action.errors import (
 )
 from adk_eval_action.report.fallback import incomplete_markdown
 from adk_eval_action.results.io import save_results
-from adk_eval_action.results.model import ErrorRecord, RunMetadata, RunResults
+from adk_eval_action.results.model import (
+    INCOMPLETE_ERROR_KINDS,
+    ErrorRecord,
+    RunMetadata,
+    RunResults,
+)
 from adk_eval_action.settings import RunRequest
 from adk_eval_action.text import without_surrogates
 
@@ -35,6 +41,7 @@ __all__ = [
     "error_record",
     "incomplete_outcome",
     "metrics_output",
+    "part_outcome",
     "stopped_outcome",
     "write_text",
 ]
@@ -213,3 +220,27 @@ def _relative(path: Path, workdir: Path) -> str:
         return path.resolve().relative_to(workdir.resolve()).as_posix()
     except (ValueError, OSError):
         return str(path)
+
+
+def part_outcome(results: RunResults, request: RunRequest) -> PipelineOutcome:
+    """The outcome of one shard of a sharded run: its results file, no comparison and no
+    gate (``merge`` does both); exit 2 when errors kept scores from being computed."""
+    assert results.shard is not None
+    shard = f"{results.shard.index}/{results.shard.count}"
+    usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in results.all_errors())
+    log.info(
+        "shard %s: %d of the plan's %d eval cases evaluated; merge all parts with "
+        "`adk-eval-action merge` to compare and gate",
+        shard,
+        len(results.shard.cases),
+        len(results.shard.plan),
+    )
+    return PipelineOutcome(
+        exit_code=EXIT_USAGE if usage_error else EXIT_PASS,
+        passed=not usage_error,
+        results_path=request.path(request.settings.results_path),
+        comment_markdown="",
+        summary_markdown="",
+        suites=[s.name for s in results.suites],
+        shard=shard,
+    )

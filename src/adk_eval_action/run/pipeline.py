@@ -16,7 +16,12 @@ from pathlib import Path
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
-from adk_eval_action.baseline.models import BaselineRequest, BaselineUnreadable, ResolvedBaseline
+from adk_eval_action.baseline.models import (
+    BaselineRequest,
+    BaselineUnreadable,
+    ResolvedBaseline,
+    parse_spec,
+)
 from adk_eval_action.baseline.resolve import (
     Rescore,
     file_baseline,
@@ -61,6 +66,7 @@ from adk_eval_action.run.outcome import (
     case_failures,
     incomplete_outcome,
     metrics_output,
+    part_outcome,
     stopped_outcome,
     write_text,
 )
@@ -413,7 +419,20 @@ async def run_pipeline_async(
         )
         results.metadata.model_calls = calls.summary()
         save_results(results, request.path(results_path))
-    return finish(results, baseline, note, request, adaptive)
+    outcome = finish(results, baseline, note, request, adaptive)
+    outcome.warnings += requested_baseline_unused(request, baseline is not None, note)
+    return outcome
+
+
+def requested_baseline_unused(request: RunRequest, found: bool, note: str) -> list[str]:
+    """The warning of a baseline asked for by name (``artifact``, ``rerun``) that the run
+    could not use, as the comment's line says it (``No baseline: <note>``); the action
+    shows it as a warning annotation. The check's colour stays the evaluation's: a
+    missing baseline never fails it (docs/baselines.md)."""
+    mode, _ = parse_spec(request.settings.baseline)
+    if found or request.settings.record or mode not in ("artifact", "rerun"):
+        return []
+    return [f"No baseline: {note}"]
 
 
 def _suites_for_rescoring(request: RunRequest) -> list[Suite]:
@@ -424,30 +443,6 @@ def _suites_for_rescoring(request: RunRequest) -> list[Suite]:
     except AdkEvalActionError as e:
         log.info("note: no suites to re-score the baseline with: %s", e)
         return []
-
-
-def part_outcome(results: RunResults, request: RunRequest) -> PipelineOutcome:
-    """The outcome of one shard of a sharded run: its results file, no comparison and no
-    gate (``merge`` does both); exit 2 when errors kept scores from being computed."""
-    assert results.shard is not None
-    shard = f"{results.shard.index}/{results.shard.count}"
-    usage_error = any(e.kind in USAGE_ERROR_KINDS for e in results.all_errors())
-    log.info(
-        "shard %s: %d of the plan's %d eval cases evaluated; merge all parts with "
-        "`adk-eval-action merge` to compare and gate",
-        shard,
-        len(results.shard.cases),
-        len(results.shard.plan),
-    )
-    return PipelineOutcome(
-        exit_code=EXIT_USAGE if usage_error else EXIT_PASS,
-        passed=not usage_error,
-        results_path=request.path(request.settings.results_path),
-        comment_markdown="",
-        summary_markdown="",
-        suites=[s.name for s in results.suites],
-        shard=shard,
-    )
 
 
 def merge_files(workdir: Path, patterns: list[str]) -> RunResults:
