@@ -235,3 +235,24 @@ def test_a_requested_artifact_baseline_without_token_is_a_warning_annotation(tmp
     assert "No baseline: the artifact baseline was requested but not used: no GitHub token" \
         in comment
     assert ta.read_outputs(tmp_path / "output.txt")["passed"] == "true"
+
+
+def test_a_failed_requirements_install_is_recorded_and_posted(tmp_path, stub):
+    """`requirements:` naming a missing file stops the run before evaluation: recorded and
+    posted like any stop, and the process is not restarted."""
+    from adk_eval_action.action import ActionRun, run_action
+    from adk_eval_action.github.transport import GitHubClient
+
+    ws = workspace(tmp_path)
+    stub.add_pull(12, ta.HEAD)
+    env = ta.runner_env(ws, stub, ta.pull_request_event(tmp_path / "event.json"),
+                        files=tmp_path, baseline="none", requirements="missing.txt")
+    restarted: list[bool] = []
+    code = run_action(ActionRun.from_sources({}, env), reexec=lambda: restarted.append(True),
+                      client_factory=lambda token, api: GitHubClient(token, api))
+    assert code == 2 and not restarted
+    [comment] = stub.comments(12)
+    assert "ADK eval incomplete: config error" in comment["body"]
+    assert "missing.txt" in comment["body"]
+    [error] = stopped_results(ws / "adk-eval-results.json").errors
+    assert "missing.txt" in error.message and "not a file" in error.message

@@ -287,24 +287,26 @@ def run_action(
             "never check out and evaluate pull request code here (docs/action.md, Security).",
             extra=annotation("warning"),
         )
-    try:
-        if run.settings.requirements and not skip_requirements:
+    # Whatever stops the run before evaluation starts is recorded and published as the
+    # run's outcome (run.outcome.stopped_outcome).
+    if run.settings.requirements and not skip_requirements:
+        try:
             _install(run, environ)
-            if reexec is not None:
-                reexec()  # does not return in production
-        if environ is not None:
-            scrub_environment(environ)
-        # Agent output is untrusted text in this log: the runner obeys no workflow command
-        # in it until the run is over.
-        with group(log, "Run evaluations"), commands_stopped(log):
-            try:
-                request = pipeline_request(run)
-            except Exception as exc:  # noqa: BLE001 - recorded and published below
-                outcome = _stopped(run, exc)
-            else:
-                outcome = pipeline(request)
-    except Exception as exc:  # noqa: BLE001 - stopped before evaluation: still published
-        outcome = _stopped(run, exc)
+        except Exception as exc:  # noqa: BLE001 - published below, as any stop
+            return _publish(run, _stopped(run, exc), make_client)
+        if reexec is not None:
+            reexec()  # does not return in production
+    if environ is not None:
+        scrub_environment(environ)
+    # Agent output is untrusted text in this log: the runner obeys no workflow command
+    # in it until the run is over.
+    with group(log, "Run evaluations"), commands_stopped(log):
+        try:
+            request = pipeline_request(run)
+        except Exception as exc:  # noqa: BLE001 - published below, as any stop
+            outcome = _stopped(run, exc)
+        else:
+            outcome = pipeline(request)
     return _publish(run, outcome, make_client)
 
 

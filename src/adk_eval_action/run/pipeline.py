@@ -263,6 +263,7 @@ def finish(
         suites=[s.name for s in skeleton.suites],
         comparison=comparison,
         gate=gate,
+        warnings=requested_baseline_unused(request, baseline is not None, baseline_note),
     )
 
 
@@ -419,9 +420,7 @@ async def run_pipeline_async(
         )
         results.metadata.model_calls = calls.summary()
         save_results(results, request.path(results_path))
-    outcome = finish(results, baseline, note, request, adaptive)
-    outcome.warnings += requested_baseline_unused(request, baseline is not None, note)
-    return outcome
+    return finish(results, baseline, note, request, adaptive)
 
 
 def requested_baseline_unused(request: RunRequest, found: bool, note: str) -> list[str]:
