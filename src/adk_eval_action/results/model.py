@@ -292,7 +292,9 @@ class RunResults(BaseModel):
     ``complete`` is written with the file (:func:`adk_eval_action.results.io.save_results`):
     False when an error of :data:`INCOMPLETE_ERROR_KINDS` kept scores from being computed
     (or whoever wrote it marked it so). Whether the gate passed does not enter: a run whose
-    gate failed is a complete record of its commit, and a usable baseline.
+    gate failed is a complete record of its commit, and a usable baseline. A run stopped
+    before evaluation started (a config or input error) writes no suites and the error in
+    ``errors`` (``run.outcome.stopped_outcome``).
     """
 
     schema_version: int = SCHEMA_VERSION
