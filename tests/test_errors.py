@@ -136,7 +136,7 @@ def test_rubric_metric_without_rubrics_is_an_error_not_a_pass(
 ) -> None:
     _single_case_set(example_repo, _trip_case(example_repo), _rubric_config())
     result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the metric could not score: incomplete, not the agent's
     run = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0]
     m = metric(run, RUBRIC)
     assert m["status"] == "error" and "score" not in m
@@ -354,11 +354,29 @@ def test_a_custom_metric_giving_nan_is_recorded_as_an_error(
     )
     _write(example_repo / "travel_agent/eval/test_config.json", config)
     result = cli("run", "travel_agent", "--results-out", "r.json")
-    assert result.exit_code == 1
+    assert result.exit_code == 2, result.output  # the metric's code, not the agent
     # The results file itself says so (NaN would be written as null and look like a pass).
-    m = metric(case_runs(load_json(example_repo / "r.json"), "weather_paris")[0], "politeness")
+    results = load_json(example_repo / "r.json")
+    m = metric(case_runs(results, "weather_paris")[0], "politeness")
     assert m["status"] == "error" and "score" not in m
     assert m["reason"] == "non-finite score nan: fix the metric's code"
+    [error] = results["suites"][0]["errors"]
+    assert error["kind"] == "metric_code" and results["complete"] is False
+    assert error["message"] == (
+        f"the code of `politeness` failed in {_every_case_of_the_example(example_repo)}: "
+        "non-finite score nan: fix the metric's code"
+    )
+
+
+def _every_case_of_the_example(example_repo: Path) -> str:
+    """Where a metric hit in every case of the example suite failed, from its eval set files
+    (one run each): the legacy file is one eval case named after the file."""
+    travel = [c["eval_id"] for c in _evalset(example_repo)["eval_cases"]]
+    assert (example_repo / "travel_agent/eval/legacy_weather.test.json").is_file()
+    return (
+        f"{len(travel) + 1} runs of {len(travel) + 1} eval cases across 2 eval sets: "
+        f"legacy_weather.test.json (legacy_weather), travel.evalset.json ({', '.join(travel)})"
+    )
 
 
 def _run_writing_all(cli: CliRun) -> Any:
@@ -428,13 +446,31 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
     assert anchor in source
     metrics.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
     result = _run_writing_all(cli)
-    # As any metric without a score: not evaluated, which counts as failing by default.
-    assert result.exit_code == 1, result.output
-    assert "`politeness` not evaluated in 5 run(s): " + reason in result.output
-    [run] = case_runs(_written(example_repo), "weather_paris")
+    # The metric's code failed, not the agent: incomplete (exit 2), never a red "failed".
+    assert result.exit_code == 2, result.output
+    where = _every_case_of_the_example(example_repo)
+    assert f"the code of `politeness` failed in {where}: {reason}" in result.output
+    assert "gate INCOMPLETE (errors above; exit 2): 0 of 5 eval cases could be evaluated " \
+        "(a metric's code failed); so the run is incomplete" in result.output
+    results = _written(example_repo)
+    [run] = case_runs(results, "weather_paris")
     m = metric(run, "politeness")
     assert (m["status"], m["reason"]) == ("error", reason)
-    assert metric(run, "brevity")["status"] == "passed"
+    assert metric(run, "brevity")["status"] == "passed"  # other metrics' scores are kept
+    assert results["complete"] is False
+    comment = (example_repo / "c.md").read_text()
+    assert comment.count("⚠️ **ADK eval could not evaluate everything** (1 error below): 0 of "
+                         "5 eval cases could be evaluated (a metric's code failed); so the run "
+                         "is incomplete.") == 1
+    assert "ADK eval failed" not in comment and "| `brevity` | 11 | ≤ 40 | 100% | ✅ |" in comment
+    errors = comment.split("### Errors")[1]
+    assert "**metric_code** in `travel_agent`: the code of \\`politeness\\` failed in 5 runs" \
+        in errors
+    assert "the fault is in the metric's code, not the agent" in errors
+    # not_evaluated: warn does not turn a broken metric into a pass either.
+    warned = cli("run", "travel_agent", "--baseline", "none", "--results-out", "w.json",
+                 "--not-evaluated", "warn", "--quiet")
+    assert warned.exit_code == 2, warned.output
 
 
 def test_a_keyboard_interrupt_only_counts_as_the_codes_when_no_sigint_can_raise_it(

@@ -266,12 +266,20 @@ def test_the_headline_counts_passes_among_evaluated_cases_and_says_why_the_rest_
     # By hand: a, b pass, c fails (0.1 < 0.5), d and e have no verdict.
     assert (result.cases_total, result.cases_evaluated, result.cases_passed) == (5, 3, 2)
     assert result.count_text == "2/3 evaluated eval cases passed"
+    # The model's outage is not the agent's: whatever not_evaluated says, the run is
+    # incomplete (docs/gating.md), never "counted as failing" nor "only warned about".
     assert result.unsure_note == (
-        "2 of 5 could not be evaluated (model unreachable), counted as failing "
-        "(not_evaluated: fail)"
+        "2 of 5 could not be evaluated (model unreachable), so the run is incomplete"
     )
     warned, _ = _gate(_outage_side(), None, not_evaluated="warn")
-    assert warned.unsure_note.endswith("only warned about (not_evaluated: warn)")
+    assert warned.unsure_note == result.unsure_note
+    # A metric without a score (kind metric, ADK's NOT_EVALUATED) beside it is the mode's.
+    side = _outage_side()
+    side.errors.append(ErrorRecord(kind="metric", message="no verdict"))
+    assert _gate(side, None)[0].unsure_note.endswith(
+        "(a metric or rubric without a score, model unreachable), counted as failing "
+        "(not_evaluated: fail)"
+    )
 
 
 def test_the_headline_never_says_zero_passed_when_no_case_was_evaluated():
@@ -284,7 +292,7 @@ def test_the_headline_never_says_zero_passed_when_no_case_was_evaluated():
     assert result.count_text == (
         "0 of 5 eval cases could be evaluated (no model credentials, model unreachable)"
     )
-    assert result.unsure_note == "counted as failing (not_evaluated: fail)"
+    assert result.unsure_note == "so the run is incomplete"
     assert "passed" not in result.count_text
 
 

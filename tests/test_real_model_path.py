@@ -178,12 +178,11 @@ def test_a_persistent_outage_is_incomplete_within_a_bounded_time(
     assert "failed" not in headline.lower()
     # None of the 4 cases ran: the count says so, never "0/4 eval cases passed".
     assert headline.endswith(
-        ". 0 of 4 eval cases could be evaluated (model unreachable); counted as failing "
-        "(not\\_evaluated: fail)."
+        ". 0 of 4 eval cases could be evaluated (model unreachable); so the run is incomplete."
     )
     assert "ADK eval incomplete" in (example_repo / "s.md").read_text(encoding="utf-8")
     assert "gate INCOMPLETE (errors above; exit 2): 0 of 4 eval cases could be evaluated " \
-        "(model unreachable); counted as failing" in result.output
+        "(model unreachable); so the run is incomplete" in result.output
     assert "FAILED" not in result.output
     assert results["complete"] is False
 

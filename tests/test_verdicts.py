@@ -137,7 +137,8 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     assert _verdicts(invocation) == {"polite": (1.0, None), "celsius": (None, no_verdict)}
     assert (m["status"], run["status"]) == ("not_evaluated", "not_evaluated")
     assert m["reason"] == f"no verdict for rubric `celsius` (turn 1): {no_verdict}"
-    assert f"`{FINAL}` not evaluated in 1 run(s): no verdict for rubric `celsius`" in (
+    assert f"`{FINAL}` not evaluated in 1 run of 1 eval case in trip.evalset.json (trip): " \
+        "no verdict for rubric `celsius`" in (
         result.output
     )
     warned = cli("run", "travel_agent", "--results-out", "w.json", "--not-evaluated", "warn",

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricComparison
 from adk_eval_action.analysis.noise import DeltaInterval, regression_fails
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.results.model import CaseStatus
+from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, CaseStatus
 from adk_eval_action.results.status import was_evaluated
 
 TOKEN_METRIC = "token_usage_v1"
@@ -54,6 +54,7 @@ UNSURE_REASONS = {
     "internal": "internal error",
     "interrupted": "interrupted",
     "metric": "a metric or rubric without a score",
+    "metric_code": "a metric's code failed",
 }
 """Words for the error kinds (:data:`adk_eval_action.results.model.ErrorKind`) that keep an
 eval case from being evaluated, as the headline names them; ``baseline`` never does."""
@@ -100,12 +101,18 @@ class GateResult(BaseModel):
     def unsure_note(self) -> str:
         """The cases that could not be evaluated, why, and what they count as in the run's
         mode, e.g. ``1 of 5 could not be evaluated (model unreachable), only warned about
-        (not_evaluated: warn)``; only the mode when :attr:`count_text` said the rest (no
-        case evaluated); "" when every case was evaluated."""
+        (not_evaluated: warn)``, or ``so the run is incomplete`` when every reason is one
+        that makes the run incomplete (:data:`INCOMPLETE_ERROR_KINDS`: a metric's code, the
+        model, a judge's setup), whatever ``not_evaluated`` says; only the mode when
+        :attr:`count_text` said the rest (no case evaluated); "" when every case was
+        evaluated."""
         if not self.cases_unsure:
             return ""
         counted = "only warned about" if self.not_evaluated == "warn" else "counted as failing"
         mode = f"{counted} (not_evaluated: {self.not_evaluated})"
+        if self.unsure_kinds and INCOMPLETE_ERROR_KINDS.issuperset(self.unsure_kinds):
+            # Not the agent's doing (docs/gating.md): the run is incomplete, never failed.
+            mode = "so the run is incomplete"
         if not self.cases_evaluated:
             return mode
         return (

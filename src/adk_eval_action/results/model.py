@@ -179,6 +179,7 @@ ErrorKind = Literal[
     "custom_metric",
     "inference",
     "metric",
+    "metric_code",
     "baseline",
     "internal",
     "interrupted",
@@ -198,7 +199,9 @@ class ErrorRecord(BaseModel):
     credentials), ``model`` (the model service could not be reached after the retries),
     ``judge`` (a judge model that cannot be set up), ``custom_metric`` (a custom metric
     function that does not import), ``inference`` (ADK failed running a case for another
-    reason), ``metric`` (a metric not evaluated), ``baseline``, ``internal`` (a bug here).
+    reason), ``metric`` (a metric not evaluated), ``metric_code`` (a metric that raised while
+    scoring or gave a non-finite score: its code failed, not the agent), ``baseline``,
+    ``internal`` (a bug here).
     """
 
     kind: ErrorKind

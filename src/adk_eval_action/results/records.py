@@ -5,20 +5,75 @@ from __future__ import annotations
 
 from collections import Counter
 
-from adk_eval_action.results.model import ErrorRecord, EvalSetRecord, SuiteRecord
+from adk_eval_action.results.model import ErrorRecord, SuiteRecord
 
 METRIC_ERROR_HINT = "its eval case cannot pass while it is not evaluated"
-"""The hint of every :func:`metric_errors` record. Whether such a case fails or only warns is
-the gate's ``not_evaluated`` setting, which the report words next to each of these errors."""
+"""The hint of every ``metric`` record of :func:`metric_errors`. Whether such a case fails or
+only warns is the gate's ``not_evaluated`` setting, which the report words next to each of
+these errors."""
+
+METRIC_CODE_HINT = (
+    "the fault is in the metric's code, not the agent: fix it (for a custom metric, the "
+    "function its code_config.name names); the run is incomplete until every metric scores"
+)
+"""The hint of every ``metric_code`` record of :func:`metric_errors`."""
+
+MAX_LISTED_EVAL_SETS = 4
+"""Eval sets a :func:`metric_errors` message names before ``… and N more``."""
+
+MAX_LISTED_CASES = 8
+"""Eval case ids a :func:`metric_errors` message names per eval set before ``… and N more``."""
 
 
-def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
-    """One error record per (metric, reason) of the suite's runs: a metric that could not
-    be evaluated is shown with its reason and how many runs it hit, never passed over. The
-    record names the first case (eval sets' and cases' order)."""
-    counts: Counter[tuple[str, str]] = Counter()
-    first_case: dict[tuple[str, str], tuple[EvalSetRecord, str]] = {}
-    for eval_set in record.eval_sets:
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _bounded(names: list[str], limit: int) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", … and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def affected_text(runs: int, cases: dict[str, list[str]]) -> str:
+    """Where a metric failed, e.g. ``5 runs of 4 eval cases across 2 eval sets:
+    legacy_weather.test.json (legacy_weather), travel.evalset.json (a, b, c)``, or ``1 run
+    of 1 eval case in trip.evalset.json (trip)``.
+
+    ``cases`` maps each eval set's shown name to its eval case ids, in order. At most
+    :data:`MAX_LISTED_EVAL_SETS` eval sets and :data:`MAX_LISTED_CASES` ids per set are
+    named (``… and N more``), so a huge suite keeps the message short."""
+    n_cases = sum(len(ids) for ids in cases.values())
+    sets = [f"{name} ({_bounded(ids, MAX_LISTED_CASES)})" for name, ids in cases.items()]
+    where = f"across {len(cases)} eval sets:" if len(cases) > 1 else "in"
+    return (
+        f"{_plural(runs, 'run')} of {_plural(n_cases, 'eval case')} {where} "
+        f"{_bounded(sets, MAX_LISTED_EVAL_SETS)}"
+    )
+
+
+def _set_names(record: SuiteRecord) -> dict[int, str]:
+    """Each eval set's shown name: its file's base name, or its whole path when two files
+    share a base name; the eval set id when it has no file."""
+    names = {
+        i: (s.file or s.eval_set_id).rsplit("/", 1)[-1] for i, s in enumerate(record.eval_sets)
+    }
+    taken = Counter(names.values())
+    return {
+        i: (record.eval_sets[i].file or name) if taken[name] > 1 else name
+        for i, name in names.items()
+    }
+
+
+_Key = tuple[str, str, bool]
+"""(metric name, reason, whether its code failed)."""
+
+
+def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, list[str]]]]:
+    """Per (metric, reason, code failed): how many runs, and which eval cases per eval set
+    (index into ``record.eval_sets``), of the gated metrics without a score."""
+    runs: Counter[_Key] = Counter()
+    cases: dict[_Key, dict[int, list[str]]] = {}
+    for index, eval_set in enumerate(record.eval_sets):
         for case in eval_set.eval_cases:
             for metric in (m for r in case.runs for m in r.metrics):
                 if metric.informational or metric.status.value not in ("error", "not_evaluated"):
@@ -26,22 +81,46 @@ def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
                 reason = metric.reason or "the metric returned NOT_EVALUATED"
                 if reason.startswith(("model:", "credentials:")):
                     continue  # a judge that could not be reached: said once (engine.model_errors)
-                key = (metric.metric_name, reason)
-                counts[key] += 1
-                first_case.setdefault(key, (eval_set, case.eval_id))
+                key = (metric.metric_name, reason, metric.status.value == "error")
+                runs[key] += 1
+                ids = cases.setdefault(key, {}).setdefault(index, [])
+                if case.eval_id not in ids:
+                    ids.append(case.eval_id)
+    return runs, cases
+
+
+def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
+    """One error record per (metric, reason) of the suite's gated metrics without a score,
+    naming every eval set and eval case it hit (:func:`affected_text`), never passed over.
+
+    A metric that raised while scoring or gave a non-finite score (status ``error``) is a
+    fault of the metric's code, not of the agent: kind ``metric_code``, which makes the run
+    incomplete (exit 2). One that was not evaluated (ADK's NOT_EVALUATED: a judge without a
+    usable verdict, a rubric without one) is kind ``metric``, counted by the gate's
+    ``not_evaluated`` setting. ``file``/``eval_set_id`` are set when one eval set was hit,
+    ``eval_id`` when one eval case was."""
+    runs, cases = _unscored(record)
+    names = _set_names(record)
     errors = []
-    for (metric_name, reason), count in counts.items():
-        eval_set, eval_id = first_case[(metric_name, reason)]
+    for key, per_set in cases.items():
+        metric_name, reason, code_failed = key
+        where = affected_text(runs[key], {names[i]: ids for i, ids in per_set.items()})
+        one_set = record.eval_sets[next(iter(per_set))] if len(per_set) == 1 else None
+        only_case = next(iter(per_set.values())) if one_set else []
         errors.append(
             ErrorRecord(
-                kind="metric",
-                message=f"`{metric_name}` not evaluated in {count} run(s): {reason}",
+                kind="metric_code" if code_failed else "metric",
+                message=(
+                    f"the code of `{metric_name}` failed in {where}: {reason}"
+                    if code_failed
+                    else f"`{metric_name}` not evaluated in {where}: {reason}"
+                ),
                 suite=record.name,
-                file=eval_set.file,
-                eval_set_id=eval_set.eval_set_id,
-                eval_id=eval_id,
+                file=one_set.file if one_set else None,
+                eval_set_id=one_set.eval_set_id if one_set else None,
+                eval_id=only_case[0] if len(only_case) == 1 else None,
                 metric=metric_name,
-                hint=METRIC_ERROR_HINT,
+                hint=METRIC_CODE_HINT if code_failed else METRIC_ERROR_HINT,
             )
         )
     return errors
@@ -49,7 +128,9 @@ def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
 
 def is_metric_error(error: ErrorRecord) -> bool:
     """Whether ``error`` is one of :func:`metric_errors` (recomputed, never merged)."""
-    return error.kind == "metric" and error.metric is not None and error.hint == METRIC_ERROR_HINT
+    return error.metric is not None and (error.kind, error.hint) in (
+        ("metric", METRIC_ERROR_HINT), ("metric_code", METRIC_CODE_HINT)
+    )
 
 
 def lower_is_better_votes(record: SuiteRecord, candidates: set[str] | None = None) -> Counter[str]:
