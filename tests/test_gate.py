@@ -182,6 +182,32 @@ def test_max_token_increase_warns_or_fails(action: str, passes: bool) -> None:
     assert ok.passed and not any(w.startswith("max_token_increase") for w in ok.warnings)
 
 
+@pytest.mark.parametrize("significance", [False, True])
+def test_max_token_increase_from_a_zero_baseline_is_beyond_any_budget(significance: bool) -> None:
+    """From 0 tokens any increase is infinite growth: it fails with on_token_increase: fail,
+    as the comment calls it regressed; 0 to 0 is no growth."""
+    from adk_eval_action.report.render import CommentContext, render_comment
+
+    base = results({f"c{i}": [[tokens(0)], [tokens(0)]] for i in range(N)})
+    head = results({f"c{i}": [[tokens(51)], [tokens(52)]] for i in range(N)})
+    options = {"max_token_increase": 0.2, "on_token_increase": "fail",
+               "require_significance": significance}
+    result, comparison = _gate(head, base, **options)
+    assert not result.passed
+    # By hand: head mean (51 + 52) / 2 = 51.5 per case, baseline 0.
+    (reason,) = [r for r in result.reasons if r.startswith("max_token_increase")]
+    assert reason.startswith(
+        "max_token_increase: `token_usage_v1` (travel) grew from 0.0 to 51.5: growth from zero "
+        "is beyond any max_token_increase (20%)"
+    )
+    [row] = [m for m in comparison.metrics if m.metric_name == "token_usage_v1"]
+    assert row.classification == "regressed"  # the comment's call agrees with the gate
+    comment = render_comment(CommentContext(comparison=comparison, gate=result))
+    assert "❌ **ADK eval failed**" in comment and "growth from zero" in comment
+    unchanged, _ = _gate(base, base, **options)
+    assert unchanged.passed and not any("max_token_increase" in w for w in unchanged.warnings)
+
+
 def test_no_baseline_no_regression_rule() -> None:
     result, _ = _gate(_side(0.5), None, fail_on="regression", max_regression=0.0)
     assert result.passed

@@ -268,8 +268,16 @@ def _regression_rules(comparison: Comparison, config: GateConfig) -> tuple[list[
     return reasons, warnings
 
 
+def _beyond_budget(delta: float, base: float, budget: float) -> bool:
+    """Whether growth ``delta`` over a baseline mean ``base`` (>= 0) exceeds the relative
+    ``budget``. From a baseline of 0 any increase is infinite growth, beyond every budget
+    (docs/gating.md); no increase never is."""
+    return delta > 0 if base == 0 else delta / base > budget
+
+
 def _token_rule(comparison: Comparison, config: GateConfig) -> list[str]:
-    """Messages for each suite whose token usage grew beyond ``max_token_increase``."""
+    """Messages for each suite whose token usage grew beyond ``max_token_increase``
+    (:func:`_beyond_budget`; with ``require_significance`` the interval's lower end too)."""
     budget = config.max_token_increase
     if budget is None or not comparison.has_baseline:
         return []
@@ -279,18 +287,23 @@ def _token_rule(comparison: Comparison, config: GateConfig) -> list[str]:
             continue
         # Matched cases on both sides, as the delta: a new eval case moves neither.
         base, head = row.baseline_matched, row.head_matched
-        if not base or base <= 0 or head is None:
-            continue
-        growth = row.delta / base
-        if growth <= budget:
+        if base is None or base < 0 or head is None or not _beyond_budget(row.delta, base, budget):
             continue
         significance = config.rule_for(row.suite, row.metric_name).require_significance
         interval = row.interval
-        if significance and interval and interval.low is not None and interval.low / base <= budget:
+        low = interval.low if interval else None
+        if significance and low is not None and not _beyond_budget(low, base, budget):
             continue
+        name = f"max_token_increase: `{TOKEN_METRIC}` ({row.suite})"
+        if base == 0:
+            messages.append(
+                f"{name} grew from 0.0 to {head:.1f}: growth from zero is beyond any "
+                f"max_token_increase ({budget:.0%}) ({_interval_text(interval)})"
+            )
+            continue
+        growth = row.delta / base
         messages.append(
-            f"max_token_increase: `{TOKEN_METRIC}` ({row.suite}) grew {growth:.0%} "
-            f"({base:.1f} → {head:.1f}), {growth - budget:.0%} beyond "
+            f"{name} grew {growth:.0%} ({base:.1f} → {head:.1f}), {growth - budget:.0%} beyond "
             f"max_token_increase {budget:.0%} ({_interval_text(interval, base)})"
         )
     return messages
