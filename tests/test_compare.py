@@ -145,6 +145,20 @@ def test_one_paired_case_has_no_interval() -> None:
     assert _row(comparison).interval.reason == ONE_CASE_REASON
 
 
+def test_a_zero_delta_of_identical_scores_reads_the_same_for_one_case_or_many() -> None:
+    """Every matched case scored exactly the same on both sides: each sign pattern of the
+    differences gives 0, so the interval is [0, 0] and the call unchanged, with one case as
+    with five (the example's 1.000 → 1.000 rubrics read alike)."""
+    for cases in (["a"], ["a", "b", "c", "d", "e"]):
+        same = scores_side({c: [1.0] for c in cases})
+        row = _row(compare(same, scores_side({c: [1.0] for c in cases}), "b"))
+        assert (row.delta, row.interval.low, row.interval.high) == (0.0, 0.0, 0.0)
+        assert row.classification == "unchanged" and row.interval.reason is None
+    # One case whose runs differ but whose means match is a zero delta too.
+    row = _row(compare(scores_side({"a": [0.2, 0.4]}), scores_side({"a": [0.4, 0.2]}), "b"))
+    assert (row.interval.low, row.interval.high, row.classification) == (0.0, 0.0, "unchanged")
+
+
 def test_no_baseline_has_no_interval_or_call() -> None:
     comparison = compare(scores_side({"a": [0.2, 0.3], "b": [1, 1]}), None, "none")
     row = _row(comparison)

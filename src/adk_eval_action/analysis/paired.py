@@ -180,7 +180,9 @@ def _prepare(one: PairedInput, order: np.ndarray) -> _Prepared:
         out.reason = NO_CASES_REASON
     elif not np.isfinite(diffs).all():
         out.reason = TOO_LARGE_REASON
-    elif paired.size < 2:
+    elif paired.size < 2 and bool(np.any(diffs != 0.0)):
+        # A case that scored exactly the same on both sides gets [0, 0] as any number of
+        # such cases does (every sign pattern gives 0: _result): one rule for a zero delta.
         out.reason = ONE_CASE_REASON
     return out
 
@@ -226,7 +228,7 @@ def _result(p: _Prepared, method: TestMethod) -> PairedResult:
     if p.reason is not None:
         interval = DeltaInterval(low=None, high=None, n_resamples=0, reason=p.reason, **fields)
     elif p.dist is None:
-        # Every matched case scored exactly the same on both sides.
+        # Every matched case (one or more) scored exactly the same on both sides.
         interval = DeltaInterval(
             low=0.0, high=0.0, n_resamples=0, p_worse=1.0, p_better=1.0, exact=True, **fields
         )
