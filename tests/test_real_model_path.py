@@ -212,6 +212,66 @@ def test_a_judge_outage_keeps_the_scores_that_were_computed(
     assert "counts as a failure" not in comment  # said once, as the model's outage
 
 
+def test_a_model_name_the_api_does_not_know_is_named_and_tried_once(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+):
+    """The API answers 404 NOT_FOUND for a model it does not know: not an outage (no retry
+    cures it), but the agent's setup, named with what to check; still exit 2."""
+    agent = example_repo / "travel_agent/agent.py"
+    agent.write_text(agent.read_text().replace('"gemini-2.5-flash"', '"gemini-2.5-flsh"'))
+    gemini_api.faults = [Fault(status=404, role="agent")]
+    gemini_api.clear_calls()
+
+    result = _run(cli)
+
+    assert result.exit_code == 2, result.output
+    # By hand: 4 eval cases, each stops at its first agent call, tried once (404 is not
+    # among the statuses google-genai retries), so no judge is called either.
+    assert [c.role for c in gemini_api.calls] == ["agent"] * 4
+    results = load_json(example_repo / "r.json")
+    [error] = results["suites"][0]["errors"]
+    assert (error["kind"], error["message"]) == (
+        "agent",
+        "4 of 4 case runs named a model the API does not know (404 NOT_FOUND: agent model "
+        "`gemini-2.5-flsh` is unknown to the API ×4)",
+    )
+    assert "check the model name's spelling" in error["hint"]
+    [run] = case_runs(results, "weather_paris")
+    assert (run["status"], run["error_kind"]) == ("error", "agent")
+    comment = (example_repo / "c.md").read_text(encoding="utf-8")
+    assert "could not reach the model" not in comment
+    assert comment.splitlines()[2] == (
+        "⚠️ **ADK eval could not evaluate everything** (1 error below): 0 of 4 eval cases "
+        "could be evaluated (agent setup); so the run is incomplete."
+    )
+    assert "agent model \\`gemini-2.5-flsh\\` is unknown to the API" in comment
+
+
+def test_a_judge_model_the_api_does_not_know_keeps_the_other_scores(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+):
+    (example_repo / "adk-eval.yaml").write_text(
+        "model_retries: {attempts: 3, initial_delay_s: 0.01}\n", encoding="utf-8"
+    )
+    gemini_api.faults = [Fault(status=404, role="judge")]
+    gemini_api.clear_calls()
+
+    result = _run(cli)
+
+    assert result.exit_code == 2, result.output
+    results = load_json(example_repo / "r.json")
+    [error] = results["suites"][0]["errors"]
+    assert error["kind"] == "judge"
+    assert error["message"].startswith("4 of 4 case runs named a model the API does not know "
+                                       "(404 NOT_FOUND: judge model `gemini-")
+    [run] = case_runs(results, "weather_paris")
+    assert (run["status"], run["error_kind"]) == ("error", "judge")
+    assert metric(run, "tool_trajectory_avg_score")["score"] == 1.0
+    # Each judge request is sent once: a retry would send the same request again.
+    judged = [json.dumps(c.request, sort_keys=True) for c in gemini_api.calls if c.role == "judge"]
+    assert judged and len(set(judged)) == len(judged)
+
+
 @pytest.mark.parametrize(
     "fault",
     [

@@ -10,7 +10,8 @@ run sets with :func:`failure_slot`; the tasks ADK spawns inherit it) and keeps A
 traceback off the console. :func:`classify_inference_failure` then decides what the run is:
 
 * a :class:`ModelCallError` anywhere in the exception's chain: an error of kind ``model`` or
-  ``credentials`` (infrastructure, never a score);
+  ``credentials`` (infrastructure, never a score), or ``agent`` when the API does not know
+  the agent's model (:attr:`ModelCallError.error_kind`);
 * an exception raised in the repository's own code (the agent, its tools, its callbacks):
   a failure of that case, with file and line (that is the agent's behaviour);
 * anything else: an error of kind ``inference`` (ADK could not run the case).
@@ -106,7 +107,8 @@ class CaseRunFailure(BaseModel):
 
     Attributes:
         status: ``error`` (no scores: infrastructure) or ``failed`` (the agent's code raised).
-        kind: The error kind (``model``, ``credentials``, ``inference``); None for a failure.
+        kind: The error kind (``model``, ``credentials``, ``agent``, ``inference``); None for
+            a failure.
         message: For people: what happened and, for the agent's code, where.
         cause: The model fault's short cause (``503 UNAVAILABLE``), for the run's summary.
     """
@@ -161,9 +163,9 @@ def classify_inference_failure(
         if isinstance(link, ModelCallError):
             return CaseRunFailure(
                 status=CaseStatus.ERROR,
-                kind=link.fault.kind,
+                kind=link.error_kind,
                 message=str(link),
-                cause=link.fault.summary,
+                cause=link.cause,
             )
     fault = next((f for f in map(classify_fault, _chain(error)) if f), None) if error else None
     if fault is not None and fault.kind == "credentials":

@@ -36,6 +36,7 @@ from adk_eval_action.adk.convert import (
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import SuiteHarness
+from adk_eval_action.adk.model_faults import UNKNOWN_MODEL_HINT, is_unknown_model
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.errors import describe_exception
@@ -202,10 +203,10 @@ async def run_case(
     if evaluation.model_error is None:
         return CaseRunOutcome(item, run, **seen)
     # A judge could not be reached: the scores it gave stay, the run is incomplete.
-    fault = evaluation.model_error.fault
-    run.status, run.error_kind = CaseStatus.ERROR, fault.kind
-    run.error = str(evaluation.model_error)
-    return CaseRunOutcome(item, run, fault=(fault.kind, fault.summary), **seen)
+    error = evaluation.model_error
+    run.status, run.error_kind = CaseStatus.ERROR, error.error_kind
+    run.error = str(error)
+    return CaseRunOutcome(item, run, fault=(error.error_kind, error.cause), **seen)
 
 
 def _failed_inference(
@@ -255,7 +256,10 @@ def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
 def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> list[ErrorRecord]:
     """One error record per kind (``model``, ``credentials``) saying how many case runs
     could not reach the model and why, e.g. "4 of 4 case runs could not reach the model
-    (503 UNAVAILABLE ×4)", instead of one per case run."""
+    (503 UNAVAILABLE ×4)", instead of one per case run. A model the API answered 404
+    NOT_FOUND for (kind ``agent``, ``judge`` or ``config``: :attr:`ModelCallError.error_kind`)
+    is named instead: "4 of 4 case runs named a model the API does not know (404 NOT_FOUND:
+    agent model `gemini-2.5-flsh` is unknown to the API ×4)", with what to check."""
     causes: dict[str, Counter[str]] = {}
     for outcome in outcomes:
         if outcome.fault is not None:
@@ -264,13 +268,17 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
     errors = []
     for kind, counted in causes.items():
         what = "could not reach the model" if kind == "model" else "had no usable credentials"
+        hint = "no score was recorded for them; see model_retries in docs/action.md"
+        if all(map(is_unknown_model, counted)):
+            # Not an outage: the name is wrong or not offered; no retry would have helped.
+            what, hint = "named a model the API does not know", UNKNOWN_MODEL_HINT
         listed = ", ".join(f"{cause} ×{n}" if n > 1 else cause for cause, n in counted.items())
         errors.append(
             ErrorRecord(
                 kind=kind,  # type: ignore[arg-type]
                 message=f"{sum(counted.values())} of {runs} case runs {what} ({listed})",
                 suite=record.name,
-                hint="no score was recorded for them; see model_retries in docs/action.md",
+                hint=hint,
             )
         )
     return errors

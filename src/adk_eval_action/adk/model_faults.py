@@ -43,12 +43,16 @@ class ModelFault(BaseModel):
         summary: Short cause for people, e.g. ``503 UNAVAILABLE``, ``timeout after 30s``.
         retryable: Whether waiting and trying again can cure it.
         server_delay_s: Seconds the server asked to wait (RetryInfo or Retry-After), if any.
+        unknown_model: The API answered 404 NOT_FOUND: it does not know the model's name
+            (a misspelling, a retired model, one not offered to this key or project), which
+            no retry cures.
     """
 
     kind: Literal["model", "credentials"]
     summary: str
     retryable: bool
     server_delay_s: float | None = None
+    unknown_model: bool = False
 
 
 class ModelCallError(Exception):
@@ -67,7 +71,44 @@ class ModelCallError(Exception):
         self.role = role
         self.attempts = attempts
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        super().__init__(f"{role} model {model}: {fault.summary}{tries}")
+        if fault.unknown_model:
+            super().__init__(f"{self.cause}: {UNKNOWN_MODEL_HINT}")
+        else:
+            super().__init__(f"{role} model {model}: {fault.summary}{tries}")
+
+    @property
+    def error_kind(self) -> str:
+        """The error kind reported (:class:`~adk_eval_action.results.model.ErrorRecord`):
+        the fault's (``model``, ``credentials``), but for a model the API does not know the
+        kind of what names it: ``agent``, ``judge``, or ``config`` (a user simulator's),
+        since the name is wrong, not the service (exit 2 all the same)."""
+        if self.fault.unknown_model:
+            return {"agent": "agent", "judge": "judge"}.get(self.role, "config")
+        return self.fault.kind
+
+    @property
+    def cause(self) -> str:
+        """The short cause a suite's summary counts: the fault's summary (``503
+        UNAVAILABLE``), naming the model when the API does not know it (``404 NOT_FOUND:
+        agent model `gemini-2.5-flsh` is unknown to the API``)."""
+        if self.fault.unknown_model:
+            return f"{self.fault.summary}: {self.role} model `{self.model}` {UNKNOWN_MODEL}"
+        return self.fault.summary
+
+
+UNKNOWN_MODEL = "is unknown to the API"
+"""What :attr:`ModelCallError.cause` says of a model the API answered 404 NOT_FOUND for."""
+
+UNKNOWN_MODEL_HINT = (
+    "check the model name's spelling and that the model is available to this API key or "
+    "project (not retired, offered in its region)"
+)
+"""What to do about a model the API does not know."""
+
+
+def is_unknown_model(cause: str) -> bool:
+    """Whether a :attr:`ModelCallError.cause` is of a model the API does not know."""
+    return cause.endswith(f"` {UNKNOWN_MODEL}")
 
 
 def _parse_seconds(text: str) -> float | None:
@@ -166,7 +207,7 @@ def classify_fault(error: BaseException) -> ModelFault | None:
     Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
     key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
     malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
-    waiting does not cure.
+    waiting does not cure, a 404 among them flagged ``unknown_model``.
     """
     if isinstance(error, ModelCallError):
         return error.fault
@@ -180,6 +221,9 @@ def classify_fault(error: BaseException) -> ModelFault | None:
             summary=summary,
             retryable=code in RETRYABLE_STATUSES,
             server_delay_s=server_delay(error),
+            # The Gemini API answers an unknown model name (generateContent on
+            # models/NAME) with 404 NOT_FOUND, as LiteLLM's providers do.
+            unknown_model=code == 404,
         )
     if isinstance(error, ValueError) and str(error).startswith(_NO_CREDENTIALS):
         return ModelFault(kind="credentials", summary=str(error).split(".")[0], retryable=False)

@@ -106,7 +106,7 @@ def _record_model_error(recorder: MetricRecorder, metric: str, error: ModelCallE
     """A judge call that could not reach its model: the case run's model error, and the
     metric's reason."""
     recorder.model_error = recorder.model_error or error
-    recorder.record(metric, f"{error.fault.kind}: {error}", errored=True)
+    recorder.record(metric, f"{error.error_kind}: {error}", errored=True)
 
 
 class _JudgeFailureHandler(logging.Handler):

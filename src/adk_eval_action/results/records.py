@@ -79,8 +79,10 @@ def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, 
                 if metric.informational or metric.status.value not in ("error", "not_evaluated"):
                     continue
                 reason = metric.reason or "the metric returned NOT_EVALUATED"
-                if reason.startswith(("model:", "credentials:")):
-                    continue  # a judge that could not be reached: said once (engine.model_errors)
+                if reason.startswith(("model:", "credentials:", "judge:")):
+                    # A judge that could not be reached, or that the API does not know: said
+                    # once for the suite (engine.model_errors).
+                    continue
                 key = (metric.metric_name, reason, metric.status.value == "error")
                 runs[key] += 1
                 ids = cases.setdefault(key, {}).setdefault(index, [])
