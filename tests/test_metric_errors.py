@@ -54,7 +54,8 @@ def test_a_metric_not_evaluated_in_one_case_names_it_and_is_the_gates_to_count()
     assert error.message == "`mine` not evaluated in 3 runs of 1 eval case in " \
         "trip.evalset.json (t): no verdict"
     assert error.kind == "metric" and error.kind not in INCOMPLETE_ERROR_KINDS
-    assert (error.file, error.eval_set_id, error.eval_id) == ("evals/trip.evalset.json", "trip", "t")
+    where = (error.file, error.eval_set_id, error.eval_id)
+    assert where == ("evals/trip.evalset.json", "trip", "t")
     assert is_metric_error(error)
 
 
