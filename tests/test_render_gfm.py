@@ -92,7 +92,17 @@ def test_the_checker_finds_broken_structure() -> None:
 
 
 def test_compact_table_leaves_out_empty_columns() -> None:
-    comment = render_comment(evidence_context())
+    context = evidence_context()
+    header = next(
+        line for line in render_comment(context).splitlines() if line.startswith("| Metric")
+    )
+    # response_match_score 1.000 -> 1.000 in every case: [0, 0], so the column is there.
+    assert header == (
+        "| Metric | Baseline | Head | Δ and call | Interval | Threshold | Pass rate | Status |"
+    )
+    for row in context.comparison.metrics:
+        row.interval = None  # no interval anywhere: the column is left out
+    comment = render_comment(context)
     header = next(line for line in comment.splitlines() if line.startswith("| Metric"))
     assert header == "| Metric | Baseline | Head | Δ and call | Threshold | Pass rate | Status |"
     summary = render_summary(evidence_context())
@@ -123,6 +133,8 @@ def test_numbers_are_rounded_per_metric_range() -> None:
     comment = render_comment(evidence_context())
     row = next(line for line in comment.splitlines() if line.startswith("| `politeness`"))
     # politeness is in [-1, 1]: three decimals; the call shares the Δ cell.
-    assert re.search(r"\| 0\.000 \| -1\.000 \| −1\.000 \(worse\) ❔ inconclusive \|", row), row
+    assert re.search(
+        r"\| 0\.000 \| -1\.000 \| −1\.000 \(worse\) ❔ inconclusive \(no interval\) \| — \|", row
+    ), row
     gate = GateConfig(fail_on="none")
     assert structure_problems(render_comment(evidence_context(gate=gate))) == []
