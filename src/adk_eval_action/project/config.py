@@ -105,7 +105,9 @@ class GateConfig(BaseModel):
         default=1.0, ge=0.0, le=1.0, description="Fraction of eval cases that must pass."
     )
     not_evaluated: Literal["fail", "warn"] = Field(
-        default="fail", description="Whether NOT_EVALUATED / errored metrics fail their case."
+        default="fail",
+        description="Whether metrics ADK left NOT_EVALUATED fail their case (a metric whose "
+        "code failed makes the run incomplete either way).",
     )
     fail_on: Literal["threshold", "regression", "any", "none"] = Field(
         default="threshold", description="Which rule fails the gate."
