@@ -48,6 +48,12 @@ def _scores(record) -> dict[tuple[str, int, str], float | None]:
     }
 
 
+def _registered_metrics() -> set[str]:
+    from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
+
+    return {m.metric_name for m in MetricEvaluatorRegistry().get_registered_metrics()}
+
+
 def test_evaluation_leaves_the_process_as_it_was(example_repo: Path) -> None:
     """A same-named package from elsewhere is set aside during the run (the example's
     custom metrics resolve to the example's own module) and is back afterwards."""
@@ -58,12 +64,16 @@ def test_evaluation_leaves_the_process_as_it_was(example_repo: Path) -> None:
         path_before = list(sys.path)
         logger_before = _judge_logger_state()
         modules_before = {k for k in sys.modules if k.startswith("travel_agent")}
+        metrics_before = _registered_metrics()
         settings = EngineSettings(num_runs=2, parallelism=3, repo_root=example_repo)
         record = asyncio.run(evaluate_suite(_suite(example_repo), settings))
         assert sys.path == path_before
         assert sys.modules["travel_agent"] is other
         assert {k for k in sys.modules if k.startswith("travel_agent")} == modules_before
         assert _judge_logger_state() == logger_before
+        # google-adk before 1.39 and 2.0 keep one class-level registry: the example's
+        # custom metrics (politeness, brevity) must not stay known to later eval configs.
+        assert _registered_metrics() == metrics_before
     finally:
         del sys.modules["travel_agent"]
     assert record.errors == []

@@ -122,11 +122,16 @@ def custom_metric_registry(eval_config: EvalConfig) -> MetricEvaluatorRegistry:
     `metric_info` (else a [0, 1] interval) registered with `_CustomMetricEvaluator`, the
     function path kept by the registry (`_register`, 1.39 and later 2.x) or read from the
     EvalMetric that `get_eval_metrics_from_config` fills (older). Before 1.39 and in 2.0,
-    the registry is one class-level dict, as it is for `adk eval`. Where google-adk calls
-    custom metrics the 1.23 way, :class:`EvalMetricFirstCustomMetricEvaluator` evaluates
-    them, so functions of either convention run.
+    the registry is one class-level dict shared by every instance: this one gets a copy of
+    it, so a custom metric registered for one eval config is not known to the next one in
+    the process (an undeclared metric stays a config error, not a broken evaluator). Where
+    google-adk calls custom metrics the 1.23 way,
+    :class:`EvalMetricFirstCustomMetricEvaluator` evaluates them, so functions of either
+    convention run.
     """
     registry = MetricEvaluatorRegistry()
+    if "_registry" not in vars(registry):
+        registry._registry = dict(MetricEvaluatorRegistry._registry)
     register = getattr(_registry_module, "register_custom_metrics_from_config", None)
     if register is not None:
         return register(eval_config, registry)
