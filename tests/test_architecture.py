@@ -23,6 +23,7 @@ STAGES: dict[str, int] = {
     "text": 0,
     "redaction": 0,
     "children": 0,
+    "logscope": 0,
     "project": 1,
     "results": 2,
     "adk": 3,

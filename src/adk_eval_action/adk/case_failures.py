@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from adk_eval_action.adk.model_faults import ModelCallError, classify_fault
 from adk_eval_action.adk.user_exits import described
+from adk_eval_action.logscope import diverted
 from adk_eval_action.results.model import CaseStatus
 
 INFERENCE_LOGGER = "google_adk.google.adk.evaluation.local_eval_service"
@@ -67,28 +68,6 @@ def capture_inference_failures() -> Iterator[None]:
     with diverted([logging.getLogger(INFERENCE_LOGGER)],
                   [_InferenceFailureHandler(level=logging.ERROR)], logging.ERROR):
         yield
-
-
-@contextmanager
-def diverted(loggers: list[logging.Logger], handlers: list[logging.Handler],
-             level: int) -> Iterator[None]:
-    """Within the block, ``loggers`` emit records at ``level`` and above to ``handlers`` only
-    (not to their parents' handlers); their handlers, level and propagation are restored on
-    exit, whatever the block raised."""
-    saved = [(logger.level, logger.propagate) for logger in loggers]
-    for logger in loggers:
-        for handler in handlers:
-            logger.addHandler(handler)
-        logger.setLevel(level)
-        logger.propagate = False
-    try:
-        yield
-    finally:
-        for logger, (old_level, propagate) in zip(loggers, saved, strict=True):
-            for handler in handlers:
-                logger.removeHandler(handler)
-            logger.setLevel(old_level)
-            logger.propagate = propagate
 
 
 @contextmanager

@@ -32,7 +32,6 @@ from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
 from google.adk.evaluation.evaluator import EvaluationResult, Evaluator
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
-from adk_eval_action.adk.case_failures import diverted
 from adk_eval_action.adk.convert import judge_model
 from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
 from adk_eval_action.adk.model_faults import ModelCallError
@@ -50,6 +49,7 @@ from adk_eval_action.adk.verdicts import (
     judge_conversation,
     judge_each_invocation,
 )
+from adk_eval_action.logscope import diverted
 
 JUDGE_LOGGER = "google_adk.google.adk.evaluation.llm_as_judge"
 """The logger ADK's LlmAsJudge reports failed judge samples on (``google_adk.`` + module)."""

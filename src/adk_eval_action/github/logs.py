@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
+from adk_eval_action.logscope import diverted
 from adk_eval_action.text import without_surrogates
 
 __all__ = [
@@ -226,22 +227,16 @@ def log_to(
     others = logging.StreamHandler(stream)
     others.setFormatter(formatter)
     others.setLevel(logging.ERROR)
-    saved = (ours.level, ours.propagate, adk.level)
-    ours.addHandler(handler)
-    ours.setLevel(level)
-    ours.propagate = False
+    adk_level = adk.level
     adk.setLevel(logging.CRITICAL)
     root.addHandler(others)
     try:
-        with warnings.catch_warnings():
+        with diverted([ours], [handler], level), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
             yield
     finally:
         root.removeHandler(others)
-        ours.removeHandler(handler)
-        ours.setLevel(saved[0])
-        ours.propagate = saved[1]
-        adk.setLevel(saved[2])
+        adk.setLevel(adk_level)
 
 
 @contextmanager
