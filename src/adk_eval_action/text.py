@@ -1,6 +1,6 @@
 """Text that must fit a limit or survive being written: one truncation rule for every size
-limit (the PR comment, the job summary, the rendered comment) and lone surrogates made
-writable.
+limit (the PR comment, the job summary, the rendered comment), lone surrogates made
+writable, and invisible control characters made visible.
 
 Limits are GitHub's: 65,536 characters for a comment body (422 "Body is too long") and
 1 MiB for a step summary (the runner's ``AttachmentSizeLimit``), contract §2-3.
@@ -11,9 +11,44 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["fit", "without_surrogates"]
+__all__ = ["INVISIBLE", "fit", "has_invisible", "visible", "without_surrogates"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+INVISIBLE = (
+    "\x00-\x1f\x7f-\x9f"  # C0 (ESC, NUL, CR...), DEL and C1 controls (Unicode category Cc)
+    "\u061c\u200e\u200f"  # the Arabic letter mark, LRM, RLM
+    "\u202a-\u202e\u2066-\u2069"  # bidi embeddings, overrides and isolates
+    "\u2028\u2029"  # the line and paragraph separators
+)
+"""A regex character class body of the characters :func:`visible` escapes: controls a
+terminal obeys (ESC starts an ANSI sequence, CR overwrites a line), that a JSON API body or
+a log cannot hold (NUL), or that reorder what a reader sees (the bidi controls of Unicode
+TR #9, "Trojan Source", CVE-2021-42574). Not the zero-width space, joiner or non-joiner:
+they change no order, emoji sequences need the joiner, and this tool inserts the space
+itself to break mentions and workflow commands."""
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, keep: str = "\n\t") -> str:
+    """``text`` with each :data:`INVISIBLE` character but those in ``keep`` written as its
+    Python escape (``\\x00``, ``\\x1b``, ``\\u202e``), so a reader sees it and it does
+    nothing: the one escape of control and bidi characters of every line printed to the
+    console or the runner's log (``github.logs``) and of every string in the comment
+    (``report.format``). Printable text, tabs and newlines (by default) are unchanged."""
+    return _INVISIBLE.sub(
+        lambda m: m.group() if m.group() in keep else _escape(m.group()), text
+    )
+
+
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds any :data:`INVISIBLE` character (a newline or a tab too)."""
+    return _INVISIBLE.search(text) is not None
 
 
 def _size(text: str, unit: Literal["chars", "bytes"]) -> int:

@@ -19,6 +19,7 @@ import pytest
 from workspace import REPO, Run, Workspace
 
 from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.text import INVISIBLE
 from adk_features import adk_inference_fails_on_deep_tool_output
 
 OTHER_MARKER = comment_marker("other")
@@ -202,6 +203,30 @@ INJECTION = "x\n::stop-commands::zzz\n::add-mask::innocent\n::warning::fake warn
 def _annotations_after(run: Run) -> None:
     lines = run.log.splitlines()
     assert any(x.startswith("::error ") for x in lines), "the action's annotations are gone"
+
+
+#: An eval id a reader would misread (U+202E reverses what follows it) or a terminal would
+#: obey (ESC colours, CR returns to the line's start); NUL cannot be in a log line.
+CONTROLS = "cur\u202eRTL\u2066iso\x00nul\x1b[31mred\rover\x85c1"
+
+
+def _controls_shown_escaped(run: Run) -> None:
+    """Every control and bidi character is written as its escape in the log, the comment
+    and the summary, and the eval set's lint warning names the file and the escaped id."""
+    bad = re.compile(f"[{INVISIBLE}]")
+    for name, text in [("log", run.log), ("comment", run.comment_file),
+                       ("summary", run.files["summary.md"])]:
+        assert text and not bad.search(text.replace("\n", "").replace("\t", "")), name
+    shown = "cur\\u202eRTL\\u2066iso\\x00nul\\x1b[31mred\\x0dover\\x85c1"
+    # The case's table cell: a line break (CR too) becomes a space, as in every cell.
+    cell = shown.replace("\\x0d", " ")
+    assert f"| `{cell}` |" in run.comment_file
+    assert f"`{shown}` holds a line break" in run.comment_file
+    assert re.search(r"warning: .*hostile_agent/eval/hostile\.evalset\.json: eval case id `"
+                     + re.escape(shown) + "` holds a line break, control or bidi", run.log)
+    ids = [c["eval_id"] for s in run.results["suites"] for e in s["eval_sets"]
+           for c in e["eval_cases"]]
+    assert ids == [CONTROLS], "the results file keeps the id as written"
 
 
 # --------------------------------------------------------------------------- 6: secrets
@@ -427,6 +452,9 @@ CASES: list[Case] = [
     Case("k5-eval-id-and-agent-text-commands", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1,
          r"failing eval case", check=_annotations_after),
+    Case("k5-control-and-bidi-characters-in-eval-id", 5,
+         lambda ws: ws.hostile_agent("Go away.", cases=[CONTROLS]), 1,
+         r"failing eval case", check=_controls_shown_escaped),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",

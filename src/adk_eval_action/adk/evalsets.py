@@ -34,6 +34,7 @@ from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubric
 from adk_eval_action.errors import EvalSetError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.eval_ids import eval_id_lines
+from adk_eval_action.text import has_invisible, visible
 
 ACCEPTED_SHAPES = (
     "ADK EvalSet JSON ({eval_set_id, eval_cases}); the same with camelCase keys "
@@ -190,6 +191,11 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
                 f"eval case `{case.eval_id}` has neither `conversation` nor "
                 "`conversation_scenario`",
             )
+    warnings += [
+        f"{path}: eval case id `{visible(i, keep='')}` holds a line break, control or bidi "
+        "character (shown escaped here and in the comment): rename it to printable text"
+        for i in ids if has_invisible(i)
+    ]
     found = eval_id_lines(text)
     return LoadedEvalSet(
         path=path,

@@ -15,6 +15,10 @@ Two formatters render records, chosen by the entry point with :func:`log_to`:
   other line made inert for the runner's command parser (:func:`inert`): the one place
   where what is printed from data is escaped for the runner.
 
+Both write control and bidi characters (NUL, ESC, CR, U+202E...) as visible escapes
+(:func:`adk_eval_action.text.visible`): an eval id or an agent's answer can neither move
+the terminal's cursor, colour or hide text, nor reorder what a reader sees.
+
 A handler writes a whole record (all its lines) in one write under its lock, so
 concurrent work cannot interleave half lines.
 """
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
 from adk_eval_action.logscope import diverted
-from adk_eval_action.text import without_surrogates
+from adk_eval_action.text import visible, without_surrogates
 
 __all__ = [
     "ROOT_LOGGER",
@@ -138,8 +142,13 @@ class PlainFormatter(logging.Formatter):
         self.redact = redact or (lambda text: text)
 
     def format(self, record: logging.LogRecord) -> str:
-        text = self.redact(without_surrogates(self._plain(record)))
+        text = self._clean(self._plain(record))
         return "\n".join(inert(x) for x in text.splitlines() or [""])
+
+    def _clean(self, text: str) -> str:
+        """``text`` redacted, with lone surrogates replaced and control characters but
+        newlines and tabs made visible (after redacting, so a secret is still matched)."""
+        return visible(self.redact(without_surrogates(text)).replace("\r\n", "\n"))
 
     def _plain(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
@@ -191,12 +200,12 @@ class GitHubFormatter(PlainFormatter):
         message = without_surrogates(record.getMessage())
         if found.name == "add-mask":  # the one record whose message is the secret itself
             return workflow_command(found.name, message)
-        message = self.redact(message)
+        message = self._clean(message)
         if found.name in ("error", "warning", "notice"):
             message = message[:ANNOTATION_MAX_CHARS]
         if found.name == "endgroup":
             return "::endgroup::"
-        properties = {k: _no_legacy(self.redact(without_surrogates(str(v))))
+        properties = {k: _no_legacy(self._clean(str(v)))
                       if v is not None else None for k, v in found.properties.items()}
         return workflow_command(found.name, _no_legacy(message), **properties)
 

@@ -5,13 +5,18 @@ files) reaches the markdown through one of three escapes, chosen by where it lan
 
 * :func:`md` for markdown text (table cells, list items): HTML entities, markdown
   punctuation and table pipes escaped, newlines as spaces, ``@`` mentions and issue
-  references (``#9``, ``GH-9``) broken.
+  references (``#9``, ``GH-9``) broken. A code span of the text (a name in backticks, as this
+  tool's messages quote metric names, files and fields) stays a code span when nothing in
+  it could act outside one (:data:`_CODE_SPAN`).
 * :func:`code` for an inline code span in a table cell.
 * :func:`html_text` inside raw HTML (a ``<summary>``), where markdown is not processed:
   HTML entities only, newlines as spaces, mentions broken.
 
 Fenced blocks (the evidence diff) are made by :func:`fence`, whose fence is longer than any
 run of backticks in its lines.
+
+All four write control and bidi characters (NUL, ESC, U+202E...) as visible escapes
+(:func:`adk_eval_action.text.visible`, the one such escape of the comment and the log).
 
 Numbers: :func:`score` (up to 3 decimals, trailing zeros dropped), :func:`num` (a fixed
 number of decimals for the metric's value range, so a row's numbers align), :func:`delta`
@@ -26,7 +31,16 @@ import math
 import re
 from typing import Any
 
+from adk_eval_action.text import visible
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
+# Backtick pairs, matched left to right as CommonMark pairs single backticks. md() keeps
+# one as a code span (inside which CommonMark processes no emphasis, link, HTML or
+# backslash escape) unless it holds what must be escaped as text (_NOT_IN_SPAN): a pipe (a
+# table cell would need "\|", which a list item shows), "<" or "&" (an HTML block around
+# the text would read them as HTML), or nothing but blanks.
+_CODE_SPAN = re.compile(r"`([^`]*)`")
+_NOT_IN_SPAN = re.compile(r"[|<&]|^\s*$")
 # What GitHub links in a comment's text after rendering (so a backslash escape does not
 # stop it): @user and @org/team mentions (which notify), #9, owner/repo#9 and GH-9.
 _MENTION = re.compile(r"(@|#|\bGH-)(?=[A-Za-z0-9])", re.IGNORECASE)
@@ -42,8 +56,9 @@ def cut(text: str, limit: int) -> str:
 
 
 def one_line(value: Any) -> str:
-    """``value`` as text with every run of whitespace (newlines too) as one space."""
-    return " ".join(str(value if value is not None else "").split())
+    """``value`` as text with every run of whitespace (newlines too) as one space, and
+    other control and bidi characters written as visible escapes (``\\x00``, ``\\u202e``)."""
+    return " ".join(visible(str(value if value is not None else ""), keep="\t\n\r").split())
 
 
 def _no_mentions(text: str) -> str:
@@ -53,9 +68,22 @@ def _no_mentions(text: str) -> str:
 def md(value: Any, limit: int = 300) -> str:
     """Escapes text for markdown (a table cell, a list item): HTML entities, markdown
     punctuation and table pipes; newlines become spaces; ``@`` mentions are broken; cut to
-    ``limit`` characters before escaping (``…``)."""
+    ``limit`` characters before escaping (``…``). Its code spans stay code spans (module
+    docstring), so a metric name in backticks shows as code, not as backticks."""
     text = cut(one_line(value), limit)
-    return _no_mentions(_MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False)))
+    parts: list[str] = []
+    position = 0
+    for span in _CODE_SPAN.finditer(text):
+        kept = not _NOT_IN_SPAN.search(span.group(1))
+        parts.append(_md_plain(text[position:span.start()]))
+        parts.append(span.group() if kept else _md_plain(span.group()))
+        position = span.end()
+    parts.append(_md_plain(text[position:]))
+    return _no_mentions("".join(parts))
+
+
+def _md_plain(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def html_text(value: Any, limit: int = 200) -> str:
@@ -72,8 +100,9 @@ def code(value: Any, limit: int = 80) -> str:
     backtick, shown as ``'``) or the table cell (a pipe, which GFM lets a backslash escape
     even inside a span) is changed; newlines become spaces. Mentions are not linked in a
     code span."""
-    text = cut(str(value).replace("`", "'").replace("\n", " ").replace("\r", " "), limit)
-    escaped = text.replace("|", "\\|")
+    text = visible(str(value), keep="\t\n\r").replace("`", "'")
+    text = cut(text.replace("\n", " ").replace("\r", " "), limit)
+    escaped = text.replace("|", "\\|").replace("<!--", "<!-" + ZERO_WIDTH_SPACE + "-")
     return f"`{escaped}`"
 
 
@@ -83,7 +112,7 @@ def fence(lines: list[str], info: str = "") -> str:
     (CommonMark 0.31, "Fenced code blocks"). An HTML comment opener in a line gets a
     zero-width space (``<!-\u200b-``): shown the same, but never a sticky-comment marker in
     the comment's source, which is matched as text."""
-    lines = [line.replace("<!--", "<!-" + ZERO_WIDTH_SPACE + "-") for line in lines]
+    lines = [visible(line).replace("<!--", "<!-" + ZERO_WIDTH_SPACE + "-") for line in lines]
     longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
     marks = "`" * max(3, longest + 1)
     return "\n".join([marks + info, *lines, marks])
