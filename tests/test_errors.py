@@ -320,9 +320,35 @@ def test_zero_eval_cases_is_a_usage_error(example_repo: Path, cli: CliRun) -> No
         if path.name != "test_config.json":
             path.unlink()
     _write(folder / "empty.evalset.json", {"eval_set_id": "empty", "eval_cases": []})
+    result = cli("run", "travel_agent", "--results-out", "r.json", "--comment-out", "c.md")
+    assert result.exit_code == 2
+    assert ("error (eval_set: travel_agent/eval/empty.evalset.json): "
+            "travel_agent/eval/empty.evalset.json: `eval_cases` is empty") in result.output
+    assert "gate INCOMPLETE (errors above; exit 2): no eval case was evaluated" in result.output
+    comment = (example_repo / "c.md").read_text()
+    assert "no eval case was evaluated" in comment and "0/0" not in comment
+    assert "| Metric |" not in comment and "No metric was scored." in comment
+    assert comment.endswith("ran\n") and "\n\n\n" not in comment
+
+
+def test_an_empty_eval_set_beside_others_is_an_error_as_an_empty_list_is(
+    example_repo: Path, cli: CliRun,
+) -> None:
+    """Both shapes of an eval set without eval cases are refused naming the file (exit 2),
+    as ADK's AgentEvaluator refuses one; the other eval sets are still evaluated."""
+    folder = example_repo / "travel_agent/eval"
+    _write(folder / "empty.evalset.json", {"eval_set_id": "empty", "eval_cases": []})
+    _write(folder / "list.test.json", [])
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 2
-    assert "hold no eval cases" in result.output
+    for name, says in [("empty.evalset.json", "`eval_cases` is empty"),
+                       ("list.test.json", "an empty JSON list")]:
+        assert f"travel_agent/eval/{name}: {says}: an eval set without eval cases" in (
+            result.output)
+    results = json.loads((example_repo / "r.json").read_text())
+    evaluated = [c["eval_id"] for s in results["suites"] for e in s["eval_sets"]
+                 for c in e["eval_cases"]]
+    assert len(evaluated) == 5
 
 
 def test_agent_import_error_names_the_line(example_repo: Path, cli: CliRun) -> None:

@@ -268,7 +268,7 @@ def test_comment_names_the_failed_rule(tmp_path: Path) -> None:
     result, comparison = _gate(_side(0.7), _side(0.9), fail_on="regression", max_regression=0.1)
     comment = render_comment(CommentContext(comparison=comparison, gate=result))
     assert "❌ **ADK eval failed**" in comment
-    assert "max\\_regression: \\`response\\_match\\_score\\` (travel) dropped by 0.200" in comment
+    assert "max\\_regression: `response_match_score` (travel) dropped by 0.200" in comment
     assert isinstance(comparison, Comparison)
 
 

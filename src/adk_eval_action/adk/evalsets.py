@@ -103,6 +103,16 @@ def _from_list(path: Path, data: list[Any]) -> tuple[EvalSet, str, list[str]]:
     raise EvalSetError(path, f"a JSON list, but not a legacy eval set; accepted: {ACCEPTED_SHAPES}")
 
 
+NO_CASES = (
+    "an eval set without eval cases evaluates nothing (ADK's AgentEvaluator refuses one: "
+    '"No eval cases were evaluated"); add eval cases, or leave the file out '
+    "(adk-eval.yaml `exclude`, or remove it)"
+)
+"""Why an eval set file without eval cases is refused, in either shape: a forgotten or
+half-written eval set (``adk web`` saves a new one empty) would otherwise pass silently
+beside the others."""
+
+
 def _stem(path: Path) -> str:
     name = path.name
     for suffix in (".evalset.json", ".test.json", ".json"):
@@ -148,7 +158,8 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     Raises:
         EvalSetError: the file is unreadable, not a regular file, larger than
             ``files.MAX_DATA_BYTES``, not JSON (with line and column), or in no accepted
-            shape (the message lists the accepted shapes).
+            shape (the message lists the accepted shapes), or without eval cases
+            (:data:`NO_CASES`).
     """
     try:
         raw = read_bytes(path, MAX_DATA_BYTES)
@@ -171,7 +182,7 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     notes: list[str] = []
     warnings: list[str] = []
     if data == []:
-        raise EvalSetError(path, "an empty JSON list: no eval cases")
+        raise EvalSetError(path, f"an empty JSON list: {NO_CASES}")
     if isinstance(data, list):
         eval_set, shape, notes = _from_list(path, data)
     elif isinstance(data, dict):
@@ -180,6 +191,8 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
         eval_set, shape = _from_dict(path, data)
     else:
         raise EvalSetError(path, f"JSON {type(data).__name__}; accepted: {ACCEPTED_SHAPES}")
+    if not eval_set.eval_cases:
+        raise EvalSetError(path, f"`eval_cases` is empty: {NO_CASES}")
     ids = [c.eval_id for c in eval_set.eval_cases]
     duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
     if duplicates:

@@ -94,7 +94,8 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
             )
             continue
         inputs.notes.extend(note.replace(str(path), shown) for note in notes)
-        inputs.eval_sets.append(loaded)
+        inputs.eval_sets.append(loaded.model_copy(
+            update={"warnings": [w.replace(str(path), shown) for w in loaded.warnings]}))
     return inputs
 
 

@@ -88,8 +88,11 @@ class GateResult(BaseModel):
     def count_text(self) -> str:
         """The headline's count: ``4/5 eval cases passed`` when every case was evaluated,
         ``3/4 evaluated eval cases passed`` when some could not be, ``0 of 5 eval cases
-        could be evaluated (model unreachable)`` when none was: passes are counted among
-        evaluated cases only, so cases that never ran do not read as failures."""
+        could be evaluated (model unreachable)`` when none was, ``no eval case was
+        evaluated`` when there were none: passes are counted among evaluated cases only,
+        so cases that never ran do not read as failures."""
+        if not self.cases_total:
+            return "no eval case was evaluated"
         if not self.cases_unsure:
             return f"{self.cases_passed}/{self.cases_total} eval cases passed"
         if self.cases_evaluated:

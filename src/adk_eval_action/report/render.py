@@ -10,6 +10,7 @@ the ``md`` filter, which escapes HTML and table syntax so it cannot break the co
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,12 +137,38 @@ def render_template(context: CommentContext, template: Path | str) -> str:
             sandbox forbids (names the template file).
     """
     if not isinstance(template, Path):
-        return template_environment().get_template(template).render(**_template_vars(context))
+        return tidy(
+            template_environment().get_template(template).render(**_template_vars(context))
+        )
     # A user's template is repository content: rendered in a child process bounded in
     # time, memory and output (report.sandbox); any failure of it is a usage error.
     from adk_eval_action.report.sandbox import render_user_template
 
     return render_user_template(template, _template_vars(context))
+
+
+_FENCE = re.compile(r"^(`{3,})")
+
+
+def tidy(markdown: str) -> str:
+    """``markdown`` with each run of blank lines outside fenced code blocks as one blank
+    line, and ending in exactly one newline: what the packaged templates' optional sections
+    leave out shows as no gap in the file (GitHub renders the two the same; a file read in
+    a terminal or a console that prints it next does not). A fenced block's lines (the
+    evidence diff) are kept as they are."""
+    out: list[str] = []
+    fence = ""
+    for line in markdown.strip("\n").split("\n"):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and len(opened.group(1)) >= len(fence) and not line.strip("`").strip():
+                fence = ""
+        elif opened:
+            fence = opened.group(1)
+        elif not line.strip() and out and not out[-1].strip():
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _template_vars(context: CommentContext) -> dict[str, Any]:
