@@ -152,6 +152,40 @@ def _validation_message(error: ValidationError) -> str:
     return f"invalid eval set at `{location}`: {first['msg']}{more}"
 
 
+def _case_ids(path: Path, eval_set: EvalSet) -> list[str]:
+    """The eval set's eval ids, in order, once it is known to be one ADK can evaluate.
+
+    Raises:
+        EvalSetError: no eval cases (:data:`NO_CASES`), an eval id given twice, or a case
+            with neither a conversation nor a conversation scenario.
+    """
+    if not eval_set.eval_cases:
+        raise EvalSetError(path, f"`eval_cases` is empty: {NO_CASES}")
+    ids = [c.eval_id for c in eval_set.eval_cases]
+    duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
+    if duplicates:
+        raise EvalSetError(path, f"duplicate eval_id(s): {', '.join(duplicates)}")
+    for case in eval_set.eval_cases:
+        if case.conversation is None and case.conversation_scenario is None:
+            raise EvalSetError(
+                path,
+                f"eval case `{case.eval_id}` has neither `conversation` nor "
+                "`conversation_scenario`",
+            )
+    return ids
+
+
+def _id_warnings(path: Path, ids: list[str]) -> list[str]:
+    """A warning per eval id holding a line break, control or bidi character (shown
+    escaped, ``text.visible``): the comment and the log show it escaped, but a reader of
+    the eval set file or of ADK's own output would not see it."""
+    return [
+        f"{path}: eval case id `{visible(i, keep='')}` holds a line break, control or bidi "
+        "character (shown escaped here and in the comment): rename it to printable text"
+        for i in ids if has_invisible(i)
+    ]
+
+
 def load_eval_set(path: Path) -> LoadedEvalSet:
     """Loads one eval set file in any accepted shape (see the module docstring).
 
@@ -191,24 +225,8 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
         eval_set, shape = _from_dict(path, data)
     else:
         raise EvalSetError(path, f"JSON {type(data).__name__}; accepted: {ACCEPTED_SHAPES}")
-    if not eval_set.eval_cases:
-        raise EvalSetError(path, f"`eval_cases` is empty: {NO_CASES}")
-    ids = [c.eval_id for c in eval_set.eval_cases]
-    duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
-    if duplicates:
-        raise EvalSetError(path, f"duplicate eval_id(s): {', '.join(duplicates)}")
-    for case in eval_set.eval_cases:
-        if case.conversation is None and case.conversation_scenario is None:
-            raise EvalSetError(
-                path,
-                f"eval case `{case.eval_id}` has neither `conversation` nor "
-                "`conversation_scenario`",
-            )
-    warnings += [
-        f"{path}: eval case id `{visible(i, keep='')}` holds a line break, control or bidi "
-        "character (shown escaped here and in the comment): rename it to printable text"
-        for i in ids if has_invisible(i)
-    ]
+    ids = _case_ids(path, eval_set)
+    warnings += _id_warnings(path, ids)
     found = eval_id_lines(text)
     return LoadedEvalSet(
         path=path,
