@@ -34,7 +34,8 @@ def test_broken_eval_set_exits_2_naming_file_and_keeps_others(
     result = cli("run", "travel_agent", "--results-out", "r.json", "--comment-out", "c.md")
     assert result.exit_code == 2
     assert "travel_agent/eval/broken.evalset.json" in result.output
-    assert "not valid JSON at line 2, column 3" in result.output
+    assert ("not valid JSON: Expecting property name enclosed in double quotes at line 2, "
+            "column 3") in result.output
     results = load_json(example_repo / "r.json")
     assert case_runs(results, "weather_paris")[0]["status"] == "passed"
     comment = (example_repo / "c.md").read_text()
@@ -513,3 +514,63 @@ def test_a_keyboard_interrupt_only_counts_as_the_codes_when_no_sigint_can_raise_
     with pytest.raises(UserExit, match="^KeyboardInterrupt$") as caught, exits_as_errors():
         raise KeyboardInterrupt
     assert isinstance(caught.value.__cause__, KeyboardInterrupt)
+
+
+def test_field_locations_are_the_fields_the_user_wrote() -> None:
+    """pydantic's union members (``.float``) and ADK's camelCase aliases are not in the
+    location reported; the field is as the user's file spells it."""
+    from google.adk.evaluation.eval_config import EvalConfig
+    from google.adk.evaluation.eval_set import EvalSet
+    from pydantic import ValidationError
+
+    from adk_eval_action.errors import field_location
+
+    config = {"criteria": {"response_match_score": "abc"}}
+    with pytest.raises(ValidationError) as raised:
+        EvalConfig.model_validate(config)
+    assert "float" in [str(p) for p in raised.value.errors()[0]["loc"]]
+    assert field_location(raised.value.errors()[0]["loc"], config) == (
+        "criteria.response_match_score")
+    turn = {"invocation_id": "i", "final_response": {"role": "model", "parts": []}}
+    for case, expected in [
+        ({"eval_id": "a", "conversation": [turn]}, "eval_cases.0.conversation.0.user_content"),
+        ({"evalId": "a", "conversation": [{"invocationId": "i"}]},
+         "eval_cases.0.conversation.0.userContent"),
+    ]:
+        data = {"eval_set_id": "s", "eval_cases": [case]}
+        with pytest.raises(ValidationError) as raised:
+            EvalSet.model_validate(data)
+        locations = [field_location(e["loc"], data) for e in raised.value.errors()]
+        assert expected in locations, locations
+
+
+def test_a_cut_json_file_names_the_position_of_what_is_unterminated(tmp_path: Path) -> None:
+    from adk_eval_action.adk.evalsets import load_eval_set
+    from adk_eval_action.errors import EvalSetError
+
+    path = _write(tmp_path / "cut.evalset.json", '{"eval_set_id": "x",\n "eval_cases": [{"eval_')
+    with pytest.raises(EvalSetError) as raised:
+        load_eval_set(path)
+    # json.loads names where the string starts: line 2, the column of its quote.
+    assert str(raised.value).endswith(
+        "not valid JSON: Unterminated string starting at line 2, column 18")
+
+
+def test_config_errors_name_files_relative_to_the_repository(
+    example_repo: Path, cli: CliRun,
+) -> None:
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["criteria"]["response_match_score"] = "abc"
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert ("error (config: travel_agent/eval/test_config.json): travel_agent/eval/"
+            "test_config.json (field `criteria.response_match_score`): Input should be a valid "
+            "number") in result.output
+    _write(example_repo / "adk-eval.yaml", "suites:\n  - name: t\n    agent: nope\n"
+           "    eval_sets: ['travel_agent/eval/*.json']\n")
+    result = cli("run", "--config", "adk-eval.yaml", "--results-out", "r.json")
+    assert result.exit_code == 2
+    assert "error: adk-eval.yaml (field `suites[0].agent`): agent folder nope not found" in (
+        result.output)
+    assert str(example_repo) not in result.output

@@ -39,6 +39,7 @@ from adk_eval_action.errors import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     AdkEvalActionError,
+    ConfigError,
     Interrupted,
     describe_exception,
 )
@@ -132,9 +133,11 @@ class ActionRun(BaseModel):
         given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()})
         settings = resolve(None, inputs, given)
         base = start if start is not None else Path.cwd()
+        runner = RunnerEnv.from_env(env)
+        workdir = (base / settings.working_directory).resolve()
+        _refuse_outside_workspace(runner.event.workspace, workdir, settings)
         return cls(
-            inputs=inputs, flags=given, settings=settings, runner=RunnerEnv.from_env(env),
-            workdir=(base / settings.working_directory).resolve(),
+            inputs=inputs, flags=given, settings=settings, runner=runner, workdir=workdir,
             secrets=tuple(secret_values(env, [settings.token])),
         )
 
@@ -192,6 +195,36 @@ class ActionRun(BaseModel):
             comment=settings.comment, comment_key=settings.comment_key,
             results_path=settings.results_path, secrets=self.secrets,
         )
+
+
+def _refuse_outside_workspace(
+    workspace: Path | None, workdir: Path, settings: RunSettings,
+) -> None:
+    """The folder the action runs in and the results file it writes (with the comment and
+    PR context beside it) must resolve inside the runner's checkout (``GITHUB_WORKSPACE``,
+    the repository root): the container runs as root, so a ``../..`` or an absolute path
+    in an input would otherwise read or write anywhere. Nothing is checked outside the
+    runner (no workspace).
+
+    Raises:
+        ConfigError: ``working_directory`` or ``results_path`` resolves outside it (names
+            the input, its value and the workspace).
+    """
+    if workspace is None:
+        return
+    root = workspace.resolve()
+    results = settings.results_path
+    for name, value, resolved in (
+        ("working_directory", settings.working_directory, workdir),
+        ("results_path", results, (results if results.is_absolute() else workdir / results)
+         .resolve()),
+    ):
+        if resolved != root and root not in resolved.parents:
+            raise ConfigError(
+                f"invalid input {name}",
+                f"{value} resolves to {resolved}, outside the workspace {root} "
+                "(GITHUB_WORKSPACE): the action reads and writes only inside the checkout",
+            )
 
 
 # --------------------------------------------------------------------------- pipeline seam

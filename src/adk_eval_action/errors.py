@@ -6,7 +6,11 @@ infrastructure error.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 EXIT_PASS = 0
 EXIT_GATE_FAILED = 1
@@ -28,10 +32,22 @@ class ConfigError(AdkEvalActionError):
     def __init__(self, path: Path | str | None, message: str, field: str | None = None):
         self.path = str(path) if path is not None else None
         self.field = field
+        self.detail = message
         where = self.path or "<config>"
         if field:
             where += f" (field `{field}`)"
         super().__init__(f"{where}: {message}")
+
+    def relative_to(self, root: Path) -> ConfigError:
+        """The same error naming its file relative to ``root`` when it lies inside (as
+        every other message names a repository file), else unchanged."""
+        if self.path is None or not Path(self.path).is_absolute():
+            return self
+        try:
+            shown = Path(self.path).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return self
+        return ConfigError(shown, self.detail, self.field)
 
 
 class EvalSetError(AdkEvalActionError):
@@ -86,3 +102,45 @@ def describe_exception(error: BaseException) -> str:
     where = ", ".join(dict.fromkeys(
         f"{Path(f.filename).parent.name}/{Path(f.filename).name}:{f.lineno}" for f in shown))
     return f"{type(error).__name__}: {error}" + (f" (at {where})" if where else "")
+
+
+# Pydantic puts the member of a union or a validator it tried into an error's location
+# (``criteria.response_match_score.float``, ``function-after[...]``); the user never wrote
+# these (pydantic_core's ``ErrorDetails.loc``).
+_TYPE_TAGS = {"float", "int", "str", "bool", "bytes", "none", "dict", "list", "tuple",
+              "set", "decimal", "date", "datetime", "json-or-python", "lax-or-strict"}
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def field_location(loc: Sequence[int | str], data: Any = None) -> str:
+    """A pydantic error's location (``ErrorDetails.loc``) as the user wrote the field:
+    dotted, without the union members and validators pydantic adds (:data:`_TYPE_TAGS`,
+    ``name[...]``, ``constrained-*``), and in snake_case where the user's ``data`` (the
+    validated input, followed along the location) spells its keys so, although the model
+    reports its camelCase alias (ADK's models validate by alias: ``userContent``)."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(str(part))
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+            continue
+        mapping = node if isinstance(node, dict) else {}
+        if part not in mapping and (
+                part in _TYPE_TAGS or "[" in part or part.startswith("constrained-")):
+            continue
+        key = part
+        if part not in mapping:
+            snake = _CAMEL.sub(lambda m: "_" + m.group(1).lower(), part)
+            if snake in mapping or not any(_CAMEL.search(str(k)) for k in mapping):
+                key = snake
+        parts.append(key)
+        node = mapping.get(key)
+    return ".".join(parts)
+
+
+def json_problem(error: json.JSONDecodeError) -> str:
+    """``not valid JSON: <what> at line L, column C``: json's message with its position
+    (its ``msg`` alone can end mid-sentence: ``Unterminated string starting at``)."""
+    what = error.msg.removesuffix(" at")
+    return f"not valid JSON: {what} at line {error.lineno}, column {error.colno}"

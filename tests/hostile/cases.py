@@ -283,6 +283,21 @@ def _symlink_out(ws: Workspace) -> None:
                ws.root / "travel_agent" / "eval" / "linked.evalset.json")
 
 
+def _working_directory_up(ws: Workspace) -> None:
+    ws.env["INPUT_WORKING_DIRECTORY"] = f"{ws.root}/../.."
+
+
+def _results_path_up(ws: Workspace) -> None:
+    ws.inputs["results_path"] = "../../outside.json"
+
+
+def _nothing_outside(run: Run) -> None:
+    """Nothing was written beside or above the workspace."""
+    tmp = run.workspace.tmp
+    assert not (tmp.parent / "outside.json").exists()
+    assert not list(tmp.parent.glob("adk-eval-*")) and not list(tmp.glob("adk-eval-*"))
+
+
 # --------------------------------------------------------------------------- 9: waits
 
 API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
@@ -498,6 +513,12 @@ CASES: list[Case] = [
          r"/etc/passwd is outside the repository root", evaluated=False),
     Case("k8-symlinked-eval-set-out", 8, _symlink_out, 2,
          r"x\.evalset\.json is outside the repository root", evaluated=False),
+    Case("k8-working-directory-above-the-workspace", 8, _working_directory_up, 2,
+         r"invalid input working_directory: .*/\.\./\.\. resolves to .*, outside the "
+         r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, check=_nothing_outside),
+    Case("k8-results-path-above-the-workspace", 8, _results_path_up, 2,
+         r"invalid input results_path: \.\./\.\./outside\.json resolves to .*, outside "
+         r"the workspace", evaluated=False, check=_nothing_outside),
     # 9. Long waits and slow loading
     Case("k9-secondary-rate-limit-no-retry-after", 9, lambda ws: ws.stub.fail_next(
         403, message="You have exceeded a secondary rate limit.", times=10),

@@ -285,7 +285,7 @@ def load_eval_config(
     try:
         eval_config = EvalConfig.model_validate(data)
     except ValidationError as e:
-        field, message = first_error(e)
+        field, message = first_error(e, data)
         raise ConfigError(path or where, message, field=field) from e
     return LoadedEvalConfig(
         path=path,

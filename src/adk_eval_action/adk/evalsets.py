@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from adk_eval_action.adk.lint import eval_set_warnings
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubrics
-from adk_eval_action.errors import EvalSetError
+from adk_eval_action.errors import EvalSetError, field_location, json_problem
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.eval_ids import eval_id_lines
 from adk_eval_action.text import has_invisible, visible
@@ -142,12 +142,14 @@ def _from_dict(path: Path, data: dict[str, Any]) -> tuple[EvalSet, str]:
     try:
         return EvalSet.model_validate(data), shape
     except ValidationError as e:
-        raise EvalSetError(path, f"{_validation_message(e)}; accepted: {ACCEPTED_SHAPES}") from e
+        raise EvalSetError(
+            path, f"{_validation_message(e, data)}; accepted: {ACCEPTED_SHAPES}"
+        ) from e
 
 
-def _validation_message(error: ValidationError) -> str:
+def _validation_message(error: ValidationError, data: Any) -> str:
     first = error.errors()[0]
-    location = ".".join(str(p) for p in first["loc"])
+    location = field_location(first["loc"], data)
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
     return f"invalid eval set at `{location}`: {first['msg']}{more}"
 
@@ -210,9 +212,7 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     except json.JSONDecodeError as e:
         if not text.strip():
             raise EvalSetError(path, f"the file is empty; accepted: {ACCEPTED_SHAPES}") from e
-        raise EvalSetError(
-            path, f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
-        ) from e
+        raise EvalSetError(path, json_problem(e)) from e
     notes: list[str] = []
     warnings: list[str] = []
     if data == []:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
 from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
-from adk_eval_action.errors import AdkEvalActionError, EvalSetError
+from adk_eval_action.errors import AdkEvalActionError, ConfigError, EvalSetError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import ErrorRecord
@@ -73,7 +73,9 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
             display_path=config_file,
         )
     except AdkEvalActionError as e:
-        error = ErrorRecord(kind="config", message=str(e), suite=suite.name, file=config_file)
+        shown = e.relative_to(repo_root) if isinstance(e, ConfigError) else e
+        error = ErrorRecord(kind="config", message=str(shown), suite=suite.name,
+                            file=config_file)
         return SuiteInputs(config=None, errors=[error])
     inputs = SuiteInputs(config=config)
     for path in suite.eval_set_paths if eval_sets else []:

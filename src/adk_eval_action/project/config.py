@@ -46,7 +46,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
-from adk_eval_action.errors import ConfigError
+from adk_eval_action.errors import ConfigError, field_location, json_problem
 from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, load_yaml, read_text
 
 
@@ -287,16 +287,16 @@ def read_mapping(path: Path) -> Any:
     except RecursionError as e:
         raise ConfigError(path, "nested too deeply") from e
     except json.JSONDecodeError as e:
-        where = f"line {e.lineno}, column {e.colno}"
-        raise ConfigError(path, f"not valid JSON at {where}: {e.msg}") from e
+        raise ConfigError(path, json_problem(e)) from e
     except yaml.YAMLError as e:
         raise ConfigError(path, f"not valid YAML: {e}") from e
 
 
-def first_error(error: ValidationError) -> tuple[str, str]:
-    """``(dotted field path, message)`` of a validation error's first error."""
+def first_error(error: ValidationError, data: Any = None) -> tuple[str, str]:
+    """``(dotted field path, message)`` of a validation error's first error, the field as
+    the user wrote it in ``data`` (:func:`~adk_eval_action.errors.field_location`)."""
     first = error.errors()[0]
-    return ".".join(str(p) for p in first["loc"]), first["msg"]
+    return field_location(first["loc"], data), first["msg"]
 
 
 def load_project_config(path: Path) -> ProjectConfig:
@@ -313,7 +313,7 @@ def load_project_config(path: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as e:
-        field, message = first_error(e)
+        field, message = first_error(e, data)
         raise ConfigError(path, message, field=field) from e
     names = [s.name for s in config.suites]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -72,7 +72,10 @@ def find_suites(request: RunRequest) -> list[Suite]:
     suites: list[Suite] = []
     if request.config_path is not None:
         log.info("config: %s", _shown(request.config_path, root))
-        suites = suites_from_config(project, request.config_path) if project.suites else []
+        try:
+            suites = suites_from_config(project, request.config_path) if project.suites else []
+        except ConfigError as e:
+            raise e.relative_to(request.repository_root) from e
     if not suites:
         suites = discover_suites(
             [request.path(p) for p in paths], root, project.exclude, exclude_root=project.root

@@ -192,7 +192,10 @@ def load_request(
     path = workdir / early.config if early.config is not None else find_project_config(workdir)
     if path is not None:
         path = inside_root(path, root, "config")
-    project = load_project_config(path) if path is not None else ProjectConfig(root=workdir)
+    try:
+        project = load_project_config(path) if path is not None else ProjectConfig(root=workdir)
+    except ConfigError as e:
+        raise e.relative_to(root) from e
     settings = resolve(project, inputs, flags)
     for what, given in [("template", settings.template)] + [
             ("path", p) for p in settings.paths]:
