@@ -101,10 +101,42 @@ def test_run_flags_keep_their_names() -> None:
         "--max-regression", "--min-effect", "--require-significance", "--max-token-increase",
         "--on-token-increase", "--min-pass-rate", "--gate-mode", "--not-evaluated",
     }
+
+
+def _synopsis() -> dict[str, str]:
+    """README.md's CLI synopsis: each command's lines (its first and the indented ones)."""
     readme = (ACTION_YML.parent / "README.md").read_text(encoding="utf-8")
     usage = readme.split("## The CLI", 1)[1].split("```", 2)[1]
-    documented = set(re.findall(r"--[a-z][a-z-]+", usage.split("adk-eval-action compare")[0]))
-    assert documented <= flags
+    commands: dict[str, str] = {}
+    name = ""
+    for line in usage.splitlines():
+        if line.startswith("adk-eval-action "):
+            name = line.split()[1]
+            commands[name] = ""
+        if name:
+            commands[name] += line.split("#", 1)[0] + "\n"
+    return commands
+
+
+@pytest.mark.parametrize("command", sorted(set(main.commands) - {"action"}))
+def test_the_readme_synopsis_is_the_commands_options(command: str) -> None:
+    """README's CLI synopsis names every option of each command (an on/off flag by its
+    first form; its --no- form where written) and nothing else, so it cannot drift from
+    click's options again (`action`'s flags are the inputs: test_action_flags_are_the_inputs).
+    compare's "the gate options of run" stands for the gate options (settings.OPTIONS)."""
+    synopsis = _synopsis()
+    assert command in synopsis, f"{command} is not in README's synopsis"
+    text = synopsis[command]
+    options = [p for p in main.commands[command].params
+               if isinstance(p, click.Option) and not p.hidden]
+    accepted = {o for p in options for o in (*p.opts, *p.secondary_opts)}
+    gate_flags = {spec.flag for spec in OPTIONS.values() if spec.gate}
+    shown = set(re.findall(r"--[a-z][a-z-]+", text))
+    if "the gate options of run" in text:
+        shown |= gate_flags & accepted
+    assert shown <= accepted, f"not options of {command}: {shown - accepted}"
+    missing = [p.opts[-1] for p in options if not shown & {*p.opts}]
+    assert not missing, f"options of {command} missing from README's synopsis: {missing}"
 
 
 def test_action_flags_are_the_inputs() -> None:
