@@ -174,7 +174,9 @@ def test_cli_run_writes_results_and_comment_when_stopped(tmp_path, args, field):
     assert error.kind == "config" and field in error.message
     comment = (ws / "c.md").read_text()
     assert comment.startswith("## ⚠️ ADK eval incomplete: config error")
-    assert field.replace("_", "\\_") in comment and "r.json" in comment
+    # The message's field is a code span (report.format.md keeps it), its prose escaped.
+    shown = f"`{field}`" if "." in field else field.replace("_", "\\_")
+    assert shown in comment and "r.json" in comment
     assert (ws / "s.md").read_text() == comment
 
 

@@ -39,7 +39,6 @@ from adk_eval_action.errors import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     AdkEvalActionError,
-    ConfigError,
     Interrupted,
     describe_exception,
 )
@@ -132,13 +131,12 @@ class ActionRun(BaseModel):
         inputs = read_inputs(env)
         given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()})
         settings = resolve(None, inputs, given)
-        base = start if start is not None else Path.cwd()
-        runner = RunnerEnv.from_env(env)
-        workdir = (base / settings.working_directory).resolve()
-        _refuse_outside_workspace(runner.event.workspace, workdir, settings)
+        workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
+        if outside := settings.outside_workspace(env, workdir.resolve()):
+            raise outside
         return cls(
-            inputs=inputs, flags=given, settings=settings, runner=runner, workdir=workdir,
-            secrets=tuple(secret_values(env, [settings.token])),
+            inputs=inputs, flags=given, settings=settings, runner=RunnerEnv.from_env(env),
+            workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])),
         )
 
     @classmethod
@@ -148,8 +146,8 @@ class ActionRun(BaseModel):
         """The run as far as recording an error needs it, when :meth:`from_sources`
         refused the inputs or the event payload: the inputs that say where the results and
         comment go and how it is posted (``settings.PUBLISHING_OPTIONS``), and the event
-        when it is readable. None when even those inputs are invalid or the working
-        directory is not a folder."""
+        when it is readable. None when even those inputs are invalid, or the working
+        directory is not a folder or it or the results path lies outside the workspace."""
         inputs = {k: v for k, v in read_inputs(env).items() if k in PUBLISHING_OPTIONS}
         given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()
                               and k in PUBLISHING_OPTIONS})
@@ -161,8 +159,8 @@ class ActionRun(BaseModel):
         except EventContextError:  # no PR to comment on; the files are still written
             runner = RunnerEnv.files_from_env(env)
         workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
-        if not workdir.is_dir():
-            return None
+        if not workdir.is_dir() or settings.outside_workspace(env, workdir.resolve()):
+            return None  # (never a results file or comment outside the checkout)
         return cls(inputs=inputs, flags=given, settings=settings, runner=runner,
                    workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])))
 
@@ -195,36 +193,6 @@ class ActionRun(BaseModel):
             comment=settings.comment, comment_key=settings.comment_key,
             results_path=settings.results_path, secrets=self.secrets,
         )
-
-
-def _refuse_outside_workspace(
-    workspace: Path | None, workdir: Path, settings: RunSettings,
-) -> None:
-    """The folder the action runs in and the results file it writes (with the comment and
-    PR context beside it) must resolve inside the runner's checkout (``GITHUB_WORKSPACE``,
-    the repository root): the container runs as root, so a ``../..`` or an absolute path
-    in an input would otherwise read or write anywhere. Nothing is checked outside the
-    runner (no workspace).
-
-    Raises:
-        ConfigError: ``working_directory`` or ``results_path`` resolves outside it (names
-            the input, its value and the workspace).
-    """
-    if workspace is None:
-        return
-    root = workspace.resolve()
-    results = settings.results_path
-    for name, value, resolved in (
-        ("working_directory", settings.working_directory, workdir),
-        ("results_path", results, (results if results.is_absolute() else workdir / results)
-         .resolve()),
-    ):
-        if resolved != root and root not in resolved.parents:
-            raise ConfigError(
-                f"invalid input {name}",
-                f"{value} resolves to {resolved}, outside the workspace {root} "
-                "(GITHUB_WORKSPACE): the action reads and writes only inside the checkout",
-            )
 
 
 # --------------------------------------------------------------------------- pipeline seam
@@ -381,11 +349,9 @@ def _publish(
 
 
 def _reexec_without_requirements(start_dir: Path) -> None:
-    """Start this command again, in a process that sees the freshly installed packages.
-
-    It starts from `start_dir`, where this process started, because it applies
-    working_directory again.
-    """
+    """Start this command again, in a process that sees the freshly installed packages,
+    from `start_dir`, where this process started, because it applies working_directory
+    again."""
     argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
             *sys.argv[1:], "--skip-requirements"]
     sys.stdout.flush()

@@ -515,10 +515,11 @@ CASES: list[Case] = [
          r"x\.evalset\.json is outside the repository root", evaluated=False),
     Case("k8-working-directory-above-the-workspace", 8, _working_directory_up, 2,
          r"invalid input working_directory: .*/\.\./\.\. resolves to .*, outside the "
-         r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, check=_nothing_outside),
+         r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, recorded=False,
+         check=_nothing_outside),
     Case("k8-results-path-above-the-workspace", 8, _results_path_up, 2,
          r"invalid input results_path: \.\./\.\./outside\.json resolves to .*, outside "
-         r"the workspace", evaluated=False, check=_nothing_outside),
+         r"the workspace", evaluated=False, recorded=False, check=_nothing_outside),
     # 9. Long waits and slow loading
     Case("k9-secondary-rate-limit-no-retry-after", 9, lambda ws: ws.stub.fail_next(
         403, message="You have exceeded a secondary rate limit.", times=10),

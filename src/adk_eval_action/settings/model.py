@@ -13,6 +13,7 @@ import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 
 from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
+from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, ModelLimit, ModelRetrySettings
 from adk_eval_action.results.shards import ShardSpec
 
@@ -165,6 +166,30 @@ class RunSettings(BaseModel):
     gate: GateConfig = Field(default_factory=GateConfig)
     #: How model calls are retried: adk-eval.yaml's ``model_retries:`` only (no flag, no input).
     model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
+
+    def outside_workspace(
+        self, env: typing.Mapping[str, str], workdir: Path,
+    ) -> ConfigError | None:
+        """Whether the folder the action runs in (``workdir``, resolved) or the results
+        file it writes (the comment and PR context go beside it) resolves outside the
+        runner's checkout (``GITHUB_WORKSPACE`` of ``env``, the repository root): the error
+        naming the input, its value and the workspace, else None (also when there is no
+        workspace: not in the runner). The container runs as root, so a ``../..`` or an
+        absolute path in an input could otherwise read or write anywhere."""
+        if not env.get("GITHUB_WORKSPACE"):
+            return None
+        root = Path(env["GITHUB_WORKSPACE"]).resolve()
+        for name, value, resolved in (
+            ("working_directory", self.working_directory, workdir),
+            ("results_path", self.results_path, (workdir / self.results_path).resolve()),
+        ):
+            if resolved != root and root not in resolved.parents:
+                return ConfigError(
+                    f"invalid input {name}",
+                    f"{value} resolves to {resolved}, outside the workspace {root} "
+                    "(GITHUB_WORKSPACE): the action reads and writes only inside the checkout",
+                )
+        return None
 
     @field_validator("shard", mode="before")
     @classmethod
