@@ -50,3 +50,23 @@ def test_exclude_is_relative_to_the_config_folder(example_repo: Path) -> None:
     request = load_request(example_repo, flags={"config": Path("travel_agent/adk-eval.yaml")})
     [suite] = find_suites(request)
     assert _names(suite.eval_set_paths, example_repo) == [f"{EVAL}/travel.evalset.json"]
+
+
+def test_a_link_out_is_refused_under_the_name_the_user_sees(example_repo: Path) -> None:
+    """An eval set linked to a file outside the repository belongs to the link's folder
+    (its suite is named from there, not from /etc) and is refused naming the link and
+    where it points; a second name of one file is found once."""
+    from adk_eval_action.files import OutsideRoot
+
+    (example_repo / "no-agent").mkdir()
+    (example_repo / "no-agent" / "x.evalset.json").symlink_to("/etc/passwd")
+    with pytest.raises(OutsideRoot) as raised:
+        find_suites(load_request(example_repo, flags={"paths": [Path("no-agent")]}))
+    assert str(raised.value).startswith(
+        "suite no-agent:no-agent: eval set no-agent/x.evalset.json (a link to /etc/passwd) "
+        "is outside the repository root")
+    (example_repo / "no-agent" / "x.evalset.json").unlink()
+    again = example_repo / EVAL / "again.evalset.json"
+    again.symlink_to(example_repo / EVAL / "travel.evalset.json")
+    assert _names(find_eval_sets([example_repo], (), example_repo), example_repo) == [
+        f"{EVAL}/again.evalset.json", f"{EVAL}/legacy_weather.test.json"]

@@ -127,7 +127,7 @@ def load_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
 def inside_root(path: Path, root: Path, what: str) -> Path:
     """``path`` (relative to the current folder when not absolute) resolved, when it lies
     inside ``root`` (resolved); symlinks are followed, so a link out of the repository is
-    refused too.
+    refused too (named where it is, relative to ``root``, and where it points).
 
     Raises:
         OutsideRoot: it resolves outside ``root`` (names ``what`` and the path).
@@ -135,7 +135,13 @@ def inside_root(path: Path, root: Path, what: str) -> Path:
     resolved = path.resolve()
     base = root.resolve()
     if resolved != base and base not in resolved.parents:
+        absolute = Path(os.path.abspath(path))
+        link = "" if resolved == absolute else f" (a link to {resolved})"
+        try:  # a link inside the repository: named as the user sees it there
+            shown = absolute.relative_to(base).as_posix()
+        except ValueError:
+            shown = str(path)
         raise OutsideRoot(
-            f"{what} {path} is outside the repository root {base}: only files inside the "
-            "repository are read")
+            f"{what} {shown}{link} is outside the repository root {base}: only files inside "
+            "the repository are read")
     return resolved

@@ -512,7 +512,9 @@ CASES: list[Case] = [
         "name": "t", "agent": "travel_agent", "eval_sets": ["/etc/passwd"]}]}), 2,
          r"/etc/passwd is outside the repository root", evaluated=False),
     Case("k8-symlinked-eval-set-out", 8, _symlink_out, 2,
-         r"x\.evalset\.json is outside the repository root", evaluated=False),
+         r"suite travel_agent: eval set travel_agent/eval/linked\.evalset\.json \(a link to "
+         r"\S*/elsewhere/eval/x\.evalset\.json\) is outside the repository root",
+         evaluated=False),
     Case("k8-working-directory-above-the-workspace", 8, _working_directory_up, 2,
          r"invalid input working_directory: .*/\.\./\.\. resolves to .*, outside the "
          r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, recorded=False,

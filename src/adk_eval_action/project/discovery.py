@@ -78,7 +78,9 @@ def is_agent_dir(folder: Path) -> bool:
 def _ancestors(eval_set: Path, stop: Path) -> list[Path]:
     stop = stop.resolve()
     folders = []
-    for folder in [eval_set.resolve().parent, *eval_set.resolve().parent.parents]:
+    # The folder the eval set is in (a link's, not its target's): the agent it belongs to.
+    here = eval_set.parent.resolve()
+    for folder in [here, *here.parents]:
         folders.append(folder)
         if folder == stop or stop not in folder.parents:
             break
@@ -143,12 +145,22 @@ def find_eval_sets(
 ) -> list[Path]:
     """Every eval set file under ``paths`` (files are taken as given), sorted, without
     duplicates, less those ``exclude`` names (:func:`excluded`, relative to ``root``,
-    default the current folder)."""
-    found: set[Path] = set()
+    default the current folder).
+
+    Each is absolute but named where it was found, a symbolic link as the link (two names
+    of one file count once): its suite is the link's folder's, and a link out of the
+    repository is refused under the name the user sees (``run.evaluation.check_inside``).
+    Of two names of one file, the first in sorted order is kept."""
+    found: dict[Path, Path] = {}
+
+    def add(path: Path) -> None:  # of two names of one file, the first in sorted order
+        name, key = Path(os.path.abspath(path)), path.resolve()
+        found[key] = min(found.get(key, name), name)
+
     skip = excluded(exclude, root if root is not None else Path("."))
     for path in paths:
         if path.is_file():
-            found.add(path.resolve())
+            add(path)
             continue
         if not path.is_dir():
             raise ConfigError(path, "no such file or folder")
@@ -158,8 +170,8 @@ def find_eval_sets(
             )
             for name in files:
                 if name.endswith(EVAL_SET_SUFFIXES):
-                    found.add(Path(root, name).resolve())
-    return sorted(p for p in found if not skip(p))
+                    add(Path(root, name))
+    return sorted(p for p in found.values() if not skip(p))
 
 
 def relative_path(path: Path, root: Path) -> str:
