@@ -491,7 +491,7 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
                          "is incomplete.") == 1
     assert "ADK eval failed" not in comment and "| `brevity` | 11 | ≤ 40 | 100% | ✅ |" in comment
     errors = comment.split("### Errors")[1]
-    assert "**metric_code** in `travel_agent`: the code of \\`politeness\\` failed in 5 runs" \
+    assert "**metric_code** in `travel_agent`: the code of `politeness` failed in 5 runs" \
         in errors
     assert "the fault is in the metric's code, not the agent" in errors
     # not_evaluated: warn does not turn a broken metric into a pass either.

@@ -244,7 +244,7 @@ def test_a_model_name_the_api_does_not_know_is_named_and_tried_once(
         "⚠️ **ADK eval could not evaluate everything** (1 error below): 0 of 4 eval cases "
         "could be evaluated (agent setup); so the run is incomplete."
     )
-    assert "agent model \\`gemini-2.5-flsh\\` is unknown to the API" in comment
+    assert "agent model `gemini-2.5-flsh` is unknown to the API" in comment
     # Not retried, so not "after retries": each call failed for good at its first try.
     assert "Model calls: 4, 4 failed for good (404 NOT\\_FOUND ×4)." in comment
 
