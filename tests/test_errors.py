@@ -571,6 +571,6 @@ def test_config_errors_name_files_relative_to_the_repository(
            "    eval_sets: ['travel_agent/eval/*.json']\n")
     result = cli("run", "--config", "adk-eval.yaml", "--results-out", "r.json")
     assert result.exit_code == 2
-    assert "error: adk-eval.yaml (field `suites[0].agent`): agent folder nope not found" in (
+    assert "): adk-eval.yaml (field `suites[0].agent`): agent folder nope not found" in (
         result.output)
     assert str(example_repo) not in result.output
