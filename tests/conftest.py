@@ -67,6 +67,38 @@ EXAMPLES = REPO / "examples"
 SHARED = REPO.parent / "shared"
 
 
+#: Tests that import LiteLLM (~2 s of CPU the first time in a process), by node id prefix.
+#: The quick loop runs them on one pytest-xdist worker (``pytest_xdist_make_scheduler``), so
+#: only one worker pays the import. A renamed test still runs, only perhaps on the other one.
+LITELLM_TESTS = (
+    "tests/test_model_calls.py::test_litellm_banners_stay_off_the_console",
+    "tests/test_preflight.py::test_models_the_preflight_cannot_judge_are_not_refused",
+    "tests/test_preflight.py::test_a_litellm_model_without_its_providers_key_is_refused",
+    "tests/test_preflight.py::test_a_judge_model_no_registry_resolves_is_refused_naming_the_field"
+    "[nosuchprovider/",
+    "tests/test_real_model_path.py::test_setup_errors_are_exit_2_naming_the_file_and_field"
+    "[litellm-",
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's ``load`` distribution, but :data:`LITELLM_TESTS` go to one worker.
+
+    ``--dist loadgroup`` with an ``xdist_group`` mark is pytest-xdist's way; it groups
+    nothing on pytest 9.2 (the mark's suffix on the node id no longer takes effect:
+    pytest-dev/pytest-xdist#1386), so this scopes the tests by node id instead: one scope for
+    the LiteLLM tests, one per test for the rest."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LiteLLMTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "litellm" if nodeid.startswith(LITELLM_TESTS) else nodeid
+
+    return LiteLLMTogether(config, log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _standins() -> None:
     """Registers the stand-in models (scripted-*, stand-in-judge*) with ADK's LLMRegistry:
@@ -114,6 +146,17 @@ def _first_certificate(bundle: Path) -> str:
     text = bundle.read_text(encoding="ascii", errors="replace")
     end = "-----END CERTIFICATE-----"
     return text[text.index("-----BEGIN CERTIFICATE-----"):text.index(end) + len(end)] + "\n"
+
+
+@pytest.fixture(autouse=True)
+def _litellm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undoes, after each test, what importing LiteLLM (a test of LiteLlm, or the preflight
+    for a LiteLlm model) sets in the environment, TIKTOKEN_CACHE_DIR: later tests see the
+    environment they started with (a variable named like a token is masked as a secret by
+    the action, which the hostile rows check). Every test, as which test first imports
+    LiteLLM in a worker depends on the order tests are given out."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
 
 
 @pytest.fixture(autouse=True)

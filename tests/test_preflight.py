@@ -93,17 +93,8 @@ def test_vertex_with_application_default_credentials_is_accepted(tmp_path: Path)
     )
 
 
-@pytest.fixture
-def litellm_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Undoes, after the test, what importing LiteLLM (by the preflight, for a LiteLlm model)
-    sets in the environment (TIKTOKEN_CACHE_DIR): later tests see the environment they
-    started with (a variable named like a token is masked as a secret by the action)."""
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
-
-
 def test_models_the_preflight_cannot_judge_are_not_refused(
-    monkeypatch: pytest.MonkeyPatch, litellm_env: None
+    monkeypatch: pytest.MonkeyPatch,
 ):
     monkeypatch.delenv("OLLAMA_API_BASE", raising=False)
     # A key given to the model itself, and a provider whose only missing setting has a
@@ -123,7 +114,7 @@ def test_models_the_preflight_cannot_judge_are_not_refused(
 
 
 def test_a_litellm_model_without_its_providers_key_is_refused_naming_the_variable(
-    monkeypatch: pytest.MonkeyPatch, litellm_env: None
+    monkeypatch: pytest.MonkeyPatch,
 ):
     import litellm
 

@@ -392,10 +392,6 @@ def test_setup_errors_are_exit_2_naming_the_file_and_field(
     monkeypatch: pytest.MonkeyPatch,
 ):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    # Importing LiteLLM (the preflight does, for a LiteLLM judge) sets TIKTOKEN_CACHE_DIR:
-    # undone after the test, as a variable named like a token is masked as a secret.
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
     config = _config(example_repo)
     change(config)
     (example_repo / "travel_agent/eval/test_config.json").write_text(json.dumps(config))
