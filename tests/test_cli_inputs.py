@@ -184,3 +184,23 @@ def test_metric_status_lists_every_kind_of_trouble() -> None:
     assert metric_status(side, num_runs=3) == "❌ 2 failed runs, ⚠️ 1 errored run"
     assert metric_status(side) == "❌ 2 failed, ⚠️ 1 errored"
     assert metric_status(MetricSide()) == "✅"
+
+
+def test_a_pass_says_which_baseline_cases_the_run_no_longer_has(tmp_path: Path) -> None:
+    """Deleting the failing eval cases must not read as a plain pass: the headline and the
+    console's gate line say how many of the baseline's cases are gone."""
+    base = results({c: [[metric("m", 0.9 if c == "kept" else 0.1)]] for c in
+                    ("kept", "gone_1", "gone_2", "gone_3", "gone_4")})
+    head = results({"kept": [[metric("m", 0.9)]]})
+    head_path, base_path = tmp_path / "head.json", tmp_path / "base.json"
+    save_results(head, head_path)
+    save_results(base, base_path)
+    result = _cli("compare", str(head_path), "--baseline", str(base_path), "--print-comment")
+    assert result.exit_code == 0, result.output
+    note = "4 eval cases of the baseline are not in this run (removed)"
+    assert f"✅ **ADK eval passed**: 1/1 eval cases passed; {note}" in result.output
+    assert f"gate PASSED: 1/1 eval cases passed; {note}" in result.output
+    one = results({c: [[metric("m", 0.9)]] for c in ("kept", "gone_1")})
+    save_results(one, base_path)
+    result = _cli("compare", str(head_path), "--baseline", str(base_path))
+    assert "; 1 eval case of the baseline is not in this run (removed)" in result.output

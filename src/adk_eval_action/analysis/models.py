@@ -254,6 +254,19 @@ class Comparison(BaseModel):
         return [c for c in self.cases if c.change == "removed"]
 
     @property
+    def removed_note(self) -> str:
+        """For the headline and the console's gate line: ``4 eval cases of the baseline are
+        not in this run (removed)``, "" when none is. A pass counts only the cases the head
+        has, so a change that deletes failing eval cases must say so where the verdict is
+        read, not only in the collapsed case list."""
+        count = len(self.removed_cases)
+        if not count:
+            return ""
+        cases = "eval case" if count == 1 else "eval cases"
+        verb = "is" if count == 1 else "are"
+        return f"{count} {cases} of the baseline {verb} not in this run (removed)"
+
+    @property
     def changed_cases(self) -> list[CaseComparison]:
         """Cases that are not ``unchanged``, worst change first (``CHANGE_ORDER``), then in
         case order. A property rather than a template filter chain: selecting among

@@ -177,8 +177,8 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
         verdict = "INCOMPLETE (errors above; exit 2)" + (", and FAILED" if scored else "")
     elif gate.passed and gate.cases_unsure:
         verdict = "PASSED with warnings"
-    unsure = f"; {gate.unsure_note}" if gate.unsure_note else ""
-    log.info("gate %s: %s%s", verdict, gate.count_text, unsure)
+    notes = "".join(f"; {note}" for note in (gate.unsure_note, comparison.removed_note) if note)
+    log.info("gate %s: %s%s", verdict, gate.count_text, notes)
     for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)
 
