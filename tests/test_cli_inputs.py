@@ -204,3 +204,21 @@ def test_a_pass_says_which_baseline_cases_the_run_no_longer_has(tmp_path: Path) 
     save_results(one, base_path)
     result = _cli("compare", str(head_path), "--baseline", str(base_path))
     assert "; 1 eval case of the baseline is not in this run (removed)" in result.output
+
+
+def test_fail_on_none_reads_as_a_report_not_a_pass(tmp_path: Path) -> None:
+    """With ``fail_on: none`` nothing can fail the check: 1 of 2 cases failing is reported,
+    with exit 0, but not under a green "passed"."""
+    head = results({"good": [[metric("m", 0.9)]], "bad": [[metric("m", 0.1)]]})
+    head_path = tmp_path / "head.json"
+    save_results(head, head_path)
+    result = _cli("compare", str(head_path), "--fail-on", "none", "--print-comment")
+    assert result.exit_code == 0, result.output
+    assert ("ℹ️ **ADK eval report only** (`fail_on: none`: nothing fails the check): "
+            "1/2 eval cases passed") in result.output
+    assert "gate REPORT ONLY (fail_on: none, nothing fails the check): 1/2 eval cases passed" \
+        in result.output
+    assert "✅" not in result.output.split("eval cases passed")[0]
+    failing = _cli("compare", str(head_path), "--print-comment")
+    assert failing.exit_code == 1 and "❌ **ADK eval failed**: 1/2 eval cases passed" in \
+        failing.output

@@ -78,6 +78,8 @@ class GateResult(BaseModel):
     cases_unsure: int = 0
     unsure_kinds: list[str] = Field(default_factory=list)
     not_evaluated: Literal["fail", "warn"] = "fail"
+    #: ``fail_on: none``: nothing could fail the gate, so a pass is no verdict on the agent.
+    report_only: bool = False
 
     @property
     def cases_evaluated(self) -> int:
@@ -325,7 +327,7 @@ def _unused_overrides(comparison: Comparison, config: GateConfig) -> list[str]:
 
 def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     """Applies the gate rules (module docstring) to a comparison."""
-    result = GateResult(passed=True)
+    result = GateResult(passed=True, report_only=config.fail_on == "none")
     _case_counts(comparison, config, result)
     threshold = _threshold_reasons(comparison, config, result)
     regression, regression_warnings = _regression_rules(comparison, config)

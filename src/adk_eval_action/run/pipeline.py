@@ -175,6 +175,8 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     scored = failed_on_scores(gate)
     if usage_error:
         verdict = "INCOMPLETE (errors above; exit 2)" + (", and FAILED" if scored else "")
+    elif gate.report_only:
+        verdict = "REPORT ONLY (fail_on: none, nothing fails the check)"
     elif gate.passed and gate.cases_unsure:
         verdict = "PASSED with warnings"
     notes = "".join(f"; {note}" for note in (gate.unsure_note, comparison.removed_note) if note)
