@@ -214,12 +214,14 @@ def test_user_template_is_sandboxed_and_gets_the_context(example_repo: Path, cli
         "{{ gate.passed }} {{ comparison.metrics | length }} "
         "{% for m in comparison.metrics %}{{ m.metric_name | md }};{% endfor %}"
         "{{ ''.__class__.__mro__ if false else '' }}"
+        "|{{ comparison.cases[0].head_status }}|"
     )
     result = cli("run", "travel_agent", "--template", "t.j2", "--print-comment")
     assert result.exit_code == 0, result.output
     # The eval config's 5 metrics, and ADK's 4 efficiency metrics where it reports them.
     metrics = 9 if EFFICIENCY_METRICS_REPORTED else 5
     assert f"True {metrics} tool\\_trajectory\\_avg\\_score;" in result.output
+    assert "|passed|" in result.output  # a status prints as its value, not CaseStatus.PASSED
     (example_repo / "evil.j2").write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
     evil = cli("run", "travel_agent", "--template", "evil.j2", "--results-out", "r.json")
     assert evil.exit_code == 2

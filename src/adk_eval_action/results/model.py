@@ -35,7 +35,15 @@ from pydantic import BaseModel, Field
 SCHEMA_VERSION = 1
 
 
-class MetricStatus(str, Enum):
+class _Status(str, Enum):
+    """A status whose text is its value: Python 3.11 prints a ``(str, Enum)`` member as
+    ``CaseStatus.FAILED``, which a user's comment template showed (``{{ c.head_status }}``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class MetricStatus(_Status):
     """Status of one metric for one run of one eval case.
 
     ``passed``/``failed``/``informational`` are the statuses ADK's evaluator gave
@@ -53,7 +61,7 @@ class MetricStatus(str, Enum):
     ERROR = "error"
 
 
-class CaseStatus(str, Enum):
+class CaseStatus(_Status):
     """Status of one run of an eval case (or of a case over its runs), by the one rule of
     :mod:`adk_eval_action.results.status`."""
 
