@@ -8,6 +8,7 @@ the others use a fake pipeline only to reach publishing paths cheaply.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -615,3 +616,38 @@ def test_merge_and_only_changed_inputs_reach_the_pipeline(tmp_path, stub):
                           only_changed="true"), fake_outcome(tmp_path), seen)
     assert seen[0].settings.merge == ["parts/*.json", "more/part.json"]
     assert seen[0].settings.only_changed is True
+
+
+def test_an_agent_that_does_not_import_is_one_annotation_on_its_line(tmp_path, stub,
+                                                                       monkeypatch):
+    """The agent's import error is the one error annotation, redacted, on the agent file's
+    line that raised; its eval cases (no runs) get no "cut short" annotations of their own."""
+    ws = make_workspace(tmp_path)
+    agent = ws / "travel_agent_regressed" / "agent.py"
+    source = agent.read_text().splitlines(keepends=True)
+    anchor = next(i for i, x in enumerate(source) if x.startswith("from __future__")) + 1
+    source.insert(anchor, "import os; raise RuntimeError('cannot start, key=' + "
+                          "os.environ['GOOGLE_API_KEY'])\n")
+    agent.write_text("".join(source))
+    key = os.environ["GOOGLE_API_KEY"]
+    stub.add_pull(12, HEAD)
+    env = runner_env(ws, stub, pull_request_event(tmp_path / "event.json"), baseline="none",
+                     config="adk-eval.yaml")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(action_command, [], env=env)
+    assert result.exit_code == 2, result.output
+    errors = [x for x in result.output.splitlines() if x.startswith("::error ")]
+    # anchor is 0-based: the inserted statement is the file's line anchor + 1.
+    assert errors == [
+        f"::error file=travel_agent_regressed/agent.py,line={anchor + 1},"
+        "title=travel%3A agent::"
+        "agent travel_agent_regressed failed to import: RuntimeError: cannot start, key=*** "
+        f"(at travel_agent_regressed/agent.py:{anchor + 1}) (fix the agent module so that adk "
+        "eval could load it)"
+    ]
+    shown = [x for x in result.output.splitlines() if x != f"::add-mask::{key}"]
+    assert not [x for x in shown if key in x] and "cut short" not in result.output
+    results = json.loads((ws / "adk-eval-results.json").read_text())
+    [error] = results["suites"][0]["errors"]
+    assert (error["kind"], error["file"], error["line"]) == (
+        "agent", "travel_agent_regressed/agent.py", anchor + 1)

@@ -574,3 +574,40 @@ def test_config_errors_name_files_relative_to_the_repository(
     assert "): adk-eval.yaml (field `suites[0].agent`): agent folder nope not found" in (
         result.output)
     assert str(example_repo) not in result.output
+
+
+def test_a_custom_metric_without_per_invocation_results_is_its_codes_fault(
+    example_repo: Path, cli: CliRun
+) -> None:
+    """A custom metric that returns an EvaluationResult without one per-invocation result
+    per invocation: ADK's LocalEvalService refuses it ("should return results for each
+    invocation"); that is the metric's code failing (metric_code, exit 2), naming it."""
+    metrics = example_repo / "travel_agent/metrics.py"
+    source = metrics.read_text()
+    anchor = '    """Politeness of the agent\'s replies, in [-1, 1] (higher is better).\n'
+    assert anchor in source
+    statement = ("if any('Tokyo' in _reply_text(a) for a in actual_invocations): return "
+                 "EvaluationResult(overall_score=float('nan'), "
+                 "overall_eval_status=EvalStatus.PASSED)")
+    metrics.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
+    result = _run_writing_all(cli)
+    assert result.exit_code == 2, result.output
+    results = _written(example_repo)
+    # The stand-in agent replies as the eval set expects: one case's replies name Tokyo.
+    [tokyo] = [c for c in _evalset(example_repo)["eval_cases"]
+               if "Tokyo" in json.dumps([t["final_response"] for t in c["conversation"]])]
+    turns = len(tokyo["conversation"])
+    reason = (f"it returned 0 per-invocation results for {turns} invocation"
+              f"{'s' if turns > 1 else ''}: an EvaluationResult needs one in "
+              "per_invocation_results per invocation")
+    [run] = case_runs(results, tokyo["eval_id"])
+    m = metric(run, "politeness")
+    assert (m["status"], m["reason"]) == ("error", reason)
+    assert metric(run, "brevity")["status"] == "passed"  # the other metrics are kept
+    [error] = results["suites"][0]["errors"]
+    assert error["kind"] == "metric_code" and results["complete"] is False
+    assert error["message"] == (
+        "the code of `politeness` failed in 1 run of 1 eval case in travel.evalset.json "
+        f"({tokyo['eval_id']}): {reason}")
+    assert error["metric"] == "politeness" and error["eval_id"] == tokyo["eval_id"]
+    assert "evaluation failed" not in result.output and "gate FAILED" not in result.output

@@ -154,6 +154,10 @@ def test_agent_errors_name_the_file_and_line(tmp_path: Path) -> None:
     with ImportScope([package], tmp_path), pytest.raises(AgentLoadError) as raised:
         asyncio.run(load_agent(package))
     assert "RuntimeError: no model key (at broken_agent/agent.py:2)" in str(raised.value)
+    # The place, for the annotation: the file's second line raised (written above).
+    assert raised.value.path is not None
+    assert (raised.value.path.resolve(), raised.value.line) == (
+        (package / "agent.py").resolve(), 2)
 
 
 def test_rescoring_records_judge_failures_and_keeps_them_off_the_log(

@@ -29,7 +29,13 @@ from adk_eval_action.errors import AdkEvalActionError
 
 
 class AgentLoadError(AdkEvalActionError):
-    """The agent module failed to import or exposes no agent."""
+    """The agent module failed to import or exposes no agent. ``path`` and ``line``: where
+    inside the agent folder it raised (absolute path, line from 1), None when not known."""
+
+    def __init__(self, message: str, path: Path | None = None, line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -149,8 +155,10 @@ async def load_agent(agent_dir: Path) -> LoadedAgent:
                 f"{name}.agent"
             )
     except Exception as e:
+        frame = _frame_raised(e, agent_dir)
         raise AgentLoadError(
-            f"agent {name} failed to import: {described(e)}{_where_raised(e, agent_dir)}"
+            f"agent {name} failed to import: {described(e)}{_at(frame, agent_dir)}",
+            *_place(frame),
         ) from e
     return await _agent_of(agent_module, agent_dir)
 
@@ -172,9 +180,10 @@ async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
                 made = await made if inspect.isawaitable(made) else made
             root_agent, exit_stack = made if isinstance(made, tuple) else (made, None)
         except Exception as e:
+            frame = _frame_raised(e, agent_dir)
             raise AgentLoadError(
-                f"agent {name}: get_agent_async failed: {described(e)}"
-                f"{_where_raised(e, agent_dir)}"
+                f"agent {name}: get_agent_async failed: {described(e)}{_at(frame, agent_dir)}",
+                *_place(frame),
             ) from e
         return LoadedAgent(app_name=name, root_agent=root_agent, exit_stack=exit_stack)
     raise AgentLoadError(
@@ -182,17 +191,30 @@ async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
     )
 
 
-def _where_raised(error: BaseException, agent_dir: Path) -> str:
-    """`` (at agent.py:3)``: the innermost traceback frame inside the agent folder, if any."""
+def _frame_raised(error: BaseException, agent_dir: Path) -> traceback.FrameSummary | None:
+    """The innermost traceback frame inside the agent folder (a SyntaxError's own place
+    counts), if any."""
     error = unwrapped(error)
     frames = traceback.extract_tb(error.__traceback__)
     if isinstance(error, SyntaxError) and error.filename:
         frames.append(traceback.FrameSummary(error.filename, error.lineno or 0, ""))
     inside = [f for f in frames if f.filename.startswith(str(agent_dir))]
-    if not inside:
+    return inside[-1] if inside else None
+
+
+def _at(frame: traceback.FrameSummary | None, agent_dir: Path) -> str:
+    """`` (at travel_agent/agent.py:3)`` for ``frame`` (relative to the agent's parent
+    folder), or ``""``."""
+    if frame is None:
         return ""
-    frame = inside[-1]
     return f" (at {Path(frame.filename).relative_to(agent_dir.parent)}:{frame.lineno})"
+
+
+def _place(frame: traceback.FrameSummary | None) -> tuple[Path | None, int | None]:
+    """``frame``'s file and line (None, None when there is none; a line 0 is no line)."""
+    if frame is None:
+        return None, None
+    return Path(frame.filename), frame.lineno or None
 
 
 def agent_tree(root: Any) -> Iterator[Any]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel, Field
 
+from adk_eval_action.adk.agent import AgentLoadError
 from adk_eval_action.adk.case_failures import classify_inference_failure, failure_slot
 from adk_eval_action.adk.convert import (
     MetricMeta,
@@ -184,12 +185,14 @@ async def run_case(
         return _failed_inference(item, slot.error, inference.error_message or "", repo_root, where)
     evaluation = await harness.evaluate(inference)
     if evaluation.result is None:
-        error = ErrorRecord(
-            kind="metric", message=f"evaluation failed: {evaluation.error}", **where
+        # ADK raised for the whole eval case (a metric's own fault is caught per metric,
+        # adk.recording): no metric was scored, so the run is incomplete, never a verdict.
+        message = f"ADK could not evaluate the eval case's metrics: {evaluation.error}"
+        error = ErrorRecord(kind="inference", message=message, **where)
+        run = RunRecord(
+            run=item.run, status=CaseStatus.ERROR, error=message, error_kind="inference"
         )
-        return CaseRunOutcome(
-            item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=evaluation.error), error
-        )
+        return CaseRunOutcome(item, run, error)
     try:
         run = evaluation.run_record(item.run, metric_meta)
     except Exception as e:  # noqa: BLE001 - a bug of ours on one case (agent output too deep
@@ -284,14 +287,22 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
     return errors
 
 
-def agent_error(record: SuiteRecord, message: str) -> SuiteRecord:
-    """Records that the suite's agent could not be had (its cases get no runs)."""
+def agent_error(
+    record: SuiteRecord, error: AgentLoadError | str, repo_root: Path = Path(".")
+) -> SuiteRecord:
+    """Records that the suite's agent could not be had (its cases get no runs): an import
+    error's file and line inside the agent folder (``repo_root`` relative; else the agent
+    folder), for an annotation on that line; a str is a reason without a place."""
+    message = str(error)
+    if isinstance(error, str):
+        error = AgentLoadError(message)
     record.errors.append(
         ErrorRecord(
             kind="agent",
             message=message,
             suite=record.name,
-            file=record.agent,
+            file=record.agent if error.path is None else relative_path(error.path, repo_root),
+            line=error.line,
             hint="fix the agent module so that adk eval could load it",
         )
     )

@@ -153,6 +153,22 @@ def exception_reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"
 
 
+UNALIGNED_ALLOWED = (EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL)
+"""Statuses of a metric's result that may come without one per-invocation result per
+invocation: google-adk's LocalEvalService (_evaluate_metric_for_eval_case) exempts
+NOT_EVALUATED, and INFORMATIONAL since 2.x (it only warns then)."""
+
+
+def per_invocation_mismatch(given: int, invocations: int) -> str:
+    """Why a metric's result is refused: ``given`` per-invocation results for
+    ``invocations`` invocations (LocalEvalService matches them by position)."""
+    noun = "invocation" if invocations == 1 else "invocations"
+    return (
+        f"it returned {given} per-invocation results for {invocations} {noun}: an "
+        "EvaluationResult needs one in per_invocation_results per invocation"
+    )
+
+
 class _RecordingEvaluator(Evaluator):
     """Delegates to ADK's evaluator on the invocations without thought parts; records
     failures; judges rubric metrics turn by turn (:mod:`.verdicts`)."""
@@ -178,7 +194,7 @@ class _RecordingEvaluator(Evaluator):
         try:
             if name in RUBRIC_METRIC_TYPES:
                 return await self._evaluate_rubric_metric(actual or [], expected, invoke)
-            return await self._call(invoke(actual or [], expected))
+            return await self._call(invoke(actual or [], expected), len(actual or []))
         except Exception as e:
             # google-adk 1.x lets a judge's failure out of the evaluator (2.x logs it, see
             # _JudgeFailureHandler): a ModelCallError in the chain is the model's outage.
@@ -201,8 +217,16 @@ class _RecordingEvaluator(Evaluator):
             )
             return await result if inspect.isawaitable(result) else result
 
-    async def _call(self, call: Awaitable[EvaluationResult]) -> Any:
+    async def _call(self, call: Awaitable[EvaluationResult], invocations: int) -> Any:
         result = await call
+        # LocalEvalService raises for the whole eval case on such a result
+        # (_evaluate_metric_for_eval_case, "should return results for each invocation"); as
+        # the metric's own raise it is that metric's error alone, its code's fault.
+        given = len(result.per_invocation_results or [])
+        if result.overall_eval_status not in UNALIGNED_ALLOWED and given != invocations:
+            reason = per_invocation_mismatch(given, invocations)
+            self._recorder.record(self._metric.metric_name, reason, errored=True)
+            raise ValueError(reason)
         if result.overall_eval_status == EvalStatus.NOT_EVALUATED:
             self._recorder.record(
                 self._metric.metric_name,

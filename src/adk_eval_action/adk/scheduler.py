@@ -210,7 +210,9 @@ def import_phases(opened: list[OpenSuite]) -> list[list[OpenSuite]]:
     return phases
 
 
-async def _start(o: OpenSuite, gate: ModelGate, calls: ModelCalls | None) -> bool:
+async def _start(
+    o: OpenSuite, gate: ModelGate, calls: ModelCalls | None, repo_root: Path
+) -> bool:
     """Imports the suite's agent (inside the phase's scope) and makes its harness: its
     models behind their concurrency limits, then retried and counted in ``calls``
     (adk.model_calls), so each retry waits for a slot again. An agent that does not import
@@ -219,7 +221,7 @@ async def _start(o: OpenSuite, gate: ModelGate, calls: ModelCalls | None) -> boo
     try:
         agent = await load_agent(o.suite.agent_dir)
     except AgentLoadError as e:
-        agent_error(o.record, str(e))
+        agent_error(o.record, e, repo_root)
         o.items = []
         return False
     gate.wrap_agent(agent.root_agent)
@@ -279,7 +281,7 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
     root = run.settings.repo_root
     # An exit raised by the agent's code fails its case run, as any exception of it does.
     with evaluation_scope(dirs, root), exits_as_errors_in_tasks():
-        started = [o for o in phase if await _start(o, run.gate, run.calls)]
+        started = [o for o in phase if await _start(o, run.gate, run.calls, root)]
         work = [(o, item) for o in started for item in o.items]
         work.sort(
             key=lambda pair: (
@@ -365,7 +367,7 @@ async def plan_suites(
                 try:
                     agent = await load_agent(o.suite.agent_dir)
                 except AgentLoadError as e:
-                    agent_error(o.record, str(e))
+                    agent_error(o.record, e, settings.repo_root)
                     continue
                 models[o.suite.name] = agent_model_names(agent.root_agent)
                 await agent.close()

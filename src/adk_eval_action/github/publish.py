@@ -239,20 +239,30 @@ def _write_files(results_dir: Path, body: str, event: EventContext, key: str) ->
 def log_suites(
     outcome: Outcome, workspace: Path | None, workdir: Path,
 ) -> None:
-    """One log group per suite, then an error annotation per failing eval case at the line
-    of its eval_id, worst first: the runner attaches only 10 per step (ExecutionContext.cs)."""
+    """One log group per suite, then an error annotation per suite whose agent could not be
+    had (``outcome.error_annotations``: at the file and line it raised, when known), then
+    one per failing eval case at the line of its eval_id, worst first: the runner attaches
+    only 10 per step (ExecutionContext.cs)."""
+    errors = list(getattr(outcome, "error_annotations", None) or [])
     for suite in outcome.suites:
         with group(log, f"Suite {suite}"):
             failed = [f for f in outcome.failures if f.suite == suite]
-            log.info("%s", f"{len(failed)} failing eval case(s)" if failed else
-                     "all eval cases pass")
+            said = [e.message for e in errors if e.suite == suite]
+            log.info("%s", "; ".join(said) if said else f"{len(failed)} failing eval case(s)"
+                     if failed else "all eval cases pass")
             for failure in failed:
                 log.info("  %s: %s", failure.eval_id, failure.message)
+    for error in errors[:MAX_ANNOTATIONS]:
+        log.error("%s", error.message, extra=annotation(
+            title=error.title, line=error.line if error.file else None,
+            file=shown(Path(error.file), workspace, workdir) if error.file else None,
+        ))
+    room = max(0, MAX_ANNOTATIONS - len(errors))
     ranked = sorted(outcome.failures, key=lambda f: -f.severity)
-    if len(ranked) > MAX_ANNOTATIONS:
+    if len(ranked) > room:
         log.info("%s more failing eval case(s) are listed in the suite groups above and in "
-                 "the job summary", len(ranked) - MAX_ANNOTATIONS)
-    for failure in ranked[:MAX_ANNOTATIONS]:
+                 "the job summary", len(ranked) - room)
+    for failure in ranked[:room]:
         line = failure.line or eval_id_line(workdir / failure.eval_set_file, failure.eval_id)
         log.error("%s", failure.message, extra=annotation(
             line=line, title=f"{failure.suite}: {failure.eval_id}",

@@ -206,15 +206,18 @@ class ErrorRecord(BaseModel):
     import, or names a model no registry knows), ``credentials`` (no or refused model
     credentials), ``model`` (the model service could not be reached after the retries),
     ``judge`` (a judge model that cannot be set up), ``custom_metric`` (a custom metric
-    function that does not import), ``inference`` (ADK failed running a case for another
-    reason), ``metric`` (a metric not evaluated), ``metric_code`` (a metric that raised while
-    scoring or gave a non-finite score: its code failed, not the agent), ``baseline``,
-    ``internal`` (a bug here).
+    function that does not import), ``inference`` (ADK could not run a case, or evaluate
+    its metrics, for another reason), ``metric`` (a metric ADK's evaluator left NOT_EVALUATED),
+    ``metric_code`` (a metric that raised while scoring, gave a non-finite score or no
+    per-invocation result per invocation: its code failed, not the agent), ``baseline``,
+    ``internal`` (a bug here). ``file`` is relative to the repository root; ``line`` (from
+    1) is set when the place in it is known (an agent's import error), for the annotation.
     """
 
     kind: ErrorKind
     message: str
     file: str | None = None
+    line: int | None = None
     suite: str | None = None
     eval_set_id: str | None = None
     eval_id: str | None = None

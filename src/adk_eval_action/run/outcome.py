@@ -8,6 +8,7 @@ the run).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -36,8 +37,10 @@ from adk_eval_action.text import without_surrogates
 
 __all__ = [
     "CaseFailure",
+    "ErrorAnnotation",
     "PipelineOutcome",
     "case_failures",
+    "error_annotations",
     "error_record",
     "incomplete_outcome",
     "metrics_output",
@@ -60,13 +63,41 @@ class CaseFailure(BaseModel):
     severity: float
 
 
+class ErrorAnnotation(BaseModel):
+    """An error of a suite that annotates the place that caused it rather than its eval
+    cases: an agent that did not import (``file``/``line`` where it raised when known,
+    relative to the repository root). ``message`` is redacted."""
+
+    suite: str
+    title: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+
+def error_annotations(
+    results: RunResults, redact: Callable[[str], str] = str
+) -> list[ErrorAnnotation]:
+    """One annotation per suite whose agent could not be had (error kind ``agent``): that
+    is why its eval cases have no runs, so they get none of their own (:func:`case_failures`
+    leaves them out)."""
+    return [
+        ErrorAnnotation(
+            suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
+            message=redact(e.message + (f" ({e.hint})" if e.hint else "")),
+        )
+        for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
+    ]
+
+
 class PipelineOutcome(BaseModel):
     """What a run produced. ``exit_code``: 0 the gate passed, 1 the gate failed on
     computed scores, 2 incomplete (config, eval set, agent or internal error), 130/143 a
     signal stopped it (``interrupted``). ``error`` is what stopped an incomplete run
-    (:func:`incomplete_outcome`; redacted), for the action's error annotation; ``warnings``
-    are the run's warnings the action shows as annotations too (a baseline that was asked
-    for by name and not used)."""
+    (:func:`incomplete_outcome`; redacted), for the action's error annotation;
+    ``error_annotations`` say why suites have no runs (:func:`error_annotations`);
+    ``warnings`` are the run's warnings the action shows as annotations too (a baseline
+    that was asked for by name and not used)."""
 
     exit_code: int
     passed: bool
@@ -75,6 +106,7 @@ class PipelineOutcome(BaseModel):
     summary_markdown: str
     comment_path: Path | None = None
     failures: list[CaseFailure] = Field(default_factory=list)
+    error_annotations: list[ErrorAnnotation] = Field(default_factory=list)
     metrics: dict[str, dict] = Field(default_factory=dict)
     suites: list[str] = Field(default_factory=list)
     comparison: Comparison | None = None
@@ -86,10 +118,14 @@ class PipelineOutcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def case_failures(gate: GateResult) -> list[CaseFailure]:
-    """The gate's failing cases, worst first, for annotations and the suite log."""
+def case_failures(gate: GateResult, without: Collection[str] = ()) -> list[CaseFailure]:
+    """The gate's failing cases, worst first, for annotations and the suite log; those of
+    the suites ``without`` are left out (an :class:`ErrorAnnotation` says why they have no
+    runs)."""
     failures = []
     for index, case in enumerate(gate.failing_cases):
+        if case.suite in without:
+            continue
         failed = [
             f"{d.metric_name} {format(d.head, '.3g') if d.head is not None else 'n/a'}"
             + (f" ({d.reason})" if d.reason else "")

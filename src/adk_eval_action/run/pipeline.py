@@ -64,6 +64,7 @@ from adk_eval_action.run.outcome import (
     CaseFailure,
     PipelineOutcome,
     case_failures,
+    error_annotations,
     incomplete_outcome,
     metrics_output,
     part_outcome,
@@ -252,6 +253,7 @@ def finish(
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed or skipped else (
         EXIT_GATE_FAILED
     )
+    annotated = error_annotations(skeleton, request.redactor)
     return PipelineOutcome(
         exit_code=exit_code,
         skipped=skipped,
@@ -260,7 +262,8 @@ def finish(
         comment_markdown=comment,
         summary_markdown=summary,
         comment_path=_out(request, settings.comment_out),
-        failures=case_failures(gate),
+        failures=case_failures(gate, without={a.suite for a in annotated}),
+        error_annotations=annotated,
         metrics=metrics_output(comparison),
         suites=[s.name for s in skeleton.suites],
         comparison=comparison,
