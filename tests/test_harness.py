@@ -202,3 +202,43 @@ def test_rescoring_records_judge_failures_and_keeps_them_off_the_log(
     before = _scores(baseline)
     after = {k: v for k, v in _scores(rescored).items() if k in before}
     assert after == before
+
+
+def test_an_eval_case_adk_refuses_to_evaluate_is_an_inference_error(example_repo: Path) -> None:
+    """When google-adk's LocalEvalService raises for a whole eval case (here: fewer
+    inferences than the case's conversation has turns), no metric was scored: kind
+    ``inference`` (the run is incomplete), never ``metric`` (which the gate's
+    ``not_evaluated`` would count as the agent failing)."""
+    from google.adk.evaluation.eval_config import EvalConfig
+
+    from adk_eval_action.adk.engine import CaseRun, evaluation_outcome, suite_record
+    from adk_eval_action.adk.evalsets import load_eval_set
+    from adk_eval_action.adk.harness import SuiteHarness
+    from adk_eval_action.adk.prepare import load_suite_inputs
+    from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS
+
+    loaded = load_eval_set(example_repo / "travel_agent/eval/travel.evalset.json")
+    case = loaded.eval_set.eval_cases[0]
+    harness = SuiteHarness("travel_agent", EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}),
+                           [loaded.eval_set])
+    inference = harness.recorded_inference(loaded.eval_set.eval_set_id, case.eval_id, [])
+    evaluation = asyncio.run(harness.evaluate(inference))
+    assert evaluation.result is None
+    # ADK's own words (local_eval_service): 0 inferences, one per conversation turn expected.
+    refused = (f"ValueError: Inferences should match conversations in eval case. Found 0 "
+               f"inferences and {len(case.conversation or [])} conversations in eval case.")
+    assert evaluation.error == refused
+    suite = _suite(example_repo)
+    record = suite_record(suite, load_suite_inputs(suite, example_repo), example_repo)
+    eval_set = next(s for s in record.eval_sets if s.eval_set_id == loaded.eval_set.eval_set_id)
+    where = {"suite": record.name, "file": eval_set.file, "eval_set_id": eval_set.eval_set_id,
+             "eval_id": case.eval_id}
+    outcome = evaluation_outcome(CaseRun(eval_set, eval_set.eval_cases[0], 1), evaluation, {},
+                                 where)
+    message = f"ADK could not evaluate the eval case's metrics: {refused}"
+    assert outcome.error is not None
+    assert (outcome.error.kind, outcome.error.message, outcome.error.eval_id) == (
+        "inference", message, case.eval_id)
+    assert outcome.error.kind in INCOMPLETE_ERROR_KINDS
+    assert (outcome.run.status.value, outcome.run.error_kind, outcome.run.error) == (
+        "error", "inference", message)

@@ -36,7 +36,7 @@ from adk_eval_action.adk.convert import (
 )
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
-from adk_eval_action.adk.harness import SuiteHarness
+from adk_eval_action.adk.harness import CaseEvaluation, SuiteHarness
 from adk_eval_action.adk.model_faults import UNKNOWN_MODEL_HINT, is_unknown_model
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
@@ -183,7 +183,19 @@ async def run_case(
         inference = await harness.infer(item.eval_set.eval_set_id, item.case.eval_id)
     if inference.status == InferenceStatus.FAILURE:
         return _failed_inference(item, slot.error, inference.error_message or "", repo_root, where)
-    evaluation = await harness.evaluate(inference)
+    return evaluation_outcome(item, await harness.evaluate(inference), metric_meta, where)
+
+
+def evaluation_outcome(
+    item: CaseRun,
+    evaluation: CaseEvaluation,
+    metric_meta: dict[str, MetricMeta],
+    where: dict[str, str | None],
+) -> CaseRunOutcome:
+    """The outcome of one eval case run's evaluation: its run record, or an ``inference``
+    error when ADK refused to evaluate the case at all (``where``: the error's suite, file,
+    eval set and eval id), an ``internal`` one when the result cannot be recorded, and the
+    model fault of a judge that could not be reached."""
     if evaluation.result is None:
         # ADK raised for the whole eval case (a metric's own fault is caught per metric,
         # adk.recording): no metric was scored, so the run is incomplete, never a verdict.
