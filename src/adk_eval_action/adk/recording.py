@@ -153,10 +153,13 @@ def exception_reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"
 
 
-UNALIGNED_ALLOWED = (EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL)
+UNALIGNED_ALLOWED = tuple(
+    s for s in (EvalStatus.NOT_EVALUATED, getattr(EvalStatus, "INFORMATIONAL", None))
+    if s is not None
+)
 """Statuses of a metric's result that may come without one per-invocation result per
 invocation: google-adk's LocalEvalService (_evaluate_metric_for_eval_case) exempts
-NOT_EVALUATED, and INFORMATIONAL since 2.x (it only warns then)."""
+NOT_EVALUATED, and INFORMATIONAL where that status exists (later 2.x: it only warns)."""
 
 
 def per_invocation_mismatch(given: int, invocations: int) -> str:
