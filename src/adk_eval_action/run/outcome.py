@@ -84,7 +84,7 @@ def error_annotations(
     return [
         ErrorAnnotation(
             suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
-            message=redact(e.message + (f" ({e.hint})" if e.hint else "")),
+            message=redact(_with_hint(e)),
         )
         for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
     ]
@@ -208,8 +208,13 @@ def incomplete_outcome(
         comment_markdown=markdown, summary_markdown=markdown,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
-        error=redact(error.message + (f" ({error.hint})" if error.hint else "")),
+        error=redact(_with_hint(error)),
     )
+
+
+def _with_hint(error: ErrorRecord) -> str:
+    """An error's message with its hint in brackets, as an annotation shows it."""
+    return error.message + (f" ({error.hint})" if error.hint else "")
 
 
 def error_record(error: BaseException) -> ErrorRecord:
