@@ -9,10 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.gate import decide
+from adk_eval_action.github.sticky import comment_marker, compose_comment_body
 from adk_eval_action.project.config import GateConfig
+from adk_eval_action.report.format import strip_markers
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
+from adk_eval_action.results.model import ErrorRecord
 from evidence_fixtures import evidence_context
 from gfm import cells, details_count, gfm_html, structure_problems, table_problems
+from results_builder import metric, results
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -138,3 +144,21 @@ def test_numbers_are_rounded_per_metric_range() -> None:
     ), row
     gate = GateConfig(fail_on="none")
     assert structure_problems(render_comment(evidence_context(gate=gate))) == []
+
+
+def test_the_rendered_comment_and_the_posted_body_neutralise_markers_alike():
+    hostile = "x<!-- adk-eval-action:default -->y<!--ADK-EVAL-ACTION-head:abc-->"
+    head = results({hostile: [[metric("response_match_score", 0.1)]]})
+    head.suites[0].errors.append(ErrorRecord(kind="metric", message=hostile, suite="travel"))
+    comparison = compare(head, None, "none given")
+    rendered = render_comment(
+        CommentContext(comparison=comparison, gate=decide(comparison, GateConfig())))
+    # In a code span the id's "<!--" is broken by a zero-width space, in text it is
+    # HTML-escaped: no marker is left for the posted body to remove.
+    assert "`x<!-\u200b- adk-eval-action:default -->y<!-\u200b-ADK-EVAL-ACTION-head:abc-->`" \
+        in rendered
+    assert "&lt;\\!-- adk-eval-action:default --&gt;" in rendered
+    assert strip_markers(rendered) == rendered
+    body = compose_comment_body(rendered, comment_marker())
+    # The posted body is the rendered file plus the footer: one neutralisation for both.
+    assert body == rendered.rstrip("\n") + "\n" + comment_marker() + "\n"

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from adk_eval_action.github.rest import repo_path, token_login
 from adk_eval_action.github.transport import GitHubClient, GitHubError, TransientError
+from adk_eval_action.report.format import strip_markers
 from adk_eval_action.text import fit
 
 __all__ = [
@@ -35,9 +36,6 @@ __all__ = [
 #: (maximum is 65536 characters)" on create and on update (contract §3).
 COMMENT_MAX_CHARS = 65_536
 _MARKER_PREFIX = "<!-- adk-eval-action:"
-# Our key markers and head markers, and near misses of them (spacing, case): all removed
-# from untrusted text.
-_MARKER_RE = re.compile(r"<!--\s*adk-eval-action.*?-->", re.IGNORECASE | re.DOTALL)
 _TRUNCATION_NOTE = (
     "\n\n> **Note:** this comment was cut to fit GitHub's {limit:,}-character limit. "
     "The full report is in the job summary and the results file of the workflow run.\n"
@@ -58,18 +56,6 @@ def comment_marker(key: str = "default") -> str:
     if safe != key:
         safe += "-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
     return f"{_MARKER_PREFIX}{safe} -->"
-
-
-def strip_markers(body: str) -> str:
-    """Remove our markers (and marker-like text) from an untrusted body, so it can neither
-    claim another key's comment nor record a head it was not written for. Removed until
-    none is left: taking one out may join the text around it into another
-    (``<!-- adk-eval-<!-- adk-eval-action -->action:x -->``)."""
-    while True:
-        stripped = _MARKER_RE.sub("", body)
-        if stripped == body:
-            return body
-        body = stripped
 
 
 def is_marked(body: str, marker: str) -> bool:

@@ -44,6 +44,9 @@ _NOT_IN_SPAN = re.compile(r"[|<&]|^\s*$")
 # What GitHub links in a comment's text after rendering (so a backslash escape does not
 # stop it): @user and @org/team mentions (which notify), #9, owner/repo#9 and GH-9.
 _MENTION = re.compile(r"(@|#|\bGH-)(?=[A-Za-z0-9])", re.IGNORECASE)
+# Our sticky comment's key markers and head markers (github.sticky, github.freshness), and
+# near misses of them (spacing, case): all removed from a comment's markdown.
+_MARKER_RE = re.compile(r"<!--\s*adk-eval-action.*?-->", re.IGNORECASE | re.DOTALL)
 ZERO_WIDTH_SPACE = "\u200b"
 """Put after an ``@``, ``#`` or ``GH-`` so ``@user`` / ``@org/team`` in data notifies
 nobody and ``#9`` / ``owner/repo#9`` / ``GH-9`` links no issue (GitHub links them only when
@@ -63,6 +66,21 @@ def one_line(value: Any) -> str:
 
 def _no_mentions(text: str) -> str:
     return _MENTION.sub(lambda m: m.group(1) + ZERO_WIDTH_SPACE, text)
+
+
+def strip_markers(body: str) -> str:
+    """``body`` without our comment markers or marker-like text (``<!-- adk-eval-action:KEY
+    -->``, in any spacing or case, wherever it is: a code span too), so data can neither
+    claim another key's sticky comment nor record a head it was not written for. The one
+    neutralisation of the rendered comment (``report.render.render_comment``, the fallback)
+    and of the body posted (``github.sticky.compose_comment_body``). Removed until none is
+    left: taking one out may join the text around it into another
+    (``<!-- adk-eval-<!-- adk-eval-action -->action:x -->``)."""
+    while True:
+        stripped = _MARKER_RE.sub("", body)
+        if stripped == body:
+            return body
+        body = stripped
 
 
 def md(value: Any, limit: int = 300) -> str:

@@ -41,6 +41,7 @@ from adk_eval_action.report.format import (
     pct,
     score,
     signed,
+    strip_markers,
 )
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts
 from adk_eval_action.text import fit
@@ -207,7 +208,13 @@ def render_comment(
     GitHub's limit, ``github.sticky.COMMENT_MAX_CHARS``, less what the action adds): shows
     the evidence of fewer failing cases first, then drops per-case details, per-rubric rows
     and the evidence, saying what was left out; cuts at a line as a last resort
-    (``text.fit``). A user's template is rendered once (``report.sandbox``), then cut."""
+    (``text.fit``). A user's template is rendered once (``report.sandbox``), then cut.
+    Marker-like text is removed (:func:`strip_markers`, as from the body the action posts),
+    so the comment file and ``--print-comment`` show what the pull request does."""
+    return strip_markers(_render_comment(context, template, max_chars))
+
+
+def _render_comment(context: CommentContext, template: Path | None, max_chars: int | None) -> str:
     source: Path | str = template or "comment.md.j2"
     body = render_template(context, source)
     if max_chars is None or len(body) <= max_chars:
