@@ -40,7 +40,9 @@ def test_broken_eval_set_exits_2_naming_file_and_keeps_others(
     assert case_runs(results, "weather_paris")[0]["status"] == "passed"
     comment = (example_repo / "c.md").read_text()
     assert "broken.evalset.json" in comment and "**eval_set**" in comment
-    assert "could not evaluate everything" in comment
+    # The incomplete headline names the cause, and counts the cases that did run.
+    assert comment.splitlines()[2] == (
+        "⚠️ **ADK eval incomplete** (eval set error): 5/5 eval cases passed (1 error below).")
 
 
 def test_unknown_shape_lists_accepted_shapes(example_repo: Path, cli: CliRun) -> None:
@@ -232,8 +234,8 @@ def test_custom_metric_import_error_is_refused_before_any_case_runs(
     assert case_runs(results, "weather_paris") == []  # nothing ran
     assert "error (custom_metric: travel_agent/eval/test_config.json)" in result.output
     # Nothing ran, so nothing failed: the verdict is incomplete, not "failed".
-    assert "gate INCOMPLETE (errors above; exit 2): 0 of 5 eval cases could be evaluated " \
-        "(custom metric setup)" in result.output
+    assert "gate INCOMPLETE (custom metric setup): 0 of 5 eval cases could be evaluated " \
+        "(exit 2)" in result.output
 
 
 def test_invalid_project_config_names_file_and_field(example_repo: Path, cli: CliRun) -> None:
@@ -325,7 +327,8 @@ def test_zero_eval_cases_is_a_usage_error(example_repo: Path, cli: CliRun) -> No
     assert result.exit_code == 2
     assert ("error (eval_set: travel_agent/eval/empty.evalset.json): "
             "travel_agent/eval/empty.evalset.json: `eval_cases` is empty") in result.output
-    assert "gate INCOMPLETE (errors above; exit 2): no eval case was evaluated" in result.output
+    assert "gate INCOMPLETE (eval set error): no eval case was evaluated (exit 2)" \
+        in result.output
     comment = (example_repo / "c.md").read_text()
     assert "no eval case was evaluated" in comment and "0/0" not in comment
     assert "| Metric |" not in comment and "No metric was scored." in comment
@@ -477,8 +480,8 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
     assert result.exit_code == 2, result.output
     where = _every_case_of_the_example(example_repo)
     assert f"the code of `politeness` failed in {where}: {reason}" in result.output
-    assert "gate INCOMPLETE (errors above; exit 2): 0 of 5 eval cases could be evaluated " \
-        "(a metric's code failed); so the run is incomplete" in result.output
+    assert "gate INCOMPLETE (a metric's code failed): 0 of 5 eval cases could be evaluated " \
+        "(exit 2)" in result.output
     results = _written(example_repo)
     [run] = case_runs(results, "weather_paris")
     m = metric(run, "politeness")
@@ -486,9 +489,8 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
     assert metric(run, "brevity")["status"] == "passed"  # other metrics' scores are kept
     assert results["complete"] is False
     comment = (example_repo / "c.md").read_text()
-    assert comment.count("⚠️ **ADK eval could not evaluate everything** (1 error below): 0 of "
-                         "5 eval cases could be evaluated (a metric's code failed); so the run "
-                         "is incomplete.") == 1
+    assert comment.count("⚠️ **ADK eval incomplete** (a metric's code failed): 0 of 5 eval "
+                         "cases could be evaluated (1 error below).") == 1
     assert "ADK eval failed" not in comment and "| `brevity` | 11 | ≤ 40 | 100% | ✅ |" in comment
     errors = comment.split("### Errors")[1]
     assert "**metric_code** in `travel_agent`: the code of `politeness` failed in 5 runs" \
@@ -571,8 +573,10 @@ def test_config_errors_name_files_relative_to_the_repository(
            "    eval_sets: ['travel_agent/eval/*.json']\n")
     result = cli("run", "--config", "adk-eval.yaml", "--results-out", "r.json")
     assert result.exit_code == 2
-    assert "): adk-eval.yaml (field `suites[0].agent`): agent folder nope not found" in (
+    assert "error: adk-eval.yaml (field `suites[0].agent`): agent folder nope not found" in (
         result.output)
+    assert "gate INCOMPLETE (configuration error): nothing was evaluated: the run stopped " \
+        "before evaluation started (exit 2)" in result.output
     assert str(example_repo) not in result.output
 
 

@@ -172,17 +172,17 @@ def test_a_persistent_outage_is_incomplete_within_a_bounded_time(
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
     headline = comment.splitlines()[2]
     assert headline.startswith(
-        "⚠️ **ADK eval incomplete**: 4 of 4 case runs could not reach the model (503 UNAVAILABLE ×4)"
+        "⚠️ **ADK eval incomplete** (model unreachable): 4 of 4 case runs could not reach the "
+        "model (503 UNAVAILABLE ×4)"
     )
     assert comment.count("could not reach the model") == 1  # once, not per case
     assert "failed" not in headline.lower()
     # None of the 4 cases ran: the count says so, never "0/4 eval cases passed".
-    assert headline.endswith(
-        ". 0 of 4 eval cases could be evaluated (model unreachable); so the run is incomplete."
-    )
-    assert "ADK eval incomplete" in (example_repo / "s.md").read_text(encoding="utf-8")
-    assert "gate INCOMPLETE (errors above; exit 2): 0 of 4 eval cases could be evaluated " \
-        "(model unreachable); so the run is incomplete" in result.output
+    assert headline.endswith("×4); 0 of 4 eval cases could be evaluated.")
+    # The job summary and the console say it in the same words.
+    assert headline in (example_repo / "s.md").read_text(encoding="utf-8").splitlines()
+    assert "gate INCOMPLETE (model unreachable): 4 of 4 case runs could not reach the model " \
+        "(503 UNAVAILABLE ×4); 0 of 4 eval cases could be evaluated (exit 2)" in result.output
     assert "FAILED" not in result.output
     assert results["complete"] is False
 
@@ -241,8 +241,8 @@ def test_a_model_name_the_api_does_not_know_is_named_and_tried_once(
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
     assert "could not reach the model" not in comment
     assert comment.splitlines()[2] == (
-        "⚠️ **ADK eval could not evaluate everything** (1 error below): 0 of 4 eval cases "
-        "could be evaluated (agent setup); so the run is incomplete."
+        "⚠️ **ADK eval incomplete** (agent setup): 0 of 4 eval cases could be evaluated "
+        "(1 error below)."
     )
     assert "agent model `gemini-2.5-flsh` is unknown to the API" in comment
     # Not retried, so not "after retries": each call failed for good at its first try.
@@ -332,12 +332,13 @@ def test_no_credentials_is_refused_before_any_case_runs(
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
         assert name in error["message"]
     assert result.output.count("error (credentials)") == 1
-    assert "gate INCOMPLETE (errors above; exit 2): 0 of 4 eval cases could be evaluated " \
-        "(no model credentials)" in result.output
+    assert "gate INCOMPLETE (no model credentials): " in result.output
+    assert "; 0 of 4 eval cases could be evaluated (exit 2)" in result.output
     for written in ("c.md", "s.md"):
         headline = next(line for line in (example_repo / written).read_text().splitlines()
                         if "ADK eval incomplete" in line)
-        assert "0 of 4 eval cases could be evaluated (no model credentials)" in headline
+        assert headline.startswith("⚠️ **ADK eval incomplete** (no model credentials): ")
+        assert headline.endswith("; 0 of 4 eval cases could be evaluated.")
         assert "passed" not in headline
     assert all(not case_runs(results, c) for c in ("weather_paris", "multi_turn_trip"))
     assert "No API key was provided" not in result.output  # google-genai never got there

@@ -86,7 +86,10 @@ def test_config_error_replaces_the_green_sticky_comment_in_place(tmp_path, stub)
     [after] = stub.comments(12)
     assert after["id"] == before["id"]  # updated in place, through the sticky comment
     body = after["body"]
-    assert body.startswith("## ⚠️ ADK eval incomplete: config error")
+    # The heading and headline of every comment: an incomplete one names its cause.
+    assert body.startswith(
+        "### ADK evaluation\n\n⚠️ **ADK eval incomplete** (configuration error): nothing was "
+        "evaluated: the run stopped before evaluation started.\n\n")
     assert "agent folder nope not found" in body and "adk-eval.yaml" in body
     assert "✅" not in body and comment_marker() in body
     assert "adk-eval-results.json" in body
@@ -173,11 +176,14 @@ def test_cli_run_writes_results_and_comment_when_stopped(tmp_path, args, field):
     [error] = stopped_results(ws / "r.json").errors
     assert error.kind == "config" and field in error.message
     comment = (ws / "c.md").read_text()
-    assert comment.startswith("## ⚠️ ADK eval incomplete: config error")
+    assert comment.startswith(
+        "### ADK evaluation\n\n⚠️ **ADK eval incomplete** (configuration error): nothing was "
+        "evaluated: the run stopped before evaluation started.\n\n")
     # The message's field is a code span (report.format.md keeps it), its prose escaped.
     shown = f"`{field}`" if "." in field else field.replace("_", "\\_")
     assert shown in comment and "r.json" in comment
-    assert (ws / "s.md").read_text() == comment
+    # The job summary's heading is one level up, as the packaged templates' are.
+    assert (ws / "s.md").read_text() == "## " + comment.removeprefix("### ")
 
 
 def test_an_unexpected_error_before_evaluation_is_recorded_as_internal(tmp_path, monkeypatch):
@@ -254,7 +260,8 @@ def test_a_failed_requirements_install_is_recorded_and_posted(tmp_path, stub):
                       client_factory=lambda token, api: GitHubClient(token, api))
     assert code == 2 and not restarted
     [comment] = stub.comments(12)
-    assert "ADK eval incomplete: config error" in comment["body"]
+    assert "⚠️ **ADK eval incomplete** (configuration error): nothing was evaluated" \
+        in comment["body"]
     assert "missing.txt" in comment["body"]
     [error] = stopped_results(ws / "adk-eval-results.json").errors
     assert "missing.txt" in error.message and "not a file" in error.message

@@ -141,6 +141,7 @@ def render_command(
 ) -> None:
     """Render the PR comment (or job summary) from results files; exits 0 when it rendered,
     2 when an input or the template is unusable."""
+    from adk_eval_action.report.fallback import incomplete_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.run.pipeline import (
         comment_context,
@@ -154,9 +155,16 @@ def render_command(
         baseline_path = _explicit_baseline(baseline, request.workdir)
         results = load_head_table(head)
         base, note = load_baseline(baseline_path)
-        context = comment_context(results, base, note, request)
-        text = redact(render_summary(context) if summary else
-                      render_comment(context, template, request.max_comment_chars))
+        stopped = results.skeleton.stopped_by()
+        if stopped is not None:
+            # What the action posted for this file: nothing was evaluated (run.outcome).
+            text = redact(incomplete_markdown(results.skeleton, stopped,
+                                              str(request.settings.results_path),
+                                              "##" if summary else "###"))
+        else:
+            context = comment_context(results, base, note, request)
+            text = redact(render_summary(context) if summary else
+                          render_comment(context, template, request.max_comment_chars))
         if out:
             write_text(out, text)
     if not out:

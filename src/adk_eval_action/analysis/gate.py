@@ -52,7 +52,7 @@ UNSURE_REASONS = {
     "custom_metric": "custom metric setup",
     "inference": "inference error",
     "internal": "internal error",
-    "interrupted": "interrupted",
+    "interrupted": "stopped by a signal",
     "metric": "a metric or rubric without a score",
     "metric_code": "a metric's code failed",
 }

@@ -43,6 +43,7 @@ from adk_eval_action.report.format import (
     signed,
     strip_markers,
 )
+from adk_eval_action.report.headline import incomplete_headline
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts
 from adk_eval_action.text import fit
 
@@ -54,7 +55,9 @@ gathers)."""
 
 
 class CommentContext(BaseModel):
-    """Everything a comment or summary template sees.
+    """Everything a comment or summary template sees (and ``incomplete``: the headline of
+    an incomplete run, :func:`adk_eval_action.report.headline.incomplete_headline`; None
+    for a complete one).
 
     Attributes:
         comparison: per-metric, per-rubric and per-case comparison (see compare.Comparison).
@@ -175,6 +178,7 @@ def tidy(markdown: str) -> str:
 def _template_vars(context: CommentContext) -> dict[str, Any]:
     variables = dict(context)
     variables["ctx"] = context
+    variables["incomplete"] = incomplete_headline(context.comparison, context.gate)
     return variables
 
 

@@ -327,6 +327,13 @@ class RunResults(BaseModel):
         """The errors that make the run incomplete (:data:`INCOMPLETE_ERROR_KINDS`)."""
         return [e for e in self.all_errors() if e.kind in INCOMPLETE_ERROR_KINDS]
 
+    def stopped_by(self) -> ErrorRecord | None:
+        """The error that stopped the run before evaluation started (a config or input
+        error: ``run.outcome.stopped_outcome`` writes no suites), or None when the run got to
+        evaluate: the file holds no suites and an error of :data:`INCOMPLETE_ERROR_KINDS`."""
+        errors = self.incomplete_errors()
+        return errors[0] if errors and not self.suites else None
+
     def is_complete(self) -> bool:
         """Whether every score could be computed: the recorded ``complete`` when the file
         has it, else no error of :data:`INCOMPLETE_ERROR_KINDS` (files written before the

@@ -25,6 +25,7 @@ from adk_eval_action.errors import (
     describe_exception,
 )
 from adk_eval_action.report.fallback import incomplete_markdown
+from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
@@ -43,6 +44,7 @@ __all__ = [
     "error_annotations",
     "error_record",
     "incomplete_outcome",
+    "incomplete_report",
     "metrics_output",
     "part_outcome",
     "stopped_outcome",
@@ -189,23 +191,37 @@ def incomplete_outcome(
     was evaluated and what stopped the run. Never raises for a file it cannot write (it
     logs it): this is the last resort of the pipeline."""
     results.errors.append(error)
-    settings = request.settings
-    results_path = request.path(settings.results_path)
+    results_path = request.path(request.settings.results_path)
     try:
         save_results(results, results_path)
     except Exception as e:  # noqa: BLE001 - last resort: say it and go on with the comment
         log.error("the results file %s could not be written: %s", results_path, e)
+    return incomplete_report(results, request, error, exit_code)
+
+
+def incomplete_report(
+    results: RunResults, request: RunRequest, error: ErrorRecord, exit_code: int = EXIT_USAGE,
+) -> PipelineOutcome:
+    """The comment, job summary and console of a run that ``error`` (in ``results``)
+    stopped: :func:`incomplete_outcome`, and ``compare``/``render`` of the results file such
+    a run wrote (:meth:`RunResults.stopped_by`), so they show what the action posted. Writes
+    the comment and summary files, not the results file. Never raises for a file it cannot
+    write."""
+    settings = request.settings
+    results_path = request.path(settings.results_path)
     redact = request.redactor
-    markdown = redact(incomplete_markdown(results, error, str(settings.results_path)))
-    for path in (settings.comment_out, settings.summary_out):
+    comment, summary = (redact(incomplete_markdown(results, error, str(settings.results_path),
+                                                   heading)) for heading in ("###", "##"))
+    for path, text in ((settings.comment_out, comment), (settings.summary_out, summary)):
         try:
-            write_text(None if path is None else request.path(path), markdown)
+            write_text(None if path is None else request.path(path), text)
         except Exception as e:  # noqa: BLE001 - last resort
             log.error("%s", e)
-    log.error("%s", redact(f"run incomplete ({error.kind}): {error.message}"))
+    log.error("%s", redact(_with_hint(error)))
+    log.info("%s", stopped_headline(results, error).console(exit_code=exit_code))
     return PipelineOutcome(
         exit_code=exit_code, passed=False, results_path=results_path,
-        comment_markdown=markdown, summary_markdown=markdown,
+        comment_markdown=comment, summary_markdown=summary,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
         error=redact(_with_hint(error)),

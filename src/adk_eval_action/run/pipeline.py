@@ -13,8 +13,7 @@ import glob
 import logging
 from pathlib import Path
 
-from adk_eval_action.analysis.compare import Comparison
-from adk_eval_action.analysis.gate import GateResult, decide, failed_on_scores
+from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.baseline.models import (
     BaselineRequest,
@@ -59,6 +58,7 @@ from adk_eval_action.results.model import (
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
+from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
 from adk_eval_action.run.outcome import (
     CaseFailure,
@@ -66,6 +66,7 @@ from adk_eval_action.run.outcome import (
     case_failures,
     error_annotations,
     incomplete_outcome,
+    incomplete_report,
     metrics_output,
     part_outcome,
     stopped_outcome,
@@ -151,41 +152,6 @@ def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
         return ScoreTable.from_results(resolved.results), resolved.note()
 
 
-def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = False) -> None:
-    """A short per-metric table and the verdict on the console (the log). Suite and metric
-    names are never cut: the columns are as wide as the longest."""
-    log.info("")
-    suite_w = max([20, *(len(m.suite) for m in comparison.metrics)])
-    metric_w = max([42, *(len(m.metric_name) for m in comparison.metrics)])
-    header = f"{'suite':<{suite_w}} {'metric':<{metric_w}} {'baseline':>9} {'head':>9}"
-    log.info(f"{header} {'delta':>9} {'thr':>6}")
-    for m in comparison.metrics:
-        base = "" if not m.baseline or m.baseline.mean is None else f"{m.baseline.mean:.3f}"
-        head = "" if not m.head or m.head.mean is None else f"{m.head.mean:.3f}"
-        delta = "" if m.delta is None else f"{m.delta:+.3f}"
-        side = m.head or m.baseline
-        thr = "" if not side or side.threshold is None else f"{side.threshold:g}"
-        name = f"{m.suite:<{suite_w}} {m.metric_name:<{metric_w}}"
-        log.info(f"{name} {base:>9} {head:>9} {delta:>9} {thr:>6}")
-    for warning in comparison.warnings:
-        log.warning("%s", warning)
-    for error in comparison.errors:
-        where = ", ".join(x for x in (error.file, error.eval_id) if x)
-        log.info("error (%s%s): %s", error.kind, ": " + where if where else "", error.message)
-    verdict = "PASSED" if gate.passed else "FAILED"
-    scored = failed_on_scores(gate)
-    if usage_error:
-        verdict = "INCOMPLETE (errors above; exit 2)" + (", and FAILED" if scored else "")
-    elif gate.report_only:
-        verdict = "REPORT ONLY (fail_on: none, nothing fails the check)"
-    elif gate.passed and gate.cases_unsure:
-        verdict = "PASSED with warnings"
-    notes = "".join(f"; {note}" for note in (gate.unsure_note, comparison.removed_note) if note)
-    log.info("gate %s: %s%s", verdict, gate.count_text, notes)
-    for reason in gate.reasons if scored or not usage_error else []:
-        log.info("  - %s", reason)
-
-
 def comment_context(
     results: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
@@ -230,6 +196,12 @@ def finish(
     """Compare, gate, render and write files for results that are already computed (or
     their tables: :func:`load_table`)."""
     settings = request.settings
+    skeleton = results.skeleton if isinstance(results, ScoreTable) else results
+    stopped = skeleton.stopped_by()
+    if stopped is not None:
+        # Nothing was evaluated: the comment the action posted for this file, not a
+        # comparison of no scores (compare, render).
+        return incomplete_report(skeleton, request, stopped)
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
         context = comment_context(results, baseline, baseline_note, request, adaptive)
@@ -242,7 +214,6 @@ def finish(
     # schemas/comparison.schema.json describes this file (docs/gating.md).
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
     write_text(_out(request, settings.comparison_out), comparison_json)
-    skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
     skipped = skeleton.metadata.skipped if not usage_error else None
     if skipped:
