@@ -151,3 +151,38 @@ def test_render_of_a_hostile_stopped_results_file_is_escaped(tmp_path, monkeypat
     text = (tmp_path / "r.md").read_text()
     assert strip_markers(text) == text and "<img" not in text
     assert "@\u200boctocat" in text and "\\u202e" in text and "#\u200b12" in text
+
+
+def _with_config(side: RunResults, criteria: dict) -> RunResults:
+    side.suites[0].eval_config = {"criteria": criteria}
+    return side
+
+
+def test_a_metric_the_head_did_not_evaluate_is_not_evaluated_never_removed():
+    baseline = _with_config(results({
+        "a": [[metric("response_match_score", 0.9), metric("gone", 0.9),
+               metric("token_usage_v1", 40, informational=True)]],
+        "b": [[metric("response_match_score", 0.9), metric("gone", 0.9),
+               metric("token_usage_v1", 40, informational=True)]],
+    }), {"response_match_score": 0.5, "gone": 0.5})
+    # The head's eval config dropped "gone"; its agent did not load, so nothing was scored.
+    head = _with_config(_errored("agent", "agent x failed to import"),
+                        {"response_match_score": 0.5})
+    context = _context(head, baseline)
+    rows = {m.metric_name: m.head_not_evaluated for m in context.comparison.metrics}
+    assert rows == {"response_match_score": True, "gone": False, "token_usage_v1": True}
+    comment, summary = render_comment(context), render_summary(context)
+    for text in (comment, summary):
+        [row] = [x for x in text.splitlines() if "`response_match_score`" in x and "|" in x]
+        assert row.endswith("| ⚠️ not evaluated |") and "removed" not in row
+        [row] = [x for x in text.splitlines() if "`gone`" in x and "|" in x]
+        assert row.endswith("| removed |")
+
+
+def test_a_metric_of_a_complete_head_without_it_is_removed():
+    baseline = results({"a": [[metric("response_match_score", 0.9), metric("gone", 0.9)]]})
+    head = results({"a": [[metric("response_match_score", 0.9)]]})
+    context = _context(head, baseline)
+    assert [m.head_not_evaluated for m in context.comparison.metrics] == [False, False]
+    [row] = [x for x in render_comment(context).splitlines() if "`gone`" in x and "|" in x]
+    assert row.endswith("| removed |")

@@ -71,7 +71,7 @@ from adk_eval_action.analysis.sides import (
     rubric_totals,
 )
 from adk_eval_action.results.io import gc_paused
-from adk_eval_action.results.model import RunResults
+from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
 
 __all__ = [
@@ -118,9 +118,28 @@ def _compare_metrics(head: Side, baseline: Side | None) -> list[MetricComparison
                 metric_name=key[1],
                 baseline=base_side,
                 head=head_side,
+                head_not_evaluated=head_side is None and base_side is not None
+                and _still_asked(head.table.skeleton, key, base_side.informational),
             )
         )
     return rows
+
+
+def _still_asked(head: RunResults, key: tuple[str, str], informational: bool) -> bool:
+    """Whether the head's suite ``key[0]`` still asks for metric ``key[1]``, which it has no
+    result of: its eval config names the metric; or (an efficiency metric, which ADK adds
+    itself, or an eval config not recorded) errors that make the run incomplete kept the
+    suite from being scored. Else the metric was removed (from the eval config, or the
+    suite with it)."""
+    suite = next((s for s in head.suites if s.name == key[0]), None)
+    if suite is None:
+        return False
+    criteria = (suite.eval_config or {}).get("criteria")
+    if isinstance(criteria, dict) and key[1] in criteria:
+        return True
+    if isinstance(criteria, dict) and not informational:
+        return False
+    return any(e.kind in INCOMPLETE_ERROR_KINDS for e in suite.errors)
 
 
 def _compare_rubrics(head: Side, baseline: Side | None) -> list[RubricComparison]:

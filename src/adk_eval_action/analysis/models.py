@@ -77,6 +77,10 @@ class MetricComparison(BaseModel):
     interval: DeltaInterval | None = None
     classification: Classification | None = None
     min_effect: float | None = None
+    #: The head has no result of this baseline metric although its suite still asks for
+    #: it (its eval config names it, or errors kept the suite from being scored): the
+    #: status says "not evaluated", never "removed".
+    head_not_evaluated: bool = False
 
     @property
     def informational(self) -> bool:
