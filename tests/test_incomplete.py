@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.compare import NO_RUNS_ERROR, compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.format import strip_markers
@@ -25,6 +25,7 @@ from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import (
     CaseStatus,
     ErrorRecord,
+    EvalCaseRecord,
     RunRecord,
     RunResults,
 )
@@ -186,3 +187,20 @@ def test_a_metric_of_a_complete_head_without_it_is_removed():
     assert [m.head_not_evaluated for m in context.comparison.metrics] == [False, False]
     [row] = [x for x in render_comment(context).splitlines() if "`gone`" in x and "|" in x]
     assert row.endswith("| removed |")
+
+
+def test_eval_cases_without_runs_name_why():
+    head = results({"a": [[metric("response_match_score", 0.9)]]})
+    head.suites[0].eval_sets[0].eval_cases.append(EvalCaseRecord(eval_id="b", runs=[]))
+    cut_short = compare(head, None, "none")
+    assert {c.eval_id: c.error for c in cut_short.cases} == {"a": None, "b": NO_RUNS_ERROR}
+    head.suites[0].errors.append(ErrorRecord(
+        kind="agent", suite="travel", file="agent.py", line=3,
+        message="agent travel failed to import: RuntimeError: no"))
+    named = compare(head, None, "none")
+    assert {c.eval_id: c.error for c in named.cases} == {
+        "a": None, "b": "not run: agent travel failed to import: RuntimeError: no"}
+    # A run-wide error (no model credentials) names it for every suite's runless cases.
+    head.suites[0].errors.clear()
+    head.errors.append(ErrorRecord(kind="credentials", message="no GOOGLE_API_KEY"))
+    assert compare(head, None, "none").cases[1].error == "not run: no GOOGLE_API_KEY"

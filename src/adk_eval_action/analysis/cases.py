@@ -12,7 +12,12 @@ import numpy as np
 
 from adk_eval_action.analysis.models import NO_RUNS_ERROR, CaseComparison, MetricDelta
 from adk_eval_action.analysis.sides import CaseGroups, Side
-from adk_eval_action.results.model import CaseStatus
+from adk_eval_action.results.model import (
+    INCOMPLETE_ERROR_KINDS,
+    CaseStatus,
+    ErrorRecord,
+    RunResults,
+)
 from adk_eval_action.results.scoretable import METRIC_STATUSES, MetricInfo, ScoreTable
 
 
@@ -242,6 +247,20 @@ def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline:
     return "still_failing" if failing else "unchanged"
 
 
+def _not_run(head: RunResults) -> dict[str, str]:
+    """Per suite, why its eval cases without runs have none: the first error of the suite,
+    else of the run (no model credentials), that names no eval case and makes the run
+    incomplete (an agent that does not import), as ``not run: <its message>``; a suite
+    without one is left out (:data:`NO_RUNS_ERROR`: the run was cut short)."""
+    def cause(errors: list[ErrorRecord]) -> str | None:
+        return next((f"not run: {e.message}" for e in errors
+                     if e.eval_id is None and e.kind in INCOMPLETE_ERROR_KINDS), None)
+
+    run_wide = cause(head.errors)
+    out = {suite.name: cause(suite.errors) or run_wide for suite in head.suites}
+    return {name: why for name, why in out.items() if why}
+
+
 def compare_cases(head: Side, baseline: Side | None) -> list[CaseComparison]:
     """Every head case in head order (with its baseline counterpart when there is one),
     then the cases only the baseline has (``removed``)."""
@@ -249,6 +268,7 @@ def compare_cases(head: Side, baseline: Side | None) -> list[CaseComparison]:
     base_rows = {k: i for i, k in enumerate(baseline.table.case_keys)} if baseline else {}
     deltas = _case_deltas(head, baseline)
     has_baseline = baseline is not None
+    not_run = _not_run(head.table.skeleton)
     cases = []
     for key, h in head_rows.items():
         b = base_rows.get(key)
@@ -265,7 +285,8 @@ def compare_cases(head: Side, baseline: Side | None) -> list[CaseComparison]:
                 baseline_status=base_status,
                 head_status=head_status,
                 metrics=deltas.head[h],
-                error=head.errors.get(h) or (NO_RUNS_ERROR if not head.runs[h] else None),
+                error=head.errors.get(h) or (
+                    not_run.get(key[0], NO_RUNS_ERROR) if not head.runs[h] else None),
                 largest_drop=deltas.largest_drop[h],
                 head_passes=head.passes[h],
                 head_runs=head.runs[h],
