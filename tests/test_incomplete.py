@@ -154,6 +154,25 @@ def test_render_of_a_hostile_stopped_results_file_is_escaped(tmp_path, monkeypat
     assert "@\u200boctocat" in text and "\\u202e" in text and "#\u200b12" in text
 
 
+def test_a_baseline_whose_run_was_incomplete_says_so(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    save_results(results({"a": [[metric("response_match_score", 0.9)]]}), tmp_path / "h.json")
+    stopped = RunResults(complete=False,
+                         errors=[ErrorRecord(kind="config", message="@octocat bad.yaml")])
+    save_results(stopped, tmp_path / "b1.json")
+    save_results(_errored("agent", "agent x failed to import"), tmp_path / "b2.json")
+    first = cli("compare", "h.json", "--baseline", "b1.json", "--print-comment")
+    assert "Baseline: file b1.json, the baseline run itself was incomplete (configuration " \
+        "error: nothing was evaluated)" in first.output
+    second = cli("compare", "h.json", "--baseline", "b2.json", "--print-comment")
+    assert "Baseline: file b2.json, the baseline run itself was incomplete (agent setup: " \
+        "agent x failed to import)" in second.output
+    # A complete baseline's line is as before.
+    save_results(results({"a": [[metric("response_match_score", 0.8)]]}), tmp_path / "b3.json")
+    third = cli("compare", "h.json", "--baseline", "b3.json", "--print-comment")
+    assert "incomplete" not in third.output
+
+
 def _with_config(side: RunResults, criteria: dict) -> RunResults:
     side.suites[0].eval_config = {"criteria": criteria}
     return side

@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.report.format import cut
+from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
 
 DEFAULT_ARTIFACT_NAME = "adk-eval-results"
@@ -118,7 +120,7 @@ class ResolvedBaseline(BaseModel):
         """
         if self.results is None:
             return self.reason or "none"
-        parts = [self.label]
+        parts = [self.label, incomplete_note(self.results)]
         if self.commit:
             parts.append(f"commit {self.commit[:12]}" + (f" ({self.relation})" if self.relation
                                                          else ""))
@@ -135,6 +137,22 @@ class ResolvedBaseline(BaseModel):
                 "re-scored under the head's eval config (" + ", ".join(self.rescored) + ")" + how
             )
         return ", ".join(p for p in parts if p)
+
+
+def incomplete_note(results: RunResults) -> str:
+    """What the note says of a baseline whose own run was incomplete
+    (:meth:`RunResults.is_complete`): ``the baseline run itself was incomplete (configuration
+    error: nothing was evaluated)``, naming the cause as an incomplete run's headline does
+    (:func:`adk_eval_action.report.headline.incomplete_cause`) and its first error; "" for a
+    complete one. A file given by name is used as it is; this says why its scores are
+    missing."""
+    if results.is_complete():
+        return ""
+    errors = results.incomplete_errors()
+    why = incomplete_cause(errors) or "marked incomplete"
+    what = ("nothing was evaluated" if not results.suites
+            else cut(errors[0].message, 120) if errors else "")
+    return f"the baseline run itself was incomplete ({why}{': ' + what if what else ''})"
 
 
 def parse_spec(value: str | Path | None) -> tuple[str, Path | None]:
