@@ -144,7 +144,9 @@ def test_unusable_publishing_input_falls_back_to_the_annotation(tmp_path, stub):
     assert result.exit_code == 2
     assert "::error title=adk-eval-action::invalid input comment" in result.output
     assert stub.comments(12) == [old] and not (ws / "adk-eval-results.json").exists()
-    assert "could not run" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "summary.md").read_text().startswith(
+        "## ADK evaluation\n\n⚠️ **ADK eval incomplete** (configuration error): adk-eval-action "
+        "could not run: invalid input comment")
     outputs = ta.read_outputs(tmp_path / "output.txt")
     assert (outputs["passed"], outputs["results_path"]) == ("false", "")
 

@@ -17,7 +17,13 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.errors import AdkEvalActionError, describe_exception
+from adk_eval_action.errors import (
+    AdkEvalActionError,
+    EvalSetError,
+    InternalError,
+    Interrupted,
+    describe_exception,
+)
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.files import append_job_summary, write_outputs
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
@@ -32,7 +38,9 @@ from adk_eval_action.github.sticky import (
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
 from adk_eval_action.project.eval_ids import eval_id_line
 from adk_eval_action.redaction import Redactor
+from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.report.render import md
+from adk_eval_action.results.model import ErrorRecord
 from adk_eval_action.text import without_surrogates
 
 __all__ = [
@@ -368,10 +376,16 @@ def report_failure(
     summary both see the failure. Never raises (it is the last thing a failing run does)."""
     said = (redact or (lambda text: text))(f"{type(exc).__name__}: {exc}" if not isinstance(
         exc, AdkEvalActionError) else str(exc))
+    # The job summary's heading and an incomplete run's headline (report.headline).
+    kind = ("interrupted" if isinstance(exc, Interrupted) else "eval_set"
+            if isinstance(exc, EvalSetError) else "internal" if isinstance(exc, InternalError)
+            or not isinstance(exc, AdkEvalActionError) else "config")
+    cause = incomplete_cause([ErrorRecord(kind=kind, message=said)])
     try:
         if runner.summary_file is not None:
-            append_job_summary(runner.summary_file, "### ADK evaluation\n\n❌ adk-eval-action "
-                               f"could not run: {md(said, 2000)}\n")
+            append_job_summary(runner.summary_file, "## ADK evaluation\n\n⚠️ **ADK eval "
+                               f"incomplete** ({cause}): adk-eval-action could not run: "
+                               f"{md(said, 2000)}\n")
         if runner.output_file is not None:
             write_outputs(runner.output_file, {
                 "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
