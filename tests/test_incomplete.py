@@ -94,6 +94,26 @@ def test_the_headline_counts_what_was_evaluated_and_names_every_cause():
                         "(2 errors below).")
 
 
+def test_an_incomplete_run_that_also_failed_on_scores_says_both(caplog):
+    head = _errored("judge", "judge 404", passing=2)
+    first = head.suites[0].eval_sets[0].eval_cases[0]
+    first.runs = [RunRecord(run=1, status=CaseStatus.FAILED,
+                            metrics=[metric("response_match_score", 0.1)])]
+    context = _context(head)
+    # 1 of the 2 evaluated cases failed its threshold (0.1 < 0.5): min_pass_rate 1.0 fails.
+    reason = "min_pass_rate: 3 of 4 eval case(s) failed; pass rate 25% is below " \
+        "min_pass_rate 100%"
+    assert render_comment(context).splitlines()[2] == (
+        "⚠️ **ADK eval incomplete** (judge setup) and **failed**: 1/2 evaluated eval cases "
+        "passed, 2 of 4 could not be evaluated (1 error below). "
+        + reason.replace("_", "\\_") + ".")
+    with caplog.at_level(logging.INFO):
+        print_table(context.comparison, context.gate, usage_error=True)
+    assert caplog.messages[-2:] == [
+        "gate INCOMPLETE (judge setup) and FAILED: 1/2 evaluated eval cases passed, 2 of 4 "
+        "could not be evaluated (exit 2)", f"  - {reason}"]
+
+
 def test_a_hostile_error_message_in_the_headline_is_escaped():
     message = "<!-- adk-eval-action:default --> @octocat ::error::x \u202e | <b>"
     head = _errored("model", message)

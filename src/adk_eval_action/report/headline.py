@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from adk_eval_action.analysis.compare import Comparison
-from adk_eval_action.analysis.gate import UNSURE_REASONS, GateResult
+from adk_eval_action.analysis.gate import UNSURE_REASONS, GateResult, failed_on_scores
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ErrorRecord, RunResults
 
 __all__ = ["IncompleteHeadline", "incomplete_cause", "incomplete_headline", "stopped_headline"]
@@ -41,16 +41,19 @@ class IncompleteHeadline(BaseModel):
         details: what was and was not evaluated, e.g. ``0 of 5 eval cases could be
             evaluated``.
         errors: the errors the comment lists below the headline (those not in ``details``).
+        failed: the gate failed on scores that were computed too
+            (:func:`adk_eval_action.analysis.gate.failed_on_scores`): ``… and failed``.
     """
 
     cause: str
     details: str
     errors: int = 0
+    failed: bool = False
 
-    def console(self, failed: bool = False, exit_code: int | str = 2) -> str:
-        """The console's verdict line: ``gate INCOMPLETE (cause): details (exit 2)``;
-        ``failed``: the gate failed on computed scores too (``… and FAILED: …``)."""
-        also = " and FAILED" if failed else ""
+    def console(self, exit_code: int | str = 2) -> str:
+        """The console's verdict line: ``gate INCOMPLETE (cause): details (exit 2)``, with
+        ``… and FAILED: …`` when :attr:`failed`."""
+        also = " and FAILED" if self.failed else ""
         return f"gate INCOMPLETE ({self.cause}){also}: {self.details} (exit {exit_code})"
 
 
@@ -73,7 +76,8 @@ def incomplete_headline(comparison: Comparison, gate: GateResult) -> IncompleteH
     details = [e.message for e in run_wide] + [_count(gate, comparison.num_runs)]
     if comparison.removed_note:
         details.append(comparison.removed_note)
-    return IncompleteHeadline(cause=cause, details="; ".join(details), errors=len(listed))
+    return IncompleteHeadline(cause=cause, details="; ".join(details), errors=len(listed),
+                              failed=failed_on_scores(gate))
 
 
 def _count(gate: GateResult, num_runs: int) -> str:

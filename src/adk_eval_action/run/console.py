@@ -40,7 +40,7 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     incomplete = incomplete_headline(comparison, gate) if usage_error else None
     if incomplete is not None:
         # The comment's headline, in the same words (report.headline).
-        log.info("%s", incomplete.console(scored))
+        log.info("%s", incomplete.console())
     else:
         verdict = "PASSED" if gate.passed else "FAILED"
         if gate.report_only:
