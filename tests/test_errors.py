@@ -398,6 +398,41 @@ def test_a_custom_metric_giving_nan_is_recorded_as_an_error(
     )
 
 
+def test_a_custom_metric_scoring_outside_its_range_is_recorded_as_an_error(
+    example_repo: Path, cli: CliRun
+) -> None:
+    # politeness declares [-1, 1] (its metric_info); 5.0 is its code's fault, and a results
+    # file never holds such a scored result (results.trust refuses one when it is read).
+    metrics = example_repo / "travel_agent/metrics.py"
+    metrics.write_text(
+        metrics.read_text()
+        + "\n\ndef loud_politeness(eval_metric, actual_invocations, expected_invocations,"
+        " conversation_scenario):\n"
+        "    per = [PerInvocationResult(actual_invocation=i, score=5.0,"
+        " eval_status=EvalStatus.PASSED) for i in actual_invocations]\n"
+        "    return EvaluationResult(overall_score=5.0,"
+        " overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)\n"
+    )
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["custom_metrics"]["politeness"]["code_config"]["name"] = (
+        "travel_agent.metrics.loud_politeness"
+    )
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+    assert result.exit_code == 2, result.output
+    reason = "score 5.0 is outside its value range [-1.0, 1.0]: fix the metric's code"
+    results = load_json(example_repo / "r.json")
+    m = metric(case_runs(results, "weather_paris")[0], "politeness")
+    assert m["status"] == "error" and "score" not in m and m["reason"] == reason
+    [error] = results["suites"][0]["errors"]
+    assert error["kind"] == "metric_code" and results["complete"] is False
+    assert error["message"].endswith(reason)
+    # The file the run wrote is one its own reader accepts (incomplete, not malformed).
+    compared = cli("compare", "r.json", "--baseline", "none")
+    assert compared.exit_code == 2 and "malformed" not in compared.output
+    assert reason in compared.output
+
+
 def _every_case_of_the_example(example_repo: Path) -> str:
     """Where a metric hit in every case of the example suite failed, from its eval set files
     (one run each): the legacy file is one eval case named after the file."""

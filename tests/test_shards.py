@@ -178,3 +178,27 @@ def test_compare_refuses_one_shard_as_the_baseline(parts: dict[str, Path],
     result = cli("compare", str(parts["full"]), "--baseline", str(parts["part2"]))
     assert result.exit_code == 2, result.output
     assert "results of shard 2/3" in " ".join(result.output.split())
+
+
+def test_merge_refuses_parts_of_different_commits(parts: dict[str, Path], cli: CliRun,
+                                                  tmp_path: Path) -> None:
+    # The plan's id hashes the cases and settings, not the agent's code: parts of two commits
+    # share it, and only metadata.git_sha tells them apart.
+    one, two, three = (load_results(parts[f"part{k}"]) for k in (1, 2, 3))
+    assert one.shard is not None and two.shard is not None
+    assert one.shard.plan_id == two.shard.plan_id
+    later = two.model_copy(deep=True)
+    later.metadata.git_sha = "5a6c85c" + "0" * 33
+    message = _refusal([("p1.json", one), ("p2.json", later), ("p3.json", three)])
+    assert f"p2.json was recorded at commit {later.metadata.git_sha}" in message
+    assert f"p1.json at commit {one.metadata.git_sha or 'unknown'}" in message
+    for k in (1, 3):
+        shutil.copy(parts[f"part{k}"], tmp_path / f"part{k}.json")
+    data = load_json(parts["part2"])
+    data["metadata"]["git_sha"] = later.metadata.git_sha
+    (tmp_path / "part2.json").write_text(json.dumps(data), encoding="utf-8")
+    result = cli("merge", str(tmp_path / "part*.json"), "--results-out", str(tmp_path / "m.json"))
+    assert result.exit_code == 2, result.output
+    assert "part2.json was recorded at commit 5a6c85c" in result.output
+    assert "part1.json at commit" in result.output
+    assert not (tmp_path / "m.json").exists()

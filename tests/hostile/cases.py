@@ -160,6 +160,20 @@ def _nested_baseline(ws: Workspace) -> None:
     ws.inputs["baseline"] = "deep.json"
 
 
+def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
+    """A baseline results file whose one metric result was edited by hand (results.trust)."""
+
+    def prepare(ws: Workspace) -> None:
+        from results_builder import metric, results
+
+        data = json.loads(results({"a": [[metric("m", 0.8)]]}).model_dump_json())
+        data["suites"][0]["eval_sets"][0]["eval_cases"][0]["runs"][0]["metrics"][0].update(edit)
+        (ws.root / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+        ws.inputs["baseline"] = "edited.json"
+
+    return prepare
+
+
 def _auto_baseline_broken_api(ws: Workspace) -> None:
     ws.inputs["baseline"] = "auto"
     ws.stub.fail_next(200, raw=b"{not json", path="/compare/", times=5)
@@ -458,6 +472,13 @@ CASES: list[Case] = [
          r"no baseline.*not JSON", check=_no_baseline_said, twin={}),
     Case("k3-baseline-nested-100000-deep", 3, _nested_baseline, 2,
          r"deep\.json.*nested too deeply", twin={}),
+    Case("k3-baseline-score-outside-its-range", 3, _hand_edited_baseline({"score": 5.0}), 2,
+         r"edited\.json: malformed results file: suite travel, .*eval case a, run 1, "
+         r"metric `m`: score 5\.0 is outside its value range \[0\.0, 1\.0\]", twin={}),
+    Case("k3-baseline-status-contradicts-its-score", 3,
+         _hand_edited_baseline({"score": 0.0, "status": "passed"}), 2,
+         r"edited\.json: malformed results file: .*status 'passed' contradicts score 0\.0 "
+         r"against threshold 0\.5", twin={}),
     # 4. The sticky comment
     Case("k4-marker-in-eval-id", 4, _marker_in_eval_id, 1, r"PR comment created",
          check=_only_our_marker_last),

@@ -27,7 +27,7 @@ from adk_eval_action.results.model import (
     MetricStatus,
     RubricScoreRecord,
     RunRecord,
-    finite_score,
+    usable_score,
 )
 from adk_eval_action.results.status import run_status
 
@@ -225,7 +225,9 @@ def metric_result_from_adk(
                 )
             )
     informational = status == MetricStatus.INFORMATIONAL or metric.metric_name in EFFICIENCY_METRICS
-    score, status, reason = finite_score(metric.score, status, reason)
+    score, status, reason = usable_score(
+        metric.score, status, reason, meta.min_value, meta.max_value
+    )
     return MetricResult(
         metric_name=metric.metric_name,
         score=score,

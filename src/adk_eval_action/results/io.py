@@ -22,6 +22,7 @@ from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.results.model import SCHEMA_VERSION, ErrorRecord, RunResults
+from adk_eval_action.results.trust import check_results
 from adk_eval_action.text import without_surrogates
 
 HistoryReader = Callable[[Path], RunResults]
@@ -135,7 +136,10 @@ def load_results(path: Path, history: HistoryReader | None = None) -> RunResults
 
     Raises:
         ResultsFileError: unreadable JSON, nested too deeply, not a regular file or larger
-            than ``files.MAX_DATA_BYTES``, unknown shape, or an unsupported schema_version.
+            than ``files.MAX_DATA_BYTES``, unknown shape, an unsupported schema_version, or
+            a file of ours that holds what no run records (:mod:`.trust`: a score outside
+            its value range, a status that contradicts score versus threshold; a non-finite
+            score is made a ``metric_code`` error, as the run makes one).
     """
     with gc_paused():
         try:
@@ -173,7 +177,7 @@ def _load_results(path: Path, history: HistoryReader | None) -> RunResults:
         # without the intermediate dicts. Anything wrong falls through to the path below,
         # whose errors say what is wrong.
         try:
-            return RunResults.model_validate_json(raw)
+            return check_results(RunResults.model_validate_json(raw), path)
         except ValidationError:
             pass
     try:
@@ -194,9 +198,10 @@ def _load_results(path: Path, history: HistoryReader | None) -> RunResults:
                 f"(expects {SCHEMA_VERSION}); re-run the evaluation with this version",
             )
         try:
-            return RunResults.model_validate(data)
+            results = RunResults.model_validate(data)
         except ValidationError as e:
             raise ResultsFileError(path, f"not a valid results file: {e}") from e
+        return check_results(results, path)
     if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
         return _adk_history(path, history)
     raise ResultsFileError(

@@ -105,6 +105,47 @@ def finite_score(
     return None, status, reason
 
 
+RANGE_TOLERANCE = 1e-9
+"""How far (relative to the range's span, at least 1) a score may lie outside its metric's
+value range and still count as in it: float rounding, never a real excess."""
+
+
+def out_of_range(
+    score: float | None, min_value: float | None, max_value: float | None
+) -> str | None:
+    """Why a finite ``score`` lies outside its metric's value range (ADK's
+    ``MetricValueInfo.interval``, recorded as ``min_value``/``max_value``), or None when it
+    does not, has no score or no recorded range."""
+    if score is None or not math.isfinite(score):
+        return None
+    span = (max_value - min_value) if min_value is not None and max_value is not None else 1.0
+    slack = RANGE_TOLERANCE * max(1.0, abs(span))
+    if (min_value is not None and score < min_value - slack) or (
+        max_value is not None and score > max_value + slack
+    ):
+        return f"score {score!r} is outside its value range [{min_value}, {max_value}]"
+    return None
+
+
+def usable_score(
+    score: float | None,
+    status: MetricStatus,
+    reason: str | None,
+    min_value: float | None,
+    max_value: float | None,
+) -> tuple[float | None, MetricStatus, str | None]:
+    """:func:`finite_score`, and a score outside the metric's value range (a custom metric
+    returning 5.0 where it declared ``[0, 1]``) dealt with the same way: where it would be
+    averaged the result becomes an ``error`` (the metric's code failed). Applied when a run
+    records results, so a results file never holds a scored result outside its range (and
+    :mod:`adk_eval_action.results.trust` refuses one that does)."""
+    score, status, reason = finite_score(score, status, reason)
+    beyond = out_of_range(score, min_value, max_value)
+    if beyond and status in AVERAGED_STATUSES:
+        return None, MetricStatus.ERROR, f"{beyond}: fix the metric's code"
+    return score, status, reason
+
+
 class InvocationScore(BaseModel):
     """A metric's score for one invocation (turn) of an eval case."""
 

@@ -10,8 +10,9 @@ file says which shard of which plan it is (:class:`ShardInfo`): the plan's id (a
 its cases, weights, eval config and eval set hashes) and its cases in order.
 
 ``merge PART.json...`` (:func:`merge_parts`) refuses parts that do not make exactly one
-whole plan, naming them: a file that is no shard, parts of different plans or shard
-counts, a shard given twice, a missing shard, a case in two parts or in none. It writes one
+whole plan of one commit, naming them: a file that is no shard, parts of different plans
+or shard counts, parts recorded at different commits (``metadata.git_sha``), a shard given
+twice, a missing shard, a case in two parts or in none. It writes one
 results file in the plan's order, as the unsharded run would have, that ``compare``,
 ``render`` and the gate read like any other.
 """
@@ -117,9 +118,10 @@ def _check_parts(parts: Sequence[tuple[str, RunResults]]) -> list[tuple[str, Sha
             raise MergeError(
                 f"{name} is shard {info.index}/{info.count} of plan {info.plan_id[:19]}, "
                 f"{first_name} is shard {first.index}/{first.count} of plan "
-                f"{first.plan_id[:19]}: parts of different runs (commit, settings or eval "
-                "sets) cannot be merged"
+                f"{first.plan_id[:19]}: parts of different runs (settings or eval sets) "
+                "cannot be merged"
             )
+    _same_commit(parts)
     seen: dict[int, str] = {}
     for name, info in infos:
         if info.index in seen:
@@ -132,6 +134,24 @@ def _check_parts(parts: Sequence[tuple[str, RunResults]]) -> list[tuple[str, Sha
         shown = ", ".join(f"{i}/{first.count}" for i in missing)
         raise MergeError(f"shard {shown} missing (given: {', '.join(sorted(seen.values()))})")
     return infos
+
+
+def _same_commit(parts: Sequence[tuple[str, RunResults]]) -> None:
+    """Refuses parts recorded at different commits (``metadata.git_sha``, the head sha):
+    the plan's id hashes the eval cases and what they are evaluated under, not the agent's
+    code, so parts of two commits can share a plan and would merge into results of neither.
+
+    Raises:
+        MergeError: naming both parts and their commits.
+    """
+    first_name, first = parts[0]
+    for name, results in parts[1:]:
+        if results.metadata.git_sha != first.metadata.git_sha:
+            raise MergeError(
+                f"{name} was recorded at commit {results.metadata.git_sha or 'unknown'}, "
+                f"{first_name} at commit {first.metadata.git_sha or 'unknown'}: parts of "
+                "different commits cannot be merged; run every shard on the same commit"
+            )
 
 
 def _owners(infos: list[tuple[str, ShardInfo]]) -> dict[CaseKey, str]:
