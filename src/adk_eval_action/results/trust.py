@@ -12,11 +12,15 @@ The rules (``docs/baselines.md``, "What a results file may hold"):
 * a **score outside the metric's recorded value range** (``min_value``..``max_value``) is
   refused: a run records no such score (:func:`adk_eval_action.results.model.usable_score`);
 * a **status that contradicts score versus threshold** is refused, for the metrics whose
-  status follows the threshold (google-adk's built-in evaluators: ``score >= threshold``
-  passes, ``EvaluatorUtils``/``_get_eval_status`` in ``google.adk.evaluation``; ``<=`` for
-  a lower-is-better metric). A custom metric decides pass or fail itself (its
-  ``custom_metrics`` entry in the suite's recorded eval config), so its status is what
-  the file says.
+  status follows the threshold: google-adk's built-in evaluators pass a score
+  ``>= threshold`` (``llm_as_judge_utils.get_eval_status``, ``_get_eval_status`` of
+  ``trajectory_evaluator``, ``final_response_match_v1`` and ``vertex_ai_eval_facade`` in
+  ``google.adk.evaluation``; a rubric gap settled FAILED in :mod:`adk_eval_action.adk.verdicts`
+  has a score below the threshold too). A custom metric decides pass or fail itself (its
+  ``custom_metrics`` entry in the suite's recorded eval config), and a lower-is-better
+  metric is either one (its direction inferred from its own statuses) or a built-in one
+  that ``higher_is_better`` of adk-eval.yaml turned round, which ADK still passes at
+  ``>=``: the status of either is what the file says.
 
 Refusals raise :class:`~adk_eval_action.errors.ResultsFileError` naming the file and the
 place (suite, eval set file, eval case, run, metric): exit 2, never a silent green.
@@ -51,20 +55,20 @@ def _custom_metrics(suite: SuiteRecord) -> set[str]:
 
 
 def _contradicts(metric: MetricResult) -> str | None:
-    """Why ``metric``'s status contradicts its score versus its threshold, or None."""
-    if metric.informational or metric.status not in (MetricStatus.PASSED, MetricStatus.FAILED):
+    """Why ``metric``'s status contradicts google-adk's rule for a higher-is-better metric
+    (passed exactly when ``score >= threshold``), or None; None for a lower-is-better or
+    informational metric, and without a finite score or a threshold (module docstring)."""
+    if metric.informational or not metric.higher_is_better:
+        return None
+    if metric.status not in (MetricStatus.PASSED, MetricStatus.FAILED):
         return None
     if metric.score is None or metric.threshold is None or not math.isfinite(metric.score):
         return None
-    if metric.higher_is_better:
-        passes, rule = metric.score >= metric.threshold, ">="
-    else:
-        passes, rule = metric.score <= metric.threshold, "<="
-    if passes == (metric.status == MetricStatus.PASSED):
+    if (metric.score >= metric.threshold) == (metric.status == MetricStatus.PASSED):
         return None
     return (
         f"status {metric.status.value!r} contradicts score {metric.score!r} against "
-        f"threshold {metric.threshold!r} (passes when score {rule} threshold)"
+        f"threshold {metric.threshold!r} (passes when score >= threshold)"
     )
 
 
@@ -78,33 +82,27 @@ def _place(
     )
 
 
-def _check_metric(
-    path: Path, suite: str, place: str, metric: MetricResult, custom: set[str]
-) -> bool:
-    """Refuses a malformed metric result; makes a non-finite score an ``error`` in place.
-    Returns whether the metric was changed.
+def _make_finite(metric: MetricResult, path: Path, suite: str) -> None:
+    """A non-finite score dealt with in place as the run deals with one (``finite_score``).
+    The reason names the file by its name only: it reaches the PR comment, where the
+    runner's absolute path means nothing; one reason per file and suite, so
+    ``metric_errors`` names every eval case it hit in one error."""
+    score, status, _ = finite_score(metric.score, metric.status, metric.reason)
+    if status != metric.status:
+        metric.reason = (
+            f"non-finite score {metric.score!r} in the results file {path.name} (suite "
+            f"{suite}): a run records none"
+        )
+    metric.score, metric.status = score, status
 
-    Raises:
-        ResultsFileError: a score outside the value range, a contradicting status.
-    """
-    if metric.score is not None and not math.isfinite(metric.score):
-        score, status, _ = finite_score(metric.score, metric.status, metric.reason)
-        if status != metric.status:
-            # One reason per file and suite, so metric_errors names every case it hit at once.
-            metric.reason = (
-                f"non-finite score {metric.score!r} in the results file {path} (suite "
-                f"{suite}): a run records none"
-            )
-        metric.score, metric.status = score, status
-        return True
+
+def _malformed(metric: MetricResult, custom: set[str]) -> str | None:
+    """Why ``metric`` (with a finite score or none) is one no run records, or None."""
     if metric.status in AVERAGED_STATUSES:
         beyond = out_of_range(metric.score, metric.min_value, metric.max_value)
         if beyond:
-            raise ResultsFileError(path, f"malformed results file: {place}: {beyond}")
-    contradiction = None if metric.metric_name in custom else _contradicts(metric)
-    if contradiction:
-        raise ResultsFileError(path, f"malformed results file: {place}: {contradiction}")
-    return False
+            return beyond
+    return None if metric.metric_name in custom else _contradicts(metric)
 
 
 def check_results(results: RunResults, path: Path) -> RunResults:
@@ -112,7 +110,8 @@ def check_results(results: RunResults, path: Path) -> RunResults:
 
     Raises:
         ResultsFileError: a score outside its metric's value range, or a status that
-            contradicts score versus threshold (the message names the file and the place).
+            contradicts score versus threshold (the message names the file and the place:
+            suite, eval set file, eval case, run, metric).
     """
     for suite in results.suites:
         custom = _custom_metrics(suite)
@@ -122,8 +121,12 @@ def check_results(results: RunResults, path: Path) -> RunResults:
                 for run in case.runs:
                     touched = False
                     for metric in run.metrics:
-                        place = _place(suite, eval_set, case, run, metric)
-                        touched |= _check_metric(path, suite.name, place, metric, custom)
+                        if metric.score is not None and not math.isfinite(metric.score):
+                            _make_finite(metric, path, suite.name)
+                            touched = True
+                        elif why := _malformed(metric, custom):
+                            place = _place(suite, eval_set, case, run, metric)
+                            raise ResultsFileError(path, f"malformed results file: {place}: {why}")
                     if touched and not run.error:
                         run.status = run_status(run.metrics)
                     changed |= touched
