@@ -8,6 +8,7 @@ of the log, whether evaluation started, and the bound its run must end within.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -19,6 +20,7 @@ import pytest
 from workspace import REPO, Run, Workspace
 
 from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.results.model import ShardInfo
 from adk_eval_action.text import INVISIBLE
 from adk_features import adk_inference_fails_on_deep_tool_output
 
@@ -172,6 +174,43 @@ def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
         ws.inputs["baseline"] = "edited.json"
 
     return prepare
+
+
+#: The commit of a hand-made shard part, and another one: workflow commands, a mention and
+#: a marker.
+SHA = "0123456789abcdef0123"
+HOSTILE_SHA = "::error::pwned @octocat <!-- adk-eval-action:other -->"
+
+
+def _shard_parts(sha: str, score: float) -> Callable[[Workspace], None]:
+    """Two shard parts of one plan given to the action's ``merge`` input, the second
+    recorded at commit ``sha`` with its one score ``score`` (results.shards, results.trust).
+    """
+
+    def prepare(ws: Workspace) -> None:
+        from results_builder import metric, results
+
+        plan = [["travel", "smoke", "a"], ["travel", "smoke", "b"]]
+        for index, (part_sha, part_score) in enumerate(((SHA, 0.8), (sha, score)), 1):
+            key = plan[index - 1]
+            part = results({key[2]: [[metric("m", 0.8)]]}, sha=part_sha)
+            part.suites[0].eval_sets[0].eval_cases[0].runs[0].metrics[0].score = part_score
+            part.shard = ShardInfo(index=index, count=2, plan_id="p" * 64, plan=plan,
+                                   cases=[key])
+            # json.dumps, not pydantic's writer: it writes NaN as NaN, as a hand edit would.
+            (ws.root / f"part{index}.json").write_text(
+                json.dumps(part.model_dump(mode="python")), encoding="utf-8")
+        ws.inputs["merge"] = "part*.json"
+
+    return prepare
+
+
+def _hostile_sha_inert(run: Run) -> None:
+    """The part's commit reached the log only inside our escaped annotation, and no
+    mention or marker of it reached the comment or the summary."""
+    _no_mentions(run)
+    for text in [run.comment_file, run.files["summary.md"]]:
+        assert OTHER_MARKER not in text
 
 
 def _auto_baseline_broken_api(ws: Workspace) -> None:
@@ -479,6 +518,12 @@ CASES: list[Case] = [
          _hand_edited_baseline({"score": 0.0, "status": "passed"}), 2,
          r"edited\.json: malformed results file: .*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
+    Case("k3-merge-parts-of-different-commits", 3, _shard_parts(HOSTILE_SHA, 0.8), 2,
+         r"part2\.json was recorded at commit ::error::pwned", evaluated=False,
+         check=_hostile_sha_inert),
+    Case("k3-merge-part-with-a-nan-score", 3, _shard_parts(SHA, math.nan), 2,
+         r"the code of `m` failed in 1 run of 1 eval case in smoke\.evalset\.json \(b\): "
+         r"non-finite score nan in the results file part2\.json \(suite travel\)"),
     # 4. The sticky comment
     Case("k4-marker-in-eval-id", 4, _marker_in_eval_id, 1, r"PR comment created",
          check=_only_our_marker_last),
