@@ -200,8 +200,8 @@ def plan_command(**flags: Any) -> None:
 def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
     """Merge the results files of all shards of a run (PARTS: files or glob patterns, from
     `run --shard K/N`) into one (--results-out), which compare, render and the gate read.
-    Refuses (exit 2, naming them) parts of different runs, a shard given twice or missing,
-    and an eval case in two parts or in none."""
+    Refuses (exit 2, naming them) parts of different runs or recorded at different commits,
+    a shard given twice or missing, and an eval case in two parts or in none."""
     from adk_eval_action.results.io import save_results
     from adk_eval_action.run.pipeline import merge_files
 
