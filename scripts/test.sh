@@ -21,6 +21,7 @@ fi
 .venv/bin/ruff check src tests benchmarks
 if [ "${1:-}" = "--quick" ]; then
   shift
+  export ADK_EVAL_QUICK_LOOP=1  # fewer hypothesis examples (tests/conftest.py `examples`)
   exec .venv/bin/python -m pytest -m "not slow and not container" -n 2 "$@"
 fi
 exec .venv/bin/python -m pytest "$@"

@@ -30,14 +30,18 @@ Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see READM
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import io
 import json
 import os
 import shutil
 import stat
 import subprocess
+import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +62,69 @@ from adk_eval_action.settings import RunRequest, load_request
 
 if TYPE_CHECKING:
     from adk_eval_action.testing.gemini_fake import GeminiFake
+
+#: Packages google-adk imports with its metric registry that no test uses: the Vertex AI
+#: SDK, for the metrics that call Vertex AI's evaluation service (about 2.4 s of CPU per
+#: process, a third of google-adk's import; no test can reach Vertex AI). The test process
+#: defers them (:class:`_DeferredPackages`), so each pytest-xdist worker saves the import.
+DEFERRED_PACKAGES = frozenset({"agentplatform", "vertexai"})
+
+
+class _DeferredModule(types.ModuleType):
+    """A module whose code runs when an attribute its import machinery did not set is
+    first read. importlib's ``LazyLoader`` runs it on any attribute read, and hypothesis
+    reads every module's ``__file__`` when it collects the constants of local code."""
+
+    def __getattr__(self, name: str) -> Any:
+        loader = self.__dict__.pop("_deferred_loader", None)
+        if loader is None:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        loader.exec_module(self)
+        return getattr(self, name)
+
+
+class _DeferredLoader(importlib.abc.Loader):
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType:
+        return _DeferredModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__dict__["_deferred_loader"] = self.loader
+
+
+class _DeferredPackages(importlib.abc.MetaPathFinder):
+    """Finds :data:`DEFERRED_PACKAGES` as the other finders do, with a deferring loader."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> ModuleSpec | None:
+        if name not in DEFERRED_PACKAGES:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _DeferredLoader(spec.loader)
+                return spec
+        return None
+
+
+if not any(isinstance(f, _DeferredPackages) for f in sys.meta_path):
+    sys.meta_path.insert(0, _DeferredPackages())
+
+#: Set by ``scripts/test.sh --quick``: property tests then try fewer examples (``examples``).
+QUICK_LOOP = os.environ.get("ADK_EVAL_QUICK_LOOP") == "1"
+
+
+def examples(full: int) -> int:
+    """How many examples a hypothesis property tries: ``full`` in the whole suite (CI), a
+    quarter of them (at least 10) in the quick loop, where the largest property
+    (tests/test_compare_reference.py, 150 examples) took 3 s of CPU."""
+    return max(10, full // 4) if QUICK_LOOP else full
+
 
 REPO = Path(__file__).resolve().parents[1]
 #: The trust store this machine gives processes (tests/test_container.py mounts it for pip

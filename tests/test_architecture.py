@@ -9,6 +9,7 @@ Every import statement counts, including those inside functions and under
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval_action"
@@ -39,6 +40,7 @@ STAGES: dict[str, int] = {
 GOOGLE_ADK_ALLOWED = {"adk", "testing"}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
+@functools.cache
 def _modules() -> dict[str, Path]:
     """Dotted name below the package (``adk.engine``) -> file."""
     out = {}
@@ -51,9 +53,15 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks here."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(name: str, path: Path) -> set[str]:
     """Absolute module names imported anywhere in a file (relative imports resolved)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -70,6 +78,7 @@ def _imports(name: str, path: Path) -> set[str]:
     return found
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     """Internal import graph: module -> modules of this package it imports."""
     modules = _modules()
@@ -172,7 +181,7 @@ def test_modules_and_functions_stay_small() -> None:
         lines = len(text.splitlines())
         if lines > MAX_MODULE_LINES:
             too_big.append(f"{name}: {lines} lines")
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:
@@ -183,7 +192,7 @@ def test_modules_and_functions_stay_small() -> None:
 def _private_imports() -> set[str]:
     found = set()
     for name, path in _modules().items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.ImportFrom) or node.level:
                 continue
             source = (node.module or "").removeprefix("adk_eval_action.")

@@ -21,9 +21,11 @@ from adk_eval_action.analysis.gate import decide
 from adk_eval_action.analysis.noise import ONE_CASE_REASON, classify
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import CaseStatus, MetricStatus
+from conftest import examples
 from results_builder import metric, results, scores_side, tokens
 
-PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(40), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 FAST = 300  # resamples: the properties hold for any count
 
 score = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)

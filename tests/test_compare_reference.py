@@ -30,6 +30,7 @@ from adk_eval_action.results.model import (
     SuiteRecord,
 )
 from adk_eval_action.results.scoretable import ScoreTable
+from conftest import examples
 
 SCORED = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)
 WORST = (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED, MetricStatus.FAILED)
@@ -253,7 +254,7 @@ def _check_cases(comparison, head: RunResults, base: RunResults) -> None:
             assert case.largest_drop == pytest.approx(worst, abs=1e-12)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases, cases)
 def test_compare_matches_the_rules_applied_one_object_at_a_time(head_cases, base_cases) -> None:
     head, base = _side(head_cases), _side(base_cases)
@@ -272,7 +273,7 @@ def test_compare_matches_the_rules_applied_one_object_at_a_time(head_cases, base
         assert [d["metric_name"] for d in row["metrics"]] == [d.metric_name for d in case.metrics]
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases)
 def test_compare_without_baseline_matches_the_rules(head_cases) -> None:
     head = _side(head_cases)
