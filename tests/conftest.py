@@ -30,6 +30,7 @@ Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see READM
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.abc
 import io
 import json
@@ -190,6 +191,12 @@ def _standins() -> None:
     from adk_eval_action.testing.standins import register_standins
 
     register_standins()
+    # What is alive now (google-adk, pydantic's schemas, the collected tests) lives as long
+    # as the process: frozen, Python's full garbage collections no longer walk it. They
+    # took about 0.2 s each, 3.5 s of CPU per pytest-xdist worker in the quick loop.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 @pytest.fixture(scope="session", autouse=True)
