@@ -192,9 +192,16 @@ def test_unreadable_named_baseline_is_exit_2_with_the_scores(
     """A baseline file named explicitly that cannot be read is the user's error (exit 2),
     and the head's scores are still compared (without a baseline) and written."""
     (example_repo / "bad.json").write_text("{not json")
-    result = cli("run", "travel_agent", "--baseline", "bad.json", "--print-comment")
+    # Named by its absolute path: messages still name it relative to the repository.
+    result = cli("run", "travel_agent", "--baseline", str(example_repo / "bad.json"),
+                 "--print-comment")
     assert result.exit_code == 2
-    assert "the baseline file could not be read" in result.output
+    # Python's json names the first problem: a key must be a quoted string.
+    said = ("bad.json: the baseline file could not be read: not valid JSON: Expecting "
+            "property name enclosed in double quotes: line 1 column 2 (char 1)")
+    assert f"error (config: bad.json): {said}\n" in result.output
+    assert f"No baseline: {said}. Showing head scores only." in result.output
+    assert str(example_repo) not in result.output
     assert "tool_trajectory_avg_score" in result.output  # the comparison is still shown
     assert load_json(example_repo / "adk-eval-results.json")["complete"] is False
 

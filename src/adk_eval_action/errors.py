@@ -24,16 +24,22 @@ class AdkEvalActionError(Exception):
 
 
 class ConfigError(AdkEvalActionError):
-    """A config file (adk-eval.yaml, an eval config) is unreadable or invalid.
+    """A config file (adk-eval.yaml, an eval config, a comment template, a baseline file)
+    is unreadable or invalid.
 
-    The message names the file and, where known, the field.
+    The message names the file (``path:line`` when ``line``, from 1, is known) and, where
+    known, the field.
     """
 
-    def __init__(self, path: Path | str | None, message: str, field: str | None = None):
+    def __init__(self, path: Path | str | None, message: str, field: str | None = None,
+                 line: int | None = None):
         self.path = str(path) if path is not None else None
         self.field = field
+        self.line = line
         self.detail = message
         where = self.path or "<config>"
+        if line is not None and self.path is not None:
+            where += f":{line}"
         if field:
             where += f" (field `{field}`)"
         super().__init__(f"{where}: {message}")
@@ -47,7 +53,7 @@ class ConfigError(AdkEvalActionError):
             shown = Path(self.path).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             return self
-        return ConfigError(shown, self.detail, self.field)
+        return ConfigError(shown, self.detail, self.field, self.line)
 
 
 class EvalSetError(AdkEvalActionError):
@@ -59,10 +65,12 @@ class EvalSetError(AdkEvalActionError):
 
 
 class ResultsFileError(AdkEvalActionError):
-    """A results file (ours or ADK's eval_history) cannot be read."""
+    """A results file (ours or ADK's eval_history) cannot be read. ``detail`` is the
+    message without the path."""
 
     def __init__(self, path: Path | str, message: str):
         self.path = str(path)
+        self.detail = message
         super().__init__(f"{path}: {message}")
 
 

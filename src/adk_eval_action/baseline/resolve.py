@@ -66,16 +66,19 @@ Rescore = Callable[[RunResults, RunResults], Awaitable[list[str]]]
 """Re-scores a baseline in place under the head's eval config; returns the suites done."""
 
 
-def file_baseline(path: Path) -> ResolvedBaseline:
-    """A results file (ours or ADK eval_history).
+def file_baseline(path: Path, shown: Path | str | None = None) -> ResolvedBaseline:
+    """A results file (ours or ADK eval_history); ``shown`` is how messages name it (the
+    path as the user gave it; default ``path``).
 
     Raises:
-        BaselineUnreadable: the file cannot be read (names it and why).
+        ConfigError: the file cannot be read (``<shown>: the baseline file could not be
+            read: <why>``).
     """
     try:
         results = load_any_results(path)
     except ResultsFileError as e:
-        raise BaselineUnreadable(f"the baseline file could not be read ({e})") from e
+        raise ConfigError(shown if shown is not None else path,
+                          f"the baseline file could not be read: {e.detail}") from e
     meta = results.metadata
     label = f"file {path.name}" + (" (ADK eval_history)" if meta.source == "adk-eval-history"
                                    else "")
@@ -100,9 +103,9 @@ def find_baseline(
     mode, path = parse_spec(request.spec)
     if mode == "file" and path is not None:
         try:
-            return file_baseline(path if path.is_absolute() else request.workdir / path)
-        except BaselineUnreadable as e:
-            raise ConfigError(path, f"baseline {e}") from e
+            return file_baseline(path if path.is_absolute() else request.workdir / path, path)
+        except ConfigError as e:
+            raise e.relative_to(request.workdir) from e
     try:
         return _strategy(request, mode, client_factory)
     except Exception as e:  # noqa: BLE001 - a baseline never fails the run (docs/baselines.md)

@@ -17,7 +17,6 @@ from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.baseline.models import (
     BaselineRequest,
-    BaselineUnreadable,
     ResolvedBaseline,
     parse_spec,
 )
@@ -144,10 +143,7 @@ def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
     if path is None:
         return None, "none given (pass --baseline with a results file of the base branch)"
     with gc_paused():  # as in load_table
-        try:
-            resolved = file_baseline(Path(path))
-        except BaselineUnreadable as e:
-            raise ConfigError(path, f"baseline {e}") from e
+        resolved = file_baseline(Path(path))
         refuse_shard(path, resolved.results.shard if resolved.results else None)
         return ScoreTable.from_results(resolved.results), resolved.note()
 
@@ -385,7 +381,7 @@ async def run_pipeline_async(
     except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
         results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
         save_results(results, request.path(results_path))
-        baseline, note = None, f"none: {e}"
+        baseline, note = None, str(e)
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
     adaptive = None
