@@ -229,11 +229,18 @@ def test_user_template_is_sandboxed_and_gets_the_context(example_repo: Path, cli
     metrics = 9 if EFFICIENCY_METRICS_REPORTED else 5
     assert f"True {metrics} tool\\_trajectory\\_avg\\_score;" in result.output
     assert "|passed|" in result.output  # a status prints as its value, not CaseStatus.PASSED
-    (example_repo / "evil.j2").write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
-    evil = cli("run", "travel_agent", "--template", "evil.j2", "--results-out", "r.json")
+    (example_repo / "evil.j2").write_text("ok\n{{ ''.__class__.__mro__[1].__subclasses__() }}")
+    evil = cli("run", "travel_agent", "--template", str(example_repo / "evil.j2"),
+               "--results-out", "r.json")
     assert evil.exit_code == 2
-    assert "evil.j2: template error: SecurityError" in evil.output
-    assert (example_repo / "r.json").is_file()
+    # Named relative to the repository, at the line that failed (the template's 2nd).
+    said = ("evil.j2:2: template error: SecurityError: access to attribute '__class__' of "
+            "'str' object is unsafe.")
+    assert f"run incomplete (config): {said}\n" in evil.output
+    assert str(example_repo) not in evil.output
+    error = load_json(example_repo / "r.json")["errors"][-1]
+    assert (error["kind"], error["file"], error["line"], error["message"]) == (
+        "config", "evil.j2", 2, said)
 
 
 def test_missing_baseline_file_is_a_usage_error(example_repo: Path, cli: CliRun) -> None:
@@ -259,4 +266,4 @@ def test_render_with_a_broken_template_is_exit_2(
     (example_repo / "bad.j2").write_text("{{ nope.nothing }}")
     result = cli("render", str(head), "--template", "bad.j2")
     assert result.exit_code == 2
-    assert "bad.j2: template error: UndefinedError" in result.output
+    assert "bad.j2:1: template error: UndefinedError" in result.output

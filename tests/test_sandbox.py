@@ -11,7 +11,9 @@ import pytest
 
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.report import sandbox
-from adk_eval_action.report.sandbox import render_user_template
+from adk_eval_action.report.render import template_environment
+from adk_eval_action.report.sandbox import render_user_template, template_failure
+from adk_eval_action.report.template_child import failure_report
 
 #: Seconds the child's start-up is made to take (sitecustomize runs before its imports).
 SLOW_START_S = 4
@@ -79,3 +81,41 @@ def test_unbounded_templates_are_config_errors(
     monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.5)
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: "):
         render_user_template(_template(tmp_path, text), {})
+
+
+# Each template fails on the line marked "<-": counted by hand from the template's text.
+FAILING_TEMPLATES = [
+    ("syntax", "a\nb\n{{ x }\n", 3, "TemplateSyntaxError: unexpected '}'"),
+    ("undefined", "a\n{% for i in items %}\n{{ i.nope.deeper }}\n{% endfor %}\n", 3,
+     "UndefinedError: 'int object' has no attribute 'nope'"),
+    ("in a macro", "{% macro m() %}\n{{ 1 // 0 }}\n{% endmacro %}\nx\n{{ m() }}", 2,
+     "ZeroDivisionError: integer division or modulo by zero"),
+    ("sandbox", "ok\n{{ ''.__class__ }}", 2, "SecurityError: access to attribute "
+     "'__class__' of 'str' object is unsafe."),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "says"), [t[1:] for t in FAILING_TEMPLATES],
+                         ids=[t[0] for t in FAILING_TEMPLATES])
+def test_a_template_error_names_the_templates_line(
+    tmp_path: Path, source: str, line: int, says: str,
+) -> None:
+    """What the rendering child reports of a failing template (in process here: the same
+    environment, the same report) becomes ``file:line: template error: ...``."""
+    template = _template(tmp_path, source)
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - any of the template's errors
+        "".join(template_environment().from_string(source).generate(items=[1]))
+    error = template_failure(template, failure_report(raised.value))
+    assert (error.path, error.line) == (str(template), line)
+    assert str(error) == f"{template}:{line}: template error: {says}"
+
+
+@pytest.mark.parametrize("report", ["Fatal Python error: init", '"a string"', "[1]", "{}",
+                                    '{"error": "E: x", "line": 0}'])
+def test_a_report_that_is_not_the_childs_is_said_as_it_is(tmp_path: Path, report: str) -> None:
+    """An interpreter that fails before the render writes its own stderr: that text is the
+    reason, with no line (hostile rows: not JSON, JSON of other shapes, no line)."""
+    error = template_failure(tmp_path / "t.j2", report)
+    assert error.line is None
+    reason = "E: x" if report.startswith('{"error"') else report
+    assert str(error) == f"{tmp_path / 't.j2'}: template error: {reason}"

@@ -12,6 +12,7 @@ evaluation's.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -23,10 +24,14 @@ from click.testing import CliRunner
 import test_action as ta
 from adk_eval_action.action import action_command
 from adk_eval_action.cli import main
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.github.logs import GitHubFormatter, log_to
+from adk_eval_action.github.publish import annotate_outcome
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import RunResults
+from adk_eval_action.run.outcome import incomplete_outcome, stop_error
 from adk_eval_action.run.pipeline import run_pipeline
 from adk_eval_action.settings import load_request
 from conftest import working_directory
@@ -110,8 +115,29 @@ def test_config_error_replaces_the_green_sticky_comment_in_place(tmp_path, stub)
     # The error is an annotation once the runner obeys commands again (after the window).
     lines = stopped.output.splitlines()
     resume = next(i for i, x in enumerate(lines) if re.fullmatch(r"::adk-eval-[0-9a-f]{32}::", x))
-    errors = [i for i, x in enumerate(lines) if x.startswith("::error title=adk-eval-action::")]
+    errors = [i for i, x in enumerate(lines)
+              if x.startswith("::error file=adk-eval.yaml,title=adk-eval-action::")]
     assert errors and errors[0] > resume and "nope not found" in lines[errors[0]]
+
+
+@pytest.mark.parametrize("folder", ["", "team/"])
+def test_a_config_errors_annotation_is_on_its_file(tmp_path, stub, folder):
+    """The error annotation of a config error names the file as GitHub places annotations:
+    relative to the repository root (the workspace), also from a working_directory below
+    it (workflow commands, "error": file=, line=)."""
+    ws = workspace(tmp_path)
+    (ws / folder).mkdir(exist_ok=True)
+    (ws / folder / "adk-eval.yaml").write_text(BROKEN_CONFIG)
+    stub.add_pull(12, ta.HEAD)
+    result = act(tmp_path, ws, stub, working_directory=str(ws / folder))
+    assert result.exit_code == 2, result.output
+    errors = [x for x in result.output.splitlines() if x.startswith("::error ")]
+    # The message names the file as the working directory sees it; ',' and ':' of a
+    # property are escaped (%2C, %3A), as the runner's ActionCommand.cs unescapes them.
+    assert errors == [
+        f"::error file={folder}adk-eval.yaml,title=adk-eval-action::adk-eval.yaml "
+        "(field `suites[0].agent`): agent folder nope not found"
+    ]
 
 
 def test_bad_input_replaces_the_sticky_comment(tmp_path, stub):
@@ -267,3 +293,24 @@ def test_a_failed_requirements_install_is_recorded_and_posted(tmp_path, stub):
     assert "missing.txt" in comment["body"]
     [error] = stopped_results(ws / "adk-eval-results.json").errors
     assert "missing.txt" in error.message and "not a file" in error.message
+
+
+def test_a_stopped_runs_annotation_is_on_the_templates_line(tmp_path):
+    """A run stopped after evaluation by its comment template (a ConfigError naming the
+    template's line, as report.sandbox raises it) is annotated on that file and line,
+    relative to the repository root, with a message naming it relative to the working
+    directory; in process (the rendering child is left out)."""
+    ws = tmp_path / "ws"
+    workdir = ws / "team"
+    workdir.mkdir(parents=True)
+    (workdir / "t,1.j2").write_text("ok\n{{ x }\n")
+    record = stop_error(ConfigError(workdir / "t,1.j2", "template error: E: x", line=2),
+                        workdir)
+    assert (record.kind, record.file, record.line) == ("config", "t,1.j2", 2)
+    outcome = incomplete_outcome(RunResults(), load_request(workdir), record)
+    stream = io.StringIO()
+    with log_to(stream, GitHubFormatter()):
+        annotate_outcome(outcome, ws, workdir)
+    assert stream.getvalue() == (
+        "::error file=team/t%2C1.j2,line=2,title=adk-eval-action::t,1.j2:2: template error: "
+        "E: x\n")

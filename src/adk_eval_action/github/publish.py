@@ -159,7 +159,7 @@ def publish(
     """
     event = target.runner.event
     log_suites(outcome, event.workspace, target.workdir)
-    annotate_outcome(outcome)
+    annotate_outcome(outcome, event.workspace, target.workdir)
     results_dir = target.path(target.results_path).parent
     marker = comment_marker(target.comment_key)
     comment_path = results_dir / COMMENT_FILE
@@ -202,7 +202,7 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
     errors kept scores from being computed, else 0."""
     event = target.runner.event
     shard = getattr(outcome, "shard", None)
-    annotate_outcome(outcome)
+    annotate_outcome(outcome, event.workspace, target.workdir)
     log.info(
         "shard %s evaluated: upload %s as an artifact and merge the parts in one job "
         "(docs/sharding.md)", shard, shown(Path(outcome.results_path), event.workspace,
@@ -217,14 +217,20 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
     return outcome.exit_code
 
 
-def annotate_outcome(outcome: Outcome) -> None:
-    """An error annotation for what stopped an incomplete run (``outcome.error``) and a
-    warning annotation for each of its ``warnings`` (a baseline asked for by name and not
-    used). Printed after the run's log window, where the runner obeys commands again;
-    the formatter escapes them (github.logs)."""
+def annotate_outcome(outcome: Outcome, workspace: Path | None, workdir: Path) -> None:
+    """An error annotation for what stopped an incomplete run (``outcome.error``), on its
+    file and line when known (``error_file``, relative to ``workdir``; the annotation's
+    ``file`` is relative to the repository root, ``workspace``: workflow commands,
+    "error"), and a warning annotation for each of its ``warnings`` (a baseline asked for
+    by name and not used). Printed after the run's log window, where the runner obeys
+    commands again; the formatter escapes them (github.logs)."""
     error = getattr(outcome, "error", None)
     if error:
-        log.error("%s", error, extra=annotation(title="adk-eval-action"))
+        file = getattr(outcome, "error_file", None)
+        log.error("%s", error, extra=annotation(
+            title="adk-eval-action", line=getattr(outcome, "error_line", None) if file else None,
+            file=shown(Path(file), workspace, workdir) if file else None,
+        ))
     for warning in getattr(outcome, "warnings", None) or []:
         log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
 

@@ -19,6 +19,7 @@ and fail a template that renders in milliseconds.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import select
@@ -38,6 +39,7 @@ __all__ = [
     "TEMPLATE_STARTUP_TIMEOUT_S",
     "TEMPLATE_TIMEOUT_S",
     "render_user_template",
+    "template_failure",
 ]
 
 #: Seconds a user's template may take to render (the packaged one takes milliseconds),
@@ -96,8 +98,22 @@ def render_user_template(template: Path, variables: dict[str, Any]) -> str:
         reason = (f"rendering was stopped (signal {-process.returncode}): it passed its "
                   f"CPU time or memory limit ({TEMPLATE_MEMORY_BYTES // 2**20} MiB)")
     else:
-        reason = said[-1][:500]
+        raise template_failure(template, said[-1])
     raise ConfigError(template, f"template error: {reason}")
+
+
+def template_failure(template: Path, report: str) -> ConfigError:
+    """The error of a template that failed in the child, from the last line it wrote on
+    stderr: ``template_child.failure_report``'s JSON (the error and the template's line),
+    or any other text as it is (an interpreter that failed before the render). Messages
+    are cut at 500 characters."""
+    try:
+        said = json.loads(report)
+        reason, line = str(said["error"]), said.get("line")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        reason, line = report, None
+    return ConfigError(template, f"template error: {reason[:500]}",
+                       line=line if isinstance(line, int) and line > 0 else None)
 
 
 def _wait_until_ready(template: Path, process: subprocess.Popen) -> None:

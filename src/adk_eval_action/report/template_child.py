@@ -3,15 +3,34 @@
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 import resource
 import sys
+import traceback
 
 from adk_eval_action.report.render import template_environment
 from adk_eval_action.report.sandbox import EXIT_TOO_LONG, READY, TEMPLATE_MEMORY_BYTES
 
-__all__ = ["main"]
+__all__ = ["failure_report", "main"]
+
+#: The file name jinja2 gives the frames of a template made ``from_string``.
+TEMPLATE_FRAME = "<template>"
+
+
+def failure_report(error: BaseException) -> str:
+    """One JSON line the parent reads (``report.sandbox.template_failure``):
+    ``{"error": "Type: message", "line": N or null}``. ``line`` (from 1) is where the
+    template failed: a ``TemplateSyntaxError``'s ``lineno``, else the innermost template
+    frame of the traceback (jinja2 rewrites its tracebacks so that template code has the
+    file name ``<template>`` and the template's line numbers: jinja2.debug)."""
+    line = getattr(error, "lineno", None)
+    if not isinstance(line, int):
+        frames = [f for f in traceback.extract_tb(error.__traceback__)
+                  if f.filename == TEMPLATE_FRAME]
+        line = frames[-1].lineno if frames else None
+    return json.dumps({"error": f"{type(error).__name__}: {error}", "line": line})
 
 
 def _limit_self(cpu_seconds: int) -> None:
@@ -28,7 +47,8 @@ def main() -> None:  # pragma: no cover - runs in the rendering child
     ``(source, variables, max_chars, cpu_seconds)`` pickled on stdin, limits its own
     memory and CPU time (``cpu_seconds`` more than it used so far),
     writes the output on stdout; exit 3 when the output passes ``max_chars``, 1 with
-    ``Type: message`` on stderr when the template fails."""
+    ``Type: message`` (:func:`failure_report`'s JSON line, with the template's line) on
+    stderr when the template fails."""
     sys.stdout.buffer.write(READY)
     sys.stdout.buffer.flush()
     source, variables, max_chars, cpu_seconds = pickle.loads(sys.stdin.buffer.read())
@@ -46,6 +66,6 @@ def main() -> None:  # pragma: no cover - runs in the rendering child
                          f"{TEMPLATE_MEMORY_BYTES // 2**20} MiB\n")
         sys.exit(1)
     except Exception as e:  # noqa: BLE001 - any failure of a user's template is theirs to fix
-        sys.stderr.write(f"{type(e).__name__}: {e}\n")
+        sys.stderr.write(failure_report(e) + "\n")
         sys.exit(1)
     sys.stdout.buffer.write("".join(chunks).encode("utf-8", "replace"))

@@ -24,6 +24,7 @@ from adk_eval_action.errors import (
     InternalError,
     describe_exception,
 )
+from adk_eval_action.files import OutsideRoot
 from adk_eval_action.report.fallback import incomplete_markdown
 from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.io import save_results
@@ -47,6 +48,7 @@ __all__ = [
     "incomplete_report",
     "metrics_output",
     "part_outcome",
+    "stop_error",
     "stopped_outcome",
     "write_text",
 ]
@@ -98,8 +100,10 @@ class PipelineOutcome(BaseModel):
     signal stopped it (``interrupted``). ``error`` is what stopped an incomplete run
     (:func:`incomplete_outcome`; redacted), for the action's error annotation;
     ``error_annotations`` say why suites have no runs (:func:`error_annotations`);
-    ``warnings`` are the run's warnings the action shows as annotations too (a baseline
-    that was asked for by name and not used)."""
+    ``error_file``/``error_line`` say where ``error`` is (the file relative to the working
+    directory, the line from 1) when its record knows; ``warnings`` are the run's warnings
+    the action shows as annotations too (a baseline that was asked for by name and not
+    used)."""
 
     exit_code: int
     passed: bool
@@ -117,6 +121,8 @@ class PipelineOutcome(BaseModel):
     skipped: str | None = None
     interrupted: bool = False
     error: str | None = None
+    error_file: str | None = None
+    error_line: int | None = None
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -224,7 +230,7 @@ def incomplete_report(
         comment_markdown=comment, summary_markdown=summary,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
-        error=redact(_with_hint(error)),
+        error=redact(_with_hint(error)), error_file=error.file, error_line=error.line,
     )
 
 
@@ -237,7 +243,8 @@ def error_record(error: BaseException) -> ErrorRecord:
     """The results file's record of an error that stopped a run before evaluation started:
     kind ``eval_set`` for an EvalSetError, ``internal`` for an unexpected exception
     (naming where; "please report this as a bug"), else ``config`` (adk-eval.yaml, an
-    option or input, a path). ``file`` is the file a ConfigError or EvalSetError names."""
+    option or input, a path). ``file`` is the file a ConfigError or EvalSetError names,
+    ``line`` the line a ConfigError knows."""
     if not isinstance(error, AdkEvalActionError) or isinstance(error, InternalError):
         return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
                            hint="please report this as a bug")
@@ -245,7 +252,26 @@ def error_record(error: BaseException) -> ErrorRecord:
     path = getattr(error, "path", None)
     return ErrorRecord(kind=kind, message=str(error),
                        file=str(path) if path is not None and isinstance(
-                           error, (ConfigError, EvalSetError)) else None)
+                           error, (ConfigError, EvalSetError)) else None,
+                       line=error.line if isinstance(error, ConfigError) else None)
+
+
+def stop_error(error: Exception, workdir: Path) -> ErrorRecord:
+    """The error record of an exception that stopped a run after evaluation started: a
+    named error as ``config`` or ``internal``, anything else an "internal error" naming
+    where it was raised. A ConfigError's file (a comment template, say) is named relative
+    to ``workdir`` when inside it, in the message and as the record's ``file``, with its
+    ``line`` when known."""
+    if isinstance(error, ConfigError):
+        shown = error.relative_to(workdir)
+        file = _existing_file(error.path, workdir)
+        return ErrorRecord(kind="config", message=str(shown), file=file,
+                           line=shown.line if file else None)
+    if isinstance(error, AdkEvalActionError):
+        kind = "config" if isinstance(error, OutsideRoot) else "internal"
+        return ErrorRecord(kind=kind, message=str(error))
+    return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
+                       hint="please report this as a bug")
 
 
 def stopped_outcome(request: RunRequest, error: BaseException) -> PipelineOutcome:
@@ -263,20 +289,30 @@ def stopped_outcome(request: RunRequest, error: BaseException) -> PipelineOutcom
         metadata = RunMetadata()
     record = error_record(error)
     record.message = request.redactor(record.message)
-    if record.file is not None:
-        record.file = _relative(Path(record.file), request.workdir)
+    record.file = _existing_file(record.file, request.workdir)
+    record.line = record.line if record.file else None
     outcome = incomplete_outcome(RunResults(metadata=metadata), request, record)
     shard = request.settings.shard
     return outcome.model_copy(update={"shard": f"{shard.index}/{shard.count}"}) if shard \
         else outcome
 
 
-def _relative(path: Path, workdir: Path) -> str:
-    """``path`` relative to the working directory when it is inside, else as given."""
+def _existing_file(path: str | None, workdir: Path) -> str | None:
+    """``path`` (relative to ``workdir``, or absolute) relative to the working directory
+    when it is inside, else as given; None when it names no file: an error's "path" may be
+    a label (``invalid input num_runs``) or a file that is missing, and an annotation's
+    ``file`` must be one the check can point at."""
+    if path is None:
+        return None
+    absolute = workdir / path
     try:
-        return path.resolve().relative_to(workdir.resolve()).as_posix()
-    except (ValueError, OSError):
-        return str(path)
+        if not absolute.is_file():
+            return None
+        return absolute.resolve().relative_to(workdir.resolve()).as_posix()
+    except ValueError:
+        return path
+    except OSError:
+        return None
 
 
 def part_outcome(results: RunResults, request: RunRequest) -> PipelineOutcome:

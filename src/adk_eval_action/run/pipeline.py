@@ -34,9 +34,7 @@ from adk_eval_action.errors import (
     ConfigError,
     Interrupted,
     ResultsFileError,
-    describe_exception,
 )
-from adk_eval_action.files import OutsideRoot
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
@@ -68,6 +66,7 @@ from adk_eval_action.run.outcome import (
     incomplete_report,
     metrics_output,
     part_outcome,
+    stop_error,
     stopped_outcome,
     write_text,
 )
@@ -310,18 +309,7 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
     except Exception as e:  # noqa: BLE001 - every error is an outcome (docstring)
         if state.results is None:
             return stopped_outcome(request, e)
-        return incomplete_outcome(state.results, request, _stop_error(e))
-
-
-def _stop_error(error: Exception) -> ErrorRecord:
-    """The error record of an exception that stopped a run after evaluation started: a
-    named error as ``config`` or ``internal``, anything else an "internal error" naming
-    where it was raised."""
-    if isinstance(error, AdkEvalActionError):
-        kind = "config" if isinstance(error, (ConfigError, OutsideRoot)) else "internal"
-        return ErrorRecord(kind=kind, message=str(error))
-    return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
-                       hint="please report this as a bug")
+        return incomplete_outcome(state.results, request, stop_error(e, request.workdir))
 
 
 def _interruption(results: RunResults, stop: Interrupted) -> ErrorRecord:
