@@ -126,6 +126,22 @@ def test_merge_command_names_a_missing_shard(parts: dict[str, Path], cli: CliRun
     assert not (tmp_path / "m.json").exists()
 
 
+@pytest.mark.parametrize("second", ["part1.json", "./part1.json", "p*1.json"])
+def test_merge_names_a_part_given_twice(parts: dict[str, Path], cli: CliRun, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch, second: str) -> None:
+    """The same file named twice (as it is, by another spelling, by a glob) is refused as
+    given twice, not as the shards it leaves missing."""
+    monkeypatch.chdir(tmp_path)
+    for k in (1, 2, 3):
+        shutil.copy(parts[f"part{k}"], tmp_path / f"part{k}.json")
+    result = cli("merge", "part1.json", second, "part2.json", "part3.json",
+                 "--results-out", "m.json")
+    assert result.exit_code == 2
+    assert "shard 1/3 given twice: part1.json was named twice" in result.output
+    assert "missing" not in result.output
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_a_part_says_which_shard_of_which_plan(parts: dict[str, Path]) -> None:
     data = load_json(parts["part2"])
     assert data["shard"]["index"] == 2 and data["shard"]["count"] == 3

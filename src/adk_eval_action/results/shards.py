@@ -125,9 +125,9 @@ def _check_parts(parts: Sequence[tuple[str, RunResults]]) -> list[tuple[str, Sha
     seen: dict[int, str] = {}
     for name, info in infos:
         if info.index in seen:
-            raise MergeError(
-                f"shard {info.index}/{info.count} given twice: {seen[info.index]} and {name}"
-            )
+            twice = f"{name} was named twice" if seen[info.index] == name else \
+                f"{seen[info.index]} and {name}"
+            raise MergeError(f"shard {info.index}/{info.count} given twice: {twice}")
         seen[info.index] = name
     missing = [i for i in range(1, first.count + 1) if i not in seen]
     if missing:
