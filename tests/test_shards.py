@@ -142,6 +142,45 @@ def test_merge_names_a_part_given_twice(parts: dict[str, Path], cli: CliRun, tmp
     assert not (tmp_path / "m.json").exists()
 
 
+def test_a_parts_line_says_how_many_of_its_cases_were_evaluated(
+    parts: dict[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A part whose eval cases all errored (the model answered 404) does not read as
+    evaluated; one whose cases all ran does."""
+    from adk_eval_action.results.model import CaseStatus
+    from adk_eval_action.run.outcome import part_outcome
+    from adk_eval_action.settings import load_request
+
+    # The part with the most eval cases (5 in 3 shards: one has 2 at least).
+    good = max((load_results(parts[f"part{k}"]) for k in (1, 2, 3)),
+               key=lambda r: len(r.shard.cases))
+    cases = [c for s in good.suites for e in s.eval_sets for c in e.eval_cases]
+    assert len(cases) >= 2
+    shard = f"shard {good.shard.index}/3"
+    plan = len(good.shard.plan)
+    errored = good.model_copy(deep=True)
+    for case in (c for s in errored.suites for e in s.eval_sets for c in e.eval_cases):
+        for run in case.runs:
+            run.status, run.error, run.error_kind = CaseStatus.ERROR, "404", "agent"
+    some = good.model_copy(deep=True)
+    first = next(c for s in some.suites for e in s.eval_sets for c in e.eval_cases)
+    first.runs[0].status = CaseStatus.ERROR
+    request = load_request(tmp_path)
+    with caplog.at_level("INFO", logger="adk_eval_action"):
+        part_outcome(good, request)
+        part_outcome(errored, request)
+        part_outcome(some, request)
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith(shard)]
+    merge = "; merge all parts with `adk-eval-action merge` to compare and gate"
+    assert said == [
+        f"{shard}: {len(cases)} of the plan's {plan} eval cases, all evaluated{merge}",
+        f"{shard}: {len(cases)} of the plan's {plan} eval cases, none of them could be "
+        f"evaluated (errors above){merge}",
+        f"{shard}: {len(cases)} of the plan's {plan} eval cases, {len(cases) - 1} "
+        f"evaluated, 1 could not be (errors above){merge}",
+    ]
+
+
 def test_a_part_says_which_shard_of_which_plan(parts: dict[str, Path]) -> None:
     data = load_json(parts["part2"])
     assert data["shard"]["index"] == 2 and data["shard"]["count"] == 3

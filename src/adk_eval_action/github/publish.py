@@ -204,7 +204,7 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
     shard = getattr(outcome, "shard", None)
     annotate_outcome(outcome, event.workspace, target.workdir)
     log.info(
-        "shard %s evaluated: upload %s as an artifact and merge the parts in one job "
+        "shard %s finished: upload %s as an artifact and merge the parts in one job "
         "(docs/sharding.md)", shard, shown(Path(outcome.results_path), event.workspace,
                                             target.workdir),
     )

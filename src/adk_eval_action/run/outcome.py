@@ -30,10 +30,12 @@ from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
+    CaseStatus,
     ErrorRecord,
     RunMetadata,
     RunResults,
 )
+from adk_eval_action.results.status import case_status
 from adk_eval_action.settings import RunRequest
 from adk_eval_action.text import without_surrogates
 
@@ -315,19 +317,31 @@ def _existing_file(path: str | None, workdir: Path) -> str | None:
         return None
 
 
+def _part_cases(results: RunResults) -> str:
+    """How many of the plan's eval cases a part holds, and how many of them have a verdict
+    (a case passed or failed; results.status's rule over its runs), e.g. ``4 of the plan's
+    8 eval cases, none of them could be evaluated (errors above)``."""
+    assert results.shard is not None
+    statuses = [case_status(r.status for r in c.runs)
+                for s in results.suites for e in s.eval_sets for c in e.eval_cases]
+    evaluated = sum(1 for s in statuses if s in (CaseStatus.PASSED, CaseStatus.FAILED))
+    held = f"{len(results.shard.cases)} of the plan's {len(results.shard.plan)} eval cases"
+    if evaluated == len(statuses):
+        return f"{held}, all evaluated" if statuses else held
+    if not evaluated:
+        return f"{held}, none of them could be evaluated (errors above)"
+    return f"{held}, {evaluated} evaluated, {len(statuses) - evaluated} could not be " \
+        "(errors above)"
+
+
 def part_outcome(results: RunResults, request: RunRequest) -> PipelineOutcome:
     """The outcome of one shard of a sharded run: its results file, no comparison and no
     gate (``merge`` does both); exit 2 when errors kept scores from being computed."""
     assert results.shard is not None
     shard = f"{results.shard.index}/{results.shard.count}"
     usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in results.all_errors())
-    log.info(
-        "shard %s: %d of the plan's %d eval cases evaluated; merge all parts with "
-        "`adk-eval-action merge` to compare and gate",
-        shard,
-        len(results.shard.cases),
-        len(results.shard.plan),
-    )
+    log.info("shard %s: %s; merge all parts with `adk-eval-action merge` to compare and "
+             "gate", shard, _part_cases(results))
     return PipelineOutcome(
         exit_code=EXIT_USAGE if usage_error else EXIT_PASS,
         passed=not usage_error,
