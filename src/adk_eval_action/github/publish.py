@@ -205,8 +205,8 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
     annotate_outcome(outcome, event.workspace, target.workdir)
     log.info(
         "shard %s finished: upload %s as an artifact and merge the parts in one job "
-        "(docs/sharding.md)", shard, shown(Path(outcome.results_path), event.workspace,
-                                            target.workdir),
+        "(docs/scaling.md, \"Sharding on a matrix\")",
+        shard, shown(Path(outcome.results_path), event.workspace, target.workdir),
     )
     if target.runner.output_file is not None:
         write_outputs(target.runner.output_file, {
