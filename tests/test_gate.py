@@ -318,7 +318,16 @@ def test_the_headline_never_says_zero_passed_when_no_case_was_evaluated():
     assert result.count_text == (
         "0 of 5 eval cases could be evaluated (no model credentials, model unreachable)"
     )
-    assert result.unsure_note == "so the run is incomplete"
+    assert result.unsure_note == "the run is incomplete"
+    # After the count's ';' a clause of its own, for each mode (not a stray "; so ...").
+    unscored = _outage_side()
+    for case in unscored.suites[0].eval_sets[0].eval_cases:
+        case.runs = [RunRecord(run=1, status=CaseStatus.NOT_EVALUATED)]
+    unscored.suites[0].errors.clear()
+    for mode, says in (("fail", "they are counted as failing (not_evaluated: fail)"),
+                       ("warn", "they are only warned about (not_evaluated: warn)")):
+        result, _ = _gate(unscored, None, not_evaluated=mode)
+        assert result.cases_evaluated == 0 and result.unsure_note == says
     assert "passed" not in result.count_text
 
 

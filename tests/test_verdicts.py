@@ -147,14 +147,14 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     # The headline, the console and the error's hint follow the not_evaluated mode.
     comment = (example_repo / "w.md").read_text()
     assert "⚠️ **ADK eval passed with warnings**: 0 of 1 eval case could be evaluated (a " \
-        "metric or rubric without a score); only warned about (not\\_evaluated: warn)" in comment
+        "metric or rubric without a score); it is only warned about (not\\_evaluated: warn)" in comment
     assert "only warned about (not\\_evaluated: warn)" in comment.split("### Errors")[1]
     assert "gate PASSED with warnings: 0 of 1 eval case could be evaluated (a metric or " \
-        "rubric without a score); only warned about (not_evaluated: warn)" in warned.output
+        "rubric without a score); it is only warned about (not_evaluated: warn)" in warned.output
     failed = cli("run", "travel_agent", "--results-out", "f.json", "--comment-out", "f.md")
     comment = (example_repo / "f.md").read_text()
     assert "❌ **ADK eval failed**: 0 of 1 eval case could be evaluated (a metric or " \
-        "rubric without a score); counted as failing (not\\_evaluated: fail)" in comment
+        "rubric without a score); it is counted as failing (not\\_evaluated: fail)" in comment
     assert "counts as a failure of its eval case (not\\_evaluated: fail)" in comment
     assert failed.exit_code == 1
 

@@ -108,18 +108,22 @@ class GateResult(BaseModel):
         mode, e.g. ``1 of 5 could not be evaluated (model unreachable), only warned about
         (not_evaluated: warn)``, or ``so the run is incomplete`` when every reason is one
         that makes the run incomplete (:data:`INCOMPLETE_ERROR_KINDS`: a metric's code, the
-        model, a judge's setup), whatever ``not_evaluated`` says; only the mode when
-        :attr:`count_text` said the rest (no case evaluated); "" when every case was
-        evaluated."""
+        model, a judge's setup), whatever ``not_evaluated`` says; only the mode, as a clause
+        of its own after the count's ``;``, when :attr:`count_text` said the rest (no case
+        evaluated: ``the run is incomplete``, ``they are counted as failing
+        (not_evaluated: fail)``); "" when every case was evaluated."""
         if not self.cases_unsure:
             return ""
         counted = "only warned about" if self.not_evaluated == "warn" else "counted as failing"
         mode = f"{counted} (not_evaluated: {self.not_evaluated})"
-        if self.unsure_kinds and INCOMPLETE_ERROR_KINDS.issuperset(self.unsure_kinds):
+        incomplete = bool(self.unsure_kinds) and INCOMPLETE_ERROR_KINDS.issuperset(
+            self.unsure_kinds)
+        if not self.cases_evaluated:
+            subject = "it is" if self.cases_total == 1 else "they are"
+            return "the run is incomplete" if incomplete else f"{subject} {mode}"
+        if incomplete:
             # Not the agent's doing (docs/gating.md): the run is incomplete, never failed.
             mode = "so the run is incomplete"
-        if not self.cases_evaluated:
-            return mode
         return (
             f"{self.cases_unsure} of {self.cases_total} could not be evaluated "
             f"({self._why()}), {mode}"
