@@ -121,7 +121,8 @@ class RunSettings(BaseModel):
         commands=(), input=False, config="models",
     )] = Field(default_factory=dict)
     quiet: Annotated[bool, Option(
-        "No progress lines while evaluating.", input=False,
+        "No progress lines while evaluating (the plan, notes, results and table are "
+        "still printed).", input=False,
     )] = False
     shard: Annotated[ShardSpec | None, Option(
         "Evaluate only shard K of N of the eval cases (K/N, e.g. 2/4), balanced by turns; "
