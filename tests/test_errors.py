@@ -245,7 +245,7 @@ def test_invalid_project_config_names_file_and_field(example_repo: Path, cli: Cl
     )
     result = cli("run")
     assert result.exit_code == 2
-    assert "adk-eval.yaml (field `suites.0.eval_sets`)" in result.output
+    assert "adk-eval.yaml (field `suites[0].eval_sets`)" in result.output
 
 
 def test_no_eval_sets_is_a_usage_error(tmp_path: Path, cli: CliRun, monkeypatch: Any) -> None:
@@ -570,9 +570,9 @@ def test_field_locations_are_the_fields_the_user_wrote() -> None:
         "criteria.response_match_score")
     turn = {"invocation_id": "i", "final_response": {"role": "model", "parts": []}}
     for case, expected in [
-        ({"eval_id": "a", "conversation": [turn]}, "eval_cases.0.conversation.0.user_content"),
+        ({"eval_id": "a", "conversation": [turn]}, "eval_cases[0].conversation[0].user_content"),
         ({"evalId": "a", "conversation": [{"invocationId": "i"}]},
-         "eval_cases.0.conversation.0.userContent"),
+         "eval_cases[0].conversation[0].userContent"),
     ]:
         data = {"eval_set_id": "s", "eval_cases": [case]}
         with pytest.raises(ValidationError) as raised:

@@ -181,20 +181,21 @@ def config_validator() -> jsonschema.protocols.Validator:
 
 
 def schema_field(error: jsonschema.ValidationError) -> str:
-    """The dotted field a schema error is about: an unexpected or a missing key is named by
-    itself, not by the mapping holding it."""
-    path = [str(p) for p in error.absolute_path]
+    """The field a schema error is about, dotted with list items as ``[i]``
+    (``suites[0].num_runs``): an unexpected or a missing key is named by itself, not by
+    the mapping holding it."""
+    path: list[str | int] = list(error.absolute_path)
     if error.validator == "additionalProperties":
         path += sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]
     elif error.validator == "required":
         path += [name for name in error.validator_value if name not in error.instance][:1]
-    return ".".join(path)
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
 @pytest.mark.parametrize(("content", "field"), [
     ("gate: {fail_on: sometimes}\n", "gate.fail_on"),
-    ("suites:\n  - {name: a, agent: a, eval_sets: [x.json], num_runs: 0}\n", "suites.0.num_runs"),
-    ("suites:\n  - {name: a, agent: a, evalsets: [x.json]}\n", "suites.0.eval_sets"),
+    ("suites:\n  - {name: a, agent: a, eval_sets: [x.json], num_runs: 0}\n", "suites[0].num_runs"),
+    ("suites:\n  - {name: a, agent: a, evalsets: [x.json]}\n", "suites[0].eval_sets"),
     ("num_runs: 2\nparalelism: 3\n", "paralelism"),
     ("gate: {min_pass_rate: 1.5}\n", "gate.min_pass_rate"),
 ])

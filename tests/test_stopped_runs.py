@@ -188,7 +188,7 @@ def test_a_shard_stopped_before_evaluation_writes_its_part_and_posts_nothing(tmp
 
 
 @pytest.mark.parametrize("args, field", [
-    (["--config", "broken.yaml"], "suites.0.eval_sets"),
+    (["--config", "broken.yaml"], "suites[0].eval_sets"),
     (["--baseline", "missing.json"], "baseline file not found"),
     (["/"], "outside the repository root"),
 ])

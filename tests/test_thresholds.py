@@ -118,15 +118,15 @@ def _project(repo: Path, suite_extra: str) -> None:
     [
         (
             "    thresholds: {response_match_score: true}\n",
-            "suites.0.thresholds.response_match_score",
+            "suites[0].thresholds.response_match_score",
             "true is a boolean, not a number",
         ),
         (
             "    thresholds: {response_match_score: .nan}\n",
-            "suites.0.thresholds.response_match_score",
+            "suites[0].thresholds.response_match_score",
             "finite number",
         ),
-        ("    num_runs: true\n", "suites.0.num_runs", "true is a boolean, not a number"),
+        ("    num_runs: true\n", "suites[0].num_runs", "true is a boolean, not a number"),
     ],
 )
 def test_adk_eval_yaml_refuses_a_boolean_or_nan_where_a_number_is_meant(

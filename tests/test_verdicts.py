@@ -147,7 +147,8 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     # The headline, the console and the error's hint follow the not_evaluated mode.
     comment = (example_repo / "w.md").read_text()
     assert "⚠️ **ADK eval passed with warnings**: 0 of 1 eval case could be evaluated (a " \
-        "metric or rubric without a score); it is only warned about (not\\_evaluated: warn)" in comment
+        "metric or rubric without a score); it is only warned about (not\\_evaluated: " \
+        "warn)" in comment
     assert "only warned about (not\\_evaluated: warn)" in comment.split("### Errors")[1]
     assert "gate PASSED with warnings: 0 of 1 eval case could be evaluated (a metric or " \
         "rubric without a score); it is only warned about (not_evaluated: warn)" in warned.output

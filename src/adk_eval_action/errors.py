@@ -122,7 +122,9 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 def field_location(loc: Sequence[int | str], data: Any = None) -> str:
     """A pydantic error's location (``ErrorDetails.loc``) as the user wrote the field:
-    dotted, without the union members and validators pydantic adds (:data:`_TYPE_TAGS`,
+    dotted, list items as ``[i]`` (``suites[0].thresholds.response_match_score``, as every
+    other message names a field), without the union members and validators pydantic
+    adds (:data:`_TYPE_TAGS`,
     ``name[...]``, ``constrained-*``), and in snake_case where the user's ``data`` (the
     validated input, followed along the location) spells its keys so, although the model
     reports its camelCase alias (ADK's models validate by alias: ``userContent``)."""
@@ -130,7 +132,7 @@ def field_location(loc: Sequence[int | str], data: Any = None) -> str:
     node = data
     for part in loc:
         if isinstance(part, int):
-            parts.append(str(part))
+            parts.append(f"[{part}]")
             node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
             continue
         mapping = node if isinstance(node, dict) else {}
@@ -142,9 +144,9 @@ def field_location(loc: Sequence[int | str], data: Any = None) -> str:
             snake = _CAMEL.sub(lambda m: "_" + m.group(1).lower(), part)
             if snake in mapping or not any(_CAMEL.search(str(k)) for k in mapping):
                 key = snake
-        parts.append(key)
+        parts.append(f".{key}")
         node = mapping.get(key)
-    return ".".join(parts)
+    return "".join(parts).removeprefix(".")
 
 
 def json_problem(error: json.JSONDecodeError) -> str:
