@@ -607,7 +607,7 @@ def test_a_shard_uploads_its_part_without_comment_or_gate(tmp_path, stub):
     assert stub.comments() == []
     outputs = read_outputs(tmp_path / "output.txt")
     assert outputs["results_path"] == "r.json" and outputs["comment_url"] == ""
-    assert any("shard 2/4 evaluated" in line for line in log)
+    assert any("shard 2/4 finished: upload r.json as an artifact" in line for line in log)
 
 
 def test_merge_and_only_changed_inputs_reach_the_pipeline(tmp_path, stub):
