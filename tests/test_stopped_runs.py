@@ -26,12 +26,17 @@ from adk_eval_action.action import action_command
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.github.logs import GitHubFormatter, log_to
-from adk_eval_action.github.publish import annotate_outcome
+from adk_eval_action.github.publish import annotate_outcome, log_suites
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.io import load_results
-from adk_eval_action.results.model import RunResults
-from adk_eval_action.run.outcome import incomplete_outcome, stop_error
+from adk_eval_action.results.model import ErrorRecord, RunResults, SuiteRecord
+from adk_eval_action.run.outcome import (
+    PipelineOutcome,
+    error_annotations,
+    incomplete_outcome,
+    stop_error,
+)
 from adk_eval_action.run.pipeline import run_pipeline
 from adk_eval_action.settings import load_request
 from conftest import working_directory
@@ -314,3 +319,49 @@ def test_a_stopped_runs_annotation_is_on_the_templates_line(tmp_path):
     assert stream.getvalue() == (
         "::error file=team/t%2C1.j2,line=2,title=adk-eval-action::t,1.j2:2: template error: "
         "E: x\n")
+
+
+def test_errors_on_a_file_are_annotations_on_it(tmp_path):
+    """A run that went on past errors naming a file (an eval set that does not load, an
+    eval config, a named baseline file that cannot be read) annotates each on that file
+    (relative to the repository root; the records' files are relative to the working
+    directory); errors of an eval case (its own annotation says them) or with no file are
+    not repeated; an agent's comes first and its suite's cases get none (runless)."""
+    ws = tmp_path / "ws"
+    workdir = ws / "team"
+    for name in ("a/agent.py", "b/x.evalset.json", "base.json"):
+        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / name).write_text("{")
+    agent = ErrorRecord(kind="agent", suite="a", file="a/agent.py", line=3,
+                        message="agent a failed to import")
+    eval_set = ErrorRecord(kind="eval_set", suite="b", file="b/x.evalset.json",
+                           message="b/x.evalset.json: not valid JSON",
+                           hint="fix the file; the other eval sets still ran")
+    of_a_case = ErrorRecord(kind="metric_code", suite="b", file="b/y.evalset.json",
+                            eval_id="c1", message="metric m raised")
+    # preflight names the default criteria where an eval config file would be: no file.
+    label = ErrorRecord(kind="config", suite="b", file="the default criteria",
+                        message="`criteria` is empty")
+    results = RunResults(suites=[
+        SuiteRecord(name="a", errors=[agent]),
+        SuiteRecord(name="b", errors=[eval_set, of_a_case, label]),
+    ], errors=[
+        ErrorRecord(kind="credentials", message="no model credentials"),
+        ErrorRecord(kind="config", file="base.json",
+                    message="base.json: the baseline file could not be read: not valid JSON"),
+    ])
+    annotated = error_annotations(results)
+    outcome = PipelineOutcome(exit_code=2, passed=False, results_path=workdir / "r.json",
+                              comment_markdown="", summary_markdown="", suites=["a", "b"],
+                              error_annotations=annotated)
+    stream = io.StringIO()
+    with log_to(stream, GitHubFormatter()):
+        log_suites(outcome, ws, workdir)
+    assert [x for x in stream.getvalue().splitlines() if x.startswith("::error")] == [
+        "::error file=team/a/agent.py,line=3,title=a%3A agent::agent a failed to import",
+        "::error file=team/b/x.evalset.json,title=b%3A eval_set::b/x.evalset.json: not valid "
+        "JSON (fix the file; the other eval sets still ran)",
+        "::error title=b%3A config::`criteria` is empty",
+        "::error file=team/base.json,title=adk-eval-action::base.json: the baseline file could "
+        "not be read: not valid JSON",
+    ]

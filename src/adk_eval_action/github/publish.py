@@ -53,6 +53,7 @@ __all__ = [
     "RunnerEnv",
     "annotate_outcome",
     "log_suites",
+    "place",
     "post_run_comment",
     "publish",
     "publish_comment",
@@ -226,11 +227,9 @@ def annotate_outcome(outcome: Outcome, workspace: Path | None, workdir: Path) ->
     commands again; the formatter escapes them (github.logs)."""
     error = getattr(outcome, "error", None)
     if error:
-        file = getattr(outcome, "error_file", None)
-        log.error("%s", error, extra=annotation(
-            title="adk-eval-action", line=getattr(outcome, "error_line", None) if file else None,
-            file=shown(Path(file), workspace, workdir) if file else None,
-        ))
+        log.error("%s", error, extra=annotation(title="adk-eval-action", **place(
+            getattr(outcome, "error_file", None), getattr(outcome, "error_line", None),
+            workspace, workdir)))
     for warning in getattr(outcome, "warnings", None) or []:
         log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
 
@@ -261,16 +260,14 @@ def log_suites(
     for suite in outcome.suites:
         with group(log, f"Suite {suite}"):
             failed = [f for f in outcome.failures if f.suite == suite]
-            said = [e.message for e in errors if e.suite == suite]
+            said = [e.message for e in errors if e.suite == suite and e.kind == "agent"]
             log.info("%s", "; ".join(said) if said else f"{len(failed)} failing eval case(s)"
                      if failed else "all eval cases pass")
             for failure in failed:
                 log.info("  %s: %s", failure.eval_id, failure.message)
     for error in errors[:MAX_ANNOTATIONS]:
         log.error("%s", error.message, extra=annotation(
-            title=error.title, line=error.line if error.file else None,
-            file=shown(Path(error.file), workspace, workdir) if error.file else None,
-        ))
+            title=error.title, **place(error.file, error.line, workspace, workdir)))
     room = max(0, MAX_ANNOTATIONS - len(errors))
     ranked = sorted(outcome.failures, key=lambda f: -f.severity)
     if len(ranked) > room:
@@ -358,6 +355,19 @@ def post_run_comment(
         client, event.repository, event.pr_number, body, marker=marker,
         mode="new" if target.comment == "new" else "update",
     )
+
+
+def place(
+    file: str | None, line: int | None, workspace: Path | None, workdir: Path,
+) -> dict[str, Any]:
+    """An annotation's ``file`` and ``line`` for an error's ``file`` (relative to
+    ``workdir``, or absolute) and ``line``: the file relative to the repository root (the
+    workspace), where GitHub places annotations (workflow commands, "error"); nothing
+    when the error names no file, or a "file" that is not there (a label such as "the
+    default criteria"), as the annotation could not be placed."""
+    if not file or not (workdir / file).exists():
+        return {}
+    return {"file": shown(Path(file), workspace, workdir), "line": line}
 
 
 def shown(path: Path, workspace: Path | None, workdir: Path) -> str:

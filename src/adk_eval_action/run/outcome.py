@@ -70,11 +70,14 @@ class CaseFailure(BaseModel):
 
 
 class ErrorAnnotation(BaseModel):
-    """An error of a suite that annotates the place that caused it rather than its eval
-    cases: an agent that did not import (``file``/``line`` where it raised when known,
-    relative to the repository root). ``message`` is redacted."""
+    """An error that annotates the place that caused it rather than eval cases: an agent
+    that did not import (``file``/``line`` where it raised when known), or another error
+    naming a file (an eval set, an eval config, a baseline file). ``file`` is relative to
+    the run's working directory, as the records' are; ``suite`` is "" for a run-wide
+    error. ``message`` is redacted."""
 
     suite: str
+    kind: str = "agent"
     title: str
     message: str
     file: str | None = None
@@ -86,14 +89,25 @@ def error_annotations(
 ) -> list[ErrorAnnotation]:
     """One annotation per suite whose agent could not be had (error kind ``agent``): that
     is why its eval cases have no runs, so they get none of their own (:func:`case_failures`
-    leaves them out)."""
-    return [
+    leaves them out); then one per other error that names a file and no eval case (an eval
+    case's errors are in its own annotation), in the results' order, run-wide last."""
+    agents = [
         ErrorAnnotation(
             suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
             message=redact(_with_hint(e)),
         )
         for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
     ]
+    placed = [
+        ErrorAnnotation(
+            suite=e.suite or "", kind=e.kind, file=e.file, line=e.line,
+            title=f"{e.suite}: {e.kind}" if e.suite else "adk-eval-action",
+            message=redact(_with_hint(e)),
+        )
+        for e in [*(e for s in results.suites for e in s.errors), *results.errors]
+        if e.kind != "agent" and e.file and e.eval_id is None
+    ]
+    return agents + placed
 
 
 class PipelineOutcome(BaseModel):

@@ -228,7 +228,7 @@ def finish(
         comment_markdown=comment,
         summary_markdown=summary,
         comment_path=_out(request, settings.comment_out),
-        failures=case_failures(gate, without={a.suite for a in annotated}),
+        failures=case_failures(gate, without={a.suite for a in annotated if a.kind == "agent"}),
         error_annotations=annotated,
         metrics=metrics_output(comparison),
         suites=[s.name for s in skeleton.suites],
