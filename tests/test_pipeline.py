@@ -236,7 +236,7 @@ def test_user_template_is_sandboxed_and_gets_the_context(example_repo: Path, cli
     # Named relative to the repository, at the line that failed (the template's 2nd).
     said = ("evil.j2:2: template error: SecurityError: access to attribute '__class__' of "
             "'str' object is unsafe.")
-    assert f"run incomplete (config): {said}\n" in evil.output
+    assert f"error: {said}\n" in evil.output
     assert str(example_repo) not in evil.output
     error = load_json(example_repo / "r.json")["errors"][-1]
     assert (error["kind"], error["file"], error["line"], error["message"]) == (
