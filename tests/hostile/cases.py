@@ -512,11 +512,13 @@ CASES: list[Case] = [
     Case("k3-baseline-nested-100000-deep", 3, _nested_baseline, 2,
          r"deep\.json.*nested too deeply", twin={}),
     Case("k3-baseline-score-outside-its-range", 3, _hand_edited_baseline({"score": 5.0}), 2,
-         r"edited\.json: malformed results file: suite travel, .*eval case a, run 1, "
+         r"edited\.json: the baseline file could not be read: malformed results file: "
+         r"suite travel, .*eval case a, run 1, "
          r"metric `m`: score 5\.0 is outside its value range \[0\.0, 1\.0\]", twin={}),
     Case("k3-baseline-status-contradicts-its-score", 3,
          _hand_edited_baseline({"score": 0.0, "status": "passed"}), 2,
-         r"edited\.json: malformed results file: .*status 'passed' contradicts score 0\.0 "
+         r"edited\.json: the baseline file could not be read: malformed results file: "
+         r".*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
     Case("k3-merge-parts-of-different-commits", 3, _shard_parts(HOSTILE_SHA, 0.8), 2,
          r"part2\.json was recorded at commit ::error::pwned", evaluated=False,
