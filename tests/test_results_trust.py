@@ -92,7 +92,8 @@ def test_a_malformed_baseline_is_refused_too(tmp_path: Path, cli: CliRun) -> Non
     base, head = _files(tmp_path, {"score": 5.0})
     result = cli("compare", str(base), "--baseline", str(head))
     assert result.exit_code == 2, result.output
-    assert f"{head}: malformed results file: {PLACE}: score 5.0 is outside" in result.output
+    assert (f"{head}: the baseline file could not be read: malformed results file: {PLACE}: "
+            "score 5.0 is outside") in result.output
 
 
 @pytest.mark.parametrize(("score", "status"), [(0.2, "passed"), (0.7, "passed"),
