@@ -40,7 +40,7 @@ from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import finish, run_pipeline
 from artifact_stub import ArtifactStub, Token
-from conftest import Console, SharedRun, request_for, working_directory
+from conftest import Console, SharedRun, commit_all, request_for, working_directory
 
 
 def resolve(*args, **kwargs):
@@ -478,3 +478,18 @@ def test_the_artifact_download_counts_against_the_budget_and_is_capped(stub, mon
     client.budget.spend(60.0)
     with pytest.raises(ArtifactDownloadError, match="budget .* is spent"):
         download_artifact_zip(client, REPO, artifact["id"])
+
+
+def test_run_metadata_records_the_head_sha_and_its_branch(tmp_path: Path) -> None:
+    """The results file's ``metadata.git_sha``/``git_ref`` (one git call): the commit and
+    branch checked out; ``HEAD`` as the ref when detached; neither outside a repository."""
+    from adk_eval_action.run.evaluation import run_metadata
+
+    assert (run_metadata(tmp_path).git_sha, run_metadata(tmp_path).git_ref) == (None, None)
+    (tmp_path / "a.txt").write_text("a")
+    sha = commit_all(tmp_path)
+    meta = run_metadata(tmp_path)
+    assert (meta.git_sha, meta.git_ref) == (sha, "main")
+    Git(tmp_path)("checkout", "-q", "--detach")
+    meta = run_metadata(tmp_path)
+    assert (meta.git_sha, meta.git_ref) == (sha, "HEAD")

@@ -46,14 +46,23 @@ log = logging.getLogger(__name__)
 
 def run_metadata(root: Path) -> RunMetadata:
     """Versions, git sha and ref, and the start time of a run in ``root``."""
+    sha, ref = _git_head(root)
     return RunMetadata(
         tool_version=package_version("adk-eval-action"),
         adk_version=package_version("google-adk"),
         python_version=platform.python_version(),
-        git_sha=Git(root, timeout=10).value("rev-parse", "HEAD"),
-        git_ref=Git(root, timeout=10).value("rev-parse", "--abbrev-ref", "HEAD"),
+        git_sha=sha,
+        git_ref=ref,
         started_at=utc_now(),
     )
+
+
+def _git_head(root: Path) -> tuple[str | None, str | None]:
+    """HEAD's sha and ref name (``HEAD`` when detached) in one git call; both None outside
+    a repository or before its first commit."""
+    out = Git(root, timeout=10).value("rev-parse", "HEAD", "--abbrev-ref", "HEAD")
+    lines = out.splitlines() if out else []
+    return (lines[0], lines[1]) if len(lines) == 2 else (None, None)
 
 
 def find_suites(request: RunRequest) -> list[Suite]:
