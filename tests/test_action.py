@@ -153,7 +153,7 @@ def stub():
 
 
 def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_results,
-                                                     monkeypatch):
+                                                     monkeypatch, git_system_config):
     ws = make_workspace(tmp_path)
     shutil.copy(baseline_results, ws / "base.json")
     stub.add_pull(12, HEAD)
@@ -200,6 +200,10 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
     again = stub.comments(12)
     assert len(again) == 1 and again[0]["id"] == comments[0]["id"]
     assert len(stub.requests("PATCH")) == 1 and len(stub.requests("POST")) == 1
+    # git trusts the checkout through its system configuration (the container's; here the
+    # session's file, tests/conftest.py), added by the first run only.
+    trusted = git_system_config.read_text().splitlines()
+    assert [x.strip() for x in trusted].count(f"directory = {ws}") == 1
 
 
 def test_paths_in_outputs_are_relative_without_a_workspace(tmp_path, stub):
