@@ -25,6 +25,13 @@ Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see READM
   One that needs podman is marked ``container``. The quick loop leaves both out and runs
   on two pytest-xdist workers, so a session fixture is built once per worker;
   ``scripts/test.sh`` (CI) runs everything in one process.
+- What the test process itself does to stay quick, each measured: the Vertex AI SDK that
+  google-adk imports is deferred (:data:`DEFERRED_PACKAGES`); what lives for the whole
+  process is frozen for the garbage collector (``_standins``); a worker ends without
+  finalising the interpreter (``pytest_unconfigure``); LiteLLM's tests share one worker
+  (``pytest_xdist_make_scheduler``); git's system configuration is a session file
+  (``git_system_config``); the quick loop tries a quarter of the hypothesis examples
+  (``examples``).
 """
 
 from __future__ import annotations
