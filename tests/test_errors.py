@@ -368,21 +368,7 @@ def test_agent_import_error_names_the_line(example_repo: Path, cli: CliRun) -> N
 def test_a_custom_metric_giving_nan_is_recorded_as_an_error(
     example_repo: Path, cli: CliRun
 ) -> None:
-    metrics = example_repo / "travel_agent/metrics.py"
-    metrics.write_text(
-        metrics.read_text()
-        + "\n\ndef nan_politeness(eval_metric, actual_invocations, expected_invocations,"
-        " conversation_scenario):\n"
-        "    per = [PerInvocationResult(actual_invocation=i, score=float('nan'),"
-        " eval_status=EvalStatus.PASSED) for i in actual_invocations]\n"
-        "    return EvaluationResult(overall_score=float('nan'),"
-        " overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)\n"
-    )
-    config = load_json(example_repo / "travel_agent/eval/test_config.json")
-    config["custom_metrics"]["politeness"]["code_config"]["name"] = (
-        "travel_agent.metrics.nan_politeness"
-    )
-    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    _politeness_scoring(example_repo, "float('nan')")
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 2, result.output  # the metric's code, not the agent
     # The results file itself says so (NaN would be written as null and look like a pass).
@@ -403,21 +389,7 @@ def test_a_custom_metric_scoring_outside_its_range_is_recorded_as_an_error(
 ) -> None:
     # politeness declares [-1, 1] (its metric_info); 5.0 is its code's fault, and a results
     # file never holds such a scored result (results.trust refuses one when it is read).
-    metrics = example_repo / "travel_agent/metrics.py"
-    metrics.write_text(
-        metrics.read_text()
-        + "\n\ndef loud_politeness(eval_metric, actual_invocations, expected_invocations,"
-        " conversation_scenario):\n"
-        "    per = [PerInvocationResult(actual_invocation=i, score=5.0,"
-        " eval_status=EvalStatus.PASSED) for i in actual_invocations]\n"
-        "    return EvaluationResult(overall_score=5.0,"
-        " overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)\n"
-    )
-    config = load_json(example_repo / "travel_agent/eval/test_config.json")
-    config["custom_metrics"]["politeness"]["code_config"]["name"] = (
-        "travel_agent.metrics.loud_politeness"
-    )
-    _write(example_repo / "travel_agent/eval/test_config.json", config)
+    _politeness_scoring(example_repo, "5.0")
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 2, result.output
     reason = "score 5.0 is outside its value range [-1.0, 1.0]: fix the metric's code"
@@ -431,6 +403,26 @@ def test_a_custom_metric_scoring_outside_its_range_is_recorded_as_an_error(
     compared = cli("compare", "r.json", "--baseline", "none")
     assert compared.exit_code == 2 and "malformed" not in compared.output
     assert reason in compared.output
+
+
+def _politeness_scoring(example_repo: Path, score: str) -> None:
+    """The example's custom metric ``politeness`` replaced by code that passes every
+    invocation with ``score`` (a Python expression), overall and per invocation."""
+    metrics = example_repo / "travel_agent/metrics.py"
+    metrics.write_text(
+        metrics.read_text()
+        + "\n\ndef fixed_politeness(eval_metric, actual_invocations, expected_invocations,"
+        " conversation_scenario):\n"
+        f"    per = [PerInvocationResult(actual_invocation=i, score={score},"
+        " eval_status=EvalStatus.PASSED) for i in actual_invocations]\n"
+        f"    return EvaluationResult(overall_score={score},"
+        " overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)\n"
+    )
+    config = load_json(example_repo / "travel_agent/eval/test_config.json")
+    config["custom_metrics"]["politeness"]["code_config"]["name"] = (
+        "travel_agent.metrics.fixed_politeness"
+    )
+    _write(example_repo / "travel_agent/eval/test_config.json", config)
 
 
 def _every_case_of_the_example(example_repo: Path) -> str:
