@@ -98,6 +98,20 @@ class Interrupted(BaseException):  # noqa: N818 - it is a signal, not an error o
         super().__init__(f"stopped by {self.name}")
 
 
+def error_kind(error: BaseException) -> str:
+    """The results file's error kind (``results.model.ErrorKind``) of an exception that
+    stopped a run before its evaluation: ``interrupted`` (a signal), ``eval_set`` (an
+    EvalSetError), ``internal`` (an InternalError, or an exception not raised on purpose:
+    a bug), else ``config`` (adk-eval.yaml, an option or input, a path)."""
+    if isinstance(error, Interrupted):
+        return "interrupted"
+    if isinstance(error, EvalSetError):
+        return "eval_set"
+    if isinstance(error, InternalError) or not isinstance(error, AdkEvalActionError):
+        return "internal"
+    return "config"
+
+
 def describe_exception(error: BaseException) -> str:
     """``Type: message (at file:line)`` of an unexpected exception, naming the innermost
     frame of its traceback, so that an "internal error" can be found in the source."""

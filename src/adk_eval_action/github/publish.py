@@ -17,13 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.errors import (
-    AdkEvalActionError,
-    EvalSetError,
-    InternalError,
-    Interrupted,
-    describe_exception,
-)
+from adk_eval_action.errors import AdkEvalActionError, describe_exception, error_kind
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.files import append_job_summary, write_outputs
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
@@ -393,10 +387,7 @@ def report_failure(
     said = (redact or (lambda text: text))(f"{type(exc).__name__}: {exc}" if not isinstance(
         exc, AdkEvalActionError) else str(exc))
     # The job summary's heading and an incomplete run's headline (report.headline).
-    kind = ("interrupted" if isinstance(exc, Interrupted) else "eval_set"
-            if isinstance(exc, EvalSetError) else "internal" if isinstance(exc, InternalError)
-            or not isinstance(exc, AdkEvalActionError) else "config")
-    cause = incomplete_cause([ErrorRecord(kind=kind, message=said)])
+    cause = incomplete_cause([ErrorRecord(kind=error_kind(exc), message=said)])
     try:
         if runner.summary_file is not None:
             append_job_summary(runner.summary_file, "## ADK evaluation\n\n⚠️ **ADK eval "

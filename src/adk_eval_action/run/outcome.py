@@ -21,8 +21,8 @@ from adk_eval_action.errors import (
     AdkEvalActionError,
     ConfigError,
     EvalSetError,
-    InternalError,
     describe_exception,
+    error_kind,
 )
 from adk_eval_action.files import OutsideRoot
 from adk_eval_action.report.fallback import incomplete_markdown
@@ -239,14 +239,15 @@ def incomplete_report(
             write_text(None if path is None else request.path(path), text)
         except Exception as e:  # noqa: BLE001 - last resort
             log.error("%s", e)
-    log.error("%s", redact(_with_hint(error)))
+    said = redact(_with_hint(error))
+    log.error("%s", said)
     log.info("%s", stopped_headline(results, error).console(exit_code=exit_code))
     return PipelineOutcome(
         exit_code=exit_code, passed=False, results_path=results_path,
         comment_markdown=comment, summary_markdown=summary,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
-        error=redact(_with_hint(error)), error_file=error.file, error_line=error.line,
+        error=said, error_file=error.file, error_line=error.line,
     )
 
 
@@ -261,10 +262,9 @@ def error_record(error: BaseException) -> ErrorRecord:
     (naming where; "please report this as a bug"), else ``config`` (adk-eval.yaml, an
     option or input, a path). ``file`` is the file a ConfigError or EvalSetError names,
     ``line`` the line a ConfigError knows."""
-    if not isinstance(error, AdkEvalActionError) or isinstance(error, InternalError):
-        return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
-                           hint="please report this as a bug")
-    kind = "eval_set" if isinstance(error, EvalSetError) else "config"
+    kind = error_kind(error)
+    if kind == "internal":
+        return _internal_record(error)
     path = getattr(error, "path", None)
     return ErrorRecord(kind=kind, message=str(error),
                        file=str(path) if path is not None and isinstance(
@@ -286,6 +286,11 @@ def stop_error(error: Exception, workdir: Path) -> ErrorRecord:
     if isinstance(error, AdkEvalActionError):
         kind = "config" if isinstance(error, OutsideRoot) else "internal"
         return ErrorRecord(kind=kind, message=str(error))
+    return _internal_record(error)
+
+
+def _internal_record(error: BaseException) -> ErrorRecord:
+    """The record of an exception not raised on purpose: a bug, named where it was raised."""
     return ErrorRecord(kind="internal", message=f"internal error: {describe_exception(error)}",
                        hint="please report this as a bug")
 
