@@ -40,6 +40,8 @@ STAGES: dict[str, int] = {
 GOOGLE_ADK_ALLOWED = {"adk", "testing"}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
+
+
 @functools.cache
 def _modules() -> dict[str, Path]:
     """Dotted name below the package (``adk.engine``) -> file."""
