@@ -16,7 +16,8 @@ from adk_eval_action.report.evidence import (
     TurnEvidence,
     call_text,
 )
-from adk_eval_action.report.format import fence, html_text
+from adk_eval_action.report.format import fence, html_text, one_line
+from adk_eval_action.text import shorten
 
 CHANGE_LABELS = {
     "newly_failing": "newly failing",
@@ -30,12 +31,17 @@ CHANGE_LABELS = {
 def evidence_summary(evidence: CaseEvidence, show_suite: bool = True) -> str:
     """The ``<summary>`` of a case's evidence (raw HTML, escaped by
     :func:`adk_eval_action.report.format.html_text`): eval case, eval set (and suite), the
-    change, the run shown when there are repeats, and the metrics that did not pass."""
-    where = html_text(evidence.eval_set_id, 60)
+    change, the run shown when there are repeats, and the metrics that did not pass. Names
+    are cut where they say least (:func:`adk_eval_action.text.shorten`)."""
+
+    def name(value: str, limit: int) -> str:
+        return html_text(shorten(one_line(value), limit), limit)
+
+    where = name(evidence.eval_set_id, 60)
     if show_suite:
-        where = f"{html_text(evidence.suite, 60)} / {where}"
+        where = f"{name(evidence.suite, 40)} / {where}"
     parts = [
-        f"<code>{html_text(evidence.eval_id, 80)}</code> ({where})",
+        f"<code>{name(evidence.eval_id, 80)}</code> ({where})",
         html_text(CHANGE_LABELS.get(evidence.change, evidence.change.replace("_", " "))),
     ]
     if evidence.runs > 1:
