@@ -11,7 +11,8 @@ from adk_eval_action.github import pages
 from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker, upsert_sticky_comment
-from adk_eval_action.github.transport import GitHubClient, GitHubError, on_api_origin
+from adk_eval_action.github.transport import GitHubClient, GitHubError
+from adk_eval_action.github.urls import on_api_origin
 from github_stub import GitHubStub, Token
 
 REPO = "octo/agents"

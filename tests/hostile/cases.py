@@ -339,6 +339,14 @@ def _dev_zero_eval_set(ws: Workspace) -> None:
     os.symlink("/dev/zero", ws.root / "travel_agent" / "eval" / "zero.evalset.json")
 
 
+def _dot_dot_links(ws: Workspace) -> None:
+    """Two links to ``..`` under the agent: glob's ``**`` walk doubled at every level."""
+    os.symlink("..", ws.root / "travel_agent" / "eval" / "up")
+    os.symlink("..", ws.root / "travel_agent" / "up")
+    ws.config({"suites": [{"name": "travel_agent", "agent": "travel_agent",
+                           "eval_sets": ["travel_agent/**/*.evalset.json"]}]})
+
+
 def _template(text: str) -> Callable[[Workspace], None]:
     def prepare(ws: Workspace) -> None:
         (ws.root / "mine.md.j2").write_text(text)
@@ -599,6 +607,8 @@ CASES: list[Case] = [
     Case("k7-yaml-alias-bomb", 7, _alias_bomb, 2, r"bomb\.yaml.*alias", seconds=30),
     Case("k7-eval-set-symlink-to-dev-zero", 7, _dev_zero_eval_set, 2,
          r"zero\.evalset\.json|/dev/zero", evaluated=False, seconds=30),
+    Case("k7-recursive-glob-through-dot-dot-links", 7, _dot_dot_links, 0,
+         r"PR comment created", seconds=40, twin={}),
     Case("k7-template-huge-string", 7, _template("{{ 'x' * 10**9 }}"), 2,
          r"mine\.md\.j2(:\d+)?: template error", **TEMPLATE_ROW),
     Case("k7-template-huge-power", 7, _template("{{ 10**(10**9) }}"), 2,

@@ -1,7 +1,7 @@
 """Reading a GitHub REST listing across its pages (rest/using-the-rest-api/
 using-pagination-in-the-rest-api): :func:`paginate` follows ``link: rel="next"`` as
 ``requests`` parses it (``Response.links``), only on ``GITHUB_API_URL``'s own origin and
-path (``transport.on_api_origin``: the token goes nowhere else), never to a page already
+path (``urls.on_api_origin``: the token goes nowhere else), never to a page already
 read, and at most :data:`MAX_PAGES` pages.
 """
 
@@ -17,10 +17,8 @@ from adk_eval_action.github.transport import (
     GitHubError,
     TransientError,
     decode_json,
-    on_api_origin,
-    origin,
-    shown_path,
 )
+from adk_eval_action.github.urls import on_api_origin, origin, shown_path
 
 __all__ = ["MAX_PAGES", "paginate"]
 
@@ -41,7 +39,7 @@ def paginate(
 
     The next URL already carries the query, so ``params`` go with the first page only.
     A next link is followed only on ``GITHUB_API_URL``'s origin and path
-    (``transport.on_api_origin``), and never to a page already read. ``max_pages``: the
+    (``urls.on_api_origin``), and never to a page already read. ``max_pages``: the
     caller reads at most that many pages and the rest is left (said in the log); None:
     more than :data:`MAX_PAGES` pages is an error.
 

@@ -3,7 +3,7 @@ retry rules, a per-wait cap and a time budget) and the one error tree of GitHub 
 
 Rules from GitHub's REST docs (rest/using-the-rest-api/best-practices-for-using-the-rest-api,
 rate-limits-for-the-rest-api). The token goes only to ``GITHUB_API_URL``'s own origin and
-path (:func:`on_api_origin`); listings are read by ``github.pages``. Nothing here reads
+path (``urls.on_api_origin``); listings are read by ``github.pages``. Nothing here reads
 ``os.environ``.
 """
 
@@ -20,6 +20,7 @@ import requests
 import urllib3
 
 from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.github.urls import on_api_origin, origin, shown_path
 
 __all__ = [
     "API_BUDGET_S",
@@ -36,9 +37,6 @@ __all__ = [
     "ValidationFailed",
     "check_api_url",
     "decode_json",
-    "on_api_origin",
-    "origin",
-    "shown_path",
     "read_body",
 ]
 
@@ -377,34 +375,6 @@ def check_api_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def on_api_origin(url: str, api_url: str) -> bool:
-    """Whether ``url`` is on ``api_url``'s origin (scheme, host, port) and under its path
-    (``/api/v3`` on GHES): where the token may go (RFC 6454's origin, with the API's path
-    prefix). Default ports count as given (``https://h`` is ``https://h:443``)."""
-    target, api = urlsplit(url), urlsplit(api_url)
-    try:
-        same = (target.scheme.lower(), (target.hostname or "").lower(), _port(target)) == \
-            (api.scheme.lower(), (api.hostname or "").lower(), _port(api))
-    except ValueError:  # a port that is not a number
-        return False
-    prefix = api.path.rstrip("/") + "/"
-    return same and (target.path + "/").startswith(prefix) and "@" not in target.netloc
-
-
-def _port(parts: Any) -> int | None:
-    return parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
-
-
-def origin(url: str) -> str:
-    """``scheme://host[:port]`` of ``url`` for messages (no credentials, path or query)."""
-    parts = urlsplit(url)
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{parts.hostname or ''}{port}"
-
-
 def _malformed_head(exc: BaseException) -> str:
     """What was wrong with the head of an answer that ``http.client`` refused (a header
     line over its 65,536-byte limit, more than 100 headers), found in ``exc``'s chain of
@@ -440,14 +410,6 @@ def decode_json(response: requests.Response, method: str = "GET") -> Any:
             f"GitHub answered {method} {path} ({response.status_code}) with a body that is "
             "not JSON", status=response.status_code, method=method, path=path,
         ) from exc
-
-
-def shown_path(url: str, api_url: str) -> str:
-    """The URL path for messages, without host or query (queries may hold anything)."""
-    path = url.split("?", 1)[0]
-    if api_url and path.startswith(api_url):
-        return path[len(api_url):] or "/"
-    return path
 
 
 def _is_rate_limit(response: requests.Response) -> bool:
