@@ -9,7 +9,6 @@ exit 2 the results file and the comment are still written with everything that d
 from __future__ import annotations
 
 import asyncio
-import glob
 import logging
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from adk_eval_action.errors import (
     Interrupted,
     ResultsFileError,
 )
+from adk_eval_action.files import expand_glob
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.evidence import collect_evidence
@@ -422,8 +422,8 @@ def merge_files(workdir: Path, patterns: list[str]) -> RunResults:
 
     paths: list[Path] = []
     for pattern in patterns:
-        # glob.glob takes absolute patterns too (an absolute pattern ignores workdir).
-        found = sorted(Path(p) for p in glob.glob(str(workdir / pattern), recursive=True))
+        # An absolute pattern ignores workdir; ** follows no link to a folder (files).
+        found = [Path(p) for p in expand_glob(str(workdir / pattern))]
         if not found:
             raise MergeError(f"{pattern}: no results file matches")
         # Not deduplicated: a part given twice is refused as such (results.shards).
