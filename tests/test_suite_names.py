@@ -167,7 +167,7 @@ def test_three_suites_compared_with_a_baseline_of_their_old_names(
     assert not [n for n in comparison["comparability"] if "no baseline" in n]
     # `compare` of the two files matches them the same way.
     again = cli("compare", "head.json", "--baseline", "base.json", "--json-out", "c2.json")
-    assert again.exit_code == 1
+    assert again.exit_code == 1, again.output
     assert load_json(tmp_path / "c2.json")["cases"] == comparison["cases"]
 
     # The comment's table: the suite cell keeps the agent's start and the folder's end.

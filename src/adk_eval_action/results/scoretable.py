@@ -192,7 +192,7 @@ class ScoreTable:
             metric_keys=[key(k) for k in self.metric_keys],  # type: ignore[misc]
             rubric_keys=[key(k) for k in self.rubric_keys],  # type: ignore[misc]
             repeated={key(k): n for k, n in self.repeated.items()},  # type: ignore[misc]
-            failing_records={key(k): r for k, r in self.failing_records.items()},  # type: ignore[misc]
+            kept_records={key(k): r for k, r in self.kept_records.items()},  # type: ignore[misc]
         )
 
     @classmethod
