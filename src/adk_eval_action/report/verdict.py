@@ -1,7 +1,6 @@
 """The run's verdict as plain text, for the HTML report's headline: the same words as the
 comment's verdict line (``templates/_macros.md.j2``, ``verdict_line``), without markdown.
 
-* skipped (nothing evaluated on purpose): ``ADK eval skipped``;
 * incomplete (:func:`adk_eval_action.report.headline.incomplete_headline`): ``ADK eval
   incomplete (cause)``, ``and failed`` when computed scores failed the gate too;
 * else ``ADK eval report only`` (``fail_on: none``), ``passed with warnings`` (some cases
@@ -23,7 +22,7 @@ class Verdict(BaseModel):
     """The headline: ``tone`` (the banner's colour), ``title``, ``text`` and the rules that
     failed (``reasons``), all plain text."""
 
-    tone: Literal["pass", "fail", "warn", "skip", "info"]
+    tone: Literal["pass", "fail", "warn", "info"]
     title: str
     text: str
     reasons: list[str] = Field(default_factory=list)
@@ -32,9 +31,6 @@ class Verdict(BaseModel):
 def verdict(context: CommentContext) -> Verdict:
     """The verdict of ``context`` (module docstring)."""
     comparison, gate = context.comparison, context.gate
-    if context.skipped:
-        return Verdict(tone="skip", title="ADK eval skipped",
-                       text=f"{context.skipped}. Nothing was evaluated, so there is no verdict.")
     incomplete = incomplete_headline(comparison, gate)
     if incomplete is not None:
         title = f"ADK eval incomplete ({incomplete.cause})"
