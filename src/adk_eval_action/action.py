@@ -1,8 +1,7 @@
 """The GitHub Action entry points: `adk-eval-action action` and `adk-eval-action comment`.
 
 `action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*`
-(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`; GitHub's "Metadata
-syntax", https://docs.github.com/en/actions/reference/workflows-and-actions/metadata-syntax#inputs),
+(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`, as the runner sets them),
 the `GITHUB_*` variables and the event payload, runs the pipeline, and publishes: one sticky
 PR comment, the job summary, step outputs, error annotations and log groups. It exits with
 the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error). The same

@@ -26,8 +26,8 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
     """Append step outputs to the ``GITHUB_OUTPUT`` file, each as a multiline-safe block.
 
     Format ``name<<DELIM\\nvalue\\nDELIM\\n`` with a random ``ghadelimiter_<uuid>`` that is
-    checked not to occur in the value, as actions/toolkit's file-command.ts does (contract
-    §2, docs: workflow-commands "Multiline strings").
+    checked not to occur in the value, as actions/toolkit's file-command.ts does (GitHub's
+    workflow commands page, "Multiline strings").
 
     Raises:
         ValueError: a bad output name.
