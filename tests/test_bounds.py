@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from adk_eval_action.files import (
     FileLimitError,
     OutsideRoot,
+    expand_glob,
     inside_root,
     load_yaml,
     read_bytes,
@@ -100,6 +101,54 @@ def test_inside_root_follows_symlinks(tmp_path: Path) -> None:
     for path in (root / "link.json", root / ".." / "outside" / "x.json", Path("/etc/passwd")):
         with pytest.raises(OutsideRoot, match="outside the repository root"):
             inside_root(path, root, "eval set")
+
+
+def _tree(root: Path) -> None:
+    for folder in ("agents/a/eval", "agents/b/eval/deep", "agents/.hidden", "other"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    for file in ("agents/a/eval/x.evalset.json", "agents/b/eval/deep/y.evalset.json",
+                 "agents/.hidden/z.evalset.json", "agents/top.evalset.json",
+                 "agents/b/eval/notes.md", "other/w.evalset.json"):
+        (root / file).write_text("{}")
+
+
+@pytest.mark.parametrize("pattern", [
+    "agents/**/*.evalset.json", "**/*.evalset.json", "agents/**", "agents/*/eval/*.json",
+    "agents/**/eval/**/*.json", "*/b/**/*.json", "agents/a/eval/x.evalset.json", "nope/**",
+])
+def test_expand_glob_matches_what_glob_matches_without_links(tmp_path: Path, pattern: str,
+                                                             monkeypatch) -> None:
+    """In a tree without links to folders, the same paths as ``glob.glob(recursive=True)``
+    (which names the folder before a last ``**`` with a slash, and names it even when it
+    does not exist)."""
+    import glob
+
+    _tree(tmp_path)
+    full = str(tmp_path / pattern)
+    expected = sorted({os.path.normpath(p) for p in glob.glob(full, recursive=True)
+                       if os.path.exists(p)})
+    assert expand_glob(full) == expected
+
+
+def test_expand_glob_does_not_follow_links_to_folders_under_a_double_star(
+        tmp_path: Path) -> None:
+    """Two ``..`` links: glob's walk is exponential in the depth (2^n paths until the
+    path length limit); ``**`` here enters no link, a level named without it still does."""
+    _tree(tmp_path)
+    os.symlink("..", tmp_path / "agents" / "a" / "up")
+    os.symlink("../..", tmp_path / "agents" / "b" / "eval" / "up2")
+    found = expand_glob(str(tmp_path / "agents/**/*.evalset.json"))
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == [
+        "agents/a/eval/x.evalset.json", "agents/b/eval/deep/y.evalset.json",
+        "agents/top.evalset.json"]
+    through = expand_glob(str(tmp_path / "agents/a/up/a/eval/*.json"))
+    assert [Path(p).name for p in through] == ["x.evalset.json"]
+
+
+def test_expand_glob_bounds_its_walk(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    with pytest.raises(FileLimitError, match=r"\*\* walks more than 3 folders"):
+        expand_glob(str(tmp_path / "**/*.json"), limit=3)
 
 
 def test_secret_values_by_name_and_length() -> None:

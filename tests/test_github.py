@@ -17,6 +17,7 @@ from adk_eval_action.github import transport
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.files import append_job_summary, write_outputs
 from adk_eval_action.github.logs import escape_property, workflow_command
+from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN, pulls_for_commit, token_login
 from adk_eval_action.github.sticky import (
     COMMENT_MAX_CHARS,
@@ -512,9 +513,9 @@ def test_an_answer_larger_than_the_cap_is_refused(stub, monkeypatch):
     assert len(page) > 2000
     monkeypatch.setattr(transport, "MAX_ANSWER_BYTES", 2000)
     with pytest.raises(TransientError, match="passed 2,000 bytes"):
-        list(client.paginate(f"/repos/{REPO}/issues/7/comments"))
+        list(paginate(client, f"/repos/{REPO}/issues/7/comments"))
     monkeypatch.setattr(transport, "MAX_ANSWER_BYTES", len(page))
-    assert len(list(client.paginate(f"/repos/{REPO}/issues/7/comments"))) == 20
+    assert len(list(paginate(client, f"/repos/{REPO}/issues/7/comments"))) == 20
 
 
 @pytest.mark.parametrize("header", ["\u00b2", "1e3", "-5"])

@@ -1,5 +1,6 @@
 """Reading files that come from a repository (untrusted): bounded in size, regular files
-only, YAML without alias bombs, and paths that stay inside the repository root.
+only, YAML without alias bombs, paths that stay inside the repository root, and glob
+patterns whose ``**`` walk is bounded and follows no link to a folder.
 
 Every read of a repository file (adk-eval.yaml, eval configs, eval sets, templates, results
 and baseline files, the event payload) goes through :func:`read_bytes` or
@@ -9,6 +10,7 @@ read, and a file above its limit is refused by name instead of filling memory.
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from pathlib import Path
@@ -20,10 +22,12 @@ from adk_eval_action.errors import AdkEvalActionError
 
 __all__ = [
     "MAX_CONFIG_BYTES",
+    "MAX_GLOB_FOLDERS",
     "MAX_DATA_BYTES",
     "MAX_YAML_NODES",
     "FileLimitError",
     "OutsideRoot",
+    "expand_glob",
     "inside_root",
     "load_yaml",
     "read_bytes",
@@ -37,6 +41,9 @@ MAX_DATA_BYTES = 256 * 1024 * 1024
 #: Nodes a YAML document may expand to once its aliases are followed (a "billion laughs"
 #: file of 1 KB expands to 10^9): far above any real config.
 MAX_YAML_NODES = 100_000
+#: Folders one ``**`` of a glob pattern may walk: a repository's tree, without the links
+#: to folders it does not follow, is far smaller.
+MAX_GLOB_FOLDERS = 100_000
 
 
 class FileLimitError(AdkEvalActionError):
@@ -145,3 +152,50 @@ def inside_root(path: Path, root: Path, what: str) -> Path:
             f"{what} {shown}{link} is outside the repository root {base}: only files inside "
             "the repository are read")
     return resolved
+
+
+def expand_glob(pattern: str, limit: int = MAX_GLOB_FOLDERS) -> list[str]:
+    """The paths ``pattern`` matches, as ``glob.glob(pattern, recursive=True)`` gives them
+    (sorted), except that a ``**`` does not follow symbolic links to folders (as
+    ``os.walk`` and ``pathlib.Path.glob`` do not): two ``..`` links would make glob's walk
+    exponential in the depth. A link to a folder is still matched where the pattern names
+    its level without ``**``.
+
+    Raises:
+        FileLimitError: the ``**`` of the pattern walked more than ``limit`` folders in
+            all (names the pattern).
+    """
+    return sorted(_expand(pattern, limit, [0], pattern))
+
+
+def _expand(pattern: str, limit: int, walked: list[int], shown: str) -> set[str]:
+    parts = pattern.split(os.sep)
+    if "**" not in parts:
+        return set(glob.glob(pattern))
+    cut = parts.index("**")
+    head, tail = os.sep.join(parts[:cut]) or os.sep, os.sep.join(parts[cut + 1:])
+    found: set[str] = set()
+    for top in glob.glob(head) if glob.has_magic(head) else [head]:
+        for folder, files in _walk(top, limit, walked, shown):
+            if tail:
+                found |= _expand(os.path.join(folder, tail), limit, walked, shown)
+            else:  # a last ``**``: every file and folder under ``top``
+                found |= {folder, *(os.path.join(folder, f) for f in files)}
+    return found
+
+
+def _walk(top: str, limit: int, walked: list[int], shown: str) -> list[tuple[str, list[str]]]:
+    """``top`` and the folders under it with their files (hidden ones left out, as glob's
+    ``**`` does), without entering links to folders; ``walked[0]`` counts the folders of
+    the whole pattern."""
+    if not os.path.isdir(top):
+        return []
+    folders = []
+    for root, dirs, files in os.walk(top):  # followlinks=False
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        folders.append((root, [f for f in files if not f.startswith(".")]))
+        walked[0] += 1
+        if walked[0] > limit:
+            raise FileLimitError(f"glob {shown!r}: its ** walks more than {limit:,} folders; "
+                                 "name a narrower pattern")
+    return folders

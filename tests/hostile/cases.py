@@ -154,6 +154,34 @@ def _api_message_inert(run: Run) -> None:
     _no_mentions(run)
 
 
+#: The PR's comments, as the sticky comment lists them.
+COMMENTS = f"/repos/{REPO}/issues/12/comments"
+
+
+def _next_link(to: Callable[[Workspace], str], times: int = 1) -> Callable[[Workspace], None]:
+    """GitHub's first page of the PR's comments (an empty list) links ``rel="next"`` to
+    ``to(ws)``, ``times`` times."""
+    def prepare(ws: Workspace) -> None:
+        ws.stub.fail_next(200, raw=b"[]", headers={"link": f'<{to(ws)}>; rel="next"'},
+                          method="GET", path="comments", times=times)
+    return prepare
+
+
+def _token_stays_home(run: Run) -> None:
+    """The other origin got no request at all (so never the token), and the comment
+    waits in its file."""
+    assert [r.path for other in run.workspace.others for r in other.requests()] == []
+    _comment_in_file_only(run)
+
+
+def _comment_pages_read(most: int) -> Callable[[Run], None]:
+    def check(run: Run) -> None:
+        listed = [r for r in run.workspace.stub.requests("GET") if r.path == COMMENTS]
+        assert 1 <= len(listed) <= most, f"{len(listed)} pages read"
+        _comment_in_file_only(run)
+    return check
+
+
 # --------------------------------------------------------------------------- 3: baseline
 
 
@@ -174,6 +202,44 @@ def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
         ws.inputs["baseline"] = "edited.json"
 
     return prepare
+
+
+#: What a hostile baseline's recorded agent said (results.model: ``actual_invocations``).
+BASELINE_TEXT = "::error::pwned @octocat <!-- adk-eval-action:other --> ``` </details>"
+
+
+def _baseline_with_hostile_invocations(ws: Workspace) -> None:
+    """A baseline results file whose ``weather_paris`` run was shorter than the example's
+    (``brevity`` 1 word), so the head's case got worse and its evidence shows the baseline
+    run's own turn: a reply, a tool name and arguments, a user message that try commands,
+    mentions, a marker, a fence and HTML (report.regressions)."""
+    from results_builder import metric, results
+
+    base = results({"weather_paris": [[metric(
+        "brevity", 1.0, threshold=40.0, higher_is_better=False, max_value=1000.0)]]},
+        suite="travel_agent", eval_set="travel")
+    text = {"role": "model", "parts": [{"text": BASELINE_TEXT}]}
+    base.suites[0].eval_sets[0].eval_cases[0].runs[0].actual_invocations = [{
+        "user_content": {"role": "user", "parts": [{"text": BASELINE_TEXT}]},
+        "final_response": text,
+        "intermediate_data": {"tool_uses": [
+            {"name": BASELINE_TEXT, "args": {BASELINE_TEXT: BASELINE_TEXT}}]},
+    }]
+    (ws.root / "hostile-base.json").write_text(base.model_dump_json(), encoding="utf-8")
+    ws.inputs["baseline"] = "hostile-base.json"
+
+
+def _baseline_text_inert(run: Run) -> None:
+    """The baseline's words reached the comment only inside the evidence's fenced diff:
+    no marker, no mention, no HTML of theirs."""
+    comment = run.comment_file or ""
+    assert "### What got worse than the baseline" in comment
+    # The baseline's reply, as the diff block's "-" line (the marker broken, the fence
+    # longer than its backticks).
+    assert "\n- ::error::pwned @octocat <!-\u200b- adk-eval-action:other --> ``` </details>\n" \
+        in comment
+    assert "\n````diff\n" in comment and OTHER_MARKER not in comment
+    _no_mentions(run)
 
 
 #: The commit of a hand-made shard part, and another one: workflow commands, a mention and
@@ -311,6 +377,14 @@ def _dev_zero_eval_set(ws: Workspace) -> None:
     os.symlink("/dev/zero", ws.root / "travel_agent" / "eval" / "zero.evalset.json")
 
 
+def _dot_dot_links(ws: Workspace) -> None:
+    """Two links to ``..`` under the agent: glob's ``**`` walk doubled at every level."""
+    os.symlink("..", ws.root / "travel_agent" / "eval" / "up")
+    os.symlink("..", ws.root / "travel_agent" / "up")
+    ws.config({"suites": [{"name": "travel_agent", "agent": "travel_agent",
+                           "eval_sets": ["travel_agent/**/*.evalset.json"]}]})
+
+
 def _template(text: str) -> Callable[[Workspace], None]:
     def prepare(ws: Workspace) -> None:
         (ws.root / "mine.md.j2").write_text(text)
@@ -435,7 +509,33 @@ def _stop_posted(escaped: str = "") -> Callable[[Run], None]:
     return check
 
 
+def _refused_before_any_case(run: Run) -> None:
+    """The suite's eval config is refused before any eval case runs (so before any model
+    call): a config error, no eval case run, and the error's text escaped in the comment."""
+    [suite] = run.results["suites"] if run.results else [None]
+    assert [e["kind"] for e in suite["errors"]] == ["config"], suite["errors"]
+    assert not [c for s in suite["eval_sets"] for c in s["eval_cases"] if c["runs"]]
+    [body] = _comment_bodies(run)
+    assert "<img" not in body and "nope&lt;img src=x&gt;" in body, body
+
+
 HOSTILE_AGENT_NAME = "nope<img src=x>\n::error::pwn @octocat"
+
+
+def _camel_config_bad_match_type(ws: Workspace) -> None:
+    """The example's eval config spelt in camelCase (as agent-starter-pack writes one), its
+    trajectory ``matchType`` no member of ADK's MatchType but markup, a workflow command and
+    a mention."""
+    (ws.root / "travel_agent" / "eval" / "test_config.json").write_text(json.dumps({
+        "criteria": {
+            "tool_trajectory_avg_score": {"threshold": 1.0, "matchType": HOSTILE_AGENT_NAME},
+            "rubric_based_final_response_quality_v1": {
+                "threshold": 0.8, "judgeModelOptions": {"numSamples": 1},
+                "rubrics": [{"rubricId": "friendly",
+                             "rubricContent": {"textProperty": 'Says "happy to help".'}}],
+            },
+        },
+    }))
 
 
 # --------------------------------------------------------------------------- 11: mentions
@@ -490,6 +590,10 @@ CASES: list[Case] = [
     Case("k2-repository-without-slash", 2,
          lambda ws: ws.env.update(GITHUB_REPOSITORY="agents"), 0,
          r"GITHUB_REPOSITORY must be 'owner/name'", check=_comment_in_file_only, twin={}),
+    Case("k2-link-header-over-http-clients-limit", 2, _next_link(
+        lambda ws: f"{ws.stub.api_url}{COMMENTS}?page=2&x={'x' * 160_000}", times=10), 0,
+         r"PR comment not posted.*answered GET \S+/comments with a header line over "
+         r"http\.client's limit", check=_comment_pages_read(1), seconds=30, twin={}),
     Case("k2-event-number-not-a-number", 2,
          _event({"number": "7abc", "pull_request": {"head": {"sha": "a" * 40}}}), 2,
          r"number is not a pull request number: '7abc'", evaluated=False),
@@ -520,6 +624,9 @@ CASES: list[Case] = [
          r"edited\.json: the baseline file could not be read: malformed results file: "
          r".*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
+    Case("k3-baseline-agent-text-hostile", 3, _baseline_with_hostile_invocations, 0,
+         r"gate PASSED: 5/5 eval cases passed; worse: brevity", check=_baseline_text_inert,
+         twin={}),
     Case("k3-merge-parts-of-different-commits", 3, _shard_parts(HOSTILE_SHA, 0.8), 2,
          r"part2\.json was recorded at commit ::error::pwned", evaluated=False,
          check=_hostile_sha_inert),
@@ -547,6 +654,9 @@ CASES: list[Case] = [
         "eval_sets": ["travel_agent/eval/travel.evalset.json"]}]}), 2,
         r"agent folder nope.*not found", evaluated=False,
         check=_stop_posted("nope&lt;img src=x&gt;")),
+    Case("k5-camelcase-config-bad-match-type", 5, _camel_config_bad_match_type, 2,
+         r"field `criteria\.tool_trajectory_avg_score\.matchType`.*must be one of EXACT, "
+         r"IN_ORDER, ANY_ORDER", check=_refused_before_any_case),
     Case("k5-bad-input-before-evaluation", 5, lambda ws: ws.inputs.update(num_runs="abc"),
          2, r"invalid input num_runs", evaluated=False, check=_stop_posted()),
     # 6. Secrets
@@ -559,10 +669,16 @@ CASES: list[Case] = [
         run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",
                               "comment.md", "--summary-out", "summary.md"), cli=True,
         check=lambda run: _assert("key=<***>" in json.dumps(run.results))),
+    Case("k6-next-page-link-to-another-origin", 6, _next_link(
+        lambda ws: f"{ws.other_server().api_url}{COMMENTS}?page=2"), 0,
+         r"next-page link of GET \S+/comments .*points to http://127\.0\.0\.1:\d+, not "
+         r"GITHUB_API_URL .*not followed", check=_token_stays_home, twin={}),
     # 7. Unbounded work
     Case("k7-yaml-alias-bomb", 7, _alias_bomb, 2, r"bomb\.yaml.*alias", seconds=30),
     Case("k7-eval-set-symlink-to-dev-zero", 7, _dev_zero_eval_set, 2,
          r"zero\.evalset\.json|/dev/zero", evaluated=False, seconds=30),
+    Case("k7-recursive-glob-through-dot-dot-links", 7, _dot_dot_links, 0,
+         r"PR comment created", seconds=40, twin={}),
     Case("k7-template-huge-string", 7, _template("{{ 'x' * 10**9 }}"), 2,
          r"mine\.md\.j2(:\d+)?: template error", **TEMPLATE_ROW),
     Case("k7-template-huge-power", 7, _template("{{ 10**(10**9) }}"), 2,
@@ -597,6 +713,10 @@ CASES: list[Case] = [
         twin={}),
     Case("k9-slow-api", 9, lambda ws: ws.stub.fail_next(200, delay=35, times=3, path="pulls"),
          0, r"PR comment not posted", limits=API_LIMITS, seconds=40, twin=QUICK_API_BUDGET),
+    Case("k9-next-page-link-to-the-same-page", 9, _next_link(
+        lambda ws: f"{ws.stub.api_url}{COMMENTS}?per_page=100", times=3000), 0,
+         r"names a page already read .*the pagination loops", seconds=30,
+         check=_comment_pages_read(2), twin={}),
     Case("k9-10000-cases-load", 9, _many_cases, 2, r"duplicate eval_id\(s\): case_0",
          seconds=60),
     # 10. Signals

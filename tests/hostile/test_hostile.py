@@ -145,16 +145,17 @@ def run_and_check(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         for name, value in limits.items():
             module, _, attribute = name.rpartition(".")
             monkeypatch.setattr(module + "." + attribute, value)
-        case.prepare(workspace)
-        run = case.run(workspace)
-        check_exit_and_message(case, run)
-        check_files(case, run)
-        check_no_secret(run)
-        check_comments(run)
-        check_commands(case, run)
-        assert run.seconds <= case.seconds, f"took {run.seconds:.1f} s"
-        if case.check is not None:
-            case.check(run)
+        with workspace.later:
+            case.prepare(workspace)
+            run = case.run(workspace)
+            check_exit_and_message(case, run)
+            check_files(case, run)
+            check_no_secret(run)
+            check_comments(run)
+            check_commands(case, run)
+            assert run.seconds <= case.seconds, f"took {run.seconds:.1f} s"
+            if case.check is not None:
+                case.check(run)
 
 
 def _row(case: Case) -> Any:

@@ -11,6 +11,7 @@ runs the CLI. The :class:`Run` they return has everything a case is checked on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -107,6 +108,9 @@ class Workspace:
         shutil.copytree(EXAMPLES, self.root, ignore=shutil.ignore_patterns(
             ".adk", "__pycache__", "adk-eval-*"))
         self.stub = stub
+        #: Servers and other resources of the row, closed once its checks are done.
+        self.later = contextlib.ExitStack()
+        self.others: list[GitHubStub] = []  # other_server()
         self.event = tmp / "event.json"
         self.inputs: dict[str, str] = {"paths": "travel_agent", "baseline": "none"}
         self.env: dict[str, str] = {}
@@ -150,6 +154,12 @@ class Workspace:
         path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
         self.inputs["config"] = name
         return path
+
+    def other_server(self) -> GitHubStub:
+        """A second GitHub stand-in (another origin, knowing no token) that records every
+        request sent to it: where a hostile answer may try to send the token."""
+        self.others.append(self.later.enter_context(GitHubStub(tokens={})))
+        return self.others[-1]
 
     # -- running
 

@@ -30,6 +30,7 @@ from adk_eval_action.baseline.models import (
     ResolvedBaseline,
 )
 from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import repo_path
 from adk_eval_action.github.transport import (
     GitHubClient,
@@ -104,8 +105,8 @@ def _from_this_repository(artifact: Mapping[str, Any]) -> bool:
 def list_artifacts(client: GitHubClient, repository: str, name: str) -> list[dict[str, Any]]:
     """Unexpired artifacts named exactly ``name`` of this repository's branches, newest
     first (``GET /repos/{o}/{r}/actions/artifacts?name=``, rest/actions/artifacts)."""
-    items = client.paginate(
-        f"{repo_path(repository)}/actions/artifacts", {"name": name}, key="artifacts",
+    items = paginate(
+        client, f"{repo_path(repository)}/actions/artifacts", {"name": name}, key="artifacts",
         max_pages=ARTIFACT_PAGE_LIMIT,
     )
     usable = [

@@ -2,7 +2,7 @@
 (rest/pulls, rest/commits, rest/users), on :class:`~.transport.GitHubClient`.
 
 The artifact calls of the baseline search are in ``baseline.artifact`` (they are that
-stage's), built on :func:`repo_path` and ``GitHubClient.paginate`` too.
+stage's), built on :func:`repo_path` and ``github.pages.paginate`` too.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.transport import GitHubClient, GitHubError, NotFound, PermissionDenied
 
 __all__ = ["DEFAULT_BOT_LOGIN", "get_pull", "pulls_for_commit", "repo_path", "token_login"]
@@ -75,4 +76,4 @@ def pulls_for_commit(client: GitHubClient, repository: str, sha: str) -> list[_J
     Items that are not objects are skipped.
     """
     path = f"{repo_path(repository)}/commits/{quote(sha, safe='')}/pulls"
-    return [p for p in client.paginate(path) if isinstance(p, dict)]
+    return [p for p in paginate(client, path) if isinstance(p, dict)]

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import repo_path, token_login
 from adk_eval_action.github.transport import GitHubClient, GitHubError, TransientError
 from adk_eval_action.report.format import strip_markers
@@ -109,7 +110,7 @@ def find_sticky_comment(
     want = _bare_login(author_login)
     test = matches or (lambda body: is_marked(body, marker))
     path = f"{repo_path(repository)}/issues/{int(pr_number)}/comments"
-    for comment in client.paginate(path):
+    for comment in paginate(client, path):
         if not isinstance(comment, dict) or not isinstance(comment.get("id"), int):
             continue
         user = comment.get("user") if isinstance(comment.get("user"), dict) else {}

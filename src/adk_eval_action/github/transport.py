@@ -1,17 +1,18 @@
 """The GitHub REST transport: :class:`GitHubClient` (a ``requests.Session`` with GitHub's
 retry rules, a per-wait cap and a time budget) and the one error tree of GitHub calls.
 
-Rules from ``shared/reference/github-actions-contract.md`` §3 (GitHub's best-practices and
-rate-limit pages); pagination follows ``link: rel="next"`` as ``requests`` parses it
-(``Response.links``; rest/using-the-rest-api/using-pagination-in-the-rest-api).
-Nothing here reads ``os.environ``.
+Rules from GitHub's REST docs (rest/using-the-rest-api/best-practices-for-using-the-rest-api,
+rate-limits-for-the-rest-api). The token goes only to ``GITHUB_API_URL``'s own origin and
+path (``urls.on_api_origin``); listings are read by ``github.pages``. Nothing here reads
+``os.environ``.
 """
 
 from __future__ import annotations
 
+import http.client
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,6 +20,7 @@ import requests
 import urllib3
 
 from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.github.urls import on_api_origin, origin, shown_path
 
 __all__ = [
     "API_BUDGET_S",
@@ -187,8 +189,16 @@ class GitHubClient:
             self.session.headers["Authorization"] = f"Bearer {token}"
 
     def url(self, path: str) -> str:
-        """Absolute URL for an API path ("/repos/o/r") or an absolute URL from a Link header."""
+        """Absolute URL for an API path ("/repos/o/r") or an absolute URL from a Link header.
+
+        Raises:
+            GitHubError: an absolute URL that is not on ``GITHUB_API_URL``'s origin and
+                path (:func:`on_api_origin`): the token is sent nowhere else.
+        """
         if path.startswith(("http://", "https://")):
+            if not on_api_origin(path, self.api_url):
+                raise GitHubError(f"not sending the token to {origin(path)}: it is not "
+                                  f"GITHUB_API_URL ({self.api_url})")
             return path
         return f"{self.api_url}/{path.lstrip('/')}"
 
@@ -203,7 +213,7 @@ class GitHubClient:
         """
         method = method.upper()
         url = self.url(path)
-        shown = _shown_path(url, self.api_url)
+        shown = shown_path(url, self.api_url)
         for attempt in range(1, self.max_attempts + 1):
             self._space_writes(method)
             response = self._send(method, url, shown, json_body, params, attempt)
@@ -238,9 +248,13 @@ class GitHubClient:
             )
             read_body(response, started + left, MAX_ANSWER_BYTES, f"{method} {shown}")
         except (requests.ConnectionError, requests.Timeout) as exc:
+            self.budget.spend(time.monotonic() - started)
+            malformed = _malformed_head(exc)
+            if malformed:  # the API answered; asking again gets the same answer
+                raise GitHubError(f"GitHub API answered {method} {shown} with {malformed}",
+                                  method=method, path=shown) from exc
             # A POST may have reached GitHub before the connection broke; only the
             # caller knows whether trying again could duplicate its effect.
-            self.budget.spend(time.monotonic() - started)
             pause = self.backoff_seconds(attempt)
             if (attempt < self.max_attempts and method in _IDEMPOTENT
                     and pause <= self.budget.remaining):
@@ -270,34 +284,6 @@ class GitHubClient:
 
     def patch_json(self, path: str, body: Mapping[str, Any]) -> Any:
         return decode_json(self.request("PATCH", path, json_body=body), "PATCH")
-
-    def paginate(
-        self, path: str, params: Mapping[str, Any] | None = None, *, key: str | None = None,
-        max_pages: int | None = None,
-    ) -> Iterator[Any]:
-        """Yield the items of a list endpoint across pages, following ``link: rel="next"``
-        (``Response.links``); ``key`` names the list in endpoints that wrap it
-        (``{"total_count", "artifacts": [...]}``); at most ``max_pages`` pages.
-
-        The next URL already carries the query, so ``params`` go with the first page only.
-
-        Raises:
-            GitHubError: a call failed, or a page is not the list (or object) expected.
-        """
-        url: str | None = path
-        query: Mapping[str, Any] | None = {"per_page": 100, **(params or {})}
-        pages = 0
-        while url and (max_pages is None or pages < max_pages):
-            response = self.request("GET", url, params=query)
-            pages += 1
-            data = decode_json(response, "GET")
-            items = data.get(key) if key is not None and isinstance(data, dict) else data
-            if not isinstance(items, list):
-                raise TransientError(
-                    f"GitHub answered GET {_shown_path(response.url, self.api_url)} with "
-                    "something that is not the list asked for", method="GET")
-            yield from items
-            url, query = response.links.get("next", {}).get("url"), None
 
     # -- helpers
 
@@ -389,6 +375,27 @@ def check_api_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def _malformed_head(exc: BaseException) -> str:
+    """What was wrong with the head of an answer that ``http.client`` refused (a header
+    line over its 65,536-byte limit, more than 100 headers), found in ``exc``'s chain of
+    causes and arguments; "" for any other network error."""
+    todo: list[object] = [exc]
+    seen: set[int] = set()
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, http.client.LineTooLong):
+            limit = getattr(http.client, "_MAXLINE", 65_536)
+            return (f"a header line over http.client's limit of {limit:,} "
+                    "bytes (not an answer GitHub gives)")
+        if type(item) is http.client.HTTPException and "headers" in str(item):
+            return f"more headers than http.client reads ({item})"
+        todo += [item.__cause__, item.__context__, *item.args]
+    return ""
+
+
 def decode_json(response: requests.Response, method: str = "GET") -> Any:
     """The JSON body of a 2xx answer.
 
@@ -398,19 +405,11 @@ def decode_json(response: requests.Response, method: str = "GET") -> Any:
     try:
         return response.json()
     except ValueError as exc:
-        path = _shown_path(response.url or "", "")
+        path = shown_path(response.url or "", "")
         raise TransientError(
             f"GitHub answered {method} {path} ({response.status_code}) with a body that is "
             "not JSON", status=response.status_code, method=method, path=path,
         ) from exc
-
-
-def _shown_path(url: str, api_url: str) -> str:
-    """The URL path for messages, without host or query (queries may hold anything)."""
-    path = url.split("?", 1)[0]
-    if api_url and path.startswith(api_url):
-        return path[len(api_url):] or "/"
-    return path
 
 
 def _is_rate_limit(response: requests.Response) -> bool:

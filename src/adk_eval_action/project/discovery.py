@@ -12,7 +12,6 @@ suite named after the agent folder.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,6 +20,7 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from adk_eval_action.errors import ConfigError
+from adk_eval_action.files import FileLimitError, expand_glob
 from adk_eval_action.project.config import ProjectConfig
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
@@ -245,7 +245,10 @@ def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
             raise ConfigError(config_path, f"agent folder {spec.agent} not found", f"{where}.agent")
         eval_sets: list[Path] = []
         for pattern in spec.eval_sets:
-            matches = sorted(glob.glob(str(config.root / pattern), recursive=True))
+            try:
+                matches = expand_glob(str(config.root / pattern))
+            except FileLimitError as e:
+                raise ConfigError(config_path, str(e), f"{where}.eval_sets") from e
             if not matches:
                 raise ConfigError(
                     config_path, f"eval set glob {pattern!r} matches no file", f"{where}.eval_sets"
