@@ -170,7 +170,7 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
     # What would decide it: 2 runs a side, each case's 6 labellings (p = 1/6**4 <= 0.048).
     assert (
         "- `response_match_score` (travel): 2 runs per case would decide a drop this size; "
-        "with 1 the smallest possible p is 0.062 (a call needs p ≤ 0.048)"
+        "with 1 the smallest possible p is 0.0625 (a call needs p ≤ 0.0476)"
     ) in comment
 
 

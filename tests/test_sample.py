@@ -39,7 +39,7 @@ def test_one_case_one_run_says_how_many_runs_would_decide_it() -> None:
     assert runs == 4  # 1/C(6, 3) = 0.05 is not enough, 1/C(8, 4) = 0.014 is
     assert row.interval.to_decide == (
         "4 runs per case would decide a drop this size; with 1 the smallest possible p is "
-        "0.5 (a call needs p ≤ 0.048)"
+        "0.5 (a call needs p ≤ 0.0476)"
     )
 
 
@@ -58,7 +58,7 @@ def test_the_current_p_is_given_when_the_design_could_have_called_it() -> None:
     assert row.interval.p_worse == pytest.approx(p) == pytest.approx(1 / 20)
     assert row.interval.to_decide == (
         "4 runs per case would decide a drop this size; with 3 the smallest possible p is "
-        "0.00013 and this drop's is 0.05 (a call needs p ≤ 0.048)"
+        "0.000125 and this drop's is 0.05 (a call needs p ≤ 0.0476)"
     )
 
 

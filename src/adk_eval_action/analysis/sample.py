@@ -92,14 +92,14 @@ class Undecided:
 def to_decide(u: Undecided) -> str | None:
     """The sentence on what would decide ``u`` (module docstring); None when no sample
     within the limits would."""
-    need = f"a call needs p ≤ {u.level:.2g}"
+    need = f"a call needs p ≤ {u.level:.3g}"
     if u.strata is not None:
         runs = int(max(u.strata.head_runs.max(), u.strata.base_runs.max()))
         found = _runs_to_decide(u, runs)
         if found is not None:
-            now = f"with {runs} the smallest possible p is {u.p_min:.2g}"
+            now = f"with {runs} the smallest possible p is {u.p_min:.3g}"
             if u.p_min <= u.level:
-                now += f" and this {u.word}'s is {u.p:.2g}"
+                now += f" and this {u.word}'s is {u.p:.3g}"
             return f"{found} runs per case would decide a {u.word} this size; {now} ({need})"
     factor = _cases_factor(u)
     if factor is None:
@@ -107,7 +107,7 @@ def to_decide(u: Undecided) -> str | None:
     cases = u.diffs.size
     return (
         f"about {factor}× the eval cases ({factor * cases}) would decide a {u.word} this size; "
-        f"with {cases} this {u.word}'s p is {u.p:.2g} ({need})"
+        f"with {cases} this {u.word}'s p is {u.p:.3g} ({need})"
     )
 
 
@@ -202,15 +202,15 @@ class Detectable:
         called = self.collapse_p <= self.level
         collapse = (
             f"one case collapsing from all-pass to all-fail would be called (p = "
-            f"{self.collapse_p:.2g})"
+            f"{self.collapse_p:.3g})"
             if called
             else f"one case collapsing from all-pass to all-fail would not be called (p = "
-            f"{self.collapse_p:.2g})"
+            f"{self.collapse_p:.3g})"
             + (f"; {self.collapse_runs} runs would call it" if self.collapse_runs else "")
         )
         return (
             f"{sample_text(self.cases, (self.runs, self.runs))}: the smallest possible p is "
-            f"{self.p_min:.2g}; a call needs p ≤ {self.level:.2g} with {self.tests} gated "
+            f"{self.p_min:.3g}; a call needs p ≤ {self.level:.3g} with {self.tests} gated "
             f"test{'s' if self.tests != 1 else ''} (more with rubrics); {collapse}"
         )
 
