@@ -22,7 +22,8 @@ differ, and more than one case or run), so an unchanged agent gets a false 🔴 
 ``alpha`` of runs whatever the number of metrics and rubrics (``benchmarks/bench_calibration.py``).
 Informational metrics (durations, tokens) are corrected as a family of their own: the
 two-stage correction loosens its level as more tests in the family reject, so wall-clock
-noise in the same family would loosen the level of the gated metrics' calls (issue 11).
+noise in the same family would loosen the level of the gated metrics' calls
+(docs/gating.md, "The correction").
 """
 
 from __future__ import annotations
