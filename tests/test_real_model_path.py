@@ -551,11 +551,13 @@ def test_metrics_that_need_expected_invocations_are_refused_for_scenarios_before
         ("config", "`criteria.tool_trajectory_avg_score`)"),
         ("config", "`criteria.response_match_score`)"),
     ]
-    for name in ("tool_trajectory_avg_score", "response_match_score"):
-        assert (
+    for name, error in zip(("tool_trajectory_avg_score", "response_match_score"), errors,
+                           strict=True):
+        assert error["message"].startswith(
             f"metric `{name}` does not support user simulation: `conversation_scenario` eval "
             "cases (`trip.evalset.json: planned_trip`) have no expected invocations"
-        ) in result.output
+        )
+    assert errors[0]["message"] in result.output
     assert "fix the metric's code" not in result.output
 
 
