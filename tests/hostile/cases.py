@@ -204,6 +204,21 @@ def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
     return prepare
 
 
+def _baseline_agent_details(table: dict[str, Any]) -> Callable[[Workspace], None]:
+    """A baseline results file whose suite's table of agent details (results.agentdetails)
+    is ``table``."""
+
+    def prepare(ws: Workspace) -> None:
+        from results_builder import metric, results
+
+        data = json.loads(results({"a": [[metric("m", 0.8)]]}).model_dump_json())
+        data["suites"][0]["agent_details"] = table
+        (ws.root / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+        ws.inputs["baseline"] = "edited.json"
+
+    return prepare
+
+
 #: The commit of a hand-made shard part, and another one: workflow commands, a mention and
 #: a marker.
 SHA = "0123456789abcdef0123"
@@ -586,6 +601,10 @@ CASES: list[Case] = [
          r"edited\.json: the baseline file could not be read: malformed results file: "
          r".*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
+    Case("k3-baseline-agent-details-not-objects", 3,
+         _baseline_agent_details({"k": "::error::instructions as text"}), 2,
+         r"edited\.json: the baseline file could not be read: not a valid results file: .*"
+         r"suites\.0\.agent_details\.k", twin={}),
     Case("k3-merge-parts-of-different-commits", 3, _shard_parts(HOSTILE_SHA, 0.8), 2,
          r"part2\.json was recorded at commit ::error::pwned", evaluated=False,
          check=_hostile_sha_inert),
