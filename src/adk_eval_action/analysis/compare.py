@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -99,7 +100,10 @@ DEFAULT_INFORMATIONAL_MIN_EFFECT = 0.1
 clock and token counts move by more than that on noise alone."""
 
 
-def _ordered(head: Mapping, baseline: Mapping) -> list:
+K = TypeVar("K")
+
+
+def _ordered(head: Mapping[K, object], baseline: Mapping[K, object]) -> list[K]:
     """Head's keys in head order, then baseline-only keys."""
     return [*head, *(k for k in baseline if k not in head)]
 

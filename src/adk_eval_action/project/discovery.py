@@ -164,13 +164,13 @@ def find_eval_sets(
             continue
         if not path.is_dir():
             raise ConfigError(path, "no such file or folder")
-        for root, dirs, files in os.walk(path):
+        for folder, dirs, files in os.walk(path):
             dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(root, d))
+                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(folder, d))
             )
             for name in files:
                 if name.endswith(EVAL_SET_SUFFIXES):
-                    add(Path(root, name))
+                    add(Path(folder, name))
     return sorted(p for p in found.values() if not skip(p))
 
 
@@ -199,14 +199,14 @@ def discover_suites(
         key = (agent, config if config.is_file() else None)
         groups.setdefault(key, []).append(eval_set)
     suites: list[Suite] = []
-    for (agent, config), eval_sets in groups.items():
+    for (agent, config_path), eval_sets in groups.items():
         name = agent.name if agent else "no-agent:" + relative_path(eval_sets[0].parent, root)
         notes = [
             f"{relative_path(p, root)}: no test_config.json beside it but `{c.name}` "
             f"exists; using ADK's default criteria (name it in adk-eval.yaml to use it)"
             for p in eval_sets
             for c in (p.parent / "eval_config.json", p.parent.parent / "test_config.json")
-            if config is None and c.is_file()
+            if config_path is None and c.is_file()
         ]
         suites.append(
             Suite(
@@ -214,7 +214,7 @@ def discover_suites(
                 agent_dir=agent,
                 agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
                 eval_set_paths=eval_sets,
-                eval_config_path=config,
+                eval_config_path=config_path,
                 notes=notes,
             )
         )
