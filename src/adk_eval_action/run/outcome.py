@@ -191,7 +191,7 @@ def metrics_output(comparison: Comparison) -> dict[str, dict[str, Any]]:
             "head": m.head.mean if m.head else None,
             "baseline": m.baseline.mean if m.baseline else None,
             "delta": m.delta,
-            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
+            "threshold": side.threshold if (side := m.head or m.baseline) else None,
             "classification": m.classification,
         }
         for m in comparison.metrics
