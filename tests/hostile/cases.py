@@ -373,8 +373,8 @@ links (HTML and markdown), an RTL override and a zero-width space."""
 def _report_inert(run: Run) -> None:
     """The HTML report beside the results holds the hostile text as text: only its own two
     scripts (allowed by hash in its Content-Security-Policy), no element or handler from
-    data, no link but the workflow run's and its own fragments; the RTL override and the zero-width space of the
-    eval id written as escapes."""
+    data, no link but the workflow run's and its own fragments; the RTL override and the
+    zero-width space of the eval id written as escapes."""
     from html.parser import HTMLParser
 
     report = run.files["adk-eval-report.html"]
