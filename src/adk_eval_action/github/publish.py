@@ -39,7 +39,6 @@ from adk_eval_action.text import without_surrogates
 
 __all__ = [
     "COMMENT_FILE",
-    "HTML_REPORT_FILE",
     "MAX_ANNOTATIONS",
     "PR_FILE",
     "RENDER_MAX_CHARS",
@@ -61,9 +60,6 @@ log = logging.getLogger(__name__)
 
 #: Files the action writes next to the results file; the fork recipe uploads all three.
 COMMENT_FILE = "adk-eval-comment.md"
-HTML_REPORT_FILE = "adk-eval-report.html"
-"""The HTML report the action writes beside the results (``--html-out`` of ``run``), for
-the workflow's upload step."""
 PR_FILE = "adk-eval-pr.json"
 #: The rendered comment's bound: GitHub's limit less room for the run link and marker that
 #: `compose_comment_body` adds.
