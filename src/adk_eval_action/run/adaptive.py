@@ -25,6 +25,7 @@ from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import RunResults, SuiteRecord
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
+from adk_eval_action.results.usage import merge_usage
 
 log = logging.getLogger(__name__)
 Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
@@ -109,8 +110,8 @@ def _by_suite(keys: list[CaseKey]) -> dict[str, dict[str, list[str]]]:
 
 def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
     """Appends ``extra``'s runs to the same cases of ``results`` (numbered after each
-    case's last run) and its errors, warnings and agent details to the suite; returns the
-    runs added."""
+    case's last run) and its errors, warnings, agent details and usage to the suite;
+    returns the runs added."""
     suite = next((s for s in results.suites if s.name == extra.name), None)
     if suite is None:
         return 0
@@ -132,6 +133,7 @@ def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
     suite.errors.extend(extra.errors)
     suite.warnings.extend(w for w in extra.warnings if w not in suite.warnings)
     suite.agent_details.update(extra.agent_details)  # what the added runs refer to
+    suite.usage = merge_usage(suite.usage or [], extra.usage or []) or None
     return added
 
 

@@ -16,9 +16,12 @@ import logging
 import os
 import platform
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adk_eval_action.baseline.models import parse_spec
+from adk_eval_action.baseline.resolve import file_baseline
 from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
@@ -32,6 +35,7 @@ from adk_eval_action.results.model import (
     package_version,
     utc_now,
 )
+from adk_eval_action.results.scoretable import CaseKey
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
@@ -39,7 +43,8 @@ if TYPE_CHECKING:
     from adk_eval_action.adk.model_calls import ModelCalls
     from adk_eval_action.adk.plan import Plan
     from adk_eval_action.adk.pool import ProgressSnapshot
-    from adk_eval_action.adk.scheduler import EngineHooks
+    from adk_eval_action.adk.scheduler import EngineHooks, PlanCheck
+    from adk_eval_action.adk.spend import Budget
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +141,79 @@ def engine_settings(request: RunRequest) -> EngineSettings:
         num_runs=settings.num_runs,
         parallelism=settings.parallelism,
         repo_root=request.workdir,
-        model_limits={name: limit.max_concurrency for name, limit in settings.models.items()},
+        model_limits={name: model.max_concurrency for name, model in settings.models.items()
+                      if model.max_concurrency is not None},
         shard=settings.shard,
         latency_s=settings.latency,
+    )
+
+
+def run_budget(request: RunRequest) -> Budget:
+    """The run's budget (``budget:`` in adk-eval.yaml, ``--max-*``; adk.spend)."""
+    from adk_eval_action.adk.spend import Budget
+
+    settings = request.settings
+    return Budget(settings.max_model_calls, settings.max_tokens, settings.max_usd)
+
+
+def model_calls(request: RunRequest) -> ModelCalls:
+    """The run's model calls: one retry budget, the tokens counted and priced at the
+    ``models:`` prices, and the run's budget (adk.spend)."""
+    from adk_eval_action.adk.model_calls import ModelCalls
+    from adk_eval_action.adk.spend import Spend
+
+    spend = Spend(run_budget(request), request.settings.models)
+    return ModelCalls(request.settings.model_retries, spend=spend)
+
+
+def cost_baseline(request: RunRequest, always: bool = False) -> RunResults | None:
+    """The baseline results file whose recorded usage estimates the plan's tokens and
+    dollars (adk.estimate): when ``--baseline`` names a file, and a token or dollar budget
+    is set (``always``: the ``plan`` command). None otherwise, or when it cannot be read
+    (``run`` reports that with the comparison; ``plan`` says it cannot estimate).
+    """
+    settings = request.settings
+    mode, path = parse_spec(settings.baseline)
+    wanted = always or settings.max_tokens is not None or settings.max_usd is not None
+    if mode != "file" or path is None or not wanted:
+        return None
+    try:
+        return file_baseline(request.path(path), path).results
+    except ConfigError as e:
+        log.info("note: no estimate of tokens and dollars: %s", e)
+        return None
+
+
+def budget_check(request: RunRequest, baseline: RunResults | None) -> PlanCheck | None:
+    """The check of the plan against the run's budget (adk.estimate.refusal; with
+    ``baseline``, its estimated tokens and dollars too); None without a budget."""
+    from adk_eval_action.adk.estimate import estimate, refusal
+
+    budget = run_budget(request)
+    if not budget.active:
+        return None
+    prices = request.settings.models
+
+    def check(plan: Plan, cases: set[CaseKey] | None) -> str | None:
+        estimated = estimate(plan, baseline, prices, cases) if baseline is not None else None
+        return refusal(plan, budget, estimated, cases)
+
+    return check
+
+
+def budget_error(calls: ModelCalls) -> ErrorRecord | None:
+    """The run's error when its budget stopped model calls: which limit, and what was
+    spent; None when it did not."""
+    spend = calls.spend
+    if spend.stopped_by is None:
+        return None
+    return ErrorRecord(
+        kind="budget",
+        message=f"the budget's {spend.stopped_by} was reached ({spend.spent()} spent); "
+        f"{spend.refused} model call(s) were not made, so the eval cases they belonged to "
+        "have no scores",
+        hint="every score computed before is kept; raise the budget (budget: in "
+        "adk-eval.yaml, --max-model-calls/--max-tokens/--max-usd) or evaluate fewer eval cases",
     )
 
 
@@ -200,7 +275,7 @@ async def _evaluate_all(
     on purpose (``results.metadata.skipped``, quietly). False when the preflight refused
     the run."""
     from adk_eval_action.adk.engine import open_suite
-    from adk_eval_action.adk.scheduler import evaluate_suites
+    from adk_eval_action.adk.scheduler import PlanRefused, evaluate_suites
 
     settings = engine_settings(request)
     if not await _preflight(request, suites, results):
@@ -208,9 +283,22 @@ async def _evaluate_all(
             found = [open_suite(suite, settings)[0] for suite in suites]
             results.warnings.extend(w for record in found for w in record.warnings)
         return False
-    # The records are the results' from the start, so a signal keeps what was done.
-    evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls,
-                                       records=results.suites)
+    hooks = replace(engine_hooks(request),
+                    check_plan=budget_check(request, cost_baseline(request)))
+    try:
+        # The records are the results' from the start, so a signal keeps what was done.
+        evaluation = await evaluate_suites(suites, settings, hooks, calls,
+                                           records=results.suites)
+    except PlanRefused as refused:
+        results.warnings.extend(w for record in results.suites for w in record.warnings)
+        results.suites = []
+        results.errors.append(ErrorRecord(
+            kind="budget", message=f"refused before any model call: {refused}",
+            hint="raise the budget (budget: in adk-eval.yaml, --max-model-calls, "
+            "--max-tokens, --max-usd) or evaluate fewer eval cases (--shard, "
+            "--changed-only, fewer num_runs); `adk-eval-action plan` shows the counts",
+        ))
+        return False
     results.suites, results.shard = evaluation.suites, evaluation.shard
     return True
 
@@ -249,6 +337,9 @@ async def evaluate(
     if reused and not refused:
         names = [s.name for s in order or suites]
         results.suites = sorted([*results.suites, *reused], key=lambda s: names.index(s.name))
+    stopped = budget_error(calls)
+    if stopped is not None:
+        results.errors.append(stopped)
     results.metadata.model_calls = calls.summary()
     if results.metadata.model_calls.calls:
         log.info("%s", model_calls_line(results.metadata.model_calls))
@@ -279,10 +370,34 @@ async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
     return await plan_suites(find_suites(request), engine_settings(request), engine_hooks(request))
 
 
+def plan_cost(request: RunRequest, found: Plan) -> tuple[str, str | None]:
+    """What ``plan`` adds to the plan: the estimated tokens and dollars from a baseline
+    file (``--baseline FILE``; else why there is no estimate), and why the run's budget
+    would refuse the plan (None: it would not)."""
+    from adk_eval_action.adk.estimate import estimate, refusal
+
+    baseline = cost_baseline(request, always=True)
+    estimated = None
+    if baseline is None:
+        line = ("estimated cost: not estimated (tokens and dollars are estimated from a "
+                "baseline's recorded usage: pass --baseline with a results file of the base "
+                "branch)")
+    else:
+        estimated = estimate(found, baseline, request.settings.models)
+        line = estimated.line()
+        if estimated.from_case + estimated.from_suite == 0:
+            line = ("estimated cost: not estimated (the baseline file recorded no usage of "
+                    "these suites: it was written before tokens were recorded, or by ADK)")
+    budget = run_budget(request)
+    reason = refusal(found, budget, estimated) if budget.active else None
+    return line, reason
+
+
 def model_calls_line(counts: ModelCallCounts) -> str:
     """One line on the run's model calls: how many, how many retried and why, how many
-    failed for good (``model calls: 12, 3 retried (3 retries: 429 RESOURCE_EXHAUSTED ×3;
-    waited 4.5s)``)."""
+    failed for good, how many the budget refused, and the tokens and dollars (``model
+    calls: 12, 3 retried (3 retries: 429 RESOURCE_EXHAUSTED ×3; waited 4.5s); 48,210
+    tokens, $0.0142``)."""
     line = f"model calls: {counts.calls}"
     if counts.retried_calls:
         causes = ", ".join(f"{c} ×{n}" for c, n in counts.retry_causes.items())
@@ -293,4 +408,12 @@ def model_calls_line(counts: ModelCallCounts) -> str:
     if counts.failed_calls:
         causes = ", ".join(f"{c} ×{n}" for c, n in counts.failure_causes.items())
         line += f", {counts.failed_calls} failed ({causes})"
+    if counts.refused_calls:
+        line += f", {counts.refused_calls} not made (budget spent)"
+    if counts.usage:
+        line += f"; {counts.tokens:,} tokens"
+        if counts.usd is not None:
+            line += f", ${counts.usd:.4f}"
+        if counts.unpriced:
+            line += f" (no price: {', '.join(counts.unpriced)})"
     return line

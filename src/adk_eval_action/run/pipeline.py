@@ -55,7 +55,7 @@ from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
-from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
+from adk_eval_action.run.evaluation import evaluate, find_suites, model_calls, run_metadata
 from adk_eval_action.run.outcome import (
     CaseFailure,
     PipelineOutcome,
@@ -341,11 +341,9 @@ async def run_pipeline_async(
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
             parts that do not merge (results.shards.MergeError).
     """
-    from adk_eval_action.adk.model_calls import ModelCalls
-
     settings = request.settings
     state = state or RunState()
-    calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
+    calls = model_calls(request)  # one retry budget, token count and budget for the run
     found: ResolvedBaseline | None = None
     if settings.merge:
         results = state.results = merge_files(request.workdir, settings.merge)
