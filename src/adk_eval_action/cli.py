@@ -200,12 +200,12 @@ def plan_command(**flags: Any) -> None:
     """
     import asyncio
 
-    from adk_eval_action.run.evaluation import plan
+    from adk_eval_action.run.evaluation import detection_notes, plan
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
-    click.echo("\n".join(found.lines()))
+    click.echo("\n".join(found.lines(detection_notes(found))))
     errors = [e for record in records for e in record.errors]
     if errors:
         with _console():
