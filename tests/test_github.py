@@ -402,6 +402,43 @@ def test_event_issue_comment(tmp_path, stub):
     assert plain.pr_number is None
 
 
+def test_a_missing_pull_request_payload_is_said_and_the_number_taken_from_github_ref(
+        tmp_path):
+    """GitHub sets GITHUB_REF to refs/pull/N/merge on pull_request events ("Events that
+    trigger workflows"): without a payload the PR is still known, and both are said."""
+    env = {**_env(tmp_path, "pull_request", {}), "GITHUB_REF": "refs/pull/12/merge",
+           "GITHUB_EVENT_PATH": str(tmp_path / "gone.json")}
+    ctx = EventContext.from_env(env)
+    assert (ctx.pr_number, ctx.head_sha) == (12, None)  # the head is asked for over REST
+    assert ctx.warnings == (
+        f"GITHUB_EVENT_PATH names {tmp_path / 'gone.json'}, which does not exist: the "
+        "pull_request payload is missing",
+        "the pull_request event names no pull request number (the payload's number and "
+        "pull_request.number): using 12 from GITHUB_REF (refs/pull/12/merge)")
+
+
+def test_a_pull_request_payload_without_a_number_is_said(tmp_path):
+    payload = _pull_payload()
+    del payload["number"], payload["pull_request"]["number"]
+    ctx = EventContext.from_env(_env(tmp_path, "pull_request", payload))
+    assert ctx.pr_number is None and ctx.head_sha == "h" * 40
+    assert ctx.warnings == (
+        "the pull_request event names no pull request number (the payload's number and "
+        "pull_request.number, or GITHUB_REF refs/pull/N/merge; GITHUB_REF is ''): no PR "
+        "comment",)
+    assert EventContext.from_env(_env(tmp_path, "pull_request", _pull_payload())).warnings == ()
+
+
+@pytest.mark.parametrize("value", ["7; rm -rf /", "\u00b2", "-3", "0", "7.0", True])
+def test_a_dispatch_pr_number_that_is_not_one_is_said(tmp_path, value):
+    ctx = EventContext.from_env(_env(tmp_path, "workflow_dispatch",
+                                     {"inputs": {"pr_number": value}}))
+    assert ctx.pr_number is None and ctx.head_sha == "m" * 40
+    assert ctx.warnings == (
+        f"the workflow_dispatch input pr_number is not a pull request number: {str(value)!r}; "
+        "the pull request is looked for by the commit instead",)
+
+
 def test_event_outside_actions_is_empty():
     ctx = EventContext.from_env({})
     assert ctx.pr_number is None and ctx.run_url is None and ctx.api_url.startswith("https://")

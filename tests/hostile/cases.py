@@ -154,6 +154,30 @@ def _api_message_inert(run: Run) -> None:
     _no_mentions(run)
 
 
+def _payload_missing(ws: Workspace) -> None:
+    ws.env.update(GITHUB_EVENT_PATH=str(ws.tmp / "gone.json"), GITHUB_REF="refs/pull/12/merge")
+
+
+def _pull_without_number(ws: Workspace) -> None:
+    ws.write_event({"pull_request": {"head": {"sha": "a" * 40, "repo": {"full_name": REPO}},
+                                     "base": {"ref": "main", "repo": {"full_name": REPO}}}})
+
+
+def _dispatch(pr_number: str) -> Callable[[Workspace], None]:
+    def prepare(ws: Workspace) -> None:
+        ws.write_event({"inputs": {"pr_number": pr_number}})
+        ws.env["GITHUB_EVENT_NAME"] = "workflow_dispatch"
+    return prepare
+
+
+def _warned(pattern: str, posted: bool) -> Callable[[Run], None]:
+    """A warning annotation says ``pattern``; the comment was ``posted`` or not."""
+    def check(run: Run) -> None:
+        assert re.search(r"^::warning [^:]*::" + pattern, run.log, re.M), run.log
+        assert bool(_comment_bodies(run)) is posted
+    return check
+
+
 #: The PR's comments, as the sticky comment lists them.
 COMMENTS = f"/repos/{REPO}/issues/12/comments"
 
@@ -530,6 +554,17 @@ CASES: list[Case] = [
         lambda ws: f"{ws.stub.api_url}{COMMENTS}?page=2&x={'x' * 160_000}", times=10), 0,
          r"PR comment not posted.*answered GET \S+/comments with a header line over "
          r"http\.client's limit", check=_comment_pages_read(1), seconds=30, twin={}),
+    Case("k2-event-path-missing-on-pull-request", 2, _payload_missing, 0,
+         r"GITHUB_EVENT_PATH names \S+gone\.json, which does not exist.*PR comment created",
+         check=_warned("the pull_request event names no pull request number.*using 12 from "
+                       "GITHUB_REF", posted=True), twin={}),
+    Case("k2-pull-request-payload-without-number", 2, _pull_without_number, 0,
+         r"names no pull request number", check=_warned(
+             "This pull_request event names no pull request: no PR comment", posted=False),
+         twin={}),
+    Case("k2-dispatch-pr-number-not-a-number", 2, _dispatch("7; rm -rf /"), 0,
+         r"input pr_number is not a pull request number: '7; rm -rf /'",
+         check=_warned("the workflow_dispatch input pr_number", posted=False), twin={}),
     Case("k2-event-number-not-a-number", 2,
          _event({"number": "7abc", "pull_request": {"head": {"sha": "a" * 40}}}), 2,
          r"number is not a pull request number: '7abc'", evaluated=False),

@@ -340,7 +340,11 @@ def post_run_comment(
     elif event.pr_number is not None and event.head_sha is None:
         event = event.with_pull(get_pull(client, event.repository, event.pr_number))
     if event.pr_number is None:
-        log.info("This run is not about a pull request: no PR comment.")
+        if event.is_pull_request_event:  # never silent: the warning above says why
+            log.warning("This %s event names no pull request: no PR comment.",
+                        event.event_name, extra=annotation("warning", title="PR comment"))
+        else:
+            log.info("This run is not about a pull request: no PR comment.")
         return None
     stale = stale_reason(get_pull(client, event.repository, event.pr_number), event.head_sha)
     if stale:
