@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workspace import REPO, Run, Workspace
+from workspace import HEAD, REPO, Run, Workspace
 
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.model import ShardInfo
@@ -268,6 +268,30 @@ def _hostile_sha_inert(run: Run) -> None:
 def _auto_baseline_broken_api(ws: Workspace) -> None:
     ws.inputs["baseline"] = "auto"
     ws.stub.fail_next(200, raw=b"{not json", path="/compare/", times=5)
+
+
+def _artifact(members: Callable[[], dict[str, bytes]]) -> Callable[[Workspace], None]:
+    """The merge-base's recorded artifact is a zip of ``members()`` (deflated)."""
+    def prepare(ws: Workspace) -> None:
+        import io
+        import zipfile
+
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name, data in members().items():
+                archive.writestr(name, data)
+        base = "c" * 40
+        ws.stub.add_commits([base])
+        ws.stub.set_merge_base("main", HEAD, base)
+        ws.stub.add_artifact(base, buffer.getvalue())
+        ws.inputs["baseline"] = "auto"
+    return prepare
+
+
+def _many_members() -> dict[str, bytes]:
+    """Forty JSON members of 8 MB each (0.3 MB zipped), none of them the results file."""
+    data = b"[" + b"0," * 4_000_000 + b"0]"
+    return {f"member{i}.json": data for i in range(40)}
 
 
 def _no_baseline_said(run: Run) -> None:
@@ -584,6 +608,14 @@ CASES: list[Case] = [
     # 3. An unreadable baseline
     Case("k3-artifact-api-not-json", 3, _auto_baseline_broken_api, 0,
          r"no baseline.*not JSON", check=_no_baseline_said, twin={}),
+    Case("k3-artifact-zip-of-many-large-members", 3, _artifact(_many_members), 0,
+         r"no baseline.*holds no adk-eval-results\.json \(it holds 40 other JSON files\)",
+         seconds=40, twin={}),
+    Case("k3-artifact-results-member-over-the-limit", 3, _artifact(
+        lambda: {"adk-eval-results.json": b" " * 2_000_000}), 0,
+         r"no baseline.*adk-eval-results\.json in the artifact adk-eval-results is too large",
+         limits={"adk_eval_action.baseline.artifact.MAX_RESULTS_BYTES": 1_000_000},
+         seconds=40, twin={}),
     Case("k3-baseline-nested-100000-deep", 3, _nested_baseline, 2,
          r"deep\.json.*nested too deeply", twin={}),
     Case("k3-baseline-score-outside-its-range", 3, _hand_edited_baseline({"score": 5.0}), 2,
