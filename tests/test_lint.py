@@ -90,17 +90,49 @@ def test_eval_set_fields_adk_never_evaluates_are_named() -> None:
     ]
 
 
-@pytest.mark.parametrize("named", [True, False])
-def test_the_judge_model_is_recorded_also_when_the_config_names_none(named: bool) -> None:
-    options = {"judge_model": "stand-in-judge"} if named else {"num_samples": 1}
+@pytest.mark.parametrize(("named", "camel"), [(True, False), (False, False), (True, True)])
+def test_the_judge_model_is_recorded_also_when_the_config_names_none(
+    named: bool, camel: bool
+) -> None:
+    # camelCase as agent-starter-pack writes it: ADK's EvalConfig keeps the criterion's keys
+    # as spelt, and ADK's evaluator reads them through its criterion model's aliases.
+    key, model_key = ("judgeModelOptions", "judgeModel") if camel else (
+        "judge_model_options", "judge_model")
+    options = {model_key: "stand-in-judge"} if named else {"num_samples": 1}
     config = EvalConfig.model_validate({"criteria": {
-        RUBRIC: {"threshold": 0.5, "judge_model_options": options},
+        RUBRIC: {"threshold": 0.5, key: options},
         "tool_trajectory_avg_score": 1.0,
     }})
     metrics = {m.metric_name: m for m in get_eval_metrics_from_config(config)}
+    read_by_adk = RubricsBasedCriterion.model_validate(metrics[RUBRIC].criterion.model_dump())
     expected = "stand-in-judge" if named else JudgeModelOptions().judge_model  # ADK's default
+    assert read_by_adk.judge_model_options.judge_model == expected
     assert judge_model(metrics[RUBRIC]) == expected
     assert judge_model(metrics["tool_trajectory_avg_score"]) is None
+
+
+@pytest.mark.parametrize("key", ["match_type", "matchType"])
+def test_an_invalid_match_type_is_refused_naming_it_before_any_model_call(
+    key: str, example_repo: Path, cli: CliRun, gemini_api: Any
+) -> None:
+    criterion = {"threshold": 1.0, key: "FUZZY"}
+    with pytest.raises(ValidationError):  # ADK's own model refuses it too
+        ToolTrajectoryCriterion.model_validate(criterion)
+    _edit(example_repo / "travel_agent/eval/test_config.json",
+          lambda data: data["criteria"].update(tool_trajectory_avg_score=criterion))
+    gemini_api.clear_calls()
+
+    result = cli("run", "travel_agent", "--results-out", "r.json")
+
+    assert result.exit_code == 2, result.output
+    assert (
+        f"travel_agent/eval/test_config.json (field `criteria.tool_trajectory_avg_score.{key}`)"
+        f": `{key}` must be one of EXACT, IN_ORDER, ANY_ORDER, not 'FUZZY'"
+    ) in result.output
+    assert "cannot be set up" not in result.output
+    assert gemini_api.calls == []
+    [suite] = load_json(example_repo / "r.json")["suites"]
+    assert [e["kind"] for e in suite["errors"]] == ["config"]
 
 
 def _edit(path: Path, change: Any) -> None:

@@ -331,16 +331,17 @@ def test_no_credentials_is_refused_before_any_case_runs(
     [error] = [e for e in results["errors"] if e["kind"] == "credentials"]
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
         assert name in error["message"]
-    assert result.output.count("error (credentials)") == 1
-    assert "gate INCOMPLETE (no model credentials): " in result.output
-    assert "; 0 of 4 eval cases could be evaluated (exit 2)" in result.output
+    # The run stopped before evaluation started: the message once, no eval case listed.
+    assert result.output.count(error["message"]) == 1
+    assert "gate INCOMPLETE (no model credentials): nothing was evaluated: the run stopped " \
+        "before evaluation started (exit 2)" in result.output
     for written in ("c.md", "s.md"):
-        headline = next(line for line in (example_repo / written).read_text().splitlines()
-                        if "ADK eval incomplete" in line)
-        assert headline.startswith("⚠️ **ADK eval incomplete** (no model credentials): ")
-        assert headline.endswith("; 0 of 4 eval cases could be evaluated.")
-        assert "passed" not in headline
-    assert all(not case_runs(results, c) for c in ("weather_paris", "multi_turn_trip"))
+        text = (example_repo / written).read_text()
+        headline = next(line for line in text.splitlines() if "ADK eval incomplete" in line)
+        assert headline == ("⚠️ **ADK eval incomplete** (no model credentials): nothing was "
+                            "evaluated: the run stopped before evaluation started.")
+        assert "weather_paris" not in text and "passed" not in text
+    assert results["suites"] == [] and results["complete"] is False
     assert "No API key was provided" not in result.output  # google-genai never got there
     assert "Task exception was never retrieved" not in result.output
 

@@ -235,7 +235,8 @@ def pipeline_request(run: ActionRun) -> RunRequest:
         ),
         "run_url": event.run_url,
         "max_comment_chars": RENDER_MAX_CHARS,
-        "credentials_note": credentials_note(event),
+        "credentials_note": credentials_note(
+            event, skipping=settings.on_missing_credentials == "skip"),
         "job_summary": run.runner.summary_file is not None,
     })
 

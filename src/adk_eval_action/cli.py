@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,9 @@ from adk_eval_action.github.logs import PlainFormatter, inert, log_to
 from adk_eval_action.redaction import Redactor, secret_values
 from adk_eval_action.settings import click_options, fallback_request, load_request
 from adk_eval_action.text import without_surrogates
+
+if TYPE_CHECKING:
+    from adk_eval_action.run.outcome import PipelineOutcome
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,15 @@ def _console() -> Iterator[Redactor]:
         except Exception as e:  # noqa: BLE001 - never a traceback and exit 1 for a bug
             log.error("internal error: %s (please report this as a bug)", describe_exception(e))
             sys.exit(EXIT_USAGE)
+
+
+def _show(outcome: PipelineOutcome) -> None:
+    """What stopped the run (``outcome.error``) or why it was skipped, once: the pipeline
+    leaves both to the entry point (the action makes them annotations)."""
+    if outcome.error:
+        log.error("%s", outcome.error)
+    if outcome.skipped:
+        log.info("ADK eval skipped: %s", outcome.skipped)
 
 
 def _echo(text: str, redact: Redactor) -> None:
@@ -87,6 +99,7 @@ def run(**flags: Any) -> None:
             request, outcome = fallback, stopped_outcome(fallback, e)
         else:
             outcome = run_pipeline(request)
+        _show(outcome)
     if request.settings.print_comment:
         _echo(outcome.comment_markdown, redact)
     sys.exit(outcome.exit_code)
@@ -125,6 +138,7 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
         results = load_head_table(head)
         base, note = load_baseline(baseline_path)
         outcome = finish(results, base, note, request)
+        _show(outcome)
     if request.settings.print_comment:
         _echo(outcome.comment_markdown, redact)
     sys.exit(outcome.exit_code)
@@ -141,7 +155,7 @@ def render_command(
 ) -> None:
     """Render the PR comment (or job summary) from results files; exits 0 when it rendered,
     2 when an input or the template is unusable."""
-    from adk_eval_action.report.fallback import incomplete_markdown
+    from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.run.pipeline import (
         comment_context,
@@ -155,12 +169,15 @@ def render_command(
         baseline_path = _explicit_baseline(baseline, request.workdir)
         results = load_head_table(head)
         base, note = load_baseline(baseline_path)
-        stopped = results.skeleton.stopped_by()
+        skeleton, heading = results.skeleton, "##" if summary else "###"
+        stopped = skeleton.stopped_by()
+        # What the action posted for a file of a run that evaluated nothing (run.outcome).
         if stopped is not None:
-            # What the action posted for this file: nothing was evaluated (run.outcome).
-            text = redact(incomplete_markdown(results.skeleton, stopped,
-                                              str(request.settings.results_path),
-                                              "##" if summary else "###"))
+            text = redact(incomplete_markdown(skeleton, stopped,
+                                              str(request.settings.results_path), heading))
+        elif skeleton.metadata.skipped and not skeleton.incomplete_errors():
+            text = redact(skipped_markdown(skeleton.metadata.skipped,
+                                           str(request.settings.results_path), heading))
         else:
             context = comment_context(results, base, note, request)
             text = redact(render_summary(context) if summary else

@@ -519,7 +519,33 @@ def _stop_posted(escaped: str = "") -> Callable[[Run], None]:
     return check
 
 
+def _refused_before_any_case(run: Run) -> None:
+    """The suite's eval config is refused before any eval case runs (so before any model
+    call): a config error, no eval case run, and the error's text escaped in the comment."""
+    [suite] = run.results["suites"] if run.results else [None]
+    assert [e["kind"] for e in suite["errors"]] == ["config"], suite["errors"]
+    assert not [c for s in suite["eval_sets"] for c in s["eval_cases"] if c["runs"]]
+    [body] = _comment_bodies(run)
+    assert "<img" not in body and "nope&lt;img src=x&gt;" in body, body
+
+
 HOSTILE_AGENT_NAME = "nope<img src=x>\n::error::pwn @octocat"
+
+
+def _camel_config_bad_match_type(ws: Workspace) -> None:
+    """The example's eval config spelt in camelCase (as agent-starter-pack writes one), its
+    trajectory ``matchType`` no member of ADK's MatchType but markup, a workflow command and
+    a mention."""
+    (ws.root / "travel_agent" / "eval" / "test_config.json").write_text(json.dumps({
+        "criteria": {
+            "tool_trajectory_avg_score": {"threshold": 1.0, "matchType": HOSTILE_AGENT_NAME},
+            "rubric_based_final_response_quality_v1": {
+                "threshold": 0.8, "judgeModelOptions": {"numSamples": 1},
+                "rubrics": [{"rubricId": "friendly",
+                             "rubricContent": {"textProperty": 'Says "happy to help".'}}],
+            },
+        },
+    }))
 
 
 # --------------------------------------------------------------------------- 11: mentions
@@ -654,6 +680,9 @@ CASES: list[Case] = [
         "eval_sets": ["travel_agent/eval/travel.evalset.json"]}]}), 2,
         r"agent folder nope.*not found", evaluated=False,
         check=_stop_posted("nope&lt;img src=x&gt;")),
+    Case("k5-camelcase-config-bad-match-type", 5, _camel_config_bad_match_type, 2,
+         r"field `criteria\.tool_trajectory_avg_score\.matchType`.*must be one of EXACT, "
+         r"IN_ORDER, ANY_ORDER", check=_refused_before_any_case),
     Case("k5-bad-input-before-evaluation", 5, lambda ws: ws.inputs.update(num_runs="abc"),
          2, r"invalid input num_runs", evaluated=False, check=_stop_posted()),
     # 6. Secrets

@@ -17,6 +17,7 @@ from google.adk.evaluation.eval_result import EvalCaseResult
 from pydantic import BaseModel
 
 from adk_eval_action.adk.compat import INFORMATIONAL_STATUS
+from adk_eval_action.adk.criteria import criterion_rubrics
 from adk_eval_action.adk.lint import judge_model_for
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import (
@@ -70,15 +71,14 @@ def case_status_from_adk(status: EvalStatus) -> CaseStatus:
 
 
 def _rubric_catalogue(result: EvalCaseResult) -> dict[str, RubricInfo]:
-    """Rubric id -> text/type, from config rubrics (criterion) and the rubrics ADK copied
-    onto each actual invocation (case- and invocation-level)."""
+    """Rubric id -> text/type, from config rubrics (criterion, snake_case or camelCase as an
+    ``adk eval`` history keeps them) and the rubrics ADK copied onto each actual invocation
+    (case- and invocation-level)."""
     catalogue: dict[str, RubricInfo] = {}
     for metric in result.overall_eval_metric_results:
-        criterion = metric.criterion.model_dump() if metric.criterion else {}
-        for rubric in criterion.get("rubrics") or []:
-            content = rubric.get("rubric_content") or {}
-            catalogue[rubric["rubric_id"]] = RubricInfo(
-                text=content.get("text_property"), type=rubric.get("type")
+        for rubric in criterion_rubrics(metric.metric_name, metric.criterion):
+            catalogue[rubric.rubric_id] = RubricInfo(
+                text=rubric.rubric_content.text_property, type=rubric.type
             )
     for per_invocation in result.eval_metric_result_per_invocation:
         for rubric in per_invocation.actual_invocation.rubrics or []:

@@ -125,7 +125,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
     record.warnings.extend(config.warnings)
     record.warnings.extend(w for loaded in inputs.eval_sets for w in loaded.warnings)
     record.eval_config_hash = config.content_hash
-    record.eval_config = config.eval_config.model_dump(mode="json", exclude_none=True)
+    record.eval_config = config.recorded()
     record.judge_models = _judge_models(config)
     record.eval_sets = [_eval_set_record(loaded, rel) for loaded in inputs.eval_sets]
     return record

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from google.adk.evaluation.eval_config import EvalConfig
-from google.adk.evaluation.eval_metrics import MetricInfo, MetricValueInfo
+from google.adk.evaluation.eval_metrics import BaseCriterion, MetricInfo, MetricValueInfo
 from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adk_eval_action.adk.convert import EFFICIENCY_METRICS, MetricMeta
+from adk_eval_action.adk.criteria import criterion_models, enum_choices, typed_criterion
 from adk_eval_action.adk.evalsets import content_hash
 from adk_eval_action.adk.lint import criterion_warnings
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
@@ -59,6 +60,19 @@ class LoadedEvalConfig(BaseModel):
             if name in RUBRIC_METRIC_TYPES
         ]
 
+    def recorded(self) -> dict[str, Any]:
+        """The eval config as a results file records it: ADK's ``EvalConfig`` as JSON, each
+        criterion with the fields the file set, in snake_case whichever spelling the file
+        used (so a camelCase config and its snake_case twin record the same)."""
+        data = self.eval_config.model_dump(mode="json", exclude_none=True)
+        data["criteria"] = {
+            name: criterion.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+            if isinstance(criterion, BaseModel)
+            else criterion
+            for name, criterion in self.eval_config.criteria.items()
+        }
+        return data
+
 
 _EVAL_CONFIG_KEYS = {
     name for field, info in EvalConfig.model_fields.items() for name in (field, info.alias or field)
@@ -93,16 +107,17 @@ def _lint(
     data: dict[str, Any],
     where: str,
     known: dict[str, MetricInfo],
+    custom: Iterable[str],
     overridden: Iterable[str] = (),
 ) -> list[str]:
-    """Lint warnings of an eval config (each naming ``where``).
+    """Lint warnings of an eval config (each naming ``where``); ``custom`` names its custom
+    metrics, whose criterion keys are their function's to read.
 
     Raises:
         ConfigError: a threshold that is not a finite number, or lies outside its metric's
             value range (:func:`_check_threshold`).
     """
     warnings = []
-    custom = set(data.get("custom_metrics") or data.get("customMetrics") or {})
     for key in data:
         if key in _EVAL_CONFIG_KEYS:
             continue
@@ -186,18 +201,22 @@ def _normalize_criteria_rubrics(
     return finals
 
 
-def _custom_metric_infos(data: dict[str, Any]) -> dict[str, MetricInfo]:
+def _custom_metric_infos(eval_config: EvalConfig) -> dict[str, MetricInfo]:
+    """Each custom metric's ``MetricInfo`` as ADK registers it: its declared ``metric_info``
+    (named after the metric), else ADK's default, a [0, 1] interval
+    (``CustomMetricConfig.metric_info``'s documented default)."""
     infos: dict[str, MetricInfo] = {}
-    for name, custom in (data.get("custom_metrics") or data.get("customMetrics") or {}).items():
-        info = (custom or {}).get("metric_info") or (custom or {}).get("metricInfo")
-        payload = dict(info or {})
-        payload["metric_name"] = name
-        payload.pop("metricName", None)
-        payload.setdefault("metric_value_info", {"interval": {"min_value": 0.0, "max_value": 1.0}})
-        try:
-            infos[name] = MetricInfo.model_validate(payload)
-        except ValidationError:
+    for name, custom in (eval_config.custom_metrics or {}).items():
+        if custom.metric_info is not None:
+            infos[name] = custom.metric_info.model_copy(update={"metric_name": name})
             continue
+        infos[name] = MetricInfo.model_validate(
+            {
+                "metric_name": name,
+                "description": custom.description,
+                "metric_value_info": {"interval": {"min_value": 0.0, "max_value": 1.0}},
+            }
+        )
     return infos
 
 
@@ -274,19 +293,16 @@ def load_eval_config(
     """
     where = display_path or (str(path) if path else "default criteria")
     data, digest = _read(path)
-    known = {**_registered_metrics(), **_custom_metric_infos(data)}
     if "criteria" not in data and path is not None:
         _refuse_missing_criteria(data, path)
     criteria = data.setdefault("criteria", {}) if isinstance(data.get("criteria"), dict) else {}
     _apply_overrides(criteria, threshold_overrides or {})
-    warnings = _lint(data, where, known, threshold_overrides or {})
-    warnings += _drop_efficiency_metrics(criteria, where)
     final_rubrics = _normalize_criteria_rubrics(data, path)
-    try:
-        eval_config = EvalConfig.model_validate(data)
-    except ValidationError as e:
-        field, message = first_error(e, data)
-        raise ConfigError(path or where, message, field=field) from e
+    eval_config = _parse(data, path, where)
+    known = {**_registered_metrics(), **_custom_metric_infos(eval_config)}
+    custom = list(eval_config.custom_metrics or {})
+    warnings = _lint(data, where, known, custom, threshold_overrides or {})
+    warnings += _drop_efficiency_metrics(eval_config.criteria, where)
     return LoadedEvalConfig(
         path=path,
         eval_config=eval_config,
@@ -298,3 +314,55 @@ def load_eval_config(
         },
         warnings=warnings,
     )
+
+
+def effective_eval_config(recorded: Any) -> Any:
+    """A results file's recorded ``eval_config`` as ADK's evaluators read it: ADK's
+    ``EvalConfig`` with every criterion read by its metric's model, defaults filled in, as
+    JSON. Records written by earlier versions of this tool (criteria as the file wrote them),
+    or from a camelCase config and its snake_case twin, are equal exactly when ADK evaluates
+    them alike. ``recorded`` unchanged when it is no mapping or ADK's models reject it."""
+    if not isinstance(recorded, dict):
+        return recorded
+    try:
+        config = EvalConfig.model_validate(recorded)
+        custom = set(config.custom_metrics or {})
+        config.criteria = {
+            name: criterion if name in custom else typed_criterion(name, criterion)
+            for name, criterion in config.criteria.items()
+        }
+    except ValidationError:
+        return recorded
+    return config.model_dump(mode="json", exclude_none=True)
+
+
+def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
+    """ADK's ``EvalConfig`` of ``data``, each criterion read with its metric's own criterion
+    model (:func:`adk_eval_action.adk.criteria.typed_criterion`; a custom metric's stays a
+    ``BaseCriterion``, its function receives it whole).
+
+    Raises:
+        ConfigError: ADK's models reject the config or a criterion, naming the field as the
+            file spells it (and an enum field's accepted values).
+    """
+    try:
+        eval_config = EvalConfig.model_validate(data)
+    except ValidationError as e:
+        field, message = first_error(e, data)
+        raise ConfigError(path or where, message, field=field) from e
+    custom = set(eval_config.custom_metrics or {})
+    for name, criterion in list(eval_config.criteria.items()):
+        if name in custom or name in EFFICIENCY_METRICS:
+            continue  # a custom metric's own; an efficiency metric's entry is dropped
+        try:
+            eval_config.criteria[name] = typed_criterion(name, criterion)
+        except ValidationError as e:
+            raw = data["criteria"][name]
+            field, message = first_error(e, raw)
+            model = criterion_models().get(name, BaseCriterion)
+            choices = enum_choices(model, str(e.errors()[0]["loc"][0]))
+            if choices:
+                given = e.errors()[0].get("input")
+                message = f"`{field}` must be one of {', '.join(choices)}, not {given!r}"
+            raise ConfigError(path or where, message, field=f"criteria.{name}.{field}") from e
+    return eval_config

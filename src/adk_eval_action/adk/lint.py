@@ -19,15 +19,15 @@
 from __future__ import annotations
 
 import difflib
-import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from google.adk.evaluation.eval_case import EvalCase, SessionInput
 from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalSet
-from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel
+
+from adk_eval_action.adk.criteria import criterion_models, judge_options
 
 UNEVALUATED_CASE_FIELDS = {
     "final_session_state": "no metric of google-adk evaluates the final session state",
@@ -48,21 +48,6 @@ def _keys(model: type[BaseModel]) -> dict[str, str]:
         if alias:
             names[alias] = field
     return names
-
-
-@functools.cache
-def criterion_models() -> dict[str, type[BaseModel]]:
-    """Metric name -> the criterion model its evaluator reads (``criterion_type``).
-
-    Read from the registry's table, which google-adk keeps private (``_registry``); if a
-    later google-adk renames it, criterion keys simply go unchecked.
-    """
-    table = getattr(MetricEvaluatorRegistry(), "_registry", None) or {}
-    return {
-        name: entry[0].criterion_type
-        for name, entry in table.items()
-        if isinstance(entry, tuple) and isinstance(getattr(entry[0], "criterion_type", None), type)
-    }
 
 
 def _nested(model: type[BaseModel]) -> dict[str, str]:
@@ -164,20 +149,10 @@ def eval_set_warnings(data: Mapping[str, Any], where: str) -> list[str]:
     return warnings
 
 
-def default_judge_model() -> str:
-    """The judge model ADK uses when a criterion names none (``JudgeModelOptions``)."""
-    return str(JudgeModelOptions.model_fields["judge_model"].default)
-
-
 def judge_model_for(metric: EvalMetric) -> str | None:
-    """The judge model a metric will call: the one its criterion names, else ADK's default
-    when the metric's criterion model has ``judge_model_options``; None for metrics without
-    a judge (and custom metrics)."""
-    criterion = metric.criterion.model_dump() if metric.criterion else {}
-    named = (criterion.get("judge_model_options") or {}).get("judge_model")
-    if named:
-        return str(named)
-    model = criterion_models().get(metric.metric_name)
-    if model is not None and "judge_model_options" in model.model_fields:
-        return default_judge_model()
-    return None
+    """The judge model a metric will call: the one its criterion names (either spelling:
+    :func:`adk_eval_action.adk.criteria.judge_options`), else ADK's default when the
+    metric's criterion model has ``judge_model_options``; None for metrics without a judge
+    (and custom metrics)."""
+    options = judge_options(metric)
+    return str(options.judge_model) if options is not None else None

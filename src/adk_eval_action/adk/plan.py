@@ -33,16 +33,17 @@ model's bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from google.adk.evaluation.eval_case import IntermediateData, Invocation, InvocationEvents
 from google.adk.evaluation.eval_config import get_eval_metrics_from_config
-from google.adk.evaluation.eval_metrics import EvalMetric
+from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalCase
 from pydantic import BaseModel, Field
 
 from adk_eval_action.adk.convert import judge_model
+from adk_eval_action.adk.criteria import criterion_field, criterion_rubrics, judge_options
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 
@@ -253,8 +254,7 @@ def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
     rubric_type = RUBRIC_METRIC_TYPES.get(metric.metric_name)
     if rubric_type is None:
         return len(turns)
-    criterion = metric.criterion.model_dump() if metric.criterion else {}
-    if criterion.get("rubrics"):
+    if criterion_rubrics(metric.metric_name, metric.criterion):
         return len(turns)
     case_rubrics = any(r.type == rubric_type for r in case.rubrics or [])
     return sum(
@@ -263,11 +263,10 @@ def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
 
 
 def _judge_options(metric: EvalMetric) -> tuple[int, int]:
-    """``(num_samples, parallelism_limit)`` of a judge metric (ADK's JudgeModelOptions
-    defaults: 5 and 1)."""
-    criterion = metric.criterion.model_dump() if metric.criterion else {}
-    options = criterion.get("judge_model_options") or {}
-    return int(options.get("num_samples") or 5), int(options.get("parallelism_limit") or 1)
+    """``(num_samples, parallelism_limit)`` of a judge metric, as its evaluator reads them
+    (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1)."""
+    options = judge_options(metric) or JudgeModelOptions()
+    return options.num_samples, options.parallelism_limit
 
 
 def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
@@ -282,8 +281,8 @@ def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
         samples, limit = _judge_options(metric)
         return samples, math.ceil(samples / max(1, limit))
     if name == "hallucinations_v1":
-        criterion = metric.criterion.model_dump() if metric.criterion else {}
-        steps = sum(_nl_steps(inv, criterion) for inv in case.conversation or [])
+        intermediate = bool(criterion_field(metric, "evaluate_intermediate_nl_responses"))
+        steps = sum(_nl_steps(inv, intermediate) for inv in case.conversation or [])
         return 2 * steps, 2 * steps
     if name in VERTEX_METRICS:
         return "evaluated by Vertex AI's eval service (remote calls, not counted)"
@@ -292,10 +291,10 @@ def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
     return "a custom metric: its model calls, if any, are not known"
 
 
-def _nl_steps(invocation: Invocation, criterion: Mapping[str, Any]) -> int:
+def _nl_steps(invocation: Invocation, intermediate: bool) -> int:
     steps = 1 if invocation.final_response else 0
     data = invocation.intermediate_data
-    if criterion.get("evaluate_intermediate_nl_responses") and isinstance(data, IntermediateData):
+    if intermediate and isinstance(data, IntermediateData):
         steps += len(data.intermediate_responses)
     return steps
 

@@ -40,6 +40,7 @@ from adk_eval_action.adk.credentials import (
     missing_google_credentials,
     provider_missing_keys,
 )
+from adk_eval_action.adk.lint import judge_model_for
 from adk_eval_action.project.discovery import Suite, relative_path
 
 Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
@@ -228,15 +229,13 @@ def _metric_problem(
             message=f"metric `{name}` is neither a google-adk metric nor declared in "
             f"`custom_metrics`{f'; did you mean `{close[0]}`?' if close else ''}",
         )
-    judge = (metric.criterion.model_dump() if metric.criterion else {}).get(
-        "judge_model_options"
-    ) or {}
+    judge = judge_model_for(metric) or "?"
     return PreflightProblem(
         kind="judge",
         suite=suite.name,
         file=file,
         field=f"criteria.{name}.judge_model_options.judge_model",
-        message=f"metric `{name}`: judge model `{judge.get('judge_model', '?')}` cannot be "
+        message=f"metric `{name}`: judge model `{judge}` cannot be "
         f"set up ({text}); use a `gemini-*` model or register the judge's BaseLlm class",
     )
 

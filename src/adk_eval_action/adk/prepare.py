@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from google.adk.evaluation.eval_rubrics import Rubric
 from pydantic import BaseModel, ConfigDict, Field
 
+from adk_eval_action.adk.criteria import criterion_rubrics
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
 from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
@@ -148,15 +148,9 @@ def _refuse_repeated_id(
             )
 
 
-def _config_rubrics(criterion: Any) -> list[Rubric]:
-    """Criterion rubrics; ADK keeps them as raw dicts on a BaseCriterion (extra="allow")."""
-    raw = getattr(criterion, "rubrics", None) or []
-    return [r if isinstance(r, Rubric) else Rubric.model_validate(r) for r in raw]
-
-
 def _check_duplicates(loaded: LoadedEvalSet, case: Any, config: LoadedEvalConfig) -> None:
     for metric, _ in config.rubric_types():
-        config_rubrics = _config_rubrics(config.eval_config.criteria[metric])
+        config_rubrics = criterion_rubrics(metric, config.eval_config.criteria[metric])
         for invocation in case.conversation or [None]:
             inv_rubrics = invocation.rubrics if invocation is not None else None
             dupes = duplicate_ids(config_rubrics, case.rubrics, inv_rubrics)

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from adk_eval_action.adk.agent import AgentLoadError, LoadedAgent, load_agent
 from adk_eval_action.adk.engine import infer_directions
-from adk_eval_action.adk.evalconfig import LoadedEvalConfig
+from adk_eval_action.adk.evalconfig import LoadedEvalConfig, effective_eval_config
 from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
 from adk_eval_action.adk.prepare import load_suite_inputs
 from adk_eval_action.errors import AdkEvalActionError
@@ -50,7 +50,7 @@ def rescore_reason(baseline: SuiteRecord, head: SuiteRecord) -> str | None:
     """
     config_changed = (
         baseline.eval_config_hash != head.eval_config_hash
-        or baseline.eval_config != head.eval_config
+        or effective_eval_config(baseline.eval_config) != effective_eval_config(head.eval_config)
         or baseline.judge_models != head.judge_models
     )
     if not config_changed or not head.eval_sets:

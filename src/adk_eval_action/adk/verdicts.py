@@ -34,6 +34,7 @@ from google.adk.evaluation.eval_rubrics import Rubric, RubricScore
 from google.adk.evaluation.evaluator import EvaluationResult, PerInvocationResult
 from pydantic import BaseModel
 
+from adk_eval_action.adk.criteria import criterion_rubrics
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import MetricResult, MetricStatus, RubricScoreRecord
 
@@ -226,9 +227,8 @@ def _applicable(
 
 
 def config_rubrics(metric: EvalMetric) -> list[Rubric]:
-    """The criterion's rubrics (ADK keeps them as raw dicts on a BaseCriterion)."""
-    raw = getattr(metric.criterion, "rubrics", None) or []
-    return [r if isinstance(r, Rubric) else Rubric.model_validate(r) for r in raw]
+    """The criterion's rubrics (:func:`adk_eval_action.adk.criteria.criterion_rubrics`)."""
+    return criterion_rubrics(metric.metric_name, metric.criterion)
 
 
 async def judge_each_invocation(

@@ -287,24 +287,26 @@ def _workflow_run_fields(run: Mapping[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def credentials_note(event: EventContext) -> str | None:
+def credentials_note(event: EventContext, skipping: bool = False) -> str | None:
     """Why a pull request's run may have no model credentials, for the preflight's message:
     workflows of pull requests from forks get no repository secrets, Dependabot's get only
-    Dependabot secrets (contract §5; GitHub's "Using secrets in GitHub Actions"). None for
-    other events (``pull_request_target`` runs with the base repository's secrets)."""
+    Dependabot secrets (GitHub's "Using secrets in GitHub Actions"). With ``skipping``
+    (``on_missing_credentials: skip`` is set) it does not advise setting it. None for other
+    events (``pull_request_target`` runs with the base repository's secrets)."""
     if event.event_name != "pull_request":
         return None
+    skip = "" if skipping else ", or set on_missing_credentials: skip"
     if event.author == "dependabot[bot]":
         return (
             "This pull request is Dependabot's, and its workflows get only Dependabot "
-            "secrets: add the model key as a Dependabot secret, or set on_missing_credentials: "
-            "skip"
+            f"secrets: add the model key as a Dependabot secret{skip}"
         )
     if not event.is_fork:
         return None
     head = event.head_repository or "a fork"
+    skip = "" if skipping else "set on_missing_credentials: skip to skip such runs, or "
     return (
         f"This pull request comes from {head}, and GitHub gives workflows of pull requests "
-        "from forks no repository secrets: set on_missing_credentials: skip to skip such runs, "
-        "or evaluate them as docs/action.md (Pull requests from forks) describes"
+        f"from forks no repository secrets: {skip}evaluate them as docs/action.md (Pull "
+        "requests from forks) describes"
     )

@@ -1,7 +1,9 @@
 """The comment and summary of a run that could not be rendered normally: an internal error,
-an unusable template, a signal, or an error (adk-eval.yaml, an input) that stopped the run
-before evaluation started. Plain markdown without templates (the templates may be
-what failed), every piece of data through the ``md`` filter."""
+an unusable template, a signal, or an error (adk-eval.yaml, an input, the preflight) that
+stopped the run before evaluation started; and of a run that evaluated nothing on purpose
+(``on_missing_credentials: skip``). Plain markdown without templates (the templates may be
+what failed, and there is no comparison to render), every piece of data through the ``md``
+filter."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from adk_eval_action.report.format import md, strip_markers
 from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.model import ErrorRecord, RunResults
 
-__all__ = ["incomplete_markdown"]
+__all__ = ["incomplete_markdown", "skipped_markdown"]
 
 
 def incomplete_markdown(
@@ -39,4 +41,20 @@ def incomplete_markdown(
         lines += [f"- {md(e.kind)}: {md(e.message, 300)}" for e in others]
     kept = "Everything that was computed is" if results.suites else "The error is recorded"
     lines += ["", f"{kept} in {md(results_path, 200)}."]
+    return strip_markers("\n".join(lines) + "\n")
+
+
+def skipped_markdown(reason: str, results_path: str, heading: str = "###") -> str:
+    """The report of a run that evaluated nothing on purpose (``reason``: why, e.g. the
+    models' missing credentials with ``on_missing_credentials: skip``), under the packaged
+    templates' heading: the skipped headline, and no verdict, table or eval case (none was
+    evaluated)."""
+    lines = [
+        f"{heading} ADK evaluation",
+        "",
+        f"⏭️ **ADK eval skipped**: {md(reason, 900)}.",
+        "",
+        "Nothing was evaluated, so there is no verdict; the check does not fail "
+        f"(`on_missing_credentials: skip`). The run is recorded in {md(results_path, 200)}.",
+    ]
     return strip_markers("\n".join(lines) + "\n")

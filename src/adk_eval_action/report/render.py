@@ -70,8 +70,6 @@ class CommentContext(BaseModel):
         failed_on_scores: the gate failed on scores that were computed (analysis.gate), not
             only on case runs that errored or never ran.
         model_calls: the head run's model calls (retries, failures), when it made any.
-        skipped: why nothing was evaluated on purpose (no model credentials with
-            ``on_missing_credentials: skip``), else None.
         incomplete_kinds: the error kinds that make a run incomplete (results.model).
         evidence: why the gate's failing cases failed, worst first
             (:mod:`adk_eval_action.report.evidence`; at most ``SUMMARY_EVIDENCE``).
@@ -90,7 +88,6 @@ class CommentContext(BaseModel):
     chart: str = ""
     failed_on_scores: bool = False
     model_calls: ModelCallCounts | None = None
-    skipped: str | None = None
     incomplete_kinds: list[str] = Field(default_factory=lambda: sorted(INCOMPLETE_ERROR_KINDS))
     evidence: list[CaseEvidence] = Field(default_factory=list)
     evidence_shown: int = COMMENT_EVIDENCE

@@ -192,20 +192,27 @@ async def _preflight(request: RunRequest, suites: list[Suite], results: RunResul
 
 async def _evaluate_all(
     request: RunRequest, suites: list[Suite], calls: ModelCalls, results: RunResults
-) -> None:
+) -> bool:
     """The preflight, then every suite in one pool when it found nothing that cannot work;
-    else no suite is evaluated, but every suite's record (files, eval cases) is kept."""
+    else no suite is evaluated nor recorded: the run stopped before evaluation started
+    (``RunResults.stopped_by``: its errors are the preflight's; what was found is still
+    said, and the eval configs' lint warnings kept in ``results.warnings``), or was skipped
+    on purpose (``results.metadata.skipped``, quietly). False when the preflight refused
+    the run."""
     from adk_eval_action.adk.engine import open_suite
     from adk_eval_action.adk.scheduler import evaluate_suites
 
     settings = engine_settings(request)
     if not await _preflight(request, suites, results):
-        results.suites = [open_suite(suite, settings)[0] for suite in suites]
-        return
+        if results.errors:
+            found = [open_suite(suite, settings)[0] for suite in suites]
+            results.warnings.extend(w for record in found for w in record.warnings)
+        return False
     # The records are the results' from the start, so a signal keeps what was done.
     evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls,
                                        records=results.suites)
     results.suites, results.shard = evaluation.suites, evaluation.shard
+    return True
 
 
 async def evaluate(
@@ -227,9 +234,10 @@ async def evaluate(
     """
     results = into if into is not None else RunResults(metadata=run_metadata(request.workdir))
     start = time.monotonic()
+    refused = False
     try:
         if suites:
-            await _evaluate_all(request, suites, calls, results)
+            refused = not await _evaluate_all(request, suites, calls, results)
     except Exception as e:  # noqa: BLE001 - a bug of ours: say so, keep the run's files
         results.errors.append(
             ErrorRecord(
@@ -238,7 +246,7 @@ async def evaluate(
                 hint="please report this as a bug",
             )
         )
-    if reused:
+    if reused and not refused:
         names = [s.name for s in order or suites]
         results.suites = sorted([*results.suites, *reused], key=lambda s: names.index(s.name))
     results.metadata.model_calls = calls.summary()
@@ -248,7 +256,7 @@ async def evaluate(
     results.metadata.finished_at = utc_now()
     results.metadata.duration_seconds = round(time.monotonic() - start, 3)
     cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)
-    if cases == 0 and not results.all_errors() and results.shard is None:
+    if cases == 0 and not results.all_errors() and results.shard is None and not refused:
         results.errors.append(
             ErrorRecord(
                 kind="config",

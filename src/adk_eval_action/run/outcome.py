@@ -2,7 +2,11 @@
 finish normally (:func:`incomplete_outcome`; :func:`stopped_outcome` for a run stopped
 before evaluation started, by a config or input error): the results file, the comment and
 the job summary are still written (exit 2 "incomplete", or 130/143 when a signal stopped
-the run).
+the run); :func:`skipped_report` for a run that evaluated nothing on purpose (exit 0).
+
+The error that stopped a run (``PipelineOutcome.error``) and why a run was skipped
+(``skipped``) are not logged here: the entry point shows each once (the CLI as a line, the
+action as an annotation after the run's log window).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from adk_eval_action.errors import (
     error_kind,
 )
 from adk_eval_action.files import OutsideRoot
-from adk_eval_action.report.fallback import incomplete_markdown
+from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import (
@@ -50,6 +54,7 @@ __all__ = [
     "incomplete_report",
     "metrics_output",
     "part_outcome",
+    "skipped_report",
     "stop_error",
     "stopped_outcome",
     "write_text",
@@ -85,12 +90,15 @@ class ErrorAnnotation(BaseModel):
 
 
 def error_annotations(
-    results: RunResults, redact: Callable[[str], str] = str
+    results: RunResults, redact: Callable[[str], str] = str,
+    leave_out: ErrorRecord | None = None,
 ) -> list[ErrorAnnotation]:
     """One annotation per suite whose agent could not be had (error kind ``agent``): that
     is why its eval cases have no runs, so they get none of their own (:func:`case_failures`
     leaves them out); then one per other error that names a file and no eval case (an eval
-    case's errors are in its own annotation), in the results' order, run-wide last."""
+    case's errors are in its own annotation), in the results' order, run-wide last.
+    ``leave_out`` is an error annotated otherwise (what stopped the run:
+    ``PipelineOutcome.error``)."""
     agents = [
         ErrorAnnotation(
             suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
@@ -105,7 +113,7 @@ def error_annotations(
             message=redact(_with_hint(e)),
         )
         for e in [*(e for s in results.suites for e in s.errors), *results.errors]
-        if e.kind != "agent" and e.file and e.eval_id is None
+        if e.kind != "agent" and e.file and e.eval_id is None and e is not leave_out
     ]
     return agents + placed
 
@@ -234,21 +242,52 @@ def incomplete_report(
     redact = request.redactor
     comment, summary = (redact(incomplete_markdown(results, error, str(settings.results_path),
                                                    heading)) for heading in ("###", "##"))
-    for path, text in ((settings.comment_out, comment), (settings.summary_out, summary)):
-        try:
-            write_text(None if path is None else request.path(path), text)
-        except Exception as e:  # noqa: BLE001 - last resort
-            log.error("%s", e)
+    _write_reports(request, comment, summary)
     said = redact(_with_hint(error))
-    log.error("%s", said)
+    for warning in results.warnings:  # an eval config's lint warnings, say
+        log.warning("%s", redact(warning))
     log.info("%s", stopped_headline(results, error).console(exit_code=exit_code))
     return PipelineOutcome(
         exit_code=exit_code, passed=False, results_path=results_path,
         comment_markdown=comment, summary_markdown=summary,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
+        error_annotations=error_annotations(results, redact, leave_out=error),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
         error=said, error_file=error.file, error_line=error.line,
     )
+
+
+def skipped_report(results: RunResults, request: RunRequest) -> PipelineOutcome:
+    """The comment, job summary and console of a run that evaluated nothing on purpose
+    (``results.metadata.skipped``: no model credentials with ``on_missing_credentials:
+    skip``): a short report that says skipped and why (no comparison, no eval case), exit
+    0, neither passed nor failed. Writes the comment and summary files; never raises for
+    one it cannot write."""
+    assert results.metadata.skipped is not None
+    settings = request.settings
+    reason = request.redactor(results.metadata.skipped)
+    comment, summary = (request.redactor(skipped_markdown(reason, str(settings.results_path),
+                                                          heading)) for heading in ("###", "##"))
+    _write_reports(request, comment, summary)
+    log.info("gate SKIPPED: nothing was evaluated, so there is no verdict (exit 0)")
+    return PipelineOutcome(
+        exit_code=EXIT_PASS, passed=False, skipped=reason,
+        results_path=request.path(settings.results_path),
+        comment_markdown=comment, summary_markdown=summary,
+        comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
+    )
+
+
+def _write_reports(request: RunRequest, comment: str, summary: str) -> None:
+    """The comment and summary files a stopped or skipped run writes (``comment_out``,
+    ``summary_out``); a file that cannot be written is logged, never raised: these are a
+    run's last resort."""
+    settings = request.settings
+    for path, text in ((settings.comment_out, comment), (settings.summary_out, summary)):
+        try:
+            write_text(None if path is None else request.path(path), text)
+        except Exception as e:  # noqa: BLE001 - last resort
+            log.error("%s", e)
 
 
 def _with_hint(error: ErrorRecord) -> str:

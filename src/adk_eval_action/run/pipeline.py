@@ -35,7 +35,6 @@ from adk_eval_action.errors import (
     ResultsFileError,
 )
 from adk_eval_action.files import expand_glob
-from adk_eval_action.github.logs import annotation
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.evidence import collect_evidence
@@ -66,6 +65,7 @@ from adk_eval_action.run.outcome import (
     incomplete_report,
     metrics_output,
     part_outcome,
+    skipped_report,
     stop_error,
     stopped_outcome,
     write_text,
@@ -96,15 +96,16 @@ def load_table(path: Path) -> ScoreTable:
 
 def load_head_table(path: Path) -> ScoreTable:
     """:func:`load_table` for the head of ``compare``/``render``: a head without eval cases
-    and without errors saying why is refused (``run`` refuses zero eval cases too), rather
-    than passing a gate that checked nothing.
+    and without errors saying why (nor a skip's reason) is refused (``run`` refuses zero
+    eval cases too), rather than passing a gate that checked nothing.
 
     Raises:
         ResultsFileError: unreadable, no eval cases and no errors, or one shard of a sharded
             run (:func:`refuse_shard`).
     """
     table = load_table(path)
-    if not table.case_keys and not table.skeleton.all_errors():
+    skeleton = table.skeleton
+    if not table.case_keys and not skeleton.all_errors() and not skeleton.metadata.skipped:
         raise ResultsFileError(
             path,
             "holds no eval cases and no errors, so there is nothing to compare or gate; "
@@ -171,7 +172,6 @@ def comment_context(
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
-        skipped=skeleton.metadata.skipped,
         evidence=collect_evidence(results, gate.failing_cases, SUMMARY_EVIDENCE),
         summary_written=request.settings.summary_out is not None if summary is None else summary,
     )
@@ -197,6 +197,8 @@ def finish(
         # Nothing was evaluated: the comment the action posted for this file, not a
         # comparison of no scores (compare, render).
         return incomplete_report(skeleton, request, stopped)
+    if skeleton.metadata.skipped and not skeleton.incomplete_errors():
+        return skipped_report(skeleton, request)  # nothing evaluated, on purpose
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
         context = comment_context(results, baseline, baseline_note, request, adaptive)
@@ -210,20 +212,12 @@ def finish(
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
     write_text(_out(request, settings.comparison_out), comparison_json)
     usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
-    skipped = skeleton.metadata.skipped if not usage_error else None
-    if skipped:
-        # Nothing was evaluated on purpose (on_missing_credentials: skip): no verdict.
-        log.info("ADK eval skipped: %s", skipped, extra=annotation("notice"))
-    else:
-        print_table(comparison, gate, usage_error)
-    exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed or skipped else (
-        EXIT_GATE_FAILED
-    )
+    print_table(comparison, gate, usage_error)
+    exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     annotated = error_annotations(skeleton, request.redactor)
     return PipelineOutcome(
         exit_code=exit_code,
-        skipped=skipped,
-        passed=gate.passed and not usage_error and not skipped,
+        passed=gate.passed and not usage_error,
         results_path=request.path(settings.results_path),
         comment_markdown=comment,
         summary_markdown=summary,
@@ -354,21 +348,19 @@ async def run_pipeline_async(
         else:
             results = await evaluate(request, suites, calls, into=state.results)
     results = state.results = clean_results(results, request.redactor)
-    results_path = settings.results_path
-    try:
-        save_results(results, request.path(results_path))
-    except OSError as e:
-        raise ConfigError(results_path, f"cannot write the results file: {e}") from e
-    log.info("results: %s", results_path)
+    _save(results, request)
+    log.info("results: %s", settings.results_path)
     if results.shard is not None:
         return part_outcome(results, request)
+    if results.stopped_by() is not None or results.metadata.skipped:
+        return finish(results, None, "", request)  # nothing evaluated: no baseline to find
     try:
         baseline, note = await resolve_baseline(
             baseline_request(request), results, rescore=_rescorer(suites, request), found=found
         )
     except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
         results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
-        save_results(results, request.path(results_path))
+        _save(results, request)
         baseline, note = None, str(e)
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
@@ -379,8 +371,21 @@ async def run_pipeline_async(
             results, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )
         results.metadata.model_calls = calls.summary()
-        save_results(results, request.path(results_path))
+        _save(results, request)
     return finish(results, baseline, note, request, adaptive)
+
+
+def _save(results: RunResults, request: RunRequest) -> None:
+    """Writes the run's results file (``results_path``).
+
+    Raises:
+        ConfigError: it cannot be written (names it).
+    """
+    path = request.settings.results_path
+    try:
+        save_results(results, request.path(path))
+    except OSError as e:
+        raise ConfigError(path, f"cannot write the results file: {e}") from e
 
 
 def requested_baseline_unused(request: RunRequest, found: bool, note: str) -> list[str]:
