@@ -13,8 +13,7 @@ from typing import Any
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.report.evidence import collect_evidence
-from adk_eval_action.report.render import SUMMARY_EVIDENCE, CommentContext
+from adk_eval_action.report.render import SUMMARY_EVIDENCE, CommentContext, with_evidence
 from adk_eval_action.results.model import (
     InvocationScore,
     MetricResult,
@@ -187,13 +186,38 @@ def _head_cases(hostile: bool) -> dict[str, Any]:
             [actual_turn("Hi", "Hello!")],
             [metric("response_match_score", 1.0, threshold=0.7)],
         ),
+        # Passes its (low) thresholds but got worse than the baseline (TOKYO_BASELINE).
+        "tokyo": (
+            [TOKYO_EXPECTED],
+            [
+                actual_turn(
+                    "Weather in Tokyo?",
+                    text or "Cloudy, 18 degrees Celsius.",
+                    [("get_weather", {"city": text or "tokyo"})],
+                )
+            ],
+            [
+                per_turn(metric("tool_trajectory_avg_score", 0.0, threshold=0.0), ["passed"]),
+                metric("response_match_score", 1.0, threshold=0.5),
+            ],
+        ),
     }
+
+
+TOKYO_EXPECTED = expected_turn(
+    "Weather in Tokyo?", "Cloudy, 18 degrees Celsius.", [("get_weather", {"city": "Tokyo"})]
+)
+TOKYO_BASELINE = actual_turn(
+    "Weather in Tokyo?", "Cloudy, 18 degrees Celsius.", [("get_weather", {"city": "Tokyo"})]
+)
 
 
 def evidence_sides(hostile: bool = False) -> tuple[RunResults, RunResults]:
     """(head, baseline): ``paris`` and ``trip`` newly failing (a wrong tool argument; a
     wrong currency, an unexpected call and a "no" rubric on turn 2 of 3), ``rude`` still
-    failing and worse (a custom metric with a reason), ``fine`` passing. ``hostile`` puts
+    failing and worse (a custom metric with a reason), ``fine`` passing, ``tokyo`` passing
+    its low threshold but worse than the baseline (a lower-cased tool argument, next to the
+    baseline run's own invocation). ``hostile`` puts
     :data:`HOSTILE` into every text that comes from the agent, the judge or the metric."""
     cases = _head_cases(hostile)
     head = results({k: [v[2]] for k, v in cases.items()}, eval_set="trips")
@@ -213,10 +237,17 @@ def evidence_sides(hostile: bool = False) -> tuple[RunResults, RunResults]:
         "trip": [metric("tool_trajectory_avg_score", 1.0, threshold=1.0)],
         "rude": [metric("politeness", 0.0, threshold=0.5, min_value=-1.0)],
         "fine": [metric("response_match_score", 1.0, threshold=0.7)],
+        "tokyo": [
+            per_turn(metric("tool_trajectory_avg_score", 1.0, threshold=0.0), ["passed"]),
+            metric("response_match_score", 1.0, threshold=0.5),
+        ],
     }
     if hostile:
         base_metrics["paris|`x`<details>@octocat"] = base_metrics.pop("paris")
     base = results({k: [v] for k, v in base_metrics.items()}, eval_set="trips")
+    tokyo = base.suites[0].eval_sets[0].eval_cases[-1]
+    tokyo.expected_invocations = [TOKYO_EXPECTED]
+    tokyo.runs[0].actual_invocations = [TOKYO_BASELINE]
     return head, base
 
 
@@ -225,9 +256,7 @@ def evidence_context(hostile: bool = False, gate: GateConfig | None = None) -> C
     head, base = evidence_sides(hostile)
     comparison = compare(head, base, "`base.json`, commit 0ldbase000")
     decided = decide(comparison, gate or GateConfig())
-    return CommentContext(
-        comparison=comparison,
-        gate=decided,
-        results_path="adk-eval-results.json",
-        evidence=collect_evidence(head, decided.failing_cases, SUMMARY_EVIDENCE),
+    context = CommentContext(
+        comparison=comparison, gate=decided, results_path="adk-eval-results.json"
     )
+    return with_evidence(context, head, base, SUMMARY_EVIDENCE)

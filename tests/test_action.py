@@ -73,6 +73,18 @@ def baseline_results(tmp_path_factory) -> Path:
     return run.results
 
 
+def declared_outputs() -> set[str]:
+    """The outputs action.yml declares."""
+    return set(yaml.safe_load(ACTION_YML.read_text())["outputs"])
+
+
+def test_every_output_is_documented() -> None:
+    """docs/action.md's Outputs table has a row for each output action.yml declares."""
+    docs = (ACTION_YML.parent / "docs" / "action.md").read_text()
+    table = docs.split("## Outputs", 1)[1].split("\n## ", 1)[0]
+    assert set(re.findall(r"^\| `(\w+)` \|", table, re.M)) == declared_outputs()
+
+
 def pull_request_event(path: Path, number: int = 12, head_sha: str = HEAD,
                        fork: bool = False) -> Path:
     path.write_text(json.dumps({
@@ -183,12 +195,20 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
     assert f"::{stop.split('::')[2]}::" in lines  # commands resumed after the run
 
     outputs = read_outputs(tmp_path / "output.txt")
+    assert set(outputs) == declared_outputs()  # every output set, none undeclared
     assert outputs["passed"] == "false"
     assert outputs["results_path"] == "adk-eval-results.json"
     assert outputs["comment_path"] == "adk-eval-comment.md"
     assert outputs["comment_url"] == comments[0]["html_url"]
     metrics = json.loads(outputs["metrics"])
     assert metrics["travel/politeness"]["delta"] == pytest.approx(-2 / 3)
+    # Every gated metric got worse; the gate failed on thresholds, not on these drops.
+    regressed = {d["metric"]: d for d in json.loads(outputs["regressed"])}
+    assert set(regressed) == {"tool_trajectory_avg_score", "response_match_score",
+                              "rubric_based_final_response_quality_v1", "politeness", "brevity"}
+    assert regressed["politeness"]["delta"] == pytest.approx(-2 / 3)
+    assert {(d["gated"], d["note"]) for d in regressed.values()} == {
+        (False, "not gated: fail_on threshold")}
     assert (ws / "adk-eval-results.json").is_file()
     assert "ADK eval" in (tmp_path / "summary.md").read_text()
     written = [ws / "adk-eval-results.json", ws / "adk-eval-comment.md",

@@ -24,8 +24,13 @@ from adk_eval_action.report.evidence import (
     tool_call_changes,
     tool_calls,
 )
+from adk_eval_action.report.render import CommentContext, with_evidence
 from adk_eval_action.results.model import RunResults
-from adk_eval_action.results.scoretable import MAX_KEPT_RECORDS, ScoreTable
+from adk_eval_action.results.scoretable import (
+    MAX_KEPT_OTHER_RECORDS,
+    MAX_KEPT_RECORDS,
+    ScoreTable,
+)
 from evidence_fixtures import actual_turn, evidence_sides, expected_turn, per_turn
 from results_builder import metric, results
 
@@ -80,6 +85,12 @@ def _context(head: RunResults | ScoreTable, base: RunResults) -> list:
     return collect_evidence(head, gate.failing_cases)
 
 
+def _drops(head: RunResults | ScoreTable, base: RunResults | ScoreTable) -> list:
+    comparison = compare(head, base, "b")
+    context = CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
+    return with_evidence(context, head, base).dropped_evidence
+
+
 def test_first_differing_turn_of_a_multi_turn_case() -> None:
     head, base = evidence_sides()
     trip = next(e for e in _context(head, base) if e.eval_id == "trip")
@@ -111,19 +122,32 @@ def test_evidence_order_and_what_is_left_out() -> None:
 def test_the_compare_path_keeps_the_records_it_needs() -> None:
     head, base = evidence_sides()
     table = ScoreTable.from_results(head)
-    assert set(table.failing_records) == {
+    # A small run keeps every record: the failing cases' and the passing one's (a passing
+    # case can still be worse than the baseline and needs its evidence).
+    assert set(table.kept_records) == {
         ("travel", "trips", "paris"),
         ("travel", "trips", "trip"),
         ("travel", "trips", "rude"),
+        ("travel", "trips", "fine"),
+        ("travel", "trips", "tokyo"),
     }
     assert _context(table, base) == _context(head, base)
+    # The evidence of the case worse than the baseline, from both sides' tables (what
+    # `compare` reads) and from the loaded results (what `run` has), is the same.
+    tables = _drops(table, ScoreTable.from_results(base))
+    assert tables == _drops(head, base)
+    assert [e.eval_id for e in tables] == ["tokyo"]
     many = results(
         {f"c{i}": [[metric("m", 0.0)]] for i in range(MAX_KEPT_RECORDS + 50)}
-        | {"ok": [[metric("m", 1.0)]]}
+        | {f"ok{i}": [[metric("m", 1.0)]] for i in range(MAX_KEPT_OTHER_RECORDS + 5)}
     )
-    kept = ScoreTable.from_results(many).failing_records
-    assert len(kept) == MAX_KEPT_RECORDS
-    assert ("travel", "smoke", "ok") not in kept
+    kept = ScoreTable.from_results(many).kept_records
+    failing = [k for k in kept if k[2].startswith("c")]
+    passing = [k for k in kept if k[2].startswith("ok")]
+    assert len(failing) == MAX_KEPT_RECORDS
+    assert len(passing) == MAX_KEPT_OTHER_RECORDS
+    assert ("travel", "smoke", "ok0") in kept
+    assert ("travel", "smoke", f"ok{MAX_KEPT_OTHER_RECORDS}") not in kept
 
 
 def _adk_case(metric_result: EvalMetricResult, per_turn: list[RubricScore]) -> EvalCaseResult:

@@ -42,10 +42,14 @@ def test_hostile_agent_text_cannot_break_the_markdown(render) -> None:  # type: 
     html = gfm_html(markdown)
     assert "<script" not in html and "<img" not in html
     assert "<!--" not in markdown  # no comment marker, not even inside the diff block
-    # One <details> per evidence case and the templates' own (efficiency, eval cases): none
-    # from the agent's text.
+    # One <details> per evidence case (failing, and worse than the baseline) and the
+    # templates' own (eval cases; in the summary, every case worse than the baseline):
+    # none from the agent's text.
     own = 1 if context.comparison.changed_cases else 0
-    assert details_count(markdown) == len(context.evidence) + own
+    own += 1 if render is render_summary and context.gate.dropped_cases else 0
+    assert context.dropped_evidence, "the hostile fixture has a passing case that got worse"
+    evidence = len(context.evidence) + len(context.dropped_evidence)
+    assert details_count(markdown) == evidence + own
     # The hostile text is shown, escaped: its words are all there.
     assert "alert(1)" in html and "octocat" in html
 

@@ -23,12 +23,11 @@ from adk_eval_action.analysis.compare import Comparison, MetricComparison, Metri
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.chart import MAX_LABEL_CHARS, build_charts, metric_chart_markdown
-from adk_eval_action.report.evidence import collect_evidence
 from adk_eval_action.report.render import (
-    SUMMARY_EVIDENCE,
     CommentContext,
     render_comment,
     render_summary,
+    with_evidence,
 )
 from adk_eval_action.results.model import RunMetadata, RunResults
 from evidence_fixtures import evidence_context
@@ -78,22 +77,21 @@ def _mixed_side(head: bool) -> RunResults:
 def mixed_context() -> CommentContext:
     """The mixed case, compared, gated and charted as pipeline.finish does."""
     config = GateConfig(fail_on="any", max_regression=0.1, min_effect=0.02)
-    head = _mixed_side(True)
+    head, base = _mixed_side(True), _mixed_side(False)
     comparison = compare(
         head,
-        _mixed_side(False),
+        base,
         "`base.json`, commit 0ldbase000",
         min_effect=config.min_effect_for,
     )
-    gate = decide(comparison, config)
-    return CommentContext(
+    context = CommentContext(
         comparison=comparison,
-        gate=gate,
+        gate=decide(comparison, config),
         run_url=RUN_URL,
         results_path="adk-eval-results.json",
         chart=metric_chart_markdown(comparison),
-        evidence=collect_evidence(head, gate.failing_cases, SUMMARY_EVIDENCE),
     )
+    return with_evidence(context, head, base)
 
 
 def _check_golden(name: str, text: str) -> None:

@@ -228,6 +228,44 @@ def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
     return prepare
 
 
+#: What a hostile baseline's recorded agent said (results.model: ``actual_invocations``).
+BASELINE_TEXT = "::error::pwned @octocat <!-- adk-eval-action:other --> ``` </details>"
+
+
+def _baseline_with_hostile_invocations(ws: Workspace) -> None:
+    """A baseline results file whose ``weather_paris`` run was shorter than the example's
+    (``brevity`` 1 word), so the head's case got worse and its evidence shows the baseline
+    run's own turn: a reply, a tool name and arguments, a user message that try commands,
+    mentions, a marker, a fence and HTML (report.regressions)."""
+    from results_builder import metric, results
+
+    base = results({"weather_paris": [[metric(
+        "brevity", 1.0, threshold=40.0, higher_is_better=False, max_value=1000.0)]]},
+        suite="travel_agent", eval_set="travel")
+    text = {"role": "model", "parts": [{"text": BASELINE_TEXT}]}
+    base.suites[0].eval_sets[0].eval_cases[0].runs[0].actual_invocations = [{
+        "user_content": {"role": "user", "parts": [{"text": BASELINE_TEXT}]},
+        "final_response": text,
+        "intermediate_data": {"tool_uses": [
+            {"name": BASELINE_TEXT, "args": {BASELINE_TEXT: BASELINE_TEXT}}]},
+    }]
+    (ws.root / "hostile-base.json").write_text(base.model_dump_json(), encoding="utf-8")
+    ws.inputs["baseline"] = "hostile-base.json"
+
+
+def _baseline_text_inert(run: Run) -> None:
+    """The baseline's words reached the comment only inside the evidence's fenced diff:
+    no marker, no mention, no HTML of theirs."""
+    comment = run.comment_file or ""
+    assert "### What got worse than the baseline" in comment
+    # The baseline's reply, as the diff block's "-" line (the marker broken, the fence
+    # longer than its backticks).
+    assert "\n- ::error::pwned @octocat <!-\u200b- adk-eval-action:other --> ``` </details>\n" \
+        in comment
+    assert "\n````diff\n" in comment and OTHER_MARKER not in comment
+    _no_mentions(run)
+
+
 #: The commit of a hand-made shard part, and another one: workflow commands, a mention and
 #: a marker.
 SHA = "0123456789abcdef0123"
@@ -653,6 +691,9 @@ CASES: list[Case] = [
          r"edited\.json: the baseline file could not be read: malformed results file: "
          r".*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
+    Case("k3-baseline-agent-text-hostile", 3, _baseline_with_hostile_invocations, 0,
+         r"gate PASSED: 5/5 eval cases passed; worse: brevity", check=_baseline_text_inert,
+         twin={}),
     Case("k3-merge-parts-of-different-commits", 3, _shard_parts(HOSTILE_SHA, 0.8), 2,
          r"part2\.json was recorded at commit ::error::pwned", evaluated=False,
          check=_hostile_sha_inert),

@@ -24,6 +24,9 @@ Informational metrics (tokens, duration, tool calls) never fail by these rules. 
 fraction of its baseline mean, it warns, or fails with ``on_token_increase: fail``.
 
 Every reason starts with the rule's name and says by how much the rule was missed.
+Whatever the rules decide, the gated metrics and rubrics that got worse than the baseline
+are kept with the eval cases behind them (``drops``, ``dropped_cases``:
+:mod:`adk_eval_action.analysis.drops`), so a pass never hides a drop.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricComparison
+from adk_eval_action.analysis.drops import CaseDrop, MetricDrop, dropped_cases, find_drops
 from adk_eval_action.analysis.noise import DeltaInterval, regression_fails
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, CaseStatus
@@ -80,6 +84,17 @@ class GateResult(BaseModel):
     not_evaluated: Literal["fail", "warn"] = "fail"
     #: ``fail_on: none``: nothing could fail the gate, so a pass is no verdict on the agent.
     report_only: bool = False
+    #: Gated metrics and rubrics worse than the baseline, failing the gate or not
+    #: (:mod:`adk_eval_action.analysis.drops`).
+    drops: list[MetricDrop] = Field(default_factory=list)
+    #: The eval cases that drove them, each with its own drops, largest drop first.
+    dropped_cases: list[tuple[CaseComparison, list[CaseDrop]]] = Field(default_factory=list)
+
+    @property
+    def ungated_drops(self) -> list[MetricDrop]:
+        """The drops the gate did not fail on: what the headline adds, so a pass never
+        hides a drop (:mod:`adk_eval_action.report.headline`)."""
+        return [d for d in self.drops if not d.gated]
 
     @property
     def cases_evaluated(self) -> int:
@@ -356,6 +371,8 @@ def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     result.warnings += [m for m in dict.fromkeys(shown) if m not in gating]
     result.warnings += _unused_overrides(comparison, config)
     result.passed = not result.reasons
+    result.drops = find_drops(comparison, config)
+    result.dropped_cases = dropped_cases(comparison, result.drops)
     return result
 
 

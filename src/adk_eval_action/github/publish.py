@@ -107,6 +107,7 @@ class Outcome(Protocol):
     summary_markdown: str
     failures: list[Any]
     metrics: dict[str, dict]
+    regressed: list[dict]
     suites: list[str]
     interrupted: bool
 
@@ -187,6 +188,7 @@ def publish(
             "comment_path": shown(comment_path, event.workspace, target.workdir),
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
+            "regressed": json.dumps(outcome.regressed, default=str),
         })
     return outcome.exit_code
 
@@ -207,7 +209,7 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
         write_outputs(target.runner.output_file, {
             "passed": "true" if outcome.passed else "false",
             "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
-            "comment_path": "", "comment_url": "", "metrics": "{}",
+            "comment_path": "", "comment_url": "", "metrics": "{}", "regressed": "[]",
         })
     return outcome.exit_code
 
@@ -400,7 +402,7 @@ def report_failure(
         if runner.output_file is not None:
             write_outputs(runner.output_file, {
                 "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
-                "metrics": "{}",
+                "metrics": "{}", "regressed": "[]",
             })
     except OSError as error:
         log.error("the job summary or outputs could not be written: %s", error)

@@ -13,19 +13,42 @@ and the console, whatever stopped it: ``ADK eval incomplete (<cause>): <details>
 The comment writes it as ``⚠️ **ADK eval incomplete** (cause): details`` (with ``and
 **failed**`` when computed scores failed the gate too), the console as ``gate INCOMPLETE
 (cause): details (exit 2)``.
+
+A complete run's headline is the gate's verdict, and it never hides a drop: every gated
+metric or rubric that got worse than the baseline and did not fail the gate
+(:attr:`adk_eval_action.analysis.gate.GateResult.ungated_drops`) follows the verdict, with
+its delta and why the gate did not fail on it (:func:`drops_text`), e.g. ``✅ **ADK eval
+passed**: 2/2 eval cases passed · ⚠️ `tool_trajectory_avg_score` −0.550 vs baseline (not
+gated: fail_on threshold).``; the console's gate line ends the same way, and the action's
+``regressed`` output lists every drop (:func:`regressed_output`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from pydantic import BaseModel
 
 from adk_eval_action.analysis.compare import Comparison
+from adk_eval_action.analysis.drops import MetricDrop
 from adk_eval_action.analysis.gate import UNSURE_REASONS, GateResult, failed_on_scores
+from adk_eval_action.report.cells import places
+from adk_eval_action.report.format import CALL_MARKS, code, md, signed
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ErrorRecord, RunResults
 
-__all__ = ["IncompleteHeadline", "incomplete_cause", "incomplete_headline", "stopped_headline"]
+__all__ = [
+    "MAX_HEADLINE_DROPS",
+    "IncompleteHeadline",
+    "drops_text",
+    "incomplete_cause",
+    "incomplete_headline",
+    "regressed_output",
+    "stopped_headline",
+]
+
+MAX_HEADLINE_DROPS = 4
+"""Drops the headline names; the others are counted (``and 2 more``)."""
 
 #: Run-wide errors the headline states in full (once, not per case): the model could not be
 #: reached, or no or refused credentials. The comment's error list leaves them out.
@@ -108,3 +131,65 @@ def stopped_headline(results: RunResults, error: ErrorRecord) -> IncompleteHeadl
         details = (f"evaluated before it stopped: {len(results.suites)} suite(s), {cases} "
                    "eval case(s)")
     return IncompleteHeadline(cause=cause, details=details)
+
+
+def _drop_name(
+    drop: MetricDrop, name: Callable[[str], str], plain: Callable[[str], str], suites: bool
+) -> str:
+    text = name(drop.metric_name)
+    if drop.rubric_id is not None:
+        text += f" rubric {name(drop.rubric_id)}"
+    return f"{text} ({plain(drop.suite)})" if suites else text
+
+
+def _drop_delta(drop: MetricDrop, comparison: Comparison, markdown: bool) -> str:
+    rows: list[Any] = [*comparison.metrics, *comparison.rubrics]
+    row = next((r for r in rows if (r.suite, r.metric_name, getattr(r, "rubric_id", None))
+                == (drop.suite, drop.metric_name, drop.rubric_id)), None)
+    text = signed(drop.delta, places(row) if row is not None else 3)
+    if drop.classification == "regressed":
+        text += f" {CALL_MARKS['regressed']}" if markdown else " (regressed)"
+    return text
+
+
+def drops_text(gate: GateResult, comparison: Comparison, markdown: bool = True) -> str:
+    """The drops the gate did not fail on (:attr:`GateResult.ungated_drops`), as the
+    headline ends: ``⚠️ `a` −0.250, `b` +9 vs baseline (not gated: fail_on threshold)``,
+    the drops with the same note grouped (``; `` between groups), at most
+    :data:`MAX_HEADLINE_DROPS` named, the suite named beside each when the run has several;
+    🔴 beside a drop called regressed (``(regressed)`` on the console, where ``markdown``
+    is False and names are plain, not code spans). "" when there is none."""
+    drops = gate.ungated_drops
+    if not drops:
+        return ""
+    name: Callable[[str], str] = code if markdown else str
+    plain: Callable[[str], str] = md if markdown else str
+    suites = len({m.suite for m in comparison.metrics}) > 1
+    groups: dict[str, list[str]] = {}
+    for drop in drops[:MAX_HEADLINE_DROPS]:
+        shown = _drop_name(drop, name, plain, suites)
+        groups.setdefault(plain(drop.note), []).append(
+            f"{shown} {_drop_delta(drop, comparison, markdown)}")
+    more = len(drops) - MAX_HEADLINE_DROPS
+    parts = [f"{', '.join(items)} vs baseline ({note})" for note, items in groups.items()]
+    text = "; ".join(parts) + (f"; and {more} more (see the table)" if more > 0 else "")
+    return f"⚠️ {text}" if markdown else text
+
+
+def regressed_output(gate: GateResult) -> list[dict[str, Any]]:
+    """The ``regressed`` step output: every gated metric and rubric that got worse than the
+    baseline (:mod:`adk_eval_action.analysis.drops`), failing the gate or not, as
+    ``{"suite", "metric", "rubric" (null for a metric), "delta", "classification",
+    "gated", "note"}``, the largest drop first; ``[]`` when none did."""
+    return [
+        {
+            "suite": d.suite,
+            "metric": d.metric_name,
+            "rubric": d.rubric_id,
+            "delta": d.delta,
+            "classification": d.classification,
+            "gated": d.gated,
+            "note": d.note,
+        }
+        for d in gate.drops
+    ]

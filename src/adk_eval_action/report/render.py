@@ -30,7 +30,7 @@ from adk_eval_action.report.cells import (
     table_layout,
 )
 from adk_eval_action.report.diffblock import evidence_diff, evidence_summary
-from adk_eval_action.report.evidence import CaseEvidence
+from adk_eval_action.report.evidence import CaseEvidence, collect_evidence
 from adk_eval_action.report.format import (
     code,
     decimals,
@@ -43,15 +43,18 @@ from adk_eval_action.report.format import (
     signed,
     strip_markers,
 )
-from adk_eval_action.report.headline import incomplete_headline
-from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts
+from adk_eval_action.report.headline import drops_text, incomplete_headline
+from adk_eval_action.report.regressions import collect_drop_evidence
+from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts, RunResults
+from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.text import fit
 
 COMMENT_EVIDENCE = 10
-"""Failing eval cases whose evidence the comment shows (fewer when it must fit the limit)."""
+"""Failing eval cases whose evidence the comment shows, and as many eval cases that got worse
+than the baseline (fewer when it must fit the limit)."""
 SUMMARY_EVIDENCE = 50
 """Failing eval cases whose evidence the job summary shows (and :func:`collect_evidence`
-gathers)."""
+gathers), and as many eval cases that got worse than the baseline."""
 
 
 class CommentContext(BaseModel):
@@ -73,7 +76,13 @@ class CommentContext(BaseModel):
         incomplete_kinds: the error kinds that make a run incomplete (results.model).
         evidence: why the gate's failing cases failed, worst first
             (:mod:`adk_eval_action.report.evidence`; at most ``SUMMARY_EVIDENCE``).
-        evidence_shown: how many of ``evidence`` the comment shows (the summary shows all).
+        evidence_shown: how many of ``evidence``, and of ``dropped_evidence``, the comment
+            shows (the summary shows all).
+        dropped_evidence: what got worse than the baseline in the eval cases that drove a
+            drop and are not failing, largest drop first
+            (:mod:`adk_eval_action.report.regressions`; at most ``SUMMARY_EVIDENCE``).
+        dropped_total: how many such eval cases there are (the gate's ``dropped_cases``
+            that are not failing), with evidence or not.
         summary_written: whether a job summary is written (the comment points at the chart
             there only then).
     """
@@ -91,7 +100,30 @@ class CommentContext(BaseModel):
     incomplete_kinds: list[str] = Field(default_factory=lambda: sorted(INCOMPLETE_ERROR_KINDS))
     evidence: list[CaseEvidence] = Field(default_factory=list)
     evidence_shown: int = COMMENT_EVIDENCE
+    dropped_evidence: list[CaseEvidence] = Field(default_factory=list)
+    dropped_total: int = 0
     summary_written: bool = True
+
+
+def with_evidence(
+    context: CommentContext,
+    head: RunResults | ScoreTable,
+    baseline: RunResults | ScoreTable | None,
+    limit: int = SUMMARY_EVIDENCE,
+) -> CommentContext:
+    """``context`` with the evidence of its gate's failing cases
+    (:func:`adk_eval_action.report.evidence.collect_evidence`) and of the eval cases that
+    got worse than the baseline and are not failing
+    (:func:`adk_eval_action.report.regressions.collect_drop_evidence`), at most ``limit``
+    of each, from the records of ``head`` and ``baseline``."""
+    gate = context.gate
+    failing = {c.key for c in gate.failing_cases}
+    return context.model_copy(update={
+        "evidence": collect_evidence(head, gate.failing_cases, limit),
+        "dropped_evidence": collect_drop_evidence(head, baseline, gate.dropped_cases, failing,
+                                                  limit),
+        "dropped_total": sum(c.key not in failing for c, _ in gate.dropped_cases),
+    })
 
 
 @functools.cache
@@ -126,6 +158,7 @@ def template_environment() -> SandboxedEnvironment:
         direction_mark=direction_mark,
         evidence_summary=evidence_summary,
         evidence_diff=evidence_diff,
+        drops_text=drops_text,
     )
     return env
 
@@ -183,7 +216,8 @@ def _trims(context: CommentContext, where: str) -> list[CommentContext]:
     """Smaller and smaller versions of ``context``, least useful part first: evidence of
     fewer cases (halving), then no per-case details, no per-rubric rows, no evidence."""
     out, current = [], context
-    shown = min(context.evidence_shown, len(context.evidence))
+    most = max(len(context.evidence), len(context.dropped_evidence))
+    shown = min(context.evidence_shown, most)
     while shown > 1:
         shown //= 2
         current = current.model_copy(update={"evidence_shown": shown})
@@ -191,9 +225,9 @@ def _trims(context: CommentContext, where: str) -> list[CommentContext]:
     for update, what in (
         ({"show_cases": False}, "per-case details"),
         ({"show_rubrics": False}, "per-rubric rows"),
-        ({"evidence_shown": 0}, "why eval cases fail"),
+        ({"evidence_shown": 0}, "the evidence of eval cases"),
     ):
-        if what == "why eval cases fail" and not context.evidence:
+        if what == "the evidence of eval cases" and not most:
             continue
         current = current.model_copy(
             update={**update, "omitted": [*current.omitted, f"{what} (see {where})"]}

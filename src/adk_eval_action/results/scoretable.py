@@ -17,8 +17,12 @@ reason where the score would be averaged), so a hand-edited file can neither cra
 comparison nor poison a mean; a non-finite rubric verdict is no verdict.
 
 The table also keeps, by reference, the records of up to :data:`MAX_KEPT_RECORDS` eval cases
-that did not pass on every run (``failing_records``): what the comment's evidence (expected
-vs actual, rubric rationales, reasons) is computed from, without keeping every case.
+that did not pass on every run and of the first :data:`MAX_KEPT_OTHER_RECORDS` that did
+(``kept_records``): what the comment's evidence (expected vs actual, baseline vs head,
+rubric rationales, reasons) is computed from, without keeping every case. Which passing
+cases got worse than the baseline is known only once both sides are compared, so a run of
+at most :data:`MAX_KEPT_OTHER_RECORDS` passing cases (every eval set real repositories keep)
+has all of its records; a larger one has evidence for the drops among its first ones.
 
 Rows keep the results' order (case, then run, then metric), which is what makes
 "first seen" rules (a metric's threshold and range come from its first result; a rubric's
@@ -55,6 +59,9 @@ RubricKey = tuple[str, str, str]
 MAX_KEPT_RECORDS = 200
 """Eval cases that did not pass whose records a table keeps (the first ones in the file): the
 comment shows evidence for 10 of them and the job summary for 50, most severe first."""
+MAX_KEPT_OTHER_RECORDS = 200
+"""Eval cases that passed whose records a table keeps (the first ones in the file): the
+evidence of the cases that got worse than the baseline while passing, on both sides."""
 METRIC_STATUSES: tuple[MetricStatus, ...] = tuple(MetricStatus)
 """``ScoreTable.m_status`` codes: the index of the status in this tuple."""
 CASE_STATUSES: tuple[CaseStatus, ...] = tuple(CaseStatus)
@@ -114,8 +121,9 @@ class ScoreTable:
 
     ``skeleton`` is the results without eval cases: metadata, suites (name, num_runs, eval
     config hash, judge models, eval sets with their content hash), errors, warnings.
-    ``failing_records`` maps the keys of up to :data:`MAX_KEPT_RECORDS` cases with a run or
-    a gated metric that did not pass to their records (shared with the results, not copied).
+    ``kept_records`` maps the keys of up to :data:`MAX_KEPT_RECORDS` cases with a run or
+    a gated metric that did not pass, and of the first :data:`MAX_KEPT_OTHER_RECORDS`
+    others, to their records (shared with the results, not copied).
     """
 
     skeleton: RunResults
@@ -143,7 +151,7 @@ class ScoreTable:
     r_key: np.ndarray
     r_score: np.ndarray
     r_has_score: np.ndarray
-    failing_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
+    kept_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
 
     @property
     def num_runs(self) -> int:
@@ -228,7 +236,8 @@ class TableBuilder:
     r_key: array = field(default_factory=lambda: array("i"))
     r_score: array = field(default_factory=lambda: array("d"))
     r_has_score: array = field(default_factory=lambda: array("b"))
-    failing_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
+    kept_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
+    kept_failing: int = 0
 
     def add_case(
         self, suite: str, eval_set_id: str, file: str | None, case: EvalCaseRecord
@@ -242,9 +251,7 @@ class TableBuilder:
             self.case_lines.append(case.line)
         else:
             self.repeated[key] = self.repeated.get(key, 1) + 1
-        kept = self.failing_records
-        if len(kept) < MAX_KEPT_RECORDS and key not in kept and not passed_every_run(case):
-            kept[key] = case
+        self._keep(key, case)
         # Runs once per metric result (~10^6 times at 10,000 cases): kept flat.
         metric_ids, reason_ids = self.metric_ids, self.reason_ids
         for run in case.runs:
@@ -272,6 +279,18 @@ class TableBuilder:
                     self.m_reason.append(-1)
                 if metric.rubrics:
                     self._add_rubrics(suite, row, metric)
+
+    def _keep(self, key: CaseKey, case: EvalCaseRecord) -> None:
+        """Keeps ``case``'s record while its kind (failing or not) has room."""
+        kept = self.kept_records
+        if key in kept:
+            return
+        if not passed_every_run(case):
+            if self.kept_failing < MAX_KEPT_RECORDS:
+                kept[key] = case
+                self.kept_failing += 1
+        elif len(kept) - self.kept_failing < MAX_KEPT_OTHER_RECORDS:
+            kept[key] = case
 
     def _add_rubrics(self, suite: str, row: int, metric: MetricResult) -> None:
         for rubric in metric.rubrics:
@@ -319,7 +338,7 @@ class TableBuilder:
             r_key=np.array(self.r_key, dtype=np.int32),
             r_score=np.array(self.r_score, dtype=np.float64),
             r_has_score=np.array(self.r_has_score, dtype=np.bool_),
-            failing_records=self.failing_records,
+            kept_records=self.kept_records,
         )
 
 

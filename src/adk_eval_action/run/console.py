@@ -1,6 +1,6 @@
 """The console's report of a compared run: a per-metric table, the errors and the gate's
-verdict (for an incomplete run, its headline in the comment's words:
-:mod:`adk_eval_action.report.headline`)."""
+verdict with the drops it did not fail on (for an incomplete run, its headline in the
+comment's words: :mod:`adk_eval_action.report.headline`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, failed_on_scores
-from adk_eval_action.report.headline import incomplete_headline
+from adk_eval_action.report.headline import drops_text, incomplete_headline
 
 __all__ = ["print_table"]
 
@@ -49,6 +49,9 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
             verdict = "PASSED with warnings"
         notes = "".join(f"; {note}" for note in (gate.unsure_note, comparison.removed_note)
                         if note)
+        drops = drops_text(gate, comparison, markdown=False)
+        # The comment's headline names every drop the gate did not fail on; so does this.
+        notes += f"; worse: {drops}" if drops else ""
         log.info("gate %s: %s%s", verdict, gate.count_text, notes)
     for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)

@@ -138,6 +138,8 @@ class PipelineOutcome(BaseModel):
     failures: list[CaseFailure] = Field(default_factory=list)
     error_annotations: list[ErrorAnnotation] = Field(default_factory=list)
     metrics: dict[str, dict] = Field(default_factory=dict)
+    #: The ``regressed`` step output (report.headline.regressed_output).
+    regressed: list[dict] = Field(default_factory=list)
     suites: list[str] = Field(default_factory=list)
     comparison: Comparison | None = None
     gate: GateResult | None = None

@@ -37,12 +37,12 @@ from adk_eval_action.errors import (
 from adk_eval_action.files import expand_glob
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
-from adk_eval_action.report.evidence import collect_evidence
+from adk_eval_action.report.headline import regressed_output
 from adk_eval_action.report.render import (
-    SUMMARY_EVIDENCE,
     CommentContext,
     render_comment,
     render_summary,
+    with_evidence,
 )
 from adk_eval_action.results.io import clean_results, gc_paused, save_results
 from adk_eval_action.results.model import (
@@ -164,7 +164,7 @@ def comment_context(
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     gate = decide(comparison, gate_config)
     summary = request.job_summary
-    return CommentContext(
+    context = CommentContext(
         comparison=comparison,
         gate=gate,
         failed_on_scores=failed_on_scores(gate),
@@ -172,9 +172,9 @@ def comment_context(
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
-        evidence=collect_evidence(results, gate.failing_cases, SUMMARY_EVIDENCE),
         summary_written=request.settings.summary_out is not None if summary is None else summary,
     )
+    return with_evidence(context, results, baseline)
 
 
 def _out(request: RunRequest, path: Path | None) -> Path | None:
@@ -225,6 +225,7 @@ def finish(
         failures=case_failures(gate, without={a.suite for a in annotated if a.kind == "agent"}),
         error_annotations=annotated,
         metrics=metrics_output(comparison),
+        regressed=regressed_output(gate) if not usage_error else [],
         suites=[s.name for s in skeleton.suites],
         comparison=comparison,
         gate=gate,
