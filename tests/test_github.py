@@ -15,7 +15,7 @@ import requests
 
 from adk_eval_action.github import transport
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import append_job_summary, write_outputs
+from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.logs import escape_property, workflow_command
 from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN, pulls_for_commit, token_login
@@ -470,6 +470,42 @@ def test_job_summary_stays_under_1_mib(tmp_path):
     data = summary.read_bytes()
     assert len(data) <= 1024 * 1024 and data.startswith(b"# Head\n")
     assert "1 MiB" in data.decode("utf-8")
+
+
+def test_each_runner_file_is_written_on_its_own(tmp_path, console):
+    """A folder as GITHUB_STEP_SUMMARY, /dev/full as GITHUB_OUTPUT: each is a warning
+    naming the variable and why; a writable one is written."""
+    folder = tmp_path / "summary"
+    folder.mkdir()
+    assert not write_runner_file("GITHUB_STEP_SUMMARY", folder,
+                                 lambda path: append_job_summary(path, "# x\n"))
+    assert not write_runner_file("GITHUB_OUTPUT", Path("/dev/full"),
+                                 lambda path: write_outputs(path, {"passed": "true"}))
+    out = tmp_path / "output"
+    assert write_runner_file("GITHUB_OUTPUT", out,
+                             lambda path: write_outputs(path, {"passed": "true"}))
+    assert "passed<<" in out.read_text()
+    assert not write_runner_file("GITHUB_OUTPUT", None, lambda path: 1 / 0)
+    warnings = [line for line in console.lines if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: cannot write GITHUB_STEP_SUMMARY={folder}: Is a directory; the run's other "
+        "files are still written",
+        "warning: no space left on device writing GITHUB_OUTPUT=/dev/full; the run's other "
+        "files are still written"]
+
+
+def test_an_append_that_fails_is_undone(tmp_path):
+    """A full disk mid-append leaves the outputs file as it was, not a cut block the
+    runner cannot parse."""
+    from small_disk import small_disk
+
+    with small_disk(tmp_path / "disk", free_bytes=4096) as disk:
+        out = disk / "output"
+        write_outputs(out, {"passed": "true"})
+        before = out.read_text()
+        with pytest.raises(OSError):
+            write_outputs(out, {"metrics": "x" * 100_000})
+        assert out.read_text() == before
 
 
 def test_workflow_command_escaping():

@@ -40,7 +40,9 @@ class Case:
 
     ``twin``: the row's check does not depend on a fresh evaluation, so it also runs as a
     quick twin with the evaluation replayed (test_hostile.py's docstring), with these
-    limits over ``limits``; the end-to-end row is then ``slow``. None: no twin."""
+    limits over ``limits``; the end-to-end row is then ``slow``. None: no twin.
+    ``unwritable``: the runner files (``summary``, ``outputs``) the row makes unwritable,
+    which are then not looked for."""
 
     id: str
     kind: int
@@ -56,6 +58,7 @@ class Case:
     marks: tuple[Any, ...] = ()
     twin: dict[str, Any] | None = None
     recorded: bool = True
+    unwritable: tuple[str, ...] = ()
 
 
 def _travel_eval_set(ws: Workspace) -> Path:
@@ -97,6 +100,43 @@ root_agent = LlmAgent(
     instruction="Answer.", tools=[deep],
 )
 '''
+
+
+def _runner_file(variable: str, make: Callable[[Path], str]) -> Callable[[Workspace], None]:
+    """The runner's ``variable`` names ``make(tmp)`` (a folder, ``/dev/full``)."""
+    def prepare(ws: Workspace) -> None:
+        ws.env[variable] = make(ws.tmp)
+    return prepare
+
+
+def _folder(tmp: Path) -> str:
+    (tmp / "summary-folder").mkdir()
+    return str(tmp / "summary-folder")
+
+
+def _full_disk(ws: Workspace) -> None:
+    """The results file and the comment go to a real file system with 4 KB left."""
+    from small_disk import small_disk
+
+    ws.later.enter_context(small_disk(ws.root / "out", free_bytes=4096))
+    ws.inputs["results_path"] = "out/adk-eval-results.json"
+
+
+def _nothing_cut(run: Run) -> None:
+    """What the full disk took could not be written at all; what it has is whole; no
+    temporary file is left; the comment and the summary name the disk."""
+    out = run.workspace.root / "out"
+    names = sorted(p.name for p in out.iterdir())
+    assert set(names) <= {"filler", "adk-eval-results.json", "adk-eval-comment.md",
+                          "adk-eval-pr.json"}, names
+    if "adk-eval-results.json" in names:
+        json.loads((out / "adk-eval-results.json").read_text())
+    if "adk-eval-comment.md" in names:
+        assert (out / "adk-eval-comment.md").read_text().rstrip().endswith("-->")
+    said = "files not written.*no space left on device writing the results file"
+    bodies = _comment_bodies(run)
+    assert len(bodies) == 1 and re.search(said, bodies[0], re.S), bodies
+    assert re.search(said, run.files["summary.md"], re.S)
 
 
 def _surrogate_kept(run: Run) -> None:
@@ -619,6 +659,16 @@ CASES: list[Case] = [
          lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
          r"cannot write the results file", evaluated=False, check=_passed_false, twin={},
          recorded=False),
+    Case("k1-step-summary-is-a-folder", 1, _runner_file("GITHUB_STEP_SUMMARY", _folder), 0,
+         r"::warning [^:]*::cannot write GITHUB_STEP_SUMMARY=\S+summary-folder: Is a "
+         r"directory", unwritable=("summary",), twin={}),
+    Case("k1-github-output-is-dev-full", 1,
+         _runner_file("GITHUB_OUTPUT", lambda tmp: "/dev/full"), 0,
+         r"::warning [^:]*::no space left on device writing GITHUB_OUTPUT=/dev/full",
+         unwritable=("outputs",), twin={}),
+    Case("k1-results-and-comment-on-a-full-disk", 1, _full_disk, 2,
+         r"no space left on device writing the results file out/adk-eval-results\.json",
+         evaluated=False, recorded=False, check=_nothing_cut, twin={}),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
