@@ -362,7 +362,7 @@ def _reexec_without_requirements(start_dir: Path) -> None:
 
 
 def _ensure_safe_directory(workspace: Path | None) -> None:
-    """Let git work on the runner's checkout, which another user created (contract §1).
+    """Let git work on the runner's checkout, which another user created (:mod:`.git`).
 
     The image already trusts /github/workspace; a different GITHUB_WORKSPACE is added to
     the container's system config. Best effort: outside a container this may not be ours

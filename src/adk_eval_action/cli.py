@@ -59,10 +59,13 @@ def _console() -> Iterator[Redactor]:
 
 
 def _show(outcome: PipelineOutcome) -> None:
-    """What stopped the run (``outcome.error``) or why it was skipped, once: the pipeline
-    leaves both to the entry point (the action makes them annotations)."""
+    """What stopped the run (``outcome.error``, after the file it names when the message
+    does not) or why it was skipped, once: the pipeline leaves both to the entry point (the
+    action makes them annotations, with the file as their ``file``)."""
     if outcome.error:
-        log.error("%s", outcome.error)
+        where = outcome.error_file
+        said = outcome.error if not where or where in outcome.error else f"{where}: {outcome.error}"
+        log.error("%s", said)
     if outcome.skipped:
         log.info("ADK eval skipped: %s", outcome.skipped)
 

@@ -14,7 +14,8 @@ not all exactly 0), so an unchanged agent gets a false 🔴 on at most ``alpha``
 whatever the number of metrics and rubrics (``benchmarks/bench_calibration.py``).
 Informational metrics (durations, tokens) are corrected as a family of their own: the
 two-stage correction loosens its level as more tests in the family reject, so wall-clock
-noise in the same family would loosen the level of the gated metrics' calls (issue 11).
+noise in the same family would loosen the level of the gated metrics' calls
+(docs/gating.md, "The correction").
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ is enumerated and the test is exact; otherwise ``n_resamples`` random vectors ar
 and the observed one is counted once more (Phipson & Smyth 2010, "Permutation p-values
 should never be zero"), which keeps the test valid. Unlike the percentile bootstrap (3.6%
 false regressions instead of 2.5% at 20 cases x 3 runs in
-``benchmarks/bench_calibration.py``, 5.5% in issue 16's generator), the level holds at
+``benchmarks/bench_calibration.py``, docs/gating.md), the level holds at
 every number of cases.
 
 **The bounds** are the inversion of the same test: the upper bound at one-sided level
