@@ -129,6 +129,25 @@ def test_persistent_503_fails_after_the_configured_attempts_only(fake: GeminiFak
     assert summary.retries == 3
 
 
+@pytest.mark.parametrize("kind", ["empty", "no_candidate"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_without_a_candidate_is_a_model_fault(fake: GeminiFake, kind: str,
+                                                        stream: bool):
+    """A 200 whose body is empty or JSON without a candidate, on every try: a model
+    fault after the attempts, never an empty answer passed on to be scored."""
+    fake.faults = [Fault(kind=kind)]
+    llm = _wrapped(ModelRetrySettings(attempts=3), Waits())
+
+    async def run() -> list[Any]:
+        return [r async for r in llm.generate_content_async(_request(), stream=stream)]
+
+    with pytest.raises(ModelCallError) as raised:
+        asyncio.run(run())
+    assert (raised.value.fault.kind, raised.value.fault.summary, raised.value.attempts) == (
+        "model", "answer without a candidate", 3)
+    assert [c.outcome for c in fake.calls] == [kind] * 3
+
+
 def test_the_run_budget_stops_retries_across_calls(fake: GeminiFake):
     fake.faults = [Fault(status=500)]
     settings = ModelRetrySettings(attempts=10, initial_delay_s=1.0, run_budget_s=5.0)
@@ -170,6 +189,8 @@ ATTEMPT_TIMEOUT_S = 5.0
     [
         (Fault(kind="drop", times=1), "drop"),
         (Fault(kind="malformed", times=1), "malformed"),
+        (Fault(kind="empty", times=1), "empty"),
+        (Fault(kind="no_candidate", times=1), "no_candidate"),
         pytest.param(Fault(kind="slow", delay_s=SLOW_ANSWER_S, times=1), "slow",
                      marks=pytest.mark.slow),  # waits out the 5 s attempt timeout
         (Fault(status=500, times=1), "500"),

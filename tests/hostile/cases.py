@@ -139,6 +139,33 @@ def _nothing_cut(run: Run) -> None:
     assert re.search(said, run.files["summary.md"], re.S)
 
 
+def _model_answers(**fault: Any) -> Callable[[Workspace], None]:
+    """Every call to the Gemini API (the agent's and the judge's) answers with ``fault``;
+    model retries are made quick (two attempts, 0.1 s apart)."""
+    def prepare(ws: Workspace) -> None:
+        from adk_eval_action.testing.gemini_fake import Fault
+
+        ws.gemini.faults = [Fault(**fault)]
+        ws.config({"model_retries": {"attempts": 2, "initial_delay_s": 0.1}})
+    return prepare
+
+
+def _model_fault_named(kind: str) -> Callable[[Run], None]:
+    """The run is incomplete for the model, never a failed case: no case has runs scored
+    as failures, and the calls were tried twice."""
+    def check(run: Run) -> None:
+        model = [e for e in _all_errors(run.results) if e["kind"] == "model"]
+        assert model, _all_errors(run.results)
+        scored = [r for s in run.results["suites"] for e in s["eval_sets"]
+                  for c in e["eval_cases"] for r in c["runs"] if r.get("metrics")]
+        assert not [r for r in scored if r.get("status") == "failed"], scored
+        outcomes = [c.outcome for c in run.workspace.gemini.calls]
+        assert outcomes and set(outcomes) == {kind}, outcomes
+        assert re.search(r"ADK eval incomplete\W+\(model unreachable\): .*answer without a "
+                         "candidate", run.comment_file), run.comment_file
+    return check
+
+
 def _surrogate_kept(run: Run) -> None:
     ids = [c["eval_id"] for s in run.results["suites"] for e in s["eval_sets"]
            for c in e["eval_cases"]]
@@ -669,6 +696,11 @@ CASES: list[Case] = [
     Case("k1-results-and-comment-on-a-full-disk", 1, _full_disk, 2,
          r"no space left on device writing the results file out/adk-eval-results\.json",
          evaluated=False, recorded=False, check=_nothing_cut, twin={}),
+    Case("k1-model-answers-without-a-candidate", 1, _model_answers(kind="no_candidate"), 2,
+         r"answer without a candidate", check=_model_fault_named("no_candidate")),
+    Case("k1-model-answers-an-empty-body", 1, _model_answers(kind="empty"), 2,
+         r"answer without a candidate", check=_model_fault_named("empty"),
+         marks=(pytest.mark.slow,)),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),

@@ -112,6 +112,9 @@ class Workspace:
         #: Servers and other resources of the row, closed once its checks are done.
         self.later = contextlib.ExitStack()
         self.others: list[GitHubStub] = []  # other_server()
+        #: The session's fake Gemini API (tests/conftest.py ``gemini_api``), whose faults a
+        #: row may set (they are undone after each test).
+        self.gemini: Any = None
         self.event = tmp / "event.json"
         self.inputs: dict[str, str] = {"paths": "travel_agent", "baseline": "none"}
         self.env: dict[str, str] = {}

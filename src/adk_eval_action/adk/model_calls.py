@@ -4,7 +4,8 @@ Every model call of a case run (the agent's models, the judge models, the user s
 goes through :class:`RetryingLlm`, which wraps the ``BaseLlm`` ADK would call:
 
 * A call that fails with a transient fault (HTTP 408, 429/RESOURCE_EXHAUSTED, 500, 502, 503,
-  504, a timeout, a dropped connection, a malformed answer) is tried again after an
+  504, a timeout, a dropped connection, a malformed answer, an answer without a candidate)
+  is tried again after an
   exponential backoff with "equal jitter" (half the step fixed, half random; AWS Architecture
   Blog, "Exponential Backoff And Jitter"), and never sooner than the server asked
   (``google.rpc.RetryInfo.retryDelay`` in the error body, or a ``Retry-After`` header,
@@ -45,7 +46,14 @@ from pydantic import PrivateAttr
 from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.results.model import ModelCallCounts
 
-from .model_faults import ModelCallError, ModelFault, Role, classify_fault
+from .model_faults import (
+    EmptyAnswer,
+    ModelCallError,
+    ModelFault,
+    Role,
+    classify_fault,
+    is_empty_answer,
+)
 from .model_limits import slot_and_model
 
 
@@ -182,8 +190,12 @@ class RetryingLlm(BaseLlm):
                     async for response in _with_timeout(
                         model.generate_content_async(llm_request, stream), timeout
                     ):
+                        if not yielded and is_empty_answer(response):
+                            raise EmptyAnswer(f"{self.model} answered without a candidate")
                         yielded = True
                         yield response
+                    if not yielded:
+                        raise EmptyAnswer(f"{self.model} gave no response")
             except GeneratorExit:
                 # The caller stopped reading (ADK's judge returns at its first response):
                 # the call succeeded and counts.

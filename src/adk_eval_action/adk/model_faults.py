@@ -55,6 +55,27 @@ class ModelFault(BaseModel):
     unknown_model: bool = False
 
 
+class EmptyAnswer(Exception):  # noqa: N818 - what the API gave, as JSONDecodeError names
+    """The model API answered 200 without an answer: no candidate, no finish reason, no
+    usage, no error (an empty body, or JSON such as ``{"foo": 1}``), or a call that
+    yielded no response at all. Every Gemini answer carries a candidate or a
+    ``promptFeedback``, and ``usageMetadata`` (GenerateContentResponse in the API
+    reference); ADK would pass this on as an empty answer to score."""
+
+
+def is_empty_answer(response: object) -> bool:
+    """Whether an ``LlmResponse`` is what ADK makes of an answer without a candidate:
+    google-adk 2.x an empty ``content`` ("treating as a successful empty response"),
+    1.x ``error_code`` ``UNKNOWN_ERROR`` (``LlmResponse.create``), with nothing else:
+    no parts, no finish reason, no usage metadata (a streamed chunk too: the first chunk
+    of a real stream has its text)."""
+    content = getattr(response, "content", None)
+    return (not getattr(content, "parts", None)
+            and getattr(response, "finish_reason", None) is None
+            and getattr(response, "usage_metadata", None) is None
+            and getattr(response, "error_code", None) in (None, "UNKNOWN_ERROR"))
+
+
 class ModelCallError(Exception):
     """A model call that failed for good: retries ran out, or the fault is not retryable.
 
@@ -205,12 +226,15 @@ def classify_fault(error: BaseException) -> ModelFault | None:
     model's code, say, which is left to propagate as it is).
 
     Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
-    key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
-    malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
+    key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections,
+    malformed answers and answers without a candidate (:class:`EmptyAnswer`) are retryable
+    model faults; other HTTP 4xx/5xx are model faults that
     waiting does not cure, a 404 among them flagged ``unknown_model``.
     """
     if isinstance(error, ModelCallError):
         return error.fault
+    if isinstance(error, EmptyAnswer):
+        return ModelFault(kind="model", summary="answer without a candidate", retryable=True)
     code = _status(error)
     if code is not None and 400 <= code < 600:
         summary = _status_summary(error, code)
