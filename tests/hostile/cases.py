@@ -166,6 +166,23 @@ def _model_fault_named(kind: str) -> Callable[[Run], None]:
     return check
 
 
+def _nan_in_eval_set(ws: Workspace) -> None:
+    """NaN literals (Python's json reads them) in the first case's state and timestamp."""
+    path = _travel_eval_set(ws)
+    data = json.loads(path.read_text())
+    data["eval_cases"][0]["session_input"]["state"] = {"budget": "NAN_HERE"}
+    data["eval_cases"][0]["creation_timestamp"] = "NAN_HERE"
+    path.write_text(json.dumps(data).replace('"NAN_HERE"', "NaN"))
+
+
+def _nan_named(run: Run) -> None:
+    first = json.loads(_travel_eval_set(run.workspace).read_text().replace("NaN", "0"))
+    eval_id = first["eval_cases"][0]["eval_id"]
+    for name in ("creation_timestamp", "session_input.state.budget"):
+        said = f"eval case `{eval_id}`: {name} is nan, which JSON does not allow"
+        assert said in run.log and said in json.dumps(run.results), said
+
+
 def _surrogate_kept(run: Run) -> None:
     ids = [c["eval_id"] for s in run.results["suites"] for e in s["eval_sets"]
            for c in e["eval_cases"]]
@@ -701,6 +718,8 @@ CASES: list[Case] = [
     Case("k1-model-answers-an-empty-body", 1, _model_answers(kind="empty"), 2,
          r"answer without a candidate", check=_model_fault_named("empty"),
          marks=(pytest.mark.slow,)),
+    Case("k1-nan-in-eval-set-state-and-timestamp", 1, _nan_in_eval_set, 0,
+         r"session_input\.state\.budget is nan", check=_nan_named),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
