@@ -139,20 +139,41 @@ def _nothing_cut(run: Run) -> None:
     assert re.search(said, run.files["summary.md"], re.S)
 
 
-def _model_answers(**fault: Any) -> Callable[[Workspace], None]:
+def _model_answers(retries: dict[str, Any] | None = None,
+                   **fault: Any) -> Callable[[Workspace], None]:
     """Every call to the Gemini API (the agent's and the judge's) answers with ``fault``;
-    model retries are made quick (two attempts, 0.1 s apart)."""
+    model retries are made quick (two attempts, 0.1 s apart, unless ``retries`` says)."""
     def prepare(ws: Workspace) -> None:
         from adk_eval_action.testing.gemini_fake import Fault
 
+        ws.gemini.clear_calls()
         ws.gemini.faults = [Fault(**fault)]
-        ws.config({"model_retries": {"attempts": 2, "initial_delay_s": 0.1}})
+        ws.config({"model_retries": retries or {"attempts": 2, "initial_delay_s": 0.1}})
+        ws.env["HOSTILE_MAXRSS_BEFORE"] = str(_max_rss())
     return prepare
 
 
-def _model_fault_named(kind: str) -> Callable[[Run], None]:
-    """The run is incomplete for the model, never a failed case: no case has runs scored
-    as failures, and the calls were tried twice."""
+def _max_rss() -> int:
+    """The process's peak resident memory so far, bytes (Linux counts in KB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _bounded(fault: str, memory: int) -> Callable[[Run], None]:
+    """The model fault is named, the calls were cut off (the fake saw the client go), and
+    the process's peak memory grew by less than ``memory`` bytes."""
+    def check(run: Run) -> None:
+        _model_fault_named(fault, said=None)(run)
+        grew = _max_rss() - int(run.workspace.env["HOSTILE_MAXRSS_BEFORE"])
+        assert grew < memory, f"peak memory grew by {grew:,} bytes"
+    return check
+
+
+def _model_fault_named(kind: str, said: str | None = "answer without a candidate",
+                       ) -> Callable[[Run], None]:
+    """The run is incomplete for the model (``said`` in the headline), never a failed
+    case: no case has runs scored as failures; every call met the fault ``kind``."""
     def check(run: Run) -> None:
         model = [e for e in _all_errors(run.results) if e["kind"] == "model"]
         assert model, _all_errors(run.results)
@@ -161,8 +182,8 @@ def _model_fault_named(kind: str) -> Callable[[Run], None]:
         assert not [r for r in scored if r.get("status") == "failed"], scored
         outcomes = [c.outcome for c in run.workspace.gemini.calls]
         assert outcomes and set(outcomes) == {kind}, outcomes
-        assert re.search(r"ADK eval incomplete\W+\(model unreachable\): .*answer without a "
-                         "candidate", run.comment_file), run.comment_file
+        assert re.search(r"ADK eval incomplete\W+\(model unreachable\): .*"
+                         + re.escape(said or ""), run.comment_file), run.comment_file
     return check
 
 
@@ -735,6 +756,15 @@ CASES: list[Case] = [
          marks=(pytest.mark.slow,)),
     Case("k1-nan-in-eval-set-state-and-timestamp", 1, _nan_in_eval_set, 0,
          r"session_input\.state\.budget is nan", check=_nan_named),
+    Case("k7-model-answers-300-mb", 7, _model_answers(kind="huge", size_bytes=300 * 2**20),
+         2, r"answer over 4,194,304 bytes", seconds=90,
+         limits={"adk_eval_action.adk.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},
+         check=_bounded("huge", memory=1024 * 2**20)),
+    Case("k9-model-sends-a-byte-every-half-second", 9, _model_answers(
+        kind="trickle", delay_s=0.5,
+        retries={"call_timeout_s": 2, "run_budget_s": 4, "initial_delay_s": 0.1}), 2,
+         r"answer still arriving at the attempt's deadline|timeout", seconds=90,
+         check=_bounded("trickle", memory=1024 * 2**20)),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),

@@ -20,6 +20,8 @@ from typing import Literal
 from google.genai import errors as genai_errors
 from pydantic import BaseModel
 
+from .model_reads import AnswerTooLarge, AnswerTooSlow
+
 Role = Literal["agent", "judge", "user_simulator"]
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -46,6 +48,8 @@ class ModelFault(BaseModel):
         unknown_model: The API answered 404 NOT_FOUND: it does not know the model's name
             (a misspelling, a retired model, one not offered to this key or project), which
             no retry cures.
+        timed_out: The attempt ran out of time (no answer, or one still arriving): its
+            seconds count against the run's retry budget.
     """
 
     kind: Literal["model", "credentials"]
@@ -53,6 +57,7 @@ class ModelFault(BaseModel):
     retryable: bool
     server_delay_s: float | None = None
     unknown_model: bool = False
+    timed_out: bool = False
 
 
 class EmptyAnswer(Exception):  # noqa: N818 - what the API gave, as JSONDecodeError names
@@ -235,6 +240,9 @@ def classify_fault(error: BaseException) -> ModelFault | None:
         return error.fault
     if isinstance(error, EmptyAnswer):
         return ModelFault(kind="model", summary="answer without a candidate", retryable=True)
+    if isinstance(error, (AnswerTooLarge, AnswerTooSlow)):
+        return ModelFault(kind="model", summary=str(error), retryable=True,
+                          timed_out=isinstance(error, AnswerTooSlow))
     code = _status(error)
     if code is not None and 400 <= code < 600:
         summary = _status_summary(error, code)
@@ -257,5 +265,6 @@ def classify_fault(error: BaseException) -> ModelFault | None:
         )
     transport = _transport_fault(error)
     if transport is not None:
-        return ModelFault(kind="model", summary=transport, retryable=True)
+        return ModelFault(kind="model", summary=transport, retryable=True,
+                          timed_out=transport.startswith("timeout"))
     return None
