@@ -298,7 +298,7 @@ def test_server_delay_reads_retry_info_then_retry_after(fake: GeminiFake):
 def test_an_error_that_is_no_model_fault_propagates_unchanged():
     assert classify_fault(KeyError("x")) is None
     assert classify_fault(TimeoutError()) == ModelFault(
-        kind="model", summary="timeout", retryable=True
+        kind="model", summary="timeout", retryable=True, timed_out=True
     )
 
 
