@@ -204,6 +204,21 @@ def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
     return prepare
 
 
+def _baseline_agent_details(table: dict[str, Any]) -> Callable[[Workspace], None]:
+    """A baseline results file whose suite's table of agent details (results.agentdetails)
+    is ``table``."""
+
+    def prepare(ws: Workspace) -> None:
+        from results_builder import metric, results
+
+        data = json.loads(results({"a": [[metric("m", 0.8)]]}).model_dump_json())
+        data["suites"][0]["agent_details"] = table
+        (ws.root / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+        ws.inputs["baseline"] = "edited.json"
+
+    return prepare
+
+
 #: What a hostile baseline's recorded agent said (results.model: ``actual_invocations``).
 BASELINE_TEXT = "::error::pwned @octocat <!-- adk-eval-action:other --> ``` </details>"
 
@@ -624,6 +639,10 @@ CASES: list[Case] = [
          r"edited\.json: the baseline file could not be read: malformed results file: "
          r".*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
+    Case("k3-baseline-agent-details-not-objects", 3,
+         _baseline_agent_details({"k": "::error::instructions as text"}), 2,
+         r"edited\.json: the baseline file could not be read: not a valid results file: .*"
+         r"suites\.0\.agent_details\.k", twin={}),
     Case("k3-baseline-agent-text-hostile", 3, _baseline_with_hostile_invocations, 0,
          r"gate PASSED: 5/5 eval cases passed; worse: brevity", check=_baseline_text_inert,
          twin={}),

@@ -47,6 +47,7 @@ from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
+from adk_eval_action.results.agentdetails import share_suite
 from adk_eval_action.results.model import (
     CaseStatus,
     ErrorRecord,
@@ -133,6 +134,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
     record.eval_config = config.recorded()
     record.judge_models = _judge_models(config)
     record.eval_sets = [_eval_set_record(loaded, rel) for loaded in inputs.eval_sets]
+    share_suite(record)  # an eval set's expected invocations may carry app_details too
     return record
 
 

@@ -182,7 +182,8 @@ def _unique(items: Sequence[object]) -> list:
 
 def _merge_suite(name: str, parts: list[SuiteRecord], plan: list[CaseKey]) -> SuiteRecord:
     """One suite of the merged results: the first part's record with every part's cases
-    in the plan's order, errors and warnings once, metric errors recomputed."""
+    in the plan's order, errors, warnings and agent details once, metric errors
+    recomputed."""
     merged = parts[0].model_copy(deep=True)
     cases = {
         (s.eval_set_id, c.eval_id): c
@@ -201,6 +202,7 @@ def _merge_suite(name: str, parts: list[SuiteRecord], plan: list[CaseKey]) -> Su
     merged.errors = _unique([e for p in parts for e in p.errors if not is_metric_error(e)])
     merged.errors += metric_errors(merged)
     merged.warnings = _unique([w for p in parts for w in p.warnings])
+    merged.agent_details = {k: v for p in parts for k, v in p.agent_details.items()}
     _merge_directions(merged, parts)
     return merged
 
