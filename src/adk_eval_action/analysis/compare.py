@@ -8,7 +8,9 @@ Rules (all scores in the metric's own range):
   gave the metric.
 * A rubric's value is the mean, by rubric id, of its per-case (overall) score over cases and
   runs.
-* Eval cases match by (suite, eval set id, eval id). A case passes when every run passed;
+* Eval cases match by (suite, eval set id, eval id); a baseline suite of another name but
+  the same agent and eval set folder as a head suite takes the head's name first
+  (:mod:`adk_eval_action.results.identity`). A case passes when every run passed;
   it is ``error`` when a run errored, ``not_evaluated`` when no metric gave a verdict.
 * Deltas use *matched* eval cases only, those scored on both sides: ``delta`` is the mean
   over them of each case's ``head − baseline`` (runs averaged first), and
@@ -78,6 +80,7 @@ from adk_eval_action.analysis.sides import (
     metric_sides,
     rubric_totals,
 )
+from adk_eval_action.results.identity import baseline_renames
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
@@ -403,6 +406,10 @@ def _compare(
 ) -> Comparison:
     head_table = _table(head)
     base_table = _table(baseline) if baseline is not None else None
+    if base_table is not None:
+        # A suite renamed since the baseline is still the same suite (results.identity).
+        base_table = base_table.renamed(
+            baseline_renames(base_table.skeleton.suites, head_table.skeleton.suites))
     case_ids: dict[CaseKey, int] = {}
     head_side = index_side(head_table, case_ids)
     base_side = index_side(base_table, case_ids) if base_table is not None else None

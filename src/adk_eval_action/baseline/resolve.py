@@ -60,6 +60,7 @@ from adk_eval_action.baseline.models import (
 )
 from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
+from adk_eval_action.results.identity import baseline_renames, rename_suites
 from adk_eval_action.results.model import RunResults
 
 log = logging.getLogger(__name__)
@@ -193,6 +194,8 @@ async def resolve_baseline(
     """
     resolved = found or await asyncio.to_thread(find_baseline, request, client_factory)
     if resolved.results is not None:
+        # A suite renamed since the baseline is still the same suite (results.identity).
+        rename_suites(resolved.results, baseline_renames(resolved.results.suites, head.suites))
         try:
             check_usable(resolved.results, head)
         except BaselineUnreadable as e:

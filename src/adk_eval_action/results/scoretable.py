@@ -31,12 +31,14 @@ text is its first non-empty text) and per-case metric order the same as in the r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from adk_eval_action.results.identity import rename_suites
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
@@ -171,6 +173,27 @@ class ScoreTable:
     def nbytes(self) -> int:
         """Bytes held by the numpy columns (the lists and skeleton not counted)."""
         return sum(v.nbytes for v in (getattr(self, f) for f in self.__slots__) if _is_array(v))
+
+    def renamed(self, renames: dict[str, str]) -> ScoreTable:
+        """This table with its suites named by ``renames`` (old name -> new name; the new
+        names must not be in the table already): every key that starts with a suite name,
+        and the skeleton (:mod:`adk_eval_action.results.identity`). ``self`` unchanged
+        without renames."""
+        if not renames:
+            return self
+
+        def key(k: tuple[str, ...]) -> tuple[str, ...]:
+            return (renames.get(k[0], k[0]), *k[1:])
+
+        return dataclasses.replace(
+            self,
+            skeleton=rename_suites(self.skeleton.model_copy(deep=True), renames),
+            case_keys=[key(k) for k in self.case_keys],  # type: ignore[misc]
+            metric_keys=[key(k) for k in self.metric_keys],  # type: ignore[misc]
+            rubric_keys=[key(k) for k in self.rubric_keys],  # type: ignore[misc]
+            repeated={key(k): n for k, n in self.repeated.items()},  # type: ignore[misc]
+            kept_records={key(k): r for k, r in self.kept_records.items()},  # type: ignore[misc]
+        )
 
     @classmethod
     def from_results(cls, results: RunResults) -> ScoreTable:

@@ -29,6 +29,7 @@ from adk_eval_action.errors import (
     error_kind,
 )
 from adk_eval_action.files import OutsideRoot
+from adk_eval_action.github.logs import case_title
 from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.io import save_results
@@ -101,7 +102,7 @@ def error_annotations(
     ``PipelineOutcome.error``)."""
     agents = [
         ErrorAnnotation(
-            suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
+            suite=e.suite, title=case_title(e.suite, "agent"), file=e.file, line=e.line,
             message=redact(_with_hint(e)),
         )
         for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
@@ -109,7 +110,7 @@ def error_annotations(
     placed = [
         ErrorAnnotation(
             suite=e.suite or "", kind=e.kind, file=e.file, line=e.line,
-            title=f"{e.suite}: {e.kind}" if e.suite else "adk-eval-action",
+            title=case_title(e.suite, e.kind) if e.suite else "adk-eval-action",
             message=redact(_with_hint(e)),
         )
         for e in [*(e for s in results.suites for e in s.errors), *results.errors]
