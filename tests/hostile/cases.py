@@ -391,6 +391,34 @@ def _config_like_name_inert(run: Run) -> None:
         assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
 
 
+#: A folder of eval sets whose name YAML and the runner would misread: `init` writes it into
+#: adk-eval.yaml (project.scaffold) and prints it.
+HOSTILE_FOLDER = "ev\n::warning::fake #: 'q' [y] *z"
+
+
+def _hostile_folder(ws: Workspace) -> None:
+    eval_set = ws.hostile_agent("Go away.")
+    eval_set.parent.rename(eval_set.parent.parent / HOSTILE_FOLDER)
+
+
+def _init_round_trips(run: Run) -> None:
+    """The written adk-eval.yaml names exactly the suites discovery finds, the hostile
+    folder's eval sets and eval config included."""
+    from adk_eval_action.project.config import load_project_config
+    from adk_eval_action.project.discovery import discover_suites, suites_from_config
+
+    root = run.workspace.root
+    path = root / "adk-eval.yaml"
+    written = suites_from_config(load_project_config(path), path)
+    found = [s for s in discover_suites([root], root) if s.agent_dir]
+    assert [(s.name, s.eval_set_paths, s.eval_config_path) for s in written] == [
+        (s.name, [p.resolve() for p in s.eval_set_paths], s.eval_config_path.resolve()
+         if s.eval_config_path else None) for s in found]
+    assert any(HOSTILE_FOLDER in str(p) for s in written for p in s.eval_set_paths)
+    assert (root / ".github/workflows/adk-eval.yml").is_file()
+    assert "eval sets hostile_agent/ev\\x0a::warning::fake #: 'q'" in run.log  # one line
+
+
 # --------------------------------------------------------------------------- 6: secrets
 
 
@@ -694,6 +722,9 @@ CASES: list[Case] = [
          r"failing eval case", check=_controls_shown_escaped),
     Case("k5-eval-config-like-file-name", 5, _config_like_file, 1,
          r"looks like an eval config", check=_config_like_name_inert),
+    Case("k5-init-hostile-folder-name", 5, _hostile_folder, 0, r"wrote adk-eval\.yaml",
+         evaluated=False, recorded=False, cli=True, run=lambda ws: ws.cli("init"),
+         check=_init_round_trips),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",

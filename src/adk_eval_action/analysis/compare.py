@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -110,7 +111,10 @@ DEFAULT_INFORMATIONAL_MIN_EFFECT = 0.1
 clock and token counts move by more than that on noise alone."""
 
 
-def _ordered(head: Mapping, baseline: Mapping) -> list:
+K = TypeVar("K")
+
+
+def _ordered(head: Mapping[K, object], baseline: Mapping[K, object]) -> list[K]:
     """Head's keys in head order, then baseline-only keys."""
     return [*head, *(k for k in baseline if k not in head)]
 
@@ -242,7 +246,8 @@ def _attach_intervals(
     results, method = paired_tests(
         inputs, order, seed=options.seed, n_resamples=options.n_resamples, alpha=options.alpha
     )
-    for row, result, one in zip([*both_metrics, *both_rubrics], results, inputs, strict=True):
+    rows: list[MetricComparison | RubricComparison] = [*both_metrics, *both_rubrics]
+    for row, result, one in zip(rows, results, inputs, strict=True):
         interval = result.interval
         row.interval = interval
         row.min_effect = result.min_effect
@@ -325,8 +330,8 @@ def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
         base_sets = {e.eval_set_id: e for e in other.eval_sets}
         for eval_set in suite.eval_sets:
             base_set = base_sets.get(eval_set.eval_set_id)
-            changed = base_set and base_set.content_hash != eval_set.content_hash
-            if changed and base_set.content_hash:
+            if (base_set is not None and base_set.content_hash
+                    and base_set.content_hash != eval_set.content_hash):
                 notes.append(f"suite `{suite.name}`: eval set `{eval_set.eval_set_id}` changed")
     return notes
 

@@ -108,8 +108,8 @@ class Outcome(Protocol):
     comment_markdown: str
     summary_markdown: str
     failures: list[Any]
-    metrics: dict[str, dict]
-    regressed: list[dict]
+    metrics: dict[str, dict[str, Any]]
+    regressed: list[dict[str, Any]]
     suites: list[str]
     interrupted: bool
 

@@ -179,13 +179,13 @@ def find_eval_sets(
             continue
         if not path.is_dir():
             raise ConfigError(path, "no such file or folder")
-        for root, dirs, files in os.walk(path):
+        for folder, dirs, files in os.walk(path):
             dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(root, d))
+                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(folder, d))
             )
             for name in files:
                 if name.endswith(EVAL_SET_SUFFIXES):
-                    add(Path(root, name))
+                    add(Path(folder, name))
     return sorted(p for p in found.values() if not skip(p))
 
 

@@ -67,10 +67,10 @@ class MetricChart(BaseModel):
     def to_mermaid(self) -> str:
         """The chart as mermaid source (no code fence)."""
         lines = ["xychart-beta horizontal", f'    title "{_sanitize(self.title)}"']
-        if len(self.rows) == 1 and self.rows[0].baseline is not None:
-            row = self.rows[0]
-            labels = [f"{row.label} baseline", f"{row.label} head"]
-            series = [("bar", [row.baseline, row.head])]
+        first = self.rows[0]  # there is one at least (min_length)
+        if len(self.rows) == 1 and first.baseline is not None:
+            labels = [f"{first.label} baseline", f"{first.label} head"]
+            series = [("bar", [first.baseline, first.head])]
         else:
             labels = [row.label for row in self.rows]
             series = [("bar", [row.head for row in self.rows])]

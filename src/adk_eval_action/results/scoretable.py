@@ -238,27 +238,27 @@ class TableBuilder:
     case_rows: dict[CaseKey, int] = field(default_factory=dict)
     case_files: list[str | None] = field(default_factory=list)
     case_lines: list[int | None] = field(default_factory=list)
-    run_case: array = field(default_factory=lambda: array("i"))
-    run_status: array = field(default_factory=lambda: array("b"))
+    run_case: array[int] = field(default_factory=lambda: array("i"))
+    run_status: array[int] = field(default_factory=lambda: array("b"))
     run_errors: dict[int, str] = field(default_factory=dict)
     metric_ids: dict[MetricKey, int] = field(default_factory=dict)
     metric_info: list[MetricInfo] = field(default_factory=list)
     reason_ids: dict[str, int] = field(default_factory=dict)
-    m_case: array = field(default_factory=lambda: array("i"))
-    m_run: array = field(default_factory=lambda: array("i"))
-    m_key: array = field(default_factory=lambda: array("i"))
-    m_score: array = field(default_factory=lambda: array("d"))
-    m_has_score: array = field(default_factory=lambda: array("b"))
-    m_status: array = field(default_factory=lambda: array("b"))
-    m_informational: array = field(default_factory=lambda: array("b"))
-    m_reason: array = field(default_factory=lambda: array("i"))
+    m_case: array[int] = field(default_factory=lambda: array("i"))
+    m_run: array[int] = field(default_factory=lambda: array("i"))
+    m_key: array[int] = field(default_factory=lambda: array("i"))
+    m_score: array[float] = field(default_factory=lambda: array("d"))
+    m_has_score: array[int] = field(default_factory=lambda: array("b"))
+    m_status: array[int] = field(default_factory=lambda: array("b"))
+    m_informational: array[int] = field(default_factory=lambda: array("b"))
+    m_reason: array[int] = field(default_factory=lambda: array("i"))
     rubric_ids: dict[RubricKey, int] = field(default_factory=dict)
     rubric_text: list[str | None] = field(default_factory=list)
     repeated: dict[CaseKey, int] = field(default_factory=dict)
-    r_case: array = field(default_factory=lambda: array("i"))
-    r_key: array = field(default_factory=lambda: array("i"))
-    r_score: array = field(default_factory=lambda: array("d"))
-    r_has_score: array = field(default_factory=lambda: array("b"))
+    r_case: array[int] = field(default_factory=lambda: array("i"))
+    r_key: array[int] = field(default_factory=lambda: array("i"))
+    r_score: array[float] = field(default_factory=lambda: array("d"))
+    r_has_score: array[int] = field(default_factory=lambda: array("b"))
     kept_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
     kept_failing: int = 0
 
@@ -326,11 +326,11 @@ class TableBuilder:
                 self.rubric_text[r] = rubric.text
             # A non-finite verdict is no verdict (a verdict is 0 or 1, or a mean of them).
             verdict = rubric.score
-            scored = verdict is not None and math.isfinite(verdict)
+            scored = verdict if verdict is not None and math.isfinite(verdict) else None
             self.r_case.append(row)
             self.r_key.append(r)
-            self.r_score.append(verdict if scored else 0.0)  # type: ignore[arg-type]
-            self.r_has_score.append(scored)
+            self.r_score.append(0.0 if scored is None else scored)
+            self.r_has_score.append(scored is not None)
 
     def build(self, skeleton: RunResults) -> ScoreTable:
         """The table of every case added so far, with ``skeleton`` (results without eval

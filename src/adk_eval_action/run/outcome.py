@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -138,9 +139,9 @@ class PipelineOutcome(BaseModel):
     comment_path: Path | None = None
     failures: list[CaseFailure] = Field(default_factory=list)
     error_annotations: list[ErrorAnnotation] = Field(default_factory=list)
-    metrics: dict[str, dict] = Field(default_factory=dict)
+    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: The ``regressed`` step output (report.headline.regressed_output).
-    regressed: list[dict] = Field(default_factory=list)
+    regressed: list[dict[str, Any]] = Field(default_factory=list)
     suites: list[str] = Field(default_factory=list)
     comparison: Comparison | None = None
     gate: GateResult | None = None
@@ -183,7 +184,7 @@ def case_failures(gate: GateResult, without: Collection[str] = ()) -> list[CaseF
     return failures
 
 
-def metrics_output(comparison: Comparison) -> dict[str, dict]:
+def metrics_output(comparison: Comparison) -> dict[str, dict[str, Any]]:
     """The ``metrics`` step output: per ``suite/metric``, head, baseline, delta, threshold
     and the call."""
     return {
@@ -191,7 +192,7 @@ def metrics_output(comparison: Comparison) -> dict[str, dict]:
             "head": m.head.mean if m.head else None,
             "baseline": m.baseline.mean if m.baseline else None,
             "delta": m.delta,
-            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
+            "threshold": side.threshold if (side := m.head or m.baseline) else None,
             "classification": m.classification,
         }
         for m in comparison.metrics
