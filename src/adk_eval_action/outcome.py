@@ -49,11 +49,11 @@ class ErrorAnnotation(BaseModel):
     that did not import (``file``/``line`` where it raised when known), or another error
     naming a file (an eval set, an eval config, a baseline file). ``file`` is relative to
     the run's working directory, as the records' are; ``suite`` is "" for a run-wide
-    error. ``message`` is redacted."""
+    error. ``message`` is redacted. Its title (``suite: kind``) is the publisher's to
+    make."""
 
     suite: str
     kind: str = "agent"
-    title: str
     message: str
     file: str | None = None
     line: int | None = None
@@ -117,15 +117,13 @@ def error_annotations(
     ``PipelineOutcome.error``)."""
     agents = [
         ErrorAnnotation(
-            suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
-            message=redact(with_hint(e)),
+            suite=e.suite, file=e.file, line=e.line, message=redact(with_hint(e)),
         )
         for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
     ]
     placed = [
         ErrorAnnotation(
             suite=e.suite or "", kind=e.kind, file=e.file, line=e.line,
-            title=f"{e.suite}: {e.kind}" if e.suite else "adk-eval-action",
             message=redact(with_hint(e)),
         )
         for e in [*(e for s in results.suites for e in s.errors), *results.errors]
@@ -172,7 +170,7 @@ def metrics_output(comparison: Comparison) -> dict[str, dict[str, Any]]:
             "head": m.head.mean if m.head else None,
             "baseline": m.baseline.mean if m.baseline else None,
             "delta": m.delta,
-            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
+            "threshold": side.threshold if (side := m.head or m.baseline) else None,
             "classification": m.classification,
         }
         for m in comparison.metrics

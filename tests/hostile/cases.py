@@ -363,6 +363,62 @@ def _controls_shown_escaped(run: Run) -> None:
     assert ids == [CONTROLS], "the results file keeps the id as written"
 
 
+#: A file named like an eval config (project.layout.CONFIG_LIKE) beside eval sets left on
+#: ADK's default criteria: its name is repeated in the suite's warning (log and comment).
+CONFIG_LIKE_NAME = (f"x\n::warning::fake warning\n@octocat {OTHER_MARKER} "
+                    "\u202eeval_config.json")
+
+
+def _config_like_file(ws: Workspace) -> None:
+    eval_set = ws.hostile_agent("Go away.")
+    (eval_set.parent / "test_config.json").unlink()
+    (eval_set.parent / CONFIG_LIKE_NAME).write_text("{}")
+
+
+def _config_like_name_inert(run: Run) -> None:
+    """The warning names the file on one line, its line breaks and bidi control escaped,
+    its mention and marker made harmless in the log, the comment and the summary."""
+    shown = CONFIG_LIKE_NAME.replace("\n", "\\x0a").replace("\u202e", "\\u202e")
+    (warning,) = [w for w in run.results["warnings"] if "looks like an eval config" in w]
+    assert f"`hostile_agent/eval/{shown}` looks like an eval config" in warning
+    assert re.search(r"(?m)^warning: suite `hostile_agent`: .*x\\x0a::warning::fake warning"
+                     r"\\x0a@octocat .*looks like an eval config", run.log)
+    assert not re.search(r"(?m)^::warning::fake", run.log)
+    for text in [run.comment_file, run.files["summary.md"]]:
+        assert "looks like an eval config" in text
+        assert OTHER_MARKER not in text and "\u202e" not in text and "\\u202e" in text
+        prose = re.sub(r"`[^`\n]*`", "", text)
+        assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
+
+
+#: A folder of eval sets whose name YAML and the runner would misread: `init` writes it into
+#: adk-eval.yaml (project.scaffold) and prints it.
+HOSTILE_FOLDER = "ev\n::warning::fake #: 'q' [y] *z"
+
+
+def _hostile_folder(ws: Workspace) -> None:
+    eval_set = ws.hostile_agent("Go away.")
+    eval_set.parent.rename(eval_set.parent.parent / HOSTILE_FOLDER)
+
+
+def _init_round_trips(run: Run) -> None:
+    """The written adk-eval.yaml names exactly the suites discovery finds, the hostile
+    folder's eval sets and eval config included."""
+    from adk_eval_action.project.config import load_project_config
+    from adk_eval_action.project.discovery import discover_suites, suites_from_config
+
+    root = run.workspace.root
+    path = root / "adk-eval.yaml"
+    written = suites_from_config(load_project_config(path), path)
+    found = [s for s in discover_suites([root], root) if s.agent_dir]
+    assert [(s.name, s.eval_set_paths, s.eval_config_path) for s in written] == [
+        (s.name, [p.resolve() for p in s.eval_set_paths], s.eval_config_path.resolve()
+         if s.eval_config_path else None) for s in found]
+    assert any(HOSTILE_FOLDER in str(p) for s in written for p in s.eval_set_paths)
+    assert (root / ".github/workflows/adk-eval.yml").is_file()
+    assert "eval sets hostile_agent/ev\\x0a::warning::fake #: 'q'" in run.log  # one line
+
+
 # --------------------------------------------------------------------------- 6: secrets
 
 
@@ -664,6 +720,11 @@ CASES: list[Case] = [
     Case("k5-control-and-bidi-characters-in-eval-id", 5,
          lambda ws: ws.hostile_agent("Go away.", cases=[CONTROLS]), 1,
          r"failing eval case", check=_controls_shown_escaped),
+    Case("k5-eval-config-like-file-name", 5, _config_like_file, 1,
+         r"looks like an eval config", check=_config_like_name_inert),
+    Case("k5-init-hostile-folder-name", 5, _hostile_folder, 0, r"wrote adk-eval\.yaml",
+         evaluated=False, recorded=False, cli=True, run=lambda ws: ws.cli("init"),
+         check=_init_round_trips),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",

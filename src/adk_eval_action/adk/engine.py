@@ -119,6 +119,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
         agent=rel(suite.agent_dir),
         eval_config_file=rel(suite.eval_config_path),
         errors=list(inputs.errors),
+        warnings=list(suite.warnings),
     )
     config = inputs.config
     if config is None:
@@ -329,8 +330,6 @@ def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, Sui
     the settings', once its eval config loaded), logging what it found."""
     agent = relative_path(suite.agent_dir, settings.repo_root) if suite.agent_dir else None
     log.info("suite %s: agent %s", suite.name, agent)
-    for note in suite.notes:
-        log.info("note: %s", note)
     inputs = load_suite_inputs(suite, settings.repo_root)
     if settings.eval_case_ids is not None:
         chosen = only_cases(inputs.eval_sets, settings.eval_case_ids)

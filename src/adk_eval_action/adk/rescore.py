@@ -3,11 +3,11 @@
 When a pull request changes only the eval config of a suite (a new metric, a new rubric,
 another judge or threshold) and none of its eval sets, the baseline's recorded actual
 invocations are evaluated again with google-adk's ``LocalEvalService.evaluate`` under the
-head's eval config, so baseline and head are scored by the same rules
-(docs/baselines.md). The invocations are exactly what ADK's evaluators saw the first time: the
-``Invocation`` dumps kept in the results file, with their ``app_details`` (tool
-declarations for rubric judges: each agent's details, kept once per suite, put back),
-intermediate data, usage metadata and durations.
+head's eval config, so baseline and head are scored by the same rules (docs/baselines.md,
+"Re-scoring instead of re-running"). The invocations are exactly what ADK's evaluators saw
+the first time: the ``Invocation`` dumps kept in the results file, with their
+``app_details`` (tool declarations for rubric judges: each agent's details, kept once per
+suite, put back), intermediate data, usage metadata and durations.
 
 Both go through the one harness (:mod:`adk_eval_action.adk.harness`): the suite's eval
 config and eval sets load and get the rubric rules as in a head run (:mod:`.prepare`), the

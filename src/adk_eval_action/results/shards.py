@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -162,18 +163,21 @@ def _owners(infos: list[tuple[str, ShardInfo]]) -> dict[CaseKey, str]:
     """
     owner: dict[CaseKey, str] = {}
     for name, info in infos:
-        for key in map(tuple, info.cases):
+        for key in info.cases:  # tuples: ShardInfo validates each as a CaseKey
             if key in owner:
                 raise MergeError(f"eval case {'/'.join(key)} is in {owner[key]} and in {name}")
-            owner[key] = name  # type: ignore[index]
-    absent = [k for k in map(tuple, infos[0][1].plan) if k not in owner]
+            owner[key] = name
+    absent = [k for k in infos[0][1].plan if k not in owner]
     if absent:
         raise MergeError(f"eval case {'/'.join(absent[0])} of the plan is in no part")
-    return owner  # type: ignore[return-value]
+    return owner
 
 
-def _unique(items: Sequence[object]) -> list:
-    out: list = []
+T = TypeVar("T")
+
+
+def _unique(items: Sequence[T]) -> list[T]:
+    out: list[T] = []
     for item in items:
         if item not in out:
             out.append(item)
