@@ -146,6 +146,16 @@ jobs:
           path: |
 {paths}
           retention-days: 90
+
+      # The HTML report that the comment and the job summary link to (its own artifact,
+      # so a baseline download never fetches it); a run stopped before evaluating writes none.
+      - name: Upload the HTML report
+        if: always() && steps.eval.outputs.results_path != ''
+        uses: actions/upload-artifact@v4
+        with:
+          name: adk-eval-report
+          path: {report}
+          if-no-files-found: ignore
 """
 
 
@@ -170,4 +180,5 @@ def workflow_text(branch: str, working_directory: str, requirements: list[str]) 
                       "        #   requirements: requirements.txt   # your agent's dependencies\n")
     prefix = "" if working_directory == "." else working_directory.rstrip("/") + "/"
     paths = "\n".join(f"            {prefix}{name}" for name in RESULT_FILES)
-    return WORKFLOW.format(branch=branch, action=ACTION, with_block=with_block, paths=paths)
+    return WORKFLOW.format(branch=branch, action=ACTION, with_block=with_block, paths=paths,
+                           report=f"{prefix}adk-eval-report.html")
