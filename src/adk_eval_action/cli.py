@@ -222,7 +222,9 @@ def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
 def plan_command(**flags: Any) -> None:
     """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
     eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
-    and --parallelism. Exits 2 on the errors `run` would report (config, eval sets, agents).
+    and --parallelism; the warnings `run` would give of the suites (an eval config near eval
+    sets left on ADK's default criteria). Exits 2 on the errors `run` would report (config,
+    eval sets, agents).
     """
     import asyncio
 
@@ -232,11 +234,14 @@ def plan_command(**flags: Any) -> None:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
     click.echo("\n".join(found.lines()))
+    warnings = dict.fromkeys(w for record in records for w in record.warnings)
     errors = [e for record in records for e in record.errors]
+    with _console():
+        for warning in warnings:  # what `run` would warn of too (an eval config not used)
+            log.warning("%s", warning)
+        for error in errors:
+            log.error("%s", error.message)
     if errors:
-        with _console():
-            for error in errors:
-                log.error("%s", error.message)
         sys.exit(EXIT_USAGE)
 
 
