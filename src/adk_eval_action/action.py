@@ -1,11 +1,10 @@
 """The GitHub Action entry points: `adk-eval-action action` and `adk-eval-action comment`.
 
 `action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*`
-(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`, as the runner sets them),
-the `GITHUB_*` variables and the event payload, runs the pipeline, and publishes: one sticky
-PR comment, the job summary, step outputs, error annotations and log groups. It exits with
-the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error). The same
-command works in a plain `run:` step or on a laptop with the inputs given as flags.
+(`settings.read_inputs`), the `GITHUB_*` variables and the event payload, runs the pipeline,
+and publishes: one sticky PR comment, the job summary, outputs, annotations and log groups.
+It exits with the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error).
+The same command works in a plain `run:` step or on a laptop with the inputs as flags.
 
 `comment` posts a comment rendered by an earlier run (the artifact of a fork PR's
 `pull_request` run) from a privileged `workflow_run` workflow. The artifact is untrusted:
@@ -288,6 +287,8 @@ def run_action(
     """
     for secret in run.secrets:
         mask(log, secret)
+    for warning in run.event.warnings:  # what of the event is missing or invalid
+        log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
     make_client = client_factory or (lambda token, api: GitHubClient(token, api))
     if stopped_by is not None:
         return _publish(run, _stopped(run, stopped_by), make_client)

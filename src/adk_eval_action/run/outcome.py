@@ -26,10 +26,11 @@ from adk_eval_action.errors import (
     ConfigError,
     EvalSetError,
     Interrupted,
+    OutputError,
     describe_exception,
     error_kind,
 )
-from adk_eval_action.files import OutsideRoot
+from adk_eval_action.files import OutsideRoot, write_atomic
 from adk_eval_action.outcome import PipelineOutcome, error_annotations, with_hint
 from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
@@ -58,19 +59,19 @@ log = logging.getLogger(__name__)
 
 
 def write_text(path: Path | None, text: str) -> None:
-    """Writes ``text`` to ``path`` (None: nothing), creating parent folders; lone
-    surrogates from agent text become U+FFFD rather than losing the whole file.
+    """Writes ``text`` to ``path`` (None: nothing) whole or not at all
+    (``files.write_atomic``), creating parent folders; lone surrogates from agent text
+    become U+FFFD rather than losing the whole file.
 
     Raises:
-        ConfigError: the file cannot be written (names it).
+        OutputError: the file cannot be written (names it, and a full disk as such).
     """
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(without_surrogates(text), encoding="utf-8")
+        write_atomic(path, without_surrogates(text))
     except OSError as e:
-        raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
+        raise OutputError(path, e) from e
 
 
 def stopped_run(
@@ -205,15 +206,18 @@ def _before_record(error: BaseException, request: RunRequest) -> ErrorRecord:
 
 def _after_record(error: BaseException, workdir: Path) -> ErrorRecord:
     """The error record of an exception that stopped a run after evaluation started: a
-    named error as ``config`` or ``internal``, anything else an "internal error" naming
-    where it was raised. A ConfigError's file (a comment template, say) is named relative
-    to ``workdir`` when inside it, in the message and as the record's ``file``, with its
-    ``line`` when known."""
+    file that could not be written as ``output``, a named error as ``config`` or
+    ``internal``, anything else an "internal error" naming where it was raised. A
+    ConfigError's file (a comment template, say) is named relative to ``workdir`` when
+    inside it, in the message and as the record's ``file``, with its ``line`` when
+    known."""
     if isinstance(error, ConfigError):
         shown = error.relative_to(workdir)
         file = _existing_file(error.path, workdir)
         return ErrorRecord(kind="config", message=str(shown), file=file,
                            line=shown.line if file else None)
+    if isinstance(error, OutputError):
+        return ErrorRecord(kind="output", message=str(error))
     if isinstance(error, AdkEvalActionError):
         kind = "config" if isinstance(error, OutsideRoot) else "internal"
         return ErrorRecord(kind=kind, message=str(error))

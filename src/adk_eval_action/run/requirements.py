@@ -124,8 +124,7 @@ def _in_range(version: str, specifier: str) -> bool:
 
 def restart_without_requirements(start_dir: Path) -> None:
     """Start this command again, in a process that sees the freshly installed packages,
-    from `start_dir`, where this process started, because it applies working_directory
-    again."""
+    from `start_dir`, where this process started (it applies working_directory again)."""
     argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
             *sys.argv[1:], "--skip-requirements"]
     sys.stdout.flush()
