@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -30,7 +30,9 @@ from adk_eval_action.settings import click_options, fallback_request, load_reque
 from adk_eval_action.text import without_surrogates
 
 if TYPE_CHECKING:
-    from adk_eval_action.run.outcome import PipelineOutcome
+    from pydantic import BaseModel
+
+    from adk_eval_action.outcome import PipelineOutcome
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +90,7 @@ def run(**flags: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate.
 
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
-    from adk_eval_action.run.outcome import stopped_outcome
+    from adk_eval_action.run.outcome import stopped_run
     from adk_eval_action.run.pipeline import run_pipeline
 
     with _console() as redact:
@@ -100,7 +102,7 @@ def run(**flags: Any) -> None:
             fallback = fallback_request(Path.cwd(), flags=flags, secrets=redact.values)
             if fallback is None:
                 raise
-            request, outcome = fallback, stopped_outcome(fallback, e)
+            request, outcome = fallback, stopped_run(fallback, e)
         else:
             outcome = run_pipeline(request)
         _show(outcome)
@@ -163,7 +165,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                    out: Path | None, html_out: Path | None) -> None:
     """Render the PR comment (or job summary) from results files, and with --html-out the
     HTML report; exits 0 when it rendered, 2 when an input or the template is unusable."""
-    from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
+    from adk_eval_action.report.fallback import short_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.results.scoretable import ScoreTable
     from adk_eval_action.run.pipeline import (
@@ -180,15 +182,11 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         results = load_head_table(head, whole=html_out is not None)
         base, note = load_baseline(baseline_path, whole=html_out is not None)
         skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-        heading = "##" if summary else "###"
-        stopped = skeleton.stopped_by()
         # What the action posted for a file of a run that evaluated nothing (run.outcome).
-        if stopped is not None:
-            text = redact(incomplete_markdown(skeleton, stopped,
-                                              str(request.settings.results_path), heading))
-        elif skeleton.metadata.skipped and not skeleton.incomplete_errors():
-            text = redact(skipped_markdown(skeleton.metadata.skipped,
-                                           str(request.settings.results_path), heading))
+        short = short_markdown(skeleton, str(request.settings.results_path),
+                               "##" if summary else "###")
+        if short is not None:
+            text = redact(short)
         else:
             context = comment_context(results, base, note, request)
             text = redact(render_summary(context) if summary else
@@ -294,7 +292,7 @@ def json_schema(kind: str) -> dict[str, Any]:
     from adk_eval_action.project.config import ProjectConfig
     from adk_eval_action.results.model import RunResults
 
-    model, title, about = {
+    kinds: dict[str, tuple[type[BaseModel], str, str]] = {
         "config": (ProjectConfig, "adk-eval.yaml",
                    "adk-eval-action's project config: suites, num_runs, parallelism, gate."),
         "results": (RunResults, "adk-eval-action results",
@@ -302,8 +300,10 @@ def json_schema(kind: str) -> dict[str, Any]:
         "comparison": (Comparison, "adk-eval-action comparison",
                        "The comparison --comparison-out writes: per metric, per rubric and "
                        "per eval case, head against baseline, with the gate's tests."),
-    }[kind]
-    mode = "serialization" if kind == "comparison" else "validation"
+    }
+    model, title, about = kinds[kind]
+    mode: Literal["validation", "serialization"] = (
+        "serialization" if kind == "comparison" else "validation")
     generated = model.model_json_schema(mode=mode)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": SCHEMA_URL + SCHEMA_FILES[kind],
