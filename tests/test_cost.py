@@ -163,7 +163,8 @@ def test_the_agents_tokens_per_case_are_compared_with_the_baseline(
 
     result = cli("compare", str(regressed_run.results),
                  "--baseline", str(regressed_run.root / "adk-eval-results.json"),
-                 "--json-out", str(tmp_path / "cmp.json"), "--comment-out", str(tmp_path / "cmp.md"))
+                 "--json-out", str(tmp_path / "cmp.json"),
+                 "--comment-out", str(tmp_path / "cmp.md"))
 
     assert result.exit_code == 1, result.output  # the regressed agent fails the gate
     [agent] = load_json(tmp_path / "cmp.json")["cost"]["agent"]

@@ -88,7 +88,19 @@ def test_cli_flags_are_the_models(command: str) -> None:
             assert isinstance(param.type, click.Choice)
             assert tuple(param.type.choices) == spec.choices
         if spec.base_type is bool:
-            assert param.secondary_opts == ["--no-" + spec.flag[2:]]
+            names = (spec.flag, *spec.option.aliases)
+            assert param.secondary_opts == ["--no-" + flag[2:] for flag in names]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--changed-only"], True), (["--only-changed"], True), (["--no-only-changed"], False),
+    ([], None),
+])
+def test_run_takes_the_action_inputs_name_for_only_changed(args: list[str], expected) -> None:
+    """`run --only-changed` is the action's `only_changed`, beside `--changed-only`."""
+    assert OPTIONS["only_changed"].option.input  # the action input keeps its name
+    context = main.commands["run"].make_context("run", list(args))
+    assert context.params["only_changed"] is expected
 
 
 def test_run_flags_keep_their_names() -> None:
@@ -137,6 +149,14 @@ def test_the_readme_synopsis_is_the_commands_options(command: str) -> None:
     assert shown <= accepted, f"not options of {command}: {shown - accepted}"
     missing = [p.opts[-1] for p in options if not shown & {*p.opts}]
     assert not missing, f"options of {command} missing from README's synopsis: {missing}"
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_every_option_says_what_it_does(command: str) -> None:
+    """`adk-eval-action COMMAND --help` explains every option (`render --template` had none)."""
+    silent = [p.opts[-1] for p in main.commands[command].params
+              if isinstance(p, click.Option) and not p.hidden and not (p.help or "").strip()]
+    assert not silent, f"options of {command} without help: {silent}"
 
 
 def test_action_flags_are_the_inputs() -> None:
@@ -215,11 +235,26 @@ def test_inputs_as_the_runner_gives_them() -> None:
         ({"comment": "maybe"}, {}, "invalid input comment: Input should be 'update'"),
         ({}, {"results_path": Path("x"), "parallelism": 0},
          "invalid option --parallelism: Input should be greater"),
+        ({"num_runs": "1000000000"}, {},
+         "invalid input num_runs: Input should be less than or equal to 1000"),
+        ({"adaptive_runs": "1001"}, {}, "invalid input adaptive_runs: .*less than or equal"),
+        ({"parallelism": "100000"}, {}, "invalid input parallelism: .*less than or equal"),
+        ({"shard": "1/1000"}, {}, "invalid input shard: .*less than or equal to 256"),
     ],
 )
 def test_bad_values_name_where_they_came_from(inputs, flags, says) -> None:
     with pytest.raises(ConfigError, match=says):
         resolve(None, inputs, flags)
+
+
+@pytest.mark.parametrize("text", ["num_runs: 1000000000", "parallelism: 100000",
+                                  "models: {m: {max_concurrency: 100000}}",
+                                  "suites: [{name: s, agent: a, eval_sets: [x], "
+                                  "num_runs: 5000}]"])
+def test_adk_eval_yaml_bounds_runs_and_parallelism(tmp_path: Path, text: str) -> None:
+    (tmp_path / "adk-eval.yaml").write_text(text + "\n")
+    with pytest.raises(ConfigError, match="less than or equal to 1000"):
+        load_request(tmp_path, {}, {})
 
 
 def test_load_request_finds_the_config_in_the_working_directory(tmp_path: Path) -> None:

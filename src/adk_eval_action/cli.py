@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -30,7 +30,9 @@ from adk_eval_action.settings import click_options, fallback_request, load_reque
 from adk_eval_action.text import without_surrogates
 
 if TYPE_CHECKING:
-    from adk_eval_action.run.outcome import PipelineOutcome
+    from pydantic import BaseModel
+
+    from adk_eval_action.outcome import PipelineOutcome
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +90,7 @@ def run(**flags: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate.
 
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
-    from adk_eval_action.run.outcome import stopped_outcome
+    from adk_eval_action.run.outcome import stopped_run
     from adk_eval_action.run.pipeline import run_pipeline
 
     with _console() as redact:
@@ -100,7 +102,7 @@ def run(**flags: Any) -> None:
             fallback = fallback_request(Path.cwd(), flags=flags, secrets=redact.values)
             if fallback is None:
                 raise
-            request, outcome = fallback, stopped_outcome(fallback, e)
+            request, outcome = fallback, stopped_run(fallback, e)
         else:
             outcome = run_pipeline(request)
         _show(outcome)
@@ -152,7 +154,9 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
 @main.command("render")
 @click.argument("head", type=click.Path(path_type=Path, exists=True))
 @click.option("--baseline", type=click.Path(path_type=Path), help="Baseline results file.")
-@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Your own Jinja2 comment template (docs/action.md); the job summary "
+              "(--summary) always uses the built-in one.")
 @click.option("--summary", is_flag=True, help="Render the job summary instead of the comment.")
 @click.option("--out", type=click.Path(path_type=Path), help="Write here instead of stdout.")
 @click.option("--html-out", type=click.Path(path_type=Path, dir_okay=False),
@@ -161,7 +165,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                    out: Path | None, html_out: Path | None) -> None:
     """Render the PR comment (or job summary) from results files, and with --html-out the
     HTML report; exits 0 when it rendered, 2 when an input or the template is unusable."""
-    from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
+    from adk_eval_action.report.fallback import short_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.results.scoretable import ScoreTable
     from adk_eval_action.run.pipeline import (
@@ -178,15 +182,11 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         results = load_head_table(head, whole=html_out is not None)
         base, note = load_baseline(baseline_path, whole=html_out is not None)
         skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-        heading = "##" if summary else "###"
-        stopped = skeleton.stopped_by()
         # What the action posted for a file of a run that evaluated nothing (run.outcome).
-        if stopped is not None:
-            text = redact(incomplete_markdown(skeleton, stopped,
-                                              str(request.settings.results_path), heading))
-        elif skeleton.metadata.skipped and not skeleton.incomplete_errors():
-            text = redact(skipped_markdown(skeleton.metadata.skipped,
-                                           str(request.settings.results_path), heading))
+        short = short_markdown(skeleton, str(request.settings.results_path),
+                               "##" if summary else "###")
+        if short is not None:
+            text = redact(short)
         else:
             context = comment_context(results, base, note, request)
             text = redact(render_summary(context) if summary else
@@ -226,21 +226,22 @@ def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
 def plan_command(**flags: Any) -> None:
     """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
     eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
-    and --parallelism; the tokens and dollars estimated from --baseline FILE (a results file
-    of the base branch); the warnings `run` would give of the suites (an eval config near
-    eval sets left on ADK's default criteria). Exits 2 on the errors `run` would report
-    (config, eval sets, agents) and on a plan the budget (--max-model-calls, --max-tokens,
-    --max-usd, budget: in adk-eval.yaml) would refuse.
+    and --parallelism; what each suite's eval cases x runs can call against a baseline; the
+    tokens and dollars estimated from --baseline FILE (a results file of the base branch);
+    the warnings `run` would give of the suites (an eval config near eval sets left on ADK's
+    default criteria). Exits 2 on the errors `run` would report (config, eval sets, agents)
+    and on a plan the budget (--max-model-calls, --max-tokens, --max-usd, budget: in
+    adk-eval.yaml) would refuse.
     """
     import asyncio
 
-    from adk_eval_action.run.evaluation import plan, plan_cost
+    from adk_eval_action.run.evaluation import detection_notes, plan, plan_cost
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
         cost, refused = plan_cost(request, found)
-    click.echo("\n".join([*found.lines(), cost]))
+    click.echo("\n".join([*found.lines(detection_notes(found)), cost]))
     warnings = dict.fromkeys(w for record in records for w in record.warnings)
     errors = [e for record in records for e in record.errors]
     with _console():
@@ -279,24 +280,37 @@ def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
 
 
 SCHEMA_URL = "https://raw.githubusercontent.com/adk-eval-action/adk-eval-action/v1/schemas/"
-SCHEMA_FILES = {"config": "adk-eval.schema.json", "results": "results.schema.json"}
+SCHEMA_FILES = {
+    "config": "adk-eval.schema.json",
+    "results": "results.schema.json",
+    "comparison": "comparison.schema.json",
+}
 
 
 def json_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``adk-eval.yaml`` (``config``, from
-    project.config.ProjectConfig) or of a results file (``results``, from
-    results.model.RunResults), as pydantic generates it for validation; ``$id`` is the
-    file's URL under schemas/ on the v1 tag. Raises KeyError for another kind."""
+    project.config.ProjectConfig), of a results file (``results``, from
+    results.model.RunResults), both as pydantic generates them for validation, or of the
+    comparison file ``--comparison-out`` writes (``comparison``, from
+    analysis.models.Comparison, as it is serialized); ``$id`` is the file's URL under
+    schemas/ on the v1 tag. Raises KeyError for another kind."""
+    from adk_eval_action.analysis.models import Comparison
     from adk_eval_action.project.config import ProjectConfig
     from adk_eval_action.results.model import RunResults
 
-    model, title, about = {
+    kinds: dict[str, tuple[type[BaseModel], str, str]] = {
         "config": (ProjectConfig, "adk-eval.yaml",
                    "adk-eval-action's project config: suites, num_runs, parallelism, gate."),
         "results": (RunResults, "adk-eval-action results",
                     "One run's results file (results.json), schema_version 2."),
-    }[kind]
-    generated = model.model_json_schema()
+        "comparison": (Comparison, "adk-eval-action comparison",
+                       "The comparison --comparison-out writes: per metric, per rubric and "
+                       "per eval case, head against baseline, with the gate's tests."),
+    }
+    model, title, about = kinds[kind]
+    mode: Literal["validation", "serialization"] = (
+        "serialization" if kind == "comparison" else "validation")
+    generated = model.model_json_schema(mode=mode)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": SCHEMA_URL + SCHEMA_FILES[kind],
             **generated, "title": title, "description": about}
@@ -305,9 +319,10 @@ def json_schema(kind: str) -> dict[str, Any]:
 @main.command()
 @click.argument("kind", type=click.Choice(sorted(SCHEMA_FILES)))
 def schema(kind: str) -> None:
-    """Print the JSON Schema of adk-eval.yaml (config) or of results files (results).
+    """Print the JSON Schema of adk-eval.yaml (config), of results files (results) or of
+    the comparison file --comparison-out writes (comparison).
 
-    The repository keeps both under schemas/ (tests check that they are current); point an
+    The repository keeps them under schemas/ (tests check that they are current); point an
     editor at the config one with `# yaml-language-server: $schema=<its $id>`.
     """
     click.echo(json.dumps(json_schema(kind), indent=2, ensure_ascii=False))

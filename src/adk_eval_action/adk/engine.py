@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel, Field
@@ -37,7 +38,12 @@ from adk_eval_action.adk.convert import (
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import CaseEvaluation, SuiteHarness
-from adk_eval_action.adk.model_faults import UNKNOWN_MODEL_HINT, is_unknown_model
+from adk_eval_action.adk.model_faults import (
+    REFRESH_HINT,
+    UNKNOWN_MODEL_HINT,
+    is_refresh_failure,
+    is_unknown_model,
+)
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.spend import case_usage
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
@@ -107,6 +113,16 @@ class CaseRunOutcome:
     fault: tuple[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
     thoughts: int = 0
+
+
+class ErrorPlace(TypedDict):
+    """Where the error record of an eval case run points: its suite, eval set file, eval
+    set and eval case (the fields of :class:`ErrorRecord` of the same names)."""
+
+    suite: str
+    file: str | None
+    eval_set_id: str
+    eval_id: str
 
 
 def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRecord:
@@ -179,7 +195,7 @@ async def run_case(
     """Runs one eval case once (inference, then its metrics at once) and converts the
     outcome, with what its model calls used (:func:`~.spend.case_usage`). Never raises for
     the agent's or a metric's sake."""
-    where = {
+    where: ErrorPlace = {
         "suite": suite,
         "file": item.eval_set.file,
         "eval_set_id": item.eval_set.eval_set_id,
@@ -205,7 +221,7 @@ def evaluation_outcome(
     item: CaseRun,
     evaluation: CaseEvaluation,
     metric_meta: dict[str, MetricMeta],
-    where: dict[str, str | None],
+    where: ErrorPlace,
 ) -> CaseRunOutcome:
     """The outcome of one eval case run's evaluation: its run record, or an ``inference``
     error when ADK refused to evaluate the case at all (``where``: the error's suite, file,
@@ -229,14 +245,15 @@ def evaluation_outcome(
                             "bug", **where)
         return CaseRunOutcome(
             item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=message), error)
-    seen = {"warnings": evaluation.recorder.warnings, "thoughts": evaluation.recorder.thoughts}
+    warnings, thoughts = evaluation.recorder.warnings, evaluation.recorder.thoughts
     if evaluation.model_error is None:
-        return CaseRunOutcome(item, run, **seen)
+        return CaseRunOutcome(item, run, warnings=warnings, thoughts=thoughts)
     # A judge could not be reached: the scores it gave stay, the run is incomplete.
-    error = evaluation.model_error
-    run.status, run.error_kind = CaseStatus.ERROR, error.error_kind
-    run.error = str(error)
-    return CaseRunOutcome(item, run, fault=(error.error_kind, error.cause), **seen)
+    fault = evaluation.model_error
+    run.status, run.error_kind = CaseStatus.ERROR, fault.error_kind
+    run.error = str(fault)
+    return CaseRunOutcome(item, run, fault=(fault.error_kind, fault.cause),
+                          warnings=warnings, thoughts=thoughts)
 
 
 def _failed_inference(
@@ -244,7 +261,7 @@ def _failed_inference(
     error: BaseException | None,
     message: str,
     repo_root: Path,
-    where: dict[str, str | None],
+    where: ErrorPlace,
 ) -> CaseRunOutcome:
     """A failed inference's outcome (adk.case_failures): a model or credentials error
     (summed up per suite), an inference error, or a failure of the agent's own code."""
@@ -255,8 +272,8 @@ def _failed_inference(
     if failure.kind is not None and failure.cause is not None:
         return CaseRunOutcome(item, run, fault=(failure.kind, failure.cause))
     if failure.kind is not None:
-        error = ErrorRecord(kind=failure.kind, message=failure.message, **where)  # type: ignore[arg-type]
-        return CaseRunOutcome(item, run, error)
+        record = ErrorRecord(kind=failure.kind, message=failure.message, **where)
+        return CaseRunOutcome(item, run, record)
     return CaseRunOutcome(item, run)
 
 
@@ -288,7 +305,7 @@ _FAULT_TEXT = {
     "model": ("could not reach the model",
               "no score was recorded for them; see model_retries in docs/action.md"),
     "credentials": ("had no usable credentials",
-                    "no score was recorded for them; see model_retries in docs/action.md"),
+                    "no score was recorded for them; see Model credentials in docs/action.md"),
     "budget": ("were stopped by the run's budget",
                "their calls were not made; raise the budget or evaluate fewer eval cases "
                "(docs/scaling.md, \"Cost and budgets\")"),
@@ -315,9 +332,11 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
             # Not an outage: the name is wrong or not offered; no retry would have helped.
             what, hint = "named a model the API does not know", UNKNOWN_MODEL_HINT
         listed = ", ".join(f"{cause} ×{n}" if n > 1 else cause for cause, n in counted.items())
+        if any(map(is_refresh_failure, counted)):
+            listed += f"; {REFRESH_HINT}"
         errors.append(
             ErrorRecord(
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
                 message=f"{sum(counted.values())} of {runs} case runs {what} ({listed})",
                 suite=record.name,
                 hint=hint,

@@ -4,15 +4,18 @@ Every model call of a case run (the agent's models, the judge models, the user s
 goes through :class:`RetryingLlm`, which wraps the ``BaseLlm`` ADK would call:
 
 * A call that fails with a transient fault (HTTP 408, 429/RESOURCE_EXHAUSTED, 500, 502, 503,
-  504, a timeout, a dropped connection, a malformed answer) is tried again after an
+  504, a timeout, a dropped connection, a malformed answer, an answer without a candidate)
+  is tried again after an
   exponential backoff with "equal jitter" (half the step fixed, half random; AWS Architecture
   Blog, "Exponential Backoff And Jitter"), and never sooner than the server asked
   (``google.rpc.RetryInfo.retryDelay`` in the error body, or a ``Retry-After`` header,
   RFC 9110 §10.2.3).
 * Retries are bounded per call (:attr:`ModelRetrySettings.attempts`, and a wait longer than
-  :attr:`ModelRetrySettings.max_delay_s` is not made) and per run (all waits of a run share
-  :attr:`ModelRetrySettings.run_budget_s`), so a persistent outage ends the run within its
-  budget instead of minutes per case.
+  :attr:`ModelRetrySettings.max_delay_s` is not made) and per run (all waits of a run, and
+  the attempts that timed out, share :attr:`ModelRetrySettings.run_budget_s`), so a
+  persistent outage ends the run within its budget instead of minutes per case.
+* An attempt's answer is read within :attr:`ModelRetrySettings.call_timeout_s`, its whole
+  body counted, and up to ``model_reads.MAX_ANSWER_BYTES`` (:mod:`.model_reads`).
 * When the retries run out, or the fault cannot be cured by waiting (a refused key),
   :class:`ModelCallError` is raised: a fault of the model service (kind ``model``) or of the
   credentials (kind ``credentials``), never a score.
@@ -34,6 +37,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import aclosing, contextmanager
@@ -49,8 +53,16 @@ from pydantic import PrivateAttr
 from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.results.model import ModelCallCounts
 
-from .model_faults import ModelCallError, ModelFault, Role, classify_fault
+from .model_faults import (
+    EmptyAnswer,
+    ModelCallError,
+    ModelFault,
+    Role,
+    classify_fault,
+    is_empty_answer,
+)
 from .model_limits import slot_and_model
+from .model_reads import bound_reads, limit_request
 from .spend import Spend
 
 
@@ -80,6 +92,7 @@ class ModelCalls:
         self._summary = ModelCallCounts()
         self._retry_causes: Counter[str] = Counter()
         self._failure_causes: Counter[str] = Counter()
+        self._lost_s = 0.0  # seconds of attempts that timed out (:meth:`lost`)
 
     def backoff(self, attempt: int, fault: ModelFault) -> float | None:
         """Seconds to wait before attempt ``attempt + 1``, or None when no retry may be made
@@ -88,19 +101,27 @@ class ModelCalls:
         settings = self.settings
         if not fault.retryable or attempt >= settings.attempts:
             return None
-        step = min(settings.max_delay_s, settings.initial_delay_s * 2 ** (attempt - 1))
+        step = min(settings.max_delay_s, settings.initial_delay_s * 2.0 ** (attempt - 1))
         with self._lock:
             wait = step / 2 + self._rng.uniform(0, step / 2)
             if fault.server_delay_s is not None:
                 if fault.server_delay_s > settings.max_delay_s:
                     return None
                 wait = max(wait, fault.server_delay_s)
-            if self._summary.waited_s + wait > settings.run_budget_s:
+            if self._summary.waited_s + self._lost_s + wait > settings.run_budget_s:
                 return None
             self._summary.waited_s += wait
             self._summary.retries += 1
             self._retry_causes[fault.summary] += 1
         return wait
+
+    def lost(self, seconds: float) -> None:
+        """Counts ``seconds`` of an attempt that timed out (or whose answer was still
+        arriving at its deadline) against the run's budget: waiting for an answer that
+        never came is waiting too, so a model API that never finishes its answers stops
+        being retried once the budget is spent."""
+        with self._lock:
+            self._lost_s += max(0.0, seconds)
 
     def finished(self, attempts: int, fault: ModelFault | None) -> None:
         """Records one call: ``attempts`` tries, and its final fault if it failed."""
@@ -205,6 +226,8 @@ class RetryingLlm(BaseLlm):
                 if fault is None:
                     stats.finished(attempt, None)
                     raise
+                if fault.timed_out and answer.started is not None:  # the run's budget
+                    stats.lost(time.monotonic() - answer.started)
                 wait = None if answer.yielded else stats.backoff(attempt, fault)
                 if wait is None:
                     stats.finished(attempt, fault)
@@ -229,10 +252,12 @@ class RetryingLlm(BaseLlm):
         answer: _Answer,
     ) -> AsyncGenerator[LlmResponse, None]:
         """One try: a slot held (adk.model_limits), the budget's admission, then the inner
-        model's responses, ``answer`` noting that one went out and the last usage reported.
+        model's responses; ``answer`` notes when it started, that a response went out and
+        the last usage reported.
 
         Raises:
             _Refused: the budget refused the request (it was not sent).
+            EmptyAnswer: the first response has no candidate, or there is none.
         """
         # The attempt's timeout starts once a slot is held (adk.model_limits): a call
         # queued behind others is not a model that fails to answer.
@@ -241,12 +266,18 @@ class RetryingLlm(BaseLlm):
             refusal = stats.spend.admit()
             if refusal is not None:
                 raise _Refused(refusal)
-            async for response in _with_timeout(
-                model.generate_content_async(llm_request, stream), timeout
-            ):
+            answer.started = time.monotonic()
+            if bound_reads(model):  # google-genai's answers read within limits
+                limit_request(llm_request, timeout)
+            calls = model.generate_content_async(llm_request, stream)
+            async for response in _with_timeout(calls, timeout):
+                if not answer.yielded and is_empty_answer(response):
+                    raise EmptyAnswer(f"{self.model} answered without a candidate")
                 answer.yielded = True
                 answer.usage = response.usage_metadata or answer.usage
                 yield response
+            if not answer.yielded:
+                raise EmptyAnswer(f"{self.model} gave no response")
 
     def _refused(self, stats: ModelCalls, attempt: int, fault: ModelFault) -> NoReturn:
         """Ends a call whose try the budget refused: a retry counts the call as failed, a
@@ -265,9 +296,12 @@ class _Refused(Exception):
 
 
 class _Answer:
-    """What one try gave: whether a response went out, and the last usage it reported."""
+    """What one try gave: when it started (``time.monotonic()``, once a slot was held and
+    the budget admitted it), whether a response went out, and the last usage it
+    reported."""
 
     def __init__(self) -> None:
+        self.started: float | None = None
         self.yielded = False
         self.usage: Any = None
 
@@ -348,7 +382,9 @@ class RetryingUserSimulatorProvider(UserSimulatorProvider):
         simulator = super().provide(eval_case)
         llm = getattr(simulator, "_llm", None)
         if isinstance(llm, BaseLlm) and self._calls is not None:
-            simulator._llm = RetryingLlm.wrap(llm, self._calls, role="user_simulator")
+            # ADK's LlmBackedUserSimulator keeps its model in ``_llm`` (read above).
+            simulator._llm = RetryingLlm.wrap(  # type: ignore[attr-defined]
+                llm, self._calls, role="user_simulator")
         return simulator
 
 
@@ -387,7 +423,7 @@ def quiet_litellm() -> None:
     error it maps, litellm.litellm_core_utils.exception_mapping_utils) once LiteLLM is loaded;
     the error itself is reported by the run. LiteLLM is never imported here. The flag is
     LiteLLM's module-wide setting: :func:`litellm_flag_restored` puts it back."""
-    litellm = sys.modules.get("litellm")
+    litellm: Any = sys.modules.get("litellm")  # LiteLLM, if an agent loaded it; untyped here
     if litellm is not None:
         litellm.suppress_debug_info = True
 
@@ -401,6 +437,6 @@ def litellm_flag_restored() -> Iterator[None]:
     try:
         yield
     finally:
-        litellm = sys.modules.get("litellm")
+        litellm: Any = sys.modules.get("litellm")
         if litellm is not None:
             litellm.suppress_debug_info = saved

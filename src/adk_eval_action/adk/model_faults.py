@@ -3,8 +3,9 @@ credential, or no model fault at all.
 
 The rules follow the services' own: HTTP statuses and ``google.rpc`` error details of the
 Gemini API (its error JSON ``{"error": {"code", "status", "details"}}``), google-genai's
-exceptions (``google.genai.errors``), aiohttp/httpx transport errors, and the statuses
-LiteLLM-style clients carry on ``status_code``.
+exceptions (``google.genai.errors``), google.auth's (``google.auth.exceptions``: no
+credentials, or credentials that could not be refreshed), aiohttp/httpx transport errors,
+and the statuses LiteLLM-style clients carry on ``status_code``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import time
 from http import HTTPStatus
 from typing import Literal
 
+from google.auth import exceptions as auth_errors
 from google.genai import errors as genai_errors
 from pydantic import BaseModel
+
+from .model_reads import AnswerTooLarge, AnswerTooSlow
 
 Role = Literal["agent", "judge", "user_simulator"]
 
@@ -30,8 +34,6 @@ _CREDENTIAL_STATUSES = frozenset({401, 403})
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
 # Raised by google-genai's Client when it has nothing to authenticate with (_api_client.py).
 _NO_CREDENTIALS = ("No API key was provided", "Project or API key must be set")
-
-Role = Literal["agent", "judge", "user_simulator"]
 
 
 class ModelFault(BaseModel):
@@ -47,6 +49,8 @@ class ModelFault(BaseModel):
         unknown_model: The API answered 404 NOT_FOUND: it does not know the model's name
             (a misspelling, a retired model, one not offered to this key or project), which
             no retry cures.
+        timed_out: The attempt ran out of time (no answer, or one still arriving): its
+            seconds count against the run's retry budget.
     """
 
     kind: Literal["model", "credentials", "budget"]
@@ -54,6 +58,28 @@ class ModelFault(BaseModel):
     retryable: bool
     server_delay_s: float | None = None
     unknown_model: bool = False
+    timed_out: bool = False
+
+
+class EmptyAnswer(Exception):  # noqa: N818 - what the API gave, as JSONDecodeError names
+    """The model API answered 200 without an answer: no candidate, no finish reason, no
+    usage, no error (an empty body, or JSON such as ``{"foo": 1}``), or a call that
+    yielded no response at all. Every Gemini answer carries a candidate or a
+    ``promptFeedback``, and ``usageMetadata`` (GenerateContentResponse in the API
+    reference); ADK would pass this on as an empty answer to score."""
+
+
+def is_empty_answer(response: object) -> bool:
+    """Whether an ``LlmResponse`` is what ADK makes of an answer without a candidate:
+    google-adk 2.x an empty ``content`` ("treating as a successful empty response"),
+    1.x ``error_code`` ``UNKNOWN_ERROR`` (``LlmResponse.create``), with nothing else:
+    no parts, no finish reason, no usage metadata (a streamed chunk too: the first chunk
+    of a real stream has its text)."""
+    content = getattr(response, "content", None)
+    return (not getattr(content, "parts", None)
+            and getattr(response, "finish_reason", None) is None
+            and getattr(response, "usage_metadata", None) is None
+            and getattr(response, "error_code", None) in (None, "UNKNOWN_ERROR"))
 
 
 class ModelCallError(Exception):
@@ -105,6 +131,36 @@ UNKNOWN_MODEL_HINT = (
     "project (not retired, offered in its region)"
 )
 """What to do about a model the API does not know."""
+
+
+REFRESH_FAILED = "Google credentials expired or revoked"
+"""How :func:`_refresh_fault`'s summary begins (:func:`is_refresh_failure`)."""
+
+REFRESH_HINT = (
+    "refresh them: run `gcloud auth application-default login` again for your user's "
+    "Application Default Credentials, or give the service account a new key (the file "
+    "GOOGLE_APPLICATION_CREDENTIALS names; google-github-actions/auth in a workflow)"
+)
+"""What to do about Google credentials that could not be refreshed (expired, revoked)."""
+
+
+def _refresh_fault(error: BaseException) -> ModelFault | None:
+    """google.auth's ``RefreshError`` (an OAuth token could not be refreshed: a user's
+    refresh token expired or revoked, a service account key deleted) as a credentials fault
+    naming what to refresh; one google.auth marks ``retryable`` (the token endpoint's
+    transient failure) is a retryable model fault. None for any other error."""
+    if not isinstance(error, auth_errors.RefreshError):
+        return None
+    if getattr(error, "retryable", False):
+        return ModelFault(kind="model", summary="Google token refresh failed", retryable=True)
+    first = error.args[0] if error.args and isinstance(error.args[0], str) else ""
+    said = f" ({first.splitlines()[0][:120]})" if first.strip() else ""
+    return ModelFault(kind="credentials", summary=f"{REFRESH_FAILED}{said}", retryable=False)
+
+
+def is_refresh_failure(cause: str) -> bool:
+    """Whether a fault's summary is of Google credentials that could not be refreshed."""
+    return cause.startswith(REFRESH_FAILED)
 
 
 def is_unknown_model(cause: str) -> bool:
@@ -206,12 +262,19 @@ def classify_fault(error: BaseException) -> ModelFault | None:
     model's code, say, which is left to propagate as it is).
 
     Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
-    key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
-    malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
+    key was provided", google.auth's ``DefaultCredentialsError`` and ``RefreshError``
+    (:func:`_refresh_fault`) too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections,
+    malformed answers and answers without a candidate (:class:`EmptyAnswer`) are retryable
+    model faults; other HTTP 4xx/5xx are model faults that
     waiting does not cure, a 404 among them flagged ``unknown_model``.
     """
     if isinstance(error, ModelCallError):
         return error.fault
+    if isinstance(error, EmptyAnswer):
+        return ModelFault(kind="model", summary="answer without a candidate", retryable=True)
+    if isinstance(error, (AnswerTooLarge, AnswerTooSlow)):
+        return ModelFault(kind="model", summary=str(error), retryable=True,
+                          timed_out=isinstance(error, AnswerTooSlow))
     code = _status(error)
     if code is not None and 400 <= code < 600:
         summary = _status_summary(error, code)
@@ -228,11 +291,15 @@ def classify_fault(error: BaseException) -> ModelFault | None:
         )
     if isinstance(error, ValueError) and str(error).startswith(_NO_CREDENTIALS):
         return ModelFault(kind="credentials", summary=str(error).split(".")[0], retryable=False)
-    if type(error).__name__ == "DefaultCredentialsError":  # google.auth
+    if isinstance(error, auth_errors.DefaultCredentialsError):
         return ModelFault(
             kind="credentials", summary="no Google Cloud credentials (ADC)", retryable=False
         )
+    refresh = _refresh_fault(error)
+    if refresh is not None:
+        return refresh
     transport = _transport_fault(error)
     if transport is not None:
-        return ModelFault(kind="model", summary=transport, retryable=True)
+        return ModelFault(kind="model", summary=transport, retryable=True,
+                          timed_out=transport.startswith("timeout"))
     return None

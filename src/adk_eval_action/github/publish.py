@@ -13,13 +13,19 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.errors import AdkEvalActionError, describe_exception, error_kind
+from adk_eval_action.errors import (
+    AdkEvalActionError,
+    OutputError,
+    describe_exception,
+    error_kind,
+)
+from adk_eval_action.files import write_atomic
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import append_job_summary, write_outputs
+from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
 from adk_eval_action.github.logs import annotation, case_title, group
 from adk_eval_action.github.rest import get_pull, pulls_for_commit
@@ -30,10 +36,11 @@ from adk_eval_action.github.sticky import (
     upsert_sticky_comment,
 )
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
+from adk_eval_action.outcome import PipelineOutcome, cost_outputs
 from adk_eval_action.project.eval_ids import eval_id_line
 from adk_eval_action.redaction import Redactor
+from adk_eval_action.report.format import md
 from adk_eval_action.report.headline import incomplete_cause
-from adk_eval_action.report.render import md
 from adk_eval_action.results.model import ErrorRecord
 from adk_eval_action.text import without_surrogates
 
@@ -42,7 +49,6 @@ __all__ = [
     "MAX_ANNOTATIONS",
     "PR_FILE",
     "RENDER_MAX_CHARS",
-    "Outcome",
     "PublishTarget",
     "RunnerEnv",
     "annotate_outcome",
@@ -99,21 +105,6 @@ class RunnerEnv(BaseModel):
         )
 
 
-class Outcome(Protocol):
-    """The parts of `pipeline.PipelineOutcome` publishing reads."""
-
-    exit_code: int
-    passed: bool
-    results_path: Path
-    comment_markdown: str
-    summary_markdown: str
-    failures: list[Any]
-    metrics: dict[str, dict[str, Any]]
-    regressed: list[dict[str, Any]]
-    suites: list[str]
-    interrupted: bool
-
-
 class PublishTarget(BaseModel):
     """Where and how a run is published: the runner's environment, the run's working
     directory (absolute; relative paths are relative to it), and the action's options
@@ -146,7 +137,7 @@ class PublishTarget(BaseModel):
 
 def publish(
     target: PublishTarget,
-    outcome: Outcome,
+    outcome: PipelineOutcome,
     make_client: Callable[[str, str], GitHubClient],
 ) -> int:
     """Log groups, annotations, PR comment, job summary, outputs; returns the gate's exit
@@ -173,88 +164,88 @@ def publish(
             target, body, marker, shown(comment_path, event.workspace, target.workdir),
             make_client,
         )
-    if target.runner.summary_file is not None:
-        summary = outcome.summary_markdown
-        if note:  # may quote GitHub's answers: escaped, and redacted as the summary was
-            summary = summary.rstrip("\n") + "\n\n" + target.redactor(note) + "\n"
-        append_job_summary(target.runner.summary_file, summary)
-    skipped = getattr(outcome, "skipped", None)
+    summary = outcome.summary_markdown
+    if note:  # may quote GitHub's answers: escaped, and redacted as the summary was
+        summary = summary.rstrip("\n") + "\n\n" + target.redactor(note) + "\n"
+    write_runner_file("GITHUB_STEP_SUMMARY", target.runner.summary_file,
+                      lambda path: append_job_summary(path, summary))
+    skipped = outcome.skipped
     if skipped:
         log.info("ADK eval skipped: %s", skipped,
                  extra=annotation("notice", title="ADK eval skipped"))
-    if target.runner.output_file is not None:
-        write_outputs(target.runner.output_file, {
+    write_runner_file("GITHUB_OUTPUT", target.runner.output_file, lambda path: write_outputs(
+        path, {
             # Empty when skipped: neither a pass nor a failure (docs/action.md).
             "passed": "" if skipped else "true" if outcome.passed else "false",
-            "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
+            "results_path": shown(outcome.results_path, event.workspace, target.workdir),
             "comment_path": shown(comment_path, event.workspace, target.workdir),
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
             "regressed": json.dumps(outcome.regressed, default=str),
-        })
+            **cost_outputs(outcome),
+        }))
     return outcome.exit_code
 
 
-def publish_part(target: PublishTarget, outcome: Outcome) -> int:
+def publish_part(target: PublishTarget, outcome: PipelineOutcome) -> int:
     """One shard of a sharded run (``shard`` input): no comment and no gate (the merge job
     posts and gates once); the step outputs name the part's results file. Returns 2 when
     errors kept scores from being computed, else 0."""
     event = target.runner.event
-    shard = getattr(outcome, "shard", None)
     annotate_outcome(outcome, event.workspace, target.workdir)
     log.info(
         "shard %s finished: upload %s as an artifact and merge the parts in one job "
         "(docs/scaling.md, \"Sharding on a matrix\")",
-        shard, shown(Path(outcome.results_path), event.workspace, target.workdir),
+        outcome.shard, shown(outcome.results_path, event.workspace, target.workdir),
     )
-    if target.runner.output_file is not None:
-        write_outputs(target.runner.output_file, {
+    write_runner_file("GITHUB_OUTPUT", target.runner.output_file, lambda path: write_outputs(
+        path, {
             "passed": "true" if outcome.passed else "false",
-            "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
+            "results_path": shown(outcome.results_path, event.workspace, target.workdir),
             "comment_path": "", "comment_url": "", "metrics": "{}", "regressed": "[]",
-        })
+            **cost_outputs(outcome),
+        }))
     return outcome.exit_code
 
 
-def annotate_outcome(outcome: Outcome, workspace: Path | None, workdir: Path) -> None:
+def annotate_outcome(outcome: PipelineOutcome, workspace: Path | None, workdir: Path) -> None:
     """An error annotation for what stopped an incomplete run (``outcome.error``), on its
     file and line when known (``error_file``, relative to ``workdir``; the annotation's
     ``file`` is relative to the repository root, ``workspace``: workflow commands,
     "error"), and a warning annotation for each of its ``warnings`` (a baseline asked for
     by name and not used). Printed after the run's log window, where the runner obeys
     commands again; the formatter escapes them (github.logs)."""
-    error = getattr(outcome, "error", None)
-    if error:
-        log.error("%s", error, extra=annotation(title="adk-eval-action", **place(
-            getattr(outcome, "error_file", None), getattr(outcome, "error_line", None),
-            workspace, workdir)))
-    for warning in getattr(outcome, "warnings", None) or []:
+    if outcome.error:
+        log.error("%s", outcome.error, extra=annotation(title="adk-eval-action", **place(
+            outcome.error_file, outcome.error_line, workspace, workdir)))
+    for warning in outcome.warnings:
         log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
 
 
 def _write_files(results_dir: Path, body: str, event: EventContext, key: str) -> None:
-    """The comment file and the PR context beside the results file (for the fork recipe);
-    a file that cannot be written is said in the log, and publishing goes on."""
-    try:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        (results_dir / COMMENT_FILE).write_text(without_surrogates(body), encoding="utf-8")
-        (results_dir / PR_FILE).write_text(json.dumps({
-            "repository": event.repository, "pr_number": event.pr_number,
-            "head_sha": event.head_sha, "comment_key": key, "run_id": event.run_id,
-        }, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        log.error("the comment file could not be written in %s: %s", results_dir, exc,
-                  extra=annotation(title="adk-eval-action"))
+    """The comment file and the PR context beside the results file (for the fork recipe),
+    each whole or not at all; a file that cannot be written is said in the log (a full
+    disk as such), and publishing goes on."""
+    context = json.dumps({
+        "repository": event.repository, "pr_number": event.pr_number,
+        "head_sha": event.head_sha, "comment_key": key, "run_id": event.run_id,
+    }, indent=2) + "\n"
+    for name, text in ((COMMENT_FILE, without_surrogates(body)), (PR_FILE, context)):
+        try:  # whole or not at all: a full disk leaves no empty comment file
+            write_atomic(results_dir / name, text)
+        except OSError as exc:
+            log.error("%s", OutputError(results_dir / name, exc),
+                      extra=annotation(title="adk-eval-action"))
 
 
 def log_suites(
-    outcome: Outcome, workspace: Path | None, workdir: Path,
+    outcome: PipelineOutcome, workspace: Path | None, workdir: Path,
 ) -> None:
     """One log group per suite, then an error annotation per suite whose agent could not be
     had (``outcome.error_annotations``: at the file and line it raised, when known), then
     one per failing eval case at the line of its eval_id, worst first: the runner attaches
     only 10 per step (ExecutionContext.cs)."""
-    errors = list(getattr(outcome, "error_annotations", None) or [])
+    errors = outcome.error_annotations
     for suite in outcome.suites:
         with group(log, f"Suite {suite}"):
             failed = [f for f in outcome.failures if f.suite == suite]
@@ -264,8 +255,9 @@ def log_suites(
             for failure in failed:
                 log.info("  %s: %s", failure.eval_id, failure.message)
     for error in errors[:MAX_ANNOTATIONS]:
+        title = case_title(error.suite, error.kind) if error.suite else "adk-eval-action"
         log.error("%s", error.message, extra=annotation(
-            title=error.title, **place(error.file, error.line, workspace, workdir)))
+            title=title, **place(error.file, error.line, workspace, workdir)))
     room = max(0, MAX_ANNOTATIONS - len(errors))
     ranked = sorted(outcome.failures, key=lambda f: -f.severity)
     if len(ranked) > room:
@@ -344,7 +336,11 @@ def post_run_comment(
     elif event.pr_number is not None and event.head_sha is None:
         event = event.with_pull(get_pull(client, event.repository, event.pr_number))
     if event.pr_number is None:
-        log.info("This run is not about a pull request: no PR comment.")
+        if event.is_pull_request_event:  # never silent: the warning above says why
+            log.warning("This %s event names no pull request: no PR comment.",
+                        event.event_name, extra=annotation("warning", title="PR comment"))
+        else:
+            log.info("This run is not about a pull request: no PR comment.")
         return None
     stale = stale_reason(get_pull(client, event.repository, event.pr_number), event.head_sha)
     if stale:
@@ -392,15 +388,10 @@ def report_failure(
         exc, AdkEvalActionError) else str(exc))
     # The job summary's heading and an incomplete run's headline (report.headline).
     cause = incomplete_cause([ErrorRecord(kind=error_kind(exc), message=said)])
-    try:
-        if runner.summary_file is not None:
-            append_job_summary(runner.summary_file, "## ADK evaluation\n\n⚠️ **ADK eval "
-                               f"incomplete** ({cause}): adk-eval-action could not run: "
-                               f"{md(said, 2000)}\n")
-        if runner.output_file is not None:
-            write_outputs(runner.output_file, {
-                "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
-                "metrics": "{}", "regressed": "[]",
-            })
-    except OSError as error:
-        log.error("the job summary or outputs could not be written: %s", error)
+    write_runner_file("GITHUB_STEP_SUMMARY", runner.summary_file, lambda path: append_job_summary(
+        path, "## ADK evaluation\n\n⚠️ **ADK eval incomplete** "
+        f"({cause}): adk-eval-action could not run: {md(said, 2000)}\n"))
+    write_runner_file("GITHUB_OUTPUT", runner.output_file, lambda path: write_outputs(path, {
+        "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
+        "metrics": "{}", "regressed": "[]", **cost_outputs(None),
+    }))

@@ -37,7 +37,8 @@ def _click_type(spec: OptionSpec) -> Any:
     if base is float:
         return Amount(max=spec.le)
     if base is int:
-        return click.IntRange(min=None if spec.ge is None else int(spec.ge))
+        return click.IntRange(min=None if spec.ge is None else int(spec.ge),
+                              max=None if spec.le is None else int(spec.le))
     if base is Path:
         return click.Path(path_type=Path, exists=spec.option.exists,
                           dir_okay=spec.option.dir_okay)
@@ -55,9 +56,8 @@ def _cli_param(spec: OptionSpec) -> Callable[[Any], Any]:
     if spec.option.argument:
         return click.argument(spec.name, nargs=-1, type=click.Path(path_type=Path))
     if spec.base_type is bool:
-        flag = spec.flag
-        return click.option(f"{flag}/--no-{flag[2:]}", spec.name, default=None,
-                            help=spec.option.help)
+        pairs = [f"{flag}/--no-{flag[2:]}" for flag in (spec.flag, *spec.option.aliases)]
+        return click.option(*pairs, spec.name, default=None, help=spec.option.help)
     return click.option(spec.flag, *spec.option.aliases, spec.name, type=_click_type(spec),
                         default=None, show_default=_shown_default(spec),
                         help=spec.option.help)

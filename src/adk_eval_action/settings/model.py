@@ -14,7 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 
 from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.project.config import GateConfig, ModelRetrySettings, ModelSettings
+from adk_eval_action.project.config import (
+    MAX_PARALLELISM,
+    MAX_RUNS,
+    GateConfig,
+    ModelRetrySettings,
+    ModelSettings,
+)
 from adk_eval_action.results.shards import ShardSpec
 
 Source = Literal["default", "config", "input", "flag"]
@@ -37,7 +43,8 @@ class Option:
     ``argument``: taken as the command's positional arguments instead of a flag.
     ``input``: an action input of the field's name. ``config``: its key in adk-eval.yaml.
     ``exists``/``dir_okay``: checks of a path flag (click.Path).
-    ``aliases``: more flag names of ``run``/``compare`` (``--json-out``).
+    ``aliases``: more flag names of ``run``/``compare`` (``--json-out``; an on/off flag's
+    with their ``--no-`` forms: ``--only-changed``, as the action input is named).
     """
 
     help: str
@@ -108,16 +115,16 @@ class RunSettings(BaseModel):
     print_comment: Annotated[bool, Option(
         "Print the rendered comment to stdout.", commands=RUN_AND_COMPARE, input=False,
     )] = False
-    num_runs: Annotated[int, Field(ge=1), Option(
+    num_runs: Annotated[int, Field(ge=1, le=MAX_RUNS), Option(
         "Repeat each eval case N times (given, it wins over every suite's num_runs).",
         commands=RUN_AND_PLAN, config="num_runs",
     )] = 1
-    adaptive_runs: Annotated[int | None, Field(ge=1), Option(
+    adaptive_runs: Annotated[int | None, Field(ge=1, le=MAX_RUNS), Option(
         "Run eval cases that carry an inconclusive call again on the head, up to this many "
         "runs each, until the calls are decided (at most doubles the head's runs; "
         "docs/gating.md).",
     )] = None
-    parallelism: Annotated[int, Field(ge=1), Option(
+    parallelism: Annotated[int, Field(ge=1, le=MAX_PARALLELISM), Option(
         "Model calls in flight at once (one pool for all suites, eval sets and runs).",
         commands=RUN_AND_PLAN, config="parallelism",
     )] = 4
@@ -156,6 +163,7 @@ class RunSettings(BaseModel):
         "Evaluate only the suites whose agent folder, eval sets, eval config, adk-eval.yaml "
         "entry or requirements changed since the merge-base; the other suites' results come "
         "from the baseline, marked reused.", flag="changed_only",
+        aliases=("--only-changed",),  # the action input's name
     )] = False
     latency: Annotated[float, Field(ge=0), Option(
         "Seconds per model call that the estimated wall time assumes.", commands=("plan",),
