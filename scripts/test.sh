@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis, markdown_it, pytest_timeout, xdist" 2>/dev/null; then
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis, markdown_it, playwright, pytest_timeout, xdist" 2>/dev/null; then
   "$PYTHON" -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e ".[test]"
