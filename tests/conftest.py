@@ -313,7 +313,8 @@ class SharedRun:
 
     ``root`` is the repository it ran in; ``results``, ``comment`` and ``summary`` are the
     files it wrote (absolute paths, read-only; None when the run was not asked for one);
-    ``output`` is its console output and ``exit_code`` its exit code (0, 1 or 2).
+    ``output`` is its console output and ``exit_code`` its exit code (0, 1 or 2); ``html``
+    the HTML report (``--html-out``) when asked for.
     """
 
     root: Path
@@ -322,24 +323,26 @@ class SharedRun:
     results: Path
     comment: Path | None = None
     summary: Path | None = None
+    html: Path | None = None
 
 
 def shared_run(root: Path, *args: str, results: str, comment: str | None = None,
-               summary: str | None = None) -> SharedRun:
+               summary: str | None = None, html: str | None = None) -> SharedRun:
     """Runs ``adk-eval-action run ARGS --results-out RESULTS`` (plus ``--comment-out`` /
     ``--summary-out`` when named; file names relative to ``root``) in ``root`` in this
     process, then makes the files it wrote read-only so no test changes what others read."""
     extra = ["--results-out", results]
     extra += ["--comment-out", comment] if comment else []
     extra += ["--summary-out", summary] if summary else []
+    extra += ["--html-out", html] if html else []
     with working_directory(root):
         result = CliRunner().invoke(main, ["run", *args, *extra], catch_exceptions=False)
     run = SharedRun(
         root=root, exit_code=result.exit_code, output=result.output, results=root / results,
         comment=root / comment if comment else None,
-        summary=root / summary if summary else None,
+        summary=root / summary if summary else None, html=root / html if html else None,
     )
-    for path in (run.results, run.comment, run.summary):
+    for path in (run.results, run.comment, run.summary, run.html):
         if path is not None and path.exists():
             path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     if run.results.exists():
@@ -402,11 +405,12 @@ def good_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
 def regressed_run(good_run: SharedRun) -> SharedRun:
     """``run --config regressed.adk-eval.yaml --baseline adk-eval-results.json``
     (``good_run``'s results) in the same copy, writing ``head.json``, a comment
-    (``comment.md``) and a job summary (``sum.md``): the regressed variant compared with
-    ``good_run`` (the gate fails, exit 1)."""
+    (``comment.md``), a job summary (``sum.md``) and the HTML report (``report.html``): the
+    regressed variant compared with ``good_run`` (the gate fails, exit 1)."""
     return shared_run(
         good_run.root, "--config", "regressed.adk-eval.yaml", "--baseline",
         good_run.results.name, results="head.json", comment="comment.md", summary="sum.md",
+        html="report.html",
     )
 
 

@@ -1,6 +1,7 @@
 """The shape of the package, checked: imports point one way (down the stages of the data
 flow, docs/architecture.md), no import cycles, google-adk only behind ``adk/``, the test
-models never imported by the runtime, and modules and functions small enough to read.
+models never imported by the runtime, modules and functions small enough to read, and no
+citation of a document a reader of the public repository cannot open.
 
 Every import statement counts, including those inside functions and under
 ``TYPE_CHECKING``: a late import is still a dependency.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval_action"
@@ -211,3 +213,41 @@ def test_no_private_names_imported_across_modules() -> None:
     """What two modules both need is a public function of one of them."""
     found = _private_imports()
     assert not found, "import public names only:\n" + "\n".join(sorted(found))
+
+
+#: Citations of documents only the project's own machines have: the project's internal
+#: issue tracker ("issue 13"), its GitHub Actions notes ("contract §5") and the reference
+#: folder beside the repository (``../shared/...``). Cite the GitHub docs page, the ADK
+#: module and version, a public report (``google/adk-python#3593``) or docs/*.md instead.
+UNSEEN_CITATION = re.compile(
+    r"contract\s+§|\bissues?\s+\d|\.\./shared\b|\bshared/(?:reference|fixtures|tools)\b",
+    re.IGNORECASE)
+
+
+def _unseen_citations(text: str) -> list[str]:
+    """Each citation of an unseen document in ``text`` (also one broken over two lines), as
+    ``LINE: the citation`` (lines numbered from 1)."""
+    return [f"{text.count(chr(10), 0, found.start()) + 1}: {' '.join(found[0].split())}"
+            for found in UNSEEN_CITATION.finditer(text)]
+
+
+def test_the_package_cites_only_what_a_reader_can_open() -> None:
+    """Every file of the package (code, docstrings, templates) cites sources a maintainer of
+    the public repository can open."""
+    found = [f"{path.relative_to(PACKAGE)}:{hit}"
+             for path in sorted(PACKAGE.rglob("*")) if path.is_file()
+             and path.suffix in {".py", ".j2", ".md", ".txt", ".json", ".yaml", ".yml"}
+             for hit in _unseen_citations(path.read_text(encoding="utf-8"))]
+    assert not found, "cite a page a reader can open:\n" + "\n".join(found)
+
+
+def test_the_citation_check_finds_each_kind() -> None:
+    text = ("ok: GitHub's workflow commands page\n"
+            "(contract §3, \"Forks\")\n"
+            "issue\n    13's limit\n"
+            "see ``../shared/fixtures/real-evalsets``\n"
+            "shared/reference/github-actions-contract.md\n"
+            "ok: https://github.com/google/adk-python/issues/3593\n"
+            "ok: google/adk-python#5732, a shared run\n")
+    assert _unseen_citations(text) == [
+        "2: contract §", "3: issue 1", "5: ../shared", "6: shared/reference"]

@@ -2,8 +2,9 @@
 gate's agreement with them, flaky cases.
 
 Property tests run the whole ``compare`` on hand-built results (tests/results_builder.py),
-so they cover the indexing and the batched sign-flip test as well as the noise rules; the
-test itself is checked against an enumeration written here.
+so they cover the indexing and the batched permutation tests as well as the noise rules;
+the tests themselves are checked against enumerations written here and in
+tests/permutation_oracle.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from adk_eval_action.analysis.noise import ONE_CASE_REASON, classify
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import CaseStatus, MetricStatus
 from conftest import examples
+from permutation_oracle import enumerated_p
 from results_builder import metric, results, scores_side, tokens
 
 PROPERTY = settings(max_examples=examples(40), deadline=None,
@@ -44,11 +46,15 @@ def _row(comparison, name="response_match_score"):
 def test_identical_sides_never_regress_and_centre_on_zero(scores, seed) -> None:
     side = scores_side(scores)
     comparison = compare(side, side, "same", seed=seed, n_resamples=FAST)
+    steady = all(len(set(runs)) == 1 for runs in scores.values())
     for row in comparison.metrics:
-        assert row.classification != "regressed"
+        assert row.classification not in ("regressed", "improved")
         assert row.delta == 0.0
         if row.interval is not None and row.interval.has_interval:
-            assert row.interval.low == row.interval.high == 0.0
+            assert row.interval.low <= 0.0 <= row.interval.high
+        if steady and scores:
+            # Every run of every case the same on both sides: no labelling moves anything.
+            assert (row.interval.low, row.interval.high) == (0.0, 0.0)
             assert row.classification == "unchanged"
 
 
@@ -102,23 +108,39 @@ def _enumerated_p_worse(diffs: list[float], min_effect: float) -> float:
 @pytest.mark.parametrize(
     ("head_runs", "min_effect"),
     [
-        ([[0.4, 0.5], [0.7], [0.2, 0.3], [0.6, 0.6], [0.1], [0.5, 0.4], [0.3], [0.6]], 0.0),
-        ([[0.4, 0.5], [0.7], [0.2, 0.3], [0.6, 0.6], [0.1], [0.5, 0.4], [0.3], [0.6]], 0.05),
-        ([[0.2], [0.1], [0.3], [0.2], [0.4], [0.1], [0.3], [0.2], [0.1]], 0.0),
+        ([[0.4, 0.5], [0.7], [0.2, 0.3], [0.6, 0.6], [0.1]], 0.0),
+        ([[0.4, 0.5], [0.7], [0.2, 0.3], [0.6, 0.6], [0.1]], 0.05),
+        ([[0.2], [0.1], [0.3], [0.25], [0.4], [0.1]], 0.0),
     ],
 )
 def test_one_metric_against_an_enumeration_and_the_correction_by_hand(
     head_runs: list[list[float]], min_effect: float
 ) -> None:
     """One metric is a family of one: Benjamini-Krieger-Yekutieli at 5% rejects exactly
-    when p <= 0.05 / 1.05 (stage one at q = alpha / (1 + alpha) rejects all of m = 1)."""
+    when p <= 0.05 / 1.05 (stage one at q = alpha / (1 + alpha) rejects all of m = 1). The
+    p-value is the stratified test's, every labelling of every case's runs enumerated."""
     base = {f"c{i}": [0.5, 0.6] for i in range(len(head_runs))}
     head = {f"c{i}": runs for i, runs in enumerate(head_runs)}
     row = _row(compare(scores_side(head), scores_side(base), "b", min_effect=min_effect))
-    diffs = [sum(head[k]) / len(head[k]) - sum(base[k]) / len(base[k]) for k in sorted(base)]
-    p = _enumerated_p_worse(diffs, min_effect)
+    cases = [(head[k], base[k]) for k in sorted(base)]
+    p = enumerated_p(cases, -min_effect, less=True)
     assert row.interval.exact and row.interval.p_worse == pytest.approx(p, abs=1e-12)
+    diffs = [sum(h) / len(h) - sum(b) / len(b) for h, b in cases]
     assert row.delta == pytest.approx(sum(diffs) / len(diffs))
+    assert (row.classification == "regressed") == (p <= 0.05 / 1.05)
+
+
+@pytest.mark.parametrize("min_effect", [0.0, 0.05])
+def test_one_run_per_side_is_the_sign_flip_test(min_effect: float) -> None:
+    """With one run on each side the only labellings of a case are the observed one and the
+    swap: the test is the paired sign-flip test, p-value for p-value."""
+    head_runs = [0.2, 0.1, 0.3, 0.2, 0.4, 0.1, 0.3, 0.2, 0.1]
+    base = {f"c{i}": [0.5] for i in range(len(head_runs))}
+    head = {f"c{i}": [x] for i, x in enumerate(head_runs)}
+    row = _row(compare(scores_side(head), scores_side(base), "b", min_effect=min_effect))
+    p = _enumerated_p_worse([x - 0.5 for x in head_runs], min_effect)
+    assert row.interval.exact and row.interval.n_resamples == 2**9
+    assert row.interval.p_worse == pytest.approx(p, abs=1e-12)
     assert (row.classification == "regressed") == (p <= 0.05 / 1.05)
 
 
@@ -133,32 +155,53 @@ def test_one_run_per_case_is_tested_like_any_other() -> None:
 
 
 def test_too_few_cases_for_the_corrected_level_say_so() -> None:
-    base = scores_side({f"c{i}": [0.9, 0.9] for i in range(4)})
-    head = scores_side({f"c{i}": [0.5, 0.5] for i in range(4)})
+    """4 cases x 1 run: 16 sign patterns, p >= 1/16 > 0.05 / 1.05."""
+    base = scores_side({f"c{i}": [0.9] for i in range(4)})
+    head = scores_side({f"c{i}": [0.5] for i in range(4)})
     comparison = compare(head, base, "b")
     row = _row(comparison)
-    assert not row.interval.has_interval and "4 paired cases are too few" in row.interval.reason
+    assert not row.interval.has_interval
+    assert "4 paired cases x 1 run a side are too few" in row.interval.reason
+    assert "16 patterns" in row.interval.reason
     assert row.classification == "inconclusive"
     assert comparison.no_interval_reason == row.interval.reason
 
 
-def test_one_paired_case_has_no_interval() -> None:
-    comparison = compare(scores_side({"a": [0.2, 0.3]}), scores_side({"a": [0.9, 0.8]}), "b")
+def test_runs_decide_what_cases_alone_cannot() -> None:
+    """The same 4 cases with 2 runs a side: each case's 6 labellings, p = 1/6**4."""
+    base = scores_side({f"c{i}": [0.9, 0.9] for i in range(4)})
+    head = scores_side({f"c{i}": [0.5, 0.5] for i in range(4)})
+    row = _row(compare(head, base, "b"))
+    assert row.interval.p_worse == pytest.approx(1 / 6**4)
+    assert row.classification == "regressed"
+
+
+def test_one_paired_case() -> None:
+    """One case with one run a side cannot be tested; with 2 runs a side its 6 labellings
+    leave p >= 1/6; with 5 runs a side a collapse from all-pass to all-fail has p = 1/252."""
+    comparison = compare(scores_side({"a": [0.2]}), scores_side({"a": [0.9]}), "b")
     assert _row(comparison).interval.reason == ONE_CASE_REASON
+    comparison = compare(scores_side({"a": [0.2, 0.3]}), scores_side({"a": [0.9, 0.8]}), "b")
+    assert "1 paired case x 2 runs a side is too few" in _row(comparison).interval.reason
+    collapse = compare(scores_side({"a": [0.0] * 5}), scores_side({"a": [1.0] * 5}), "b")
+    row = _row(collapse)
+    assert row.interval.p_worse == pytest.approx(1 / 252)
+    assert row.classification == "regressed" and row.delta == -1.0
 
 
 def test_a_zero_delta_of_identical_scores_reads_the_same_for_one_case_or_many() -> None:
-    """Every matched case scored exactly the same on both sides: each sign pattern of the
-    differences gives 0, so the interval is [0, 0] and the call unchanged, with one case as
-    with five (the example's 1.000 → 1.000 rubrics read alike)."""
+    """Every run of every matched case scored the same on both sides: no labelling moves
+    the mean, so the interval is [0, 0] and the call unchanged, with one case as with five
+    (the example's 1.000 → 1.000 rubrics read alike)."""
     for cases in (["a"], ["a", "b", "c", "d", "e"]):
-        same = scores_side({c: [1.0] for c in cases})
+        same = scores_side({c: [1.0, 1.0] for c in cases})
         row = _row(compare(same, scores_side({c: [1.0] for c in cases}), "b"))
         assert (row.delta, row.interval.low, row.interval.high) == (0.0, 0.0, 0.0)
         assert row.classification == "unchanged" and row.interval.reason is None
-    # One case whose runs differ but whose means match is a zero delta too.
+    # One case whose means match but whose runs differ is tested like any other.
     row = _row(compare(scores_side({"a": [0.2, 0.4]}), scores_side({"a": [0.4, 0.2]}), "b"))
-    assert (row.interval.low, row.interval.high, row.classification) == (0.0, 0.0, "unchanged")
+    assert row.delta == 0.0 and row.interval.p_worse == pytest.approx(5 / 6)
+    assert row.classification == "inconclusive"
 
 
 def test_no_baseline_has_no_interval_or_call() -> None:
@@ -173,8 +216,8 @@ def test_three_runs_give_an_interval_around_the_delta() -> None:
     head = scores_side({f"c{i}": [0.8 + (i % 3) * 0.01, 0.81, 0.79] for i in range(10)})
     row = _row(compare(head, base, "b", min_effect=0.05))
     assert row.interval.low <= row.delta <= row.interval.high
-    # 10 cases: all 2**10 sign patterns are enumerated.
-    assert row.interval.n_cases == 10 and row.interval.n_resamples == 1024
+    # 10 cases x 3 runs: C(6, 3) = 20 labellings each, all counted (scores on a lattice).
+    assert row.interval.n_cases == 10 and row.interval.n_resamples == 20**10
     assert row.interval.exact
     assert row.classification == "unchanged"
 

@@ -1,4 +1,8 @@
-"""Every eval set shape found in real repositories loads, or fails naming the file."""
+"""Every eval set shape found in real repositories loads, or fails naming the file.
+
+``tests/fixtures/evalsets/`` holds one small file of each shape (its README); the eval sets
+of public ADK repositories in ``../shared/fixtures/real-evalsets``, where that reference
+folder exists, are an extra source (marked ``reference``, skipped elsewhere)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,11 @@ from adk_eval_action.adk.evalsets import ACCEPTED_SHAPES, NO_CASES, load_eval_se
 from adk_eval_action.errors import EvalSetError
 from conftest import SHARED
 
+SHAPES = Path(__file__).resolve().parent / "fixtures" / "evalsets"
 REAL = SHARED / "fixtures" / "real-evalsets"
+NO_REAL = ("../shared/fixtures/real-evalsets (public ADK repositories' eval sets, kept beside "
+           "this repository on the project's own machines) is not present; "
+           "tests/fixtures/evalsets has each shape")
 
 
 def _real_eval_sets() -> list[Path]:
@@ -25,7 +33,8 @@ def _real_eval_sets() -> list[Path]:
     )
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures/real-evalsets is not present")
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL.is_dir(), reason=NO_REAL)
 @pytest.mark.parametrize("path", _real_eval_sets(), ids=lambda p: str(p.relative_to(REAL)))
 def test_real_eval_set_loads_or_fails_naming_file(path: Path) -> None:
     try:
@@ -42,7 +51,8 @@ def test_real_eval_set_loads_or_fails_naming_file(path: Path) -> None:
     assert loaded.content_hash.startswith("sha256:")
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures/real-evalsets is not present")
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL.is_dir(), reason=NO_REAL)
 def test_real_shapes_as_the_readme_lists_them() -> None:
     flat = load_eval_set(
         REAL / "google__adk-python/tests/integration/fixture/home_automation_agent/"
@@ -65,6 +75,39 @@ def test_real_shapes_as_the_readme_lists_them() -> None:
         "conversation_scenario.test.json"
     )
     assert scenario.eval_set.eval_cases[0].conversation_scenario is not None
+
+
+@pytest.mark.parametrize(("name", "shape", "cases", "invocations"), [
+    ("snake.evalset.json", "evalset", ["water_roses"], [1]),
+    ("camel.evalset.json", "evalset-camel", ["water_roses", "prune_hedge"], [1, 1]),
+    # AgentEvaluator's rule: the whole flat list is one eval case, named after the file.
+    ("turns.test.json", "legacy-turns", ["turns"], [2]),
+    ("cases.evalset.json", "legacy-cases", ["morning_round", "evening_round"], [2, 1]),
+    ("scenario.test.json", "evalset", ["plan_the_week"], [0]),
+])
+def test_each_shape_loads_into_adks_eval_set(
+        name: str, shape: str, cases: list[str], invocations: list[int]) -> None:
+    loaded = load_eval_set(SHAPES / name)
+    assert loaded.shape == shape
+    assert [c.eval_id for c in loaded.eval_set.eval_cases] == cases
+    assert [len(c.conversation or []) for c in loaded.eval_set.eval_cases] == invocations
+    assert loaded.content_hash.startswith("sha256:")
+
+
+def test_shapes_keep_what_the_file_says() -> None:
+    """The converted legacy turns keep their query, expected tool call and reference; the
+    camelCase case its tool use; the scenario its starting prompt."""
+    (case,) = load_eval_set(SHAPES / "turns.test.json").eval_set.eval_cases
+    second = case.conversation[1]
+    assert second.user_content.parts[0].text == "and the tulips"
+    assert second.final_response.parts[0].text == "The tulips are watered too."
+    (tool,) = second.intermediate_data.tool_uses
+    assert (tool.name, tool.args) == ("water", {"bed": "tulips"})
+    camel = load_eval_set(SHAPES / "camel.evalset.json").eval_set
+    assert camel.eval_set_id == "garden_camel"
+    assert camel.eval_cases[0].conversation[0].intermediate_data.tool_uses[0].name == "water"
+    (scenario,) = load_eval_set(SHAPES / "scenario.test.json").eval_set.eval_cases
+    assert scenario.conversation_scenario.starting_prompt == "Hi, my garden needs a plan."
 
 
 def test_eval_id_lines_point_at_the_case(tmp_path: Path) -> None:

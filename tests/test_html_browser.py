@@ -92,17 +92,11 @@ def _write(tmp_path: Path, text: str, name: str = "report.html") -> Path:
 
 
 @pytest.fixture(scope="module")
-def example_report(good_run: SharedRun, regressed_run: SharedRun,
-                   tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The regressed example's report (as the pipeline compares and gates it), and the
-    head's results file as JSON (the independent source of what the report must show)."""
-    head, base = load_results(regressed_run.results), load_results(good_run.results)
-    gate_config = GateConfig()
-    comparison = compare_for_gate(head, base, "good_run", gate_config)
-    context = CommentContext(comparison=comparison, gate=decide(comparison, gate_config))
-    text = render_html(context, case_records(head), case_records(base))
-    path = _write(tmp_path_factory.mktemp("example"), text)
-    return path, json.loads(regressed_run.results.read_text())
+def example_report(regressed_run: SharedRun) -> tuple[Path, dict[str, Any]]:
+    """The regressed example's report (``run --html-out``), and the head's results file as
+    JSON (the independent source of what the report must show)."""
+    assert regressed_run.html is not None and regressed_run.html.exists(), regressed_run.output
+    return regressed_run.html, json.loads(regressed_run.results.read_text())
 
 
 def _cases(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

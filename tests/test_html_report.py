@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from adk_eval_action.report.html import (
 from adk_eval_action.report.html_cases import case_slugs
 from adk_eval_action.report.html_view import case_records, marked_calls
 from adk_eval_action.report.render import CommentContext, render_comment
+from conftest import CliRun, SharedRun
 from evidence_fixtures import HOSTILE, evidence_context, evidence_sides
 
 
@@ -243,3 +245,29 @@ def test_only_a_web_run_link_becomes_a_link(url: str | None) -> None:
     hrefs = [a.get("href") or "" for t, a in Page(text).elements if t == "a"]
     assert all(h.startswith("#") for h in hrefs)
     assert HOSTILE not in text
+
+
+def test_run_compare_and_render_write_the_report(
+        regressed_run: SharedRun, good_run: SharedRun, cli: CliRun, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run --html-out`` (the session's regressed run), ``compare --html-out`` and
+    ``render --html-out`` write the same cases' evidence from the same results files."""
+    monkeypatch.chdir(tmp_path)
+    head, base = regressed_run.results, good_run.results
+    compared = cli("compare", str(head), "--baseline", str(base), "--html-out", "c.html")
+    assert compared.exit_code == 1, compared.output
+    rendered = cli("render", str(head), "--baseline", str(base), "--html-out", "r.html",
+                   "--out", "comment.md")
+    assert rendered.exit_code == 0, rendered.output
+    assert regressed_run.html is not None
+    ids = {c["eval_id"].lower() for s in json.loads(head.read_text())["suites"]
+           for e in s["eval_sets"] for c in e["eval_cases"]}
+    pages = [regressed_run.html.read_text(), (tmp_path / "c.html").read_text(),
+             (tmp_path / "r.html").read_text()]
+    for text in pages:
+        page = Page(text)
+        assert {a["data-id"] for a in page.cases()} == ids
+        assert not any(a.get("data-chunk") for a in page.cases())  # all in the page
+        assert 'class="arg diff"><span class="k">city</span>' in text
+    bodies = [re.sub(r"<header.*?</header>", "", t, flags=re.S) for t in pages[1:]]
+    assert bodies[0] == bodies[1]  # compare and render: one report of one comparison

@@ -164,9 +164,14 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
         "b",
     )
     comment = render_comment(CommentContext(comparison=few, gate=decide(few, GateConfig())))
-    assert "⚠️ no interval: 4 paired cases are too few" in comment
+    assert "⚠️ no interval: 4 paired cases x 1 run a side are too few" in comment
     assert "| −0.200 (worse) ❔ inconclusive |" in comment  # red only with a regressed call
     assert "Interval" not in comment.split("⚠️ no interval")[0]  # no interval: no column
+    # What would decide it: 2 runs a side, each case's 6 labellings (p = 1/6**4 <= 0.048).
+    assert (
+        "- `response_match_score` (travel): 2 runs per case would decide a drop this size; "
+        "with 1 the smallest possible p is 0.0625 (a call needs p ≤ 0.0476)"
+    ) in comment
 
 
 # --- chart -------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-"""The reported inputs of ``../shared/fixtures/reported/`` give their right values.
+"""Kinds of google-adk evaluation problem reported in public give their right values.
 
-Each folder there is a small repository reproducing a publicly reported google-adk
-evaluation problem; its README gives the value the product got wrong and the right one. Each
-test copies one folder as it is, points its agents at the stand-ins' current module
-(``adk_eval_action.testing.standins``, as the fixtures' README asks when they move) and runs
-``adk-eval-action run ... --baseline none`` in it through real google-adk, as the README says,
-then checks the README's *right* column on the results file, the console and the exit code.
+Each folder of ``tests/fixtures/reported/`` is a small repository of this project's own
+that reproduces one reported kind (its README names the google-adk report and the right
+value). Each test copies one folder as it is and runs ``adk-eval-action run ...
+--baseline none`` in it through real google-adk, with the stand-in models of
+``adk_eval_action.testing.standins``, then checks the right value on the results file, the
+console and the exit code. (``tests/test_reported_shared.py`` runs the same checks on the
+reference copies in ``../shared`` where those exist.)
 """
 
 from __future__ import annotations
@@ -21,26 +22,23 @@ import pytest
 from adk_features import JUDGE_LOGS_UNPARSABLE_ANSWER, needs_case_rubrics_alone, needs_ignore_args
 from conftest import CliRun, load_json
 
-REPORTED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reported"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reported"
 
 Run = Callable[..., tuple[int, str, dict[str, Any] | None]]
 
 
 @pytest.fixture
 def reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun) -> Run:
-    """``run(folder, *args)``: copies ``folder`` of the reported fixtures to a fresh directory,
-    runs ``adk-eval-action run ARGS --baseline none`` there and returns (exit code, console
-    output, the results file's JSON or None when none was written)."""
+    """``run(folder, *args)``: copies ``folder`` of ``tests/fixtures/reported`` to a fresh
+    directory, runs ``adk-eval-action run ARGS --baseline none`` there and returns (exit
+    code, console output, the results file's JSON or None when none was written)."""
 
     calls = itertools.count()
 
     def run(folder: str, *args: str) -> tuple[int, str, dict[str, Any] | None]:
         root = tmp_path / str(next(calls)) / folder
-        shutil.copytree(REPORTED / folder, root)
-        for agent in root.rglob("*.py"):
-            text = agent.read_text(encoding="utf-8")
-            agent.write_text(text.replace("adk_eval_action.standins",
-                                          "adk_eval_action.testing.standins"), encoding="utf-8")
+        shutil.copytree(FIXTURES / folder, root,
+                        ignore=shutil.ignore_patterns("__pycache__"))
         monkeypatch.chdir(root)
         result = cli("run", *args, "--baseline", "none", "--results-out", "results.json",
                      "--comment-out", "comment.md")
@@ -62,103 +60,126 @@ def _metric(results: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 @needs_case_rubrics_alone
-def test_multiturn3593_an_earlier_turns_rubric_verdict_is_kept(reported: Run) -> None:
-    code, _, results = reported("multiturn3593", "files_bot/eval_per_turn/files_turn.evalset.json")
+def test_turn_rubrics_an_earlier_turns_no_is_kept(reported: Run) -> None:
+    """Turn 1's rubric ("no": the agent opened the shelf, it never archived one) is judged
+    against turn 1, not dropped for the last turn's rubrics: the mean of 0 and 1 fails
+    the 0.8 threshold."""
+    code, _, results = reported("turn_rubrics", "shelf_bot")
     assert code == 1 and results is not None
     metric = _metric(results, "rubric_based_tool_use_quality_v1")
-    first = metric["invocations"][0]
-    assert [(r["rubric_id"], r["score"]) for r in first["rubrics"]] == [("t1_deletes", 0.0)]
+    first, second = metric["invocations"]
+    assert [(r["rubric_id"], r["score"]) for r in first["rubrics"]] == [("first_archives", 0.0)]
+    assert [(r["rubric_id"], r["score"]) for r in second["rubrics"]] == [("second_files", 1.0)]
     assert metric["status"] == "failed" and metric["score"] == 0.5
     assert _runs(results)[0]["status"] == "failed"
 
 
-def test_thought7091_thought_parts_are_not_the_final_response(reported: Run) -> None:
-    code, output, results = reported("new_thought7091", "thinker")
+@needs_case_rubrics_alone
+def test_turn_rubrics_evidence_leads_with_the_failed_rubric(reported: Run, tmp_path: Path) -> None:
+    """The case expects no tool call and no final response (per-turn rubrics only): its
+    evidence leads with the rubric the judge said "no" to and shows the turn's tool calls
+    as they were made, not as a diff against nothing."""
+    code, _, _ = reported("turn_rubrics", "shelf_bot")
+    assert code == 1
+    comment = next(tmp_path.rglob("comment.md")).read_text(encoding="utf-8")
+    evidence = comment.split("### Why eval cases fail", 1)[1].split("</details>", 1)[0]
+    assert "(not expected)" not in evidence
+    assert "expected (-) vs actual (+)" not in evidence
+    rubric = evidence.index(
+        "⚖️ rubric `first_archives` “Calls \"archive\\_shelf\".”: no on turn 1")
+    assert rubric < evidence.index("@@ turn 1 of 2 @@")
+    assert "  tool calls made: open_shelf(label=\"B7\")" in evidence
+
+
+def test_thought_parts_are_not_the_final_response(reported: Run) -> None:
+    """The model's thought part is left out of the response ADK compares: it matches the
+    expected answer word for word (ROUGE-1 1.0), and the console says what was left out."""
+    code, output, results = reported("thought_parts", "muse")
     assert code == 0 and results is not None
     assert _metric(results, "response_match_score")["score"] == 1.0
     assert "thought part" in output
 
 
-@pytest.mark.parametrize("args", [("probe_agent",), ("--config", "variant_empty_criteria.yaml")])
-def test_foreignkeys_no_metric_to_evaluate_is_a_config_error_naming_the_file(
-        reported: Run, args: tuple[str, ...]) -> None:
-    code, output, _ = reported("foreignkeys", *args)
+@pytest.mark.parametrize(("args", "config"), [
+    (("clock_bot",), "clock_bot/checks/test_config.json"),
+    (("--config", "blank.yaml"), "clock_bot/checks/blank_config.json")])
+def test_empty_criteria_is_a_config_error_naming_the_file(
+        reported: Run, args: tuple[str, ...], config: str) -> None:
+    """An eval config whose keys are all another tool's (so ADK sees no criteria), or with
+    ``criteria: {}``, evaluates nothing: exit 2, naming the file, not an empty pass."""
+    code, output, _ = reported("empty_criteria", *args)
     assert code == 2
-    assert "no metric would be evaluated" in output and "_config.json" in output
+    assert "no metric would be evaluated" in output and config in output
     assert "INCOMPLETE" in output
 
 
-def test_misplacedjudge_is_linted_and_the_judge_used_recorded(reported: Run) -> None:
-    code, output, results = reported("misplacedjudge", "echo_bot")
+def test_misplaced_judge_options_are_linted_and_the_judge_used_recorded(reported: Run) -> None:
+    """``judge_model`` and ``num_samples`` beside ``threshold`` are not ADK's keys there:
+    both are named with the key meant, and the judge ADK used instead (its default,
+    gemini-2.5-flash, here the local fake Gemini API) is the one recorded."""
+    code, output, results = reported("misplaced_judge", "welcome_bot")
     assert "did you mean `judge_model_options.judge_model`?" in output
     assert "did you mean `judge_model_options.num_samples`?" in output
     assert results is not None
-    # ADK ignores the misplaced stand-in-judge and falls back to its default judge.
     assert _metric(results, "final_response_match_v2")["judge_model"] == "gemini-2.5-flash"
     assert code in (0, 1)
 
 
 @needs_ignore_args
-def test_ignoreargs2757_a_misspelt_criterion_key_is_named(reported: Run) -> None:
-    code, output, _ = reported("ignoreargs2757", "--config", "variant_typo.yaml")
+def test_misspelt_criterion_key_is_named(reported: Run) -> None:
+    """``ignore_arguments`` is not a key of ADK's ToolTrajectoryCriterion: it is named with
+    the right one, and the arguments are compared after all (they differ: exit 1); spelt
+    right, the same case passes."""
+    code, output, _ = reported("misspelt_criterion", "--config", "misspelt.yaml")
     assert "`criteria.tool_trajectory_avg_score.ignore_arguments` is ignored by ADK" in output
     assert "did you mean `ignore_args`?" in output
-    assert code == 1  # the arguments are compared after all, and differ
-    code, output, _ = reported("ignoreargs2757", "promo_bot")
+    assert code == 1
+    code, output, _ = reported("misspelt_criterion", "coupon_bot")
     assert code == 0 and "ignored by ADK" not in output
 
 
 @pytest.mark.parametrize(("mode", "code", "headline"), [
     ("fail", 1, "gate FAILED"), ("warn", 0, "gate PASSED with warnings")])
-def test_notevaluated5732_one_status_rule_and_the_headline_follows_the_mode(
+def test_judge_no_verdict_one_status_rule_and_the_headline_follows_the_mode(
         reported: Run, mode: str, code: int, headline: str) -> None:
-    exit_code, output, results = reported("notevaluated5732", "ticket_bot",
+    """A judge whose answer gives no verdict leaves its metric not evaluated, and the run
+    with it, in results.json as in the gate; ``--not-evaluated`` decides the exit code and
+    the headline, and the console names the rubric and why."""
+    exit_code, output, results = reported("judge_no_verdict", "queue_bot",
                                           "--not-evaluated", mode)
     assert exit_code == code and headline in output
     assert results is not None
     assert _metric(results, "rubric_based_final_response_quality_v1")["status"] == "not_evaluated"
+    assert _metric(results, "rubric_based_tool_use_quality_v1")["status"] == "passed"
     assert _runs(results)[0]["status"] == "not_evaluated"
     # google-adk 1.x does not log an answer it cannot parse: the rubric just has no verdict.
     why = ("ID/Property/Rationale/Verdict" if JUDGE_LOGS_UNPARSABLE_ANSWER
            else "the judge's answer gave no verdict for it")
-    assert "mentions_count" in output and why in output
+    assert "names_total" in output and why in output
 
 
-def test_sim4283_the_configured_user_simulator_is_used(reported: Run) -> None:
-    code, _, results = reported("sim4283", "table_bot")
+@pytest.mark.parametrize(("args", "says", "turns"), [
+    (("desk_bot",), "Room 4 at noon.", 2),
+    (("--config", "vague.yaml"), "Some room, some time.", 3)])
+def test_user_simulator_the_configured_one_is_used(
+        reported: Run, args: tuple[str, ...], says: str, turns: int) -> None:
+    """The eval config's ``user_simulator_config`` model speaks after the starting prompt
+    (ADK's default simulator, gemini-2.5-flash, never does): the desk's user stops once
+    the room is reserved (turn 2); the vague one never would, and the conversation ends at
+    its ``max_allowed_invocations`` (3; ADK's default is 20)."""
+    code, _, results = reported("user_simulator", *args)
     assert code == 0 and results is not None
     (run,) = _runs(results)
     users = [part["text"] for inv in run["actual_invocations"]
              for part in inv["user_content"]["parts"]]
-    # After the scenario's starting prompt, probe-usersim-1's own words: ADK's default
-    # simulator (gemini-2.5-flash) never ran.
-    assert len(users) >= 2 and set(users[1:]) == {"7pm please."}
-    assert len(run["actual_invocations"]) <= 6
+    assert users == ["Hello, I need a meeting room.", *[says] * (turns - 1)]
 
 
-@pytest.mark.parametrize("agent", ["factory_bot", "pool_bot"])
-def test_get_agent_async4410_the_agent_is_built_in_its_evaluations_loop(
+@pytest.mark.parametrize("agent", ["builder_bot", "ledger_bot"])
+def test_agent_factory_the_agent_is_built_in_its_evaluations_loop(
         reported: Run, agent: str) -> None:
-    code, _, results = reported("new_get_agent_async4410", agent)
+    """``get_agent_async`` is awaited in the event loop that runs the evaluation, so the
+    resource it opened (ledger_bot's connection task) still answers the tool: both pass."""
+    code, _, results = reported("agent_factory", agent)
     assert code == 0 and results is not None
     assert {run["status"] for run in _runs(results)} == {"passed"}
-
-
-@needs_case_rubrics_alone
-def test_multiturn3593_evidence_of_a_rubrics_only_case_leads_with_the_failed_rubric(
-    reported: Run, tmp_path: Path
-) -> None:
-    """The case expects no tool call and no final response (it is judged by per-turn
-    rubrics only): its evidence leads with the rubric the judge said "no" to and shows the
-    turn's tool calls as they were made, not as a diff against nothing."""
-    code, _, _ = reported("multiturn3593", "files_bot/eval_per_turn/files_turn.evalset.json")
-    assert code == 1
-    comment = next(tmp_path.rglob("comment.md")).read_text(encoding="utf-8")
-    evidence = comment.split("### Why eval cases fail", 1)[1].split("</details>", 1)[0]
-    print(evidence)
-    assert "(not expected)" not in evidence
-    assert "expected (-) vs actual (+)" not in evidence
-    rubric = evidence.index("⚖️ rubric `t1_deletes` “Calls \"delete\\_folder\".”: no on turn 1")
-    turn = evidence.index("@@ turn 1 of 2 @@")
-    assert rubric < turn
-    assert "  tool calls made: create_folder(name=\"Q3\")" in evidence

@@ -1,7 +1,7 @@
 """The GitHub Action entry points: `adk-eval-action action` and `adk-eval-action comment`.
 
 `action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*`
-(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`; contract §1),
+(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`, as the runner sets them),
 the `GITHUB_*` variables and the event payload, runs the pipeline, and publishes: one sticky
 PR comment, the job summary, step outputs, error annotations and log groups. It exits with
 the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error). The same
@@ -362,7 +362,7 @@ def _reexec_without_requirements(start_dir: Path) -> None:
 
 
 def _ensure_safe_directory(workspace: Path | None) -> None:
-    """Let git work on the runner's checkout, which another user created (contract §1).
+    """Let git work on the runner's checkout, which another user created (:mod:`.git`).
 
     The image already trusts /github/workspace; a different GITHUB_WORKSPACE is added to
     the container's system config. Best effort: outside a container this may not be ours

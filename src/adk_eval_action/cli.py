@@ -59,10 +59,13 @@ def _console() -> Iterator[Redactor]:
 
 
 def _show(outcome: PipelineOutcome) -> None:
-    """What stopped the run (``outcome.error``) or why it was skipped, once: the pipeline
-    leaves both to the entry point (the action makes them annotations)."""
+    """What stopped the run (``outcome.error``, after the file it names when the message
+    does not) or why it was skipped, once: the pipeline leaves both to the entry point (the
+    action makes them annotations, with the file as their ``file``)."""
     if outcome.error:
-        log.error("%s", outcome.error)
+        where = outcome.error_file
+        said = outcome.error if not where or where in outcome.error else f"{where}: {outcome.error}"
+        log.error("%s", said)
     if outcome.skipped:
         log.info("ADK eval skipped: %s", outcome.skipped)
 
@@ -135,8 +138,9 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
         request = load_request(Path.cwd(), flags={**flags, "results_path": head},
                                secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
-        results = load_head_table(head)
-        base, note = load_baseline(baseline_path)
+        whole = request.settings.html_out is not None  # every case's evidence in the report
+        results = load_head_table(head, whole)
+        base, note = load_baseline(baseline_path, whole)
         outcome = finish(results, base, note, request)
         _show(outcome)
     if request.settings.print_comment:
@@ -150,26 +154,30 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
 @click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--summary", is_flag=True, help="Render the job summary instead of the comment.")
 @click.option("--out", type=click.Path(path_type=Path), help="Write here instead of stdout.")
-def render_command(
-    head: Path, baseline: Path | None, template: Path | None, summary: bool, out: Path | None
-) -> None:
-    """Render the PR comment (or job summary) from results files; exits 0 when it rendered,
-    2 when an input or the template is unusable."""
+@click.option("--html-out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the HTML report here too (one self-contained file).")
+def render_command(head: Path, baseline: Path | None, template: Path | None, summary: bool,
+                   out: Path | None, html_out: Path | None) -> None:
+    """Render the PR comment (or job summary) from results files, and with --html-out the
+    HTML report; exits 0 when it rendered, 2 when an input or the template is unusable."""
     from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
     from adk_eval_action.report.render import render_comment, render_summary
+    from adk_eval_action.results.scoretable import ScoreTable
     from adk_eval_action.run.pipeline import (
         comment_context,
         load_baseline,
         load_head_table,
         write_text,
     )
+    from adk_eval_action.run.report_file import write_html_report
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags={"results_path": head}, secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
-        results = load_head_table(head)
-        base, note = load_baseline(baseline_path)
-        skeleton, heading = results.skeleton, "##" if summary else "###"
+        results = load_head_table(head, whole=html_out is not None)
+        base, note = load_baseline(baseline_path, whole=html_out is not None)
+        skeleton = results.skeleton if isinstance(results, ScoreTable) else results
+        heading = "##" if summary else "###"
         stopped = skeleton.stopped_by()
         # What the action posted for a file of a run that evaluated nothing (run.outcome).
         if stopped is not None:
@@ -182,6 +190,7 @@ def render_command(
             context = comment_context(results, base, note, request)
             text = redact(render_summary(context) if summary else
                           render_comment(context, template, request.max_comment_chars))
+            write_html_report(html_out, context, results, base, redact)
         if out:
             write_text(out, text)
     if not out:

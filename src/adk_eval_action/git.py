@@ -2,7 +2,10 @@
 re-run's worktree and the action's checkout checks.
 
 ``safe.directory`` is set on the command line of our own calls only: in a container action
-the workspace belongs to another uid and git refuses it ("dubious ownership", contract §1);
+the workspace belongs to another uid and git refuses it ("dubious ownership": git's
+``safe.directory``, https://git-scm.com/docs/git-config#Documentation/git-config.txt-safedirectory;
+the container runs as root, GitHub's "Dockerfile support for GitHub Actions",
+https://docs.github.com/en/actions/reference/workflows-and-actions/dockerfile-support);
 nothing is written to the user's git config. A child process of ours gets the same through
 its environment (:func:`trusting_environment`).
 """

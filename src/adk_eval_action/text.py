@@ -2,8 +2,11 @@
 limit (the PR comment, the job summary, the rendered comment), lone surrogates made
 writable, and invisible control characters made visible.
 
-Limits are GitHub's: 65,536 characters for a comment body (422 "Body is too long") and
-1 MiB for a step summary (the runner's ``AttachmentSizeLimit``), contract §2-3.
+Limits are GitHub's: 65,536 characters for a comment body (REST answers 422 "Body is too
+long (maximum is 65536 characters)", https://docs.github.com/en/rest/issues/comments) and 1 MiB for
+a step summary (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands,
+"Step isolation and limits"; the runner's ``CreateStepSummaryCommand.AttachmentSizeLimit``,
+https://github.com/actions/runner/blob/main/src/Runner.Worker/FileCommandManager.cs).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Loading eval set files in every shape found in real ADK repositories.
 
-Accepted shapes (measured against google-adk 2.13, see ``../shared/fixtures/real-evalsets``):
+Accepted shapes (measured against google-adk 2.13 on the eval sets of public ADK repositories:
+google/adk-python, google/adk-samples, GoogleCloudPlatform/agent-starter-pack, and ADK
+TypeScript's camelCase output; one small file of each in the repository's
+``tests/fixtures/evalsets``):
 
 ``evalset``
     ADK's ``EvalSet`` JSON (``eval_set_id``, ``eval_cases``), in ``*.evalset.json`` or

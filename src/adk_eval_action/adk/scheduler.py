@@ -16,8 +16,8 @@ of one work pool (:mod:`.pool`), and ``parallelism`` bounds the model calls in f
    (:mod:`.model_limits`). The pool runs up to :data:`CASE_RUNS_PER_SLOT` times
    ``parallelism`` case runs at once: a case run spends part of its time between calls
    (ADK's flow, tools, sessions, metrics), and another case's call takes the slot then, so
-   the calls in flight stay at ``parallelism`` (issue 13's limit: calls x latency /
-   parallelism) instead of dipping at every gap.
+   the calls in flight stay at ``parallelism`` (the limit docs/scaling.md derives: model
+   calls x latency / parallelism) instead of dipping at every gap.
 4. Each run lands in its case in run order, and errors in the suite's order of cases and
    runs, whatever order the jobs finished in.
 """

@@ -15,11 +15,13 @@ Rules (all scores in the metric's own range):
   ``baseline_matched``/``head_matched`` are the sides' means over the same cases. New and
   removed cases are listed (``change``) and never move a delta; ``head.mean`` and
   ``baseline.mean`` stay the all-case means.
-* Every metric and rubric delta gets the paired sign-flip test of
-  :mod:`adk_eval_action.analysis.paired` (exact with few cases, 2000 seeded sign patterns
+* Every metric and rubric delta gets the paired permutation test of
+  :mod:`adk_eval_action.analysis.paired` (each case's runs exchanged within the case up to
+  100 matched cases, whole cases beyond; exact with few cases, 2000 seeded patterns
   otherwise), corrected per direction across all of them, and an interval that is the
   inverted corrected test; each delta is then classified regressed / improved / unchanged
-  / inconclusive against ``min_effect`` (:func:`adk_eval_action.analysis.noise.classify`). The
+  / inconclusive against ``min_effect`` (:func:`adk_eval_action.analysis.noise.classify`),
+  and an undecided one says what sample would decide it (``interval.to_decide``). The
   seed, pattern count and levels are recorded in ``Comparison.tests``. Informational
   metrics (durations, tokens) use at least ``informational_min_effect`` of their matched
   baseline mean as min_effect.
@@ -29,9 +31,9 @@ Rules (all scores in the metric's own range):
 Cost: each side is read as a :class:`~adk_eval_action.results.scoretable.ScoreTable`
 (numpy columns; a loaded :class:`RunResults` is turned into one first, ~0.9 s per side at
 the size below), and every aggregate is a group-by over its columns
-(:mod:`adk_eval_action.analysis.sides`); then one draw of sign patterns per distinct number
-of matched cases, shared by all metrics and rubrics, and one matrix product per block for
-all of them. Per-case metric rows are built when first read
+(:mod:`adk_eval_action.analysis.sides`); then one draw of patterns per distinct shape of
+matched cases (and runs, for the test within cases), shared by all metrics and rubrics,
+and one matrix product per block for all of them. Per-case metric rows are built when first read
 (:class:`~adk_eval_action.analysis.cases.CaseMetrics`). For 10,000 cases x 8 metrics x 3
 runs from tables (``benchmarks/bench_compare.py``) compare takes ~0.45-0.6 s on a 2-core
 EPYC VM, of which ~0.15 s is drawing the sign patterns, and
@@ -60,7 +62,13 @@ from adk_eval_action.analysis.models import (
     RubricComparison,
 )
 from adk_eval_action.analysis.noise import classify
-from adk_eval_action.analysis.paired import DEFAULT_RESAMPLES, PairedInput, TestMethod, paired_tests
+from adk_eval_action.analysis.paired import (
+    DEFAULT_RESAMPLES,
+    PairedInput,
+    RunScores,
+    TestMethod,
+    paired_tests,
+)
 from adk_eval_action.analysis.sides import (
     Dense,
     Side,
@@ -264,11 +272,19 @@ def _input(
         baseline_runs=base.runs[base_row],
         head_mean=head.mean[head_row],
         head_runs=head.runs[head_row],
+        baseline_scores=_scores(base, base_row),
+        head_scores=_scores(head, head_row),
         min_effect=min_effect,
         relative_min_effect=relative,
         higher_is_better=higher,
         informational=informational,
     )
+
+
+def _scores(dense: Dense, row: int) -> RunScores:
+    """Key ``row``'s scores run by run."""
+    n_ids = dense.mean.shape[1]
+    return RunScores(dense.values, dense.start[row * n_ids : (row + 1) * n_ids + 1])
 
 
 def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
@@ -336,9 +352,10 @@ def compare(
             this share of the matched baseline mean (``>= 0``; 0 turns it off), one value
             or a function of (suite, metric name) such as
             :meth:`adk_eval_action.project.config.GateConfig.informational_min_effect_for`.
-        seed: Seed of the sign patterns; the same inputs and seed give the same intervals.
-        n_resamples: Random sign patterns per test, ``>= 1`` (fewer matched cases than
-            ``log2(n_resamples)`` are enumerated exactly).
+        seed: Seed of the random patterns; the same inputs and seed give the same
+            intervals.
+        n_resamples: Random patterns per test, ``>= 1`` (fewer matched cases than
+            ``log2(n_resamples)`` are counted exactly where they can be).
         confidence: ``1 −`` the per-direction error rate the calls are corrected to, in
             ``(0, 1)``; each interval end is a one-sided bound at that level before
             correction.
@@ -393,7 +410,7 @@ def _compare(
     rubrics = _compare_rubrics(head_side, base_side)
     tests = None
     if base_side is not None:
-        # Case ids by sorted case key: the sign patterns fall on the same cases whatever
+        # Case ids by sorted case key: the random patterns fall on the same cases whatever
         # order either results file lists them in.
         keys = list(case_ids)
         order = np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)

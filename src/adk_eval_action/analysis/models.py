@@ -243,6 +243,14 @@ class Comparison(BaseModel):
     adaptive: AdaptiveRuns | None = None
 
     @property
+    def undecided(self) -> list[MetricComparison | RubricComparison]:
+        """Metrics, then rubrics, whose change beyond ``min_effect`` the test left
+        undecided, each with what sample would decide one of its size
+        (``interval.to_decide``)."""
+        rows: list[MetricComparison | RubricComparison] = [*self.metrics, *self.rubrics]
+        return [r for r in rows if r.interval is not None and r.interval.to_decide]
+
+    @property
     def flaky_cases(self) -> list[CaseComparison]:
         """Cases flaky on either side, in case order."""
         return [c for c in self.cases if c.flaky_head or c.flaky_baseline]

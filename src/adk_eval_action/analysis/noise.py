@@ -1,7 +1,9 @@
 """Calls and the regression rule from a delta and its interval; flaky cases.
 
-Pure functions, no I/O and no global state. The interval itself is the paired sign-flip
-test of :mod:`adk_eval_action.analysis.signflip`, computed for every metric and rubric of a run at
+Pure functions, no I/O and no global state. The interval itself is the paired permutation
+test of :mod:`adk_eval_action.analysis.paired` (runs exchanged within eval cases,
+:mod:`adk_eval_action.analysis.stratified`, or whole cases,
+:mod:`adk_eval_action.analysis.signflip`), computed for every metric and rubric of a run at
 once by :mod:`adk_eval_action.analysis.compare`.
 
 The "region of practical equivalence" decision rule used by :func:`classify` follows
@@ -42,10 +44,13 @@ Classification = Literal["regressed", "improved", "unchanged", "inconclusive"]
 """Outcome of comparing one metric between baseline and head (see :func:`classify`)."""
 
 NO_CASES_REASON = "no interval: no eval case has scores on both baseline and head"
-ONE_CASE_REASON = "no interval with one paired case: the test needs at least 2 cases"
+ONE_CASE_REASON = (
+    "no interval with one paired case and one run a side: the test needs at least 2 cases "
+    "or 2 runs"
+)
 TOO_FEW_REASON = (
-    "no interval: {n} paired cases are too few for the corrected level (all {total} sign "
-    "patterns leave p ≥ {p_min:.3f}); add eval cases"
+    "no interval: {sample} {verb} too few for the corrected level (all {total} patterns "
+    "leave p ≥ {p_min:.3g})"
 )
 
 # Score differences closer than this count as equal (metric units).
@@ -74,8 +79,12 @@ class DeltaInterval(BaseModel):
         p_worse: p-value of "worse by more than ``min_effect``" (metric's direction).
         p_better: p-value of "better by more than ``min_effect``".
         level_low, level_high: One-sided levels of the ends after correction.
-        exact: Every sign pattern was enumerated (else ``n_resamples`` were drawn).
-        seed: Seed the sign patterns were drawn from.
+        exact: Every pattern was counted (else ``n_resamples`` were drawn).
+        seed: Seed the patterns were drawn from.
+        to_decide: For a change beyond ``min_effect`` the test left undecided, what sample
+            would decide one of its size (:mod:`adk_eval_action.analysis.sample`), e.g.
+            "5 runs per case would decide a drop this size; with 3 the smallest possible p
+            is 0.05 (a call needs p ≤ 0.048)"; None otherwise.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,6 +102,7 @@ class DeltaInterval(BaseModel):
     level_high: float | None = None
     exact: bool = False
     seed: int | None = None
+    to_decide: str | None = None
 
     @model_validator(mode="after")
     def _bounds_consistent(self) -> DeltaInterval:

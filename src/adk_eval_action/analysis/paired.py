@@ -1,20 +1,29 @@
 """Every metric's and rubric's paired test of a run, as one family: deltas over matched
-eval cases, intervals, p-values and the corrected levels (:mod:`adk_eval_action.analysis.signflip`).
+eval cases, intervals, p-values and the corrected levels.
 
-A test's inputs are per-case means on each side, indexed by a case id shared by both sides
-(runs 0: the case has no score on that side). Only *matched* cases, scored on both sides,
-enter: a new or removed eval case never moves a delta. ``delta`` is the mean over matched
-cases of ``head − baseline`` (each case's runs averaged first), the statistic the test and
-the interval are about; ``baseline_mean``/``head_mean`` are the two sides' means over the
-same cases, so ``delta == head_mean − baseline_mean`` up to rounding.
+A test's inputs are per-case means on each side and the scores run by run, indexed by a
+case id shared by both sides (runs 0: the case has no score on that side). Only *matched*
+cases, scored on both sides, enter: a new or removed eval case never moves a delta.
+``delta`` is the mean over matched cases of ``head − baseline`` (each case's runs averaged
+first), the statistic the test and the interval are about; ``baseline_mean``/``head_mean``
+are the two sides' means over the same cases, so ``delta == head_mean − baseline_mean`` up
+to rounding.
+
+The test permutes what an unchanged agent leaves exchangeable: with at most
+:data:`WITHIN_CASES_UP_TO` matched cases, the runs within each case
+(:mod:`adk_eval_action.analysis.stratified`; with one run a side that is the sign flip of
+:mod:`adk_eval_action.analysis.signflip`, which is used as such); with more, whole cases
+(the sign flip over per-case means). A change beyond ``min_effect`` it leaves undecided
+gets what sample would decide it (:mod:`adk_eval_action.analysis.sample`).
 
 Each direction (worse, better; in the metric's direction) is corrected separately at
-``alpha`` across every test that can reject (at least 2 matched cases, finite differences,
-not all exactly 0), so an unchanged agent gets a false 🔴 on at most ``alpha`` of runs
-whatever the number of metrics and rubrics (``benchmarks/bench_calibration.py``).
+``alpha`` across every test that can reject (finite differences, some case whose scores
+differ, and more than one case or run), so an unchanged agent gets a false 🔴 on at most
+``alpha`` of runs whatever the number of metrics and rubrics (``benchmarks/bench_calibration.py``).
 Informational metrics (durations, tokens) are corrected as a family of their own: the
 two-stage correction loosens its level as more tests in the family reject, so wall-clock
-noise in the same family would loosen the level of the gated metrics' calls (issue 11).
+noise in the same family would loosen the level of the gated metrics' calls
+(docs/gating.md, "The correction").
 """
 
 from __future__ import annotations
@@ -32,35 +41,52 @@ from adk_eval_action.analysis.noise import (
     TOO_FEW_REASON,
     DeltaInterval,
 )
+from adk_eval_action.analysis.sample import Undecided, sample_text, to_decide
 from adk_eval_action.analysis.signflip import (
     CORRECTION,
-    METHOD,
     FlipDistribution,
     SignFlips,
     flip_distributions,
     sign_flips,
     two_stage_level,
 )
+from adk_eval_action.analysis.stratified import (
+    Drawn,
+    Strata,
+    SubsetTables,
+    draw,
+    drawn_distributions,
+    exact_distribution,
+    strata,
+)
 from adk_eval_action.results.scoretable import exact_mean
 
 TOO_LARGE_REASON = "no interval: the per-case differences are too large to compute with"
 DEFAULT_RESAMPLES = 2000
 DEFAULT_ALPHA = 0.05
+METHOD = "paired permutation test"
+WITHIN_CASES_UP_TO = 100
+"""The most matched eval cases at which a test exchanges runs within cases (the stratified
+test); with more it exchanges whole cases (the sign flip over per-case means), which needs
+no assumption about a case's runs and, there, has nearly the same power at a fraction of
+the cost (``benchmarks/bench_calibration.py``)."""
 
 
 class TestMethod(BaseModel):
     """How the calls were made, recorded so that ``compare`` reproduces every interval:
     the test and correction, the per-direction level ``alpha``, the ``seed`` and the
-    number of random sign patterns (``n_resamples``; fewer matched cases than
-    ``log2(n_resamples)`` are enumerated exactly), how many tests each direction's
-    correction covered, and the one-sided level it left (None: no test); the same for the
-    informational metrics' own family (``informational_*``)."""
+    number of random patterns (``n_resamples``; up to :attr:`exact_up_to` matched cases
+    every pattern is counted when it can be), the most matched cases a test exchanges runs
+    within cases at (``within_cases_up_to``; whole cases beyond), how many tests each
+    direction's correction covered, and the one-sided level it left (None: no test); the
+    same for the informational metrics' own family (``informational_*``)."""
 
     method: str = METHOD
     correction: str = CORRECTION
     alpha: float = DEFAULT_ALPHA
     seed: int = 0
     n_resamples: int = DEFAULT_RESAMPLES
+    within_cases_up_to: int = WITHIN_CASES_UP_TO
     tests: int = 0
     level_worse: float | None = None
     level_better: float | None = None
@@ -70,21 +96,51 @@ class TestMethod(BaseModel):
 
     @property
     def exact_up_to(self) -> int:
-        """The most matched cases whose sign patterns are all enumerated (``2**n <=
-        n_resamples``)."""
+        """The most matched cases whose patterns are all counted (``2**n <= n_resamples``;
+        with several runs per case, also when the distribution has few enough distinct
+        points: :mod:`adk_eval_action.analysis.stratified`)."""
         return max(0, self.n_resamples.bit_length() - 1)
+
+    @property
+    def description(self) -> str:
+        """The method in one clause, for the comment's footnote."""
+        return (
+            f"{self.method}: each eval case's baseline and head runs exchanged within the "
+            f"case (up to {self.within_cases_up_to} matched cases; whole cases beyond, a "
+            f"sign flip), every pattern counted up to {self.exact_up_to} cases, else "
+            f"{self.n_resamples} random patterns, seed {self.seed}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunScores:
+    """One side's scores of one metric or rubric, run by run: case id ``i``'s scored runs
+    are ``values[start[i]:start[i + 1]]`` (metric units)."""
+
+    values: np.ndarray
+    start: np.ndarray
+
+    def of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, runs)`` of the case ids ``ids``, in that order."""
+        first, runs = self.start[ids], self.start[ids + 1] - self.start[ids]
+        offsets = np.arange(int(runs.sum())) - np.repeat(np.cumsum(runs) - runs, runs)
+        return self.values[np.repeat(first, runs) + offsets], runs
 
 
 @dataclass(frozen=True, slots=True)
 class PairedInput:
-    """One test: per case id, each side's mean and scored runs; the smallest change that
-    matters (metric units, or ``relative_min_effect`` of the baseline's matched mean when
-    that is larger: informational metrics such as durations) and the direction."""
+    """One test: per case id, each side's mean and scored runs, and (for the stratified
+    test, when a case has more than one run on a side) the scores run by run; the smallest
+    change that matters (metric units, or ``relative_min_effect`` of the baseline's matched
+    mean when that is larger: informational metrics such as durations) and the
+    direction."""
 
     baseline_mean: np.ndarray
     baseline_runs: np.ndarray
     head_mean: np.ndarray
     head_runs: np.ndarray
+    baseline_scores: RunScores | None = None
+    head_scores: RunScores | None = None
     min_effect: float = 0.0
     relative_min_effect: float = 0.0
     higher_is_better: bool = True
@@ -111,6 +167,9 @@ class _Prepared:
     min_effect: float
     higher: bool
     informational: bool = False
+    means: tuple[np.ndarray, np.ndarray] | None = None
+    runs: tuple[int, int] = (1, 1)
+    strata: Strata | None = None
     dist: FlipDistribution | None = None
     reason: str | None = None
 
@@ -176,31 +235,102 @@ def _prepare(one: PairedInput, order: np.ndarray) -> _Prepared:
     if base is not None and math.isfinite(base) and one.relative_min_effect:
         effect = max(effect, one.relative_min_effect * abs(base))
     out = _Prepared(paired, diffs, base, head, effect, one.higher_is_better, one.informational)
+    out.means = (one.head_mean[paired], one.baseline_mean[paired])
+    if paired.size:
+        counts = np.concatenate([one.head_runs[paired], one.baseline_runs[paired]])
+        out.runs = (int(counts.min()), int(counts.max()))
+    out.strata = _strata(one, paired)
     if paired.size == 0:
         out.reason = NO_CASES_REASON
-    elif not np.isfinite(diffs).all():
+    elif not np.isfinite(diffs).all() or (
+        out.strata is not None and not np.isfinite(out.strata.values).all()
+    ):
         out.reason = TOO_LARGE_REASON
-    elif paired.size < 2 and bool(np.any(diffs != 0.0)):
+    elif out.strata is None and paired.size < 2 and bool(np.any(diffs != 0.0)):
         # A case that scored exactly the same on both sides gets [0, 0] as any number of
         # such cases does (every sign pattern gives 0: _result): one rule for a zero delta.
         out.reason = ONE_CASE_REASON
     return out
 
 
+def _strata(one: PairedInput, paired: np.ndarray) -> Strata | None:
+    """The matched cases' runs as strata when some case has more than one run on a side
+    (and the runs were given); None: one run each, the sign-flip test's shape."""
+    if one.baseline_scores is None or one.head_scores is None:
+        return None
+    if not 0 < paired.size <= WITHIN_CASES_UP_TO:
+        return None
+    if not (np.any(one.baseline_runs[paired] > 1) or np.any(one.head_runs[paired] > 1)):
+        return None
+    return strata(one.head_scores.of(paired), one.baseline_scores.of(paired))
+
+
+def _moves(p: _Prepared) -> bool:
+    """Whether any labelling changes the statistic: some case's scores differ."""
+    if p.strata is None:
+        return bool(np.any(p.diffs != 0.0))
+    s = p.strata
+    lows = np.minimum.reduceat(s.values, s.start[:-1])
+    highs = np.maximum.reduceat(s.values, s.start[:-1])
+    return bool(np.any(highs > lows))
+
+
 def _distribute(prepared: list[_Prepared], seed: int, n_resamples: int) -> None:
-    """Sets ``dist`` of every test that can reject, one product per shared case set."""
+    """Sets ``dist`` of every test that can reject: one product per shared case set for
+    the sign flip; for the stratified test, exact when it can be, else one draw per shape
+    of cases and runs."""
     groups: dict[bytes, list[_Prepared]] = {}
     for p in prepared:
-        if p.reason is None and bool(np.any(p.diffs != 0.0)):
-            groups.setdefault(p.paired.tobytes(), []).append(p)
+        if p.reason is None and _moves(p):
+            key = p.paired.tobytes() + (b"" if p.strata is None else b"|" + p.strata.shape_key)
+            groups.setdefault(key, []).append(p)
     flips: dict[int, SignFlips] = {}
+    tables = SubsetTables()
+    draws: dict[bytes, Drawn] = {}
+    exact_up_to = max(0, n_resamples.bit_length() - 1)
     for members in groups.values():
         n = members[0].paired.size
+        if members[0].strata is not None:
+            _distribute_strata(members, tables, draws, exact_up_to, seed, n_resamples)
+            continue
         if n not in flips:
             flips[n] = sign_flips(n, n_resamples=n_resamples, seed=seed)
         columns = np.column_stack([p.diffs for p in members])
         for p, dist in zip(members, flip_distributions(columns, flips[n]), strict=True):
             p.dist = dist
+
+
+def _distribute_strata(
+    members: list[_Prepared],
+    tables: SubsetTables,
+    draws: dict[bytes, Drawn],
+    exact_up_to: int,
+    seed: int,
+    n_resamples: int,
+) -> None:
+    """The stratified test of tests over the same cases and runs: each exact when it has
+    at most ``exact_up_to`` cases and few enough distinct points, the rest from one
+    shared draw per shape of cases and runs."""
+    drawn: list[tuple[_Prepared, Strata]] = []
+    for p in members:
+        assert p.strata is not None
+        if p.strata.size <= exact_up_to:
+            p.dist = exact_distribution(p.strata, tables, exact_mean(p.diffs.tolist()))
+        if p.dist is None:
+            drawn.append((p, p.strata))
+    if not drawn:
+        return
+    first = drawn[0][1]
+    if first.shape_key not in draws:
+        draws[first.shape_key] = draw(first, n_resamples=n_resamples, seed=seed, tables=tables)
+    dists = drawn_distributions(
+        [s for _, s in drawn],
+        [exact_mean(p.diffs.tolist()) for p, _ in drawn],
+        draws[first.shape_key],
+        tables,
+    )
+    for (p, _), dist in zip(drawn, dists, strict=True):
+        p.dist = dist
 
 
 def _p_worse(p: _Prepared) -> float:
@@ -234,6 +364,9 @@ def _result(p: _Prepared, method: TestMethod) -> PairedResult:
         )
     else:
         interval = _bounded(p, p.dist, method, fields)
+    advice = _advice(p, interval, method)
+    if advice is not None:
+        interval = interval.model_copy(update={"to_decide": advice})
     return PairedResult(interval, p.baseline_mean, p.head_mean, p.min_effect)
 
 
@@ -261,7 +394,45 @@ def _bounded(
         return DeltaInterval(low=None, high=None, reason=TOO_LARGE_REASON, **common, **fields)
     if low is None or high is None:
         reason = TOO_FEW_REASON.format(
-            n=int(p.paired.size), total=dist.total, p_min=dist.always / dist.total
+            sample=sample_text(int(p.paired.size), p.runs),
+            verb="is" if p.paired.size == 1 else "are",
+            total=dist.total,
+            p_min=dist.p_min,
         )
         return DeltaInterval(low=None, high=None, reason=reason, **common, **fields)
     return DeltaInterval(low=low, high=high, **common, **fields)
+
+
+def _advice(p: _Prepared, interval: DeltaInterval, method: TestMethod) -> str | None:
+    """What sample would decide a gated change beyond ``min_effect`` the test did not call
+    (:func:`adk_eval_action.analysis.sample.to_decide`); None for any other."""
+    if p.informational or p.means is None or p.reason not in (None, ONE_CASE_REASON):
+        return None
+    goodness = interval.delta if p.higher else -interval.delta
+    if abs(goodness) <= p.min_effect or (p.dist is None and p.reason is None):
+        return None
+    worse = goodness < 0
+    level = method.level_worse if worse else method.level_better
+    if level is None:  # alone outside the family: a family of one more test
+        level = method.alpha / (1.0 + method.alpha) / (method.tests + 1)
+    value = interval.p_worse if worse else interval.p_better
+    if value is not None and value <= level * (1 + 1e-9):
+        return None
+    less = worse == p.higher
+    one_run = p.strata is None and p.paired.size <= method.within_cases_up_to
+    undecided = Undecided(
+        strata=strata(*[(m, np.ones(m.size, dtype=np.int64)) for m in p.means])
+        if one_run
+        else p.strata,
+        diffs=p.diffs,
+        theta=-p.min_effect if less else p.min_effect,
+        less=less,
+        level=level,
+        p=0.5 if value is None else value,
+        p_min=p.dist.p_min if p.dist is not None else 0.5,
+        seed=method.seed,
+        n_resamples=method.n_resamples,
+        exact_up_to=method.exact_up_to,
+        word="drop" if worse else "gain",
+    )
+    return to_decide(undecided)

@@ -237,15 +237,30 @@ def metric_sides(table: ScoreTable) -> list[MetricSide]:
 @dataclass(slots=True)
 class Dense:
     """Per-key, per-case-id values of one side: ``mean[key, case id]`` over the case's
-    scored runs and ``runs[key, case id]``, how many (0: not scored)."""
+    scored runs and ``runs[key, case id]``, how many (0: not scored); the scores run by run
+    are ``values[start[key * n_ids + id]:start[key * n_ids + id + 1]]``, in run order."""
 
     mean: np.ndarray
     runs: np.ndarray
+    values: np.ndarray
+    start: np.ndarray
+
+
+def _run_values(
+    keys: np.ndarray, ids: np.ndarray, scores: np.ndarray, shape: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores sorted by (key, case id), run order kept, and where each pair starts."""
+    flat = keys.astype(np.int64) * shape[1] + ids
+    order = np.argsort(flat, kind="stable")
+    size = shape[0] * shape[1]
+    start = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(flat, minlength=size)[:size], out=start[1:])
+    return scores[order], start
 
 
 def dense_metrics(side: Side, n_ids: int) -> Dense:
     """Per metric key and case id (``n_ids`` ids shared by both sides): the case's mean
-    over its scored runs and how many."""
+    over its scored runs, how many, and the scores."""
     groups = side.groups
     scored = groups.scored > 0
     case_rows = groups.case[scored]
@@ -253,12 +268,17 @@ def dense_metrics(side: Side, n_ids: int) -> Dense:
     mean, runs = np.zeros(shape), np.zeros(shape, dtype=np.intp)
     mean[groups.key[scored], side.ids[case_rows]] = groups.mean[scored]
     runs[groups.key[scored], side.ids[case_rows]] = groups.scored[scored]
-    return Dense(mean=mean, runs=runs)
+    table = side.table
+    rows = _averaged(table)
+    values, start = _run_values(
+        table.m_key[rows], side.ids[table.m_case[rows]], table.m_score[rows], shape
+    )
+    return Dense(mean=mean, runs=runs, values=values, start=start)
 
 
 def dense_rubrics(side: Side, n_ids: int) -> Dense:
-    """Per rubric key and case id: the case's mean verdict over its scored runs and how
-    many."""
+    """Per rubric key and case id: the case's mean verdict over its scored runs, how
+    many, and the verdicts."""
     table = side.table
     shape = (len(table.rubric_keys), n_ids)
     has = table.r_has_score
@@ -268,7 +288,10 @@ def dense_rubrics(side: Side, n_ids: int) -> Dense:
     sums = np.bincount(flat, weights=table.r_score[has], minlength=size)[:size].reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(runs > 0, sums / np.maximum(runs, 1), 0.0)
-    return Dense(mean=mean, runs=runs)
+    values, start = _run_values(
+        table.r_key[has], side.ids[table.r_case[has]], table.r_score[has], shape
+    )
+    return Dense(mean=mean, runs=runs, values=values, start=start)
 
 
 def rubric_totals(table: ScoreTable) -> tuple[list[float | None], list[int]]:

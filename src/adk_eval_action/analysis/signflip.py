@@ -18,7 +18,7 @@ is enumerated and the test is exact; otherwise ``n_resamples`` random vectors ar
 and the observed one is counted once more (Phipson & Smyth 2010, "Permutation p-values
 should never be zero"), which keeps the test valid. Unlike the percentile bootstrap (3.6%
 false regressions instead of 2.5% at 20 cases x 3 runs in
-``benchmarks/bench_calibration.py``, 5.5% in issue 16's generator), the level holds at
+``benchmarks/bench_calibration.py``, docs/gating.md), the level holds at
 every number of cases.
 
 **The bounds** are the inversion of the same test: the upper bound at one-sided level
@@ -55,17 +55,16 @@ from threadpoolctl import threadpool_limits
 
 from adk_eval_action.results.scoretable import exact_mean
 
-METHOD = "paired sign-flip test"
 CORRECTION = "Benjamini–Krieger–Yekutieli two-stage step-up"
 
 # Elements (rows x cases) multiplied per block: a block's float64 copy (2 MB) stays
 # cache-resident (32 MB blocks measured ~5x slower), and per-block overhead is negligible.
-_BLOCK_ELEMENTS = 262_144
+BLOCK_ELEMENTS = 262_144
 # Relative slack when turning a level into a count of sign vectors, so that alpha * total
 # landing a rounding error below an integer does not lose that vector.
 _SLACK = 1e-9
 # Critical values closer to θ than this share of the largest |difference| tie with it.
-_TIE = 1e-9
+TIE = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +110,7 @@ def sign_flips(n_cases: int, *, n_resamples: int, seed: int) -> SignFlips:
 
 @dataclass(frozen=True, slots=True)
 class FlipDistribution:
-    """One test's sign-flip distribution, as the ``c_j`` of the module docstring.
+    """One test's permutation distribution, as the ``c_j`` of the module docstring.
 
     ``delta`` is ``d̄``. ``high``/``low`` are the ``c_j`` of the non-identity vectors,
     sorted ascending, moved up/down by a tie tolerance (a billionth of the largest
@@ -120,7 +119,9 @@ class FlipDistribution:
     when rounding puts it a hair to the other side. ``always`` counts the vectors that
     count against every ``θ`` (the identity, a drawn vector of all +1, and the observed one
     when drawn); ``total`` is the p-value denominator; ``exact``: every pattern was
-    enumerated."""
+    enumerated. ``cumulative``: when the ``c_j`` stand for several patterns each (an exact
+    distribution with equal points merged, :mod:`adk_eval_action.analysis.stratified`),
+    the running total of their counts in the same order; None: one pattern each."""
 
     delta: float
     high: np.ndarray
@@ -128,33 +129,66 @@ class FlipDistribution:
     always: int
     total: int
     exact: bool
+    cumulative: np.ndarray | None = None
+
+    def _beyond(self, index: int) -> float:
+        """How many patterns the ``c_j`` from ``index`` on stand for."""
+        if self.cumulative is None:
+            return self.high.size - index
+        before = float(self.cumulative[index - 1]) if index else 0.0
+        return float(self.cumulative[-1]) - before if self.cumulative.size else 0.0
+
+    def _before(self, index: int) -> float:
+        """How many patterns the ``c_j`` before ``index`` stand for."""
+        if self.cumulative is None:
+            return index
+        return float(self.cumulative[index - 1]) if index else 0.0
 
     def p_less(self, theta: float) -> float:
         """p-value of "the mean change is below ``theta``" (H0: at least ``theta``)."""
-        above = self.high.size - int(np.searchsorted(self.high, theta, side="left"))
+        above = self._beyond(int(np.searchsorted(self.high, theta, side="left")))
         return (self.always + above) / self.total
 
     def p_greater(self, theta: float) -> float:
         """p-value of "the mean change is above ``theta``" (H0: at most ``theta``)."""
-        below = int(np.searchsorted(self.low, theta, side="right"))
+        below = self._before(int(np.searchsorted(self.low, theta, side="right")))
         return (self.always + below) / self.total
 
-    def _rank(self, alpha: float) -> int | None:
-        """How many ``c_j`` may lie beyond a rejected ``θ`` at level ``alpha``; None when
-        the test cannot reject at that level (too few vectors)."""
-        allowed = math.floor(alpha * self.total * (1.0 + _SLACK)) - self.always
-        return allowed if 0 <= allowed < self.high.size else None
+    @property
+    def p_min(self) -> float:
+        """The smallest p-value the test can give: patterns that count against every
+        ``θ`` over all patterns."""
+        return self.always / self.total
+
+    def _budget(self, alpha: float) -> float:
+        """How many patterns may lie beyond a rejected ``θ`` at level ``alpha``."""
+        if self.cumulative is None:
+            return math.floor(alpha * self.total * (1.0 + _SLACK)) - self.always
+        return alpha * self.total * (1.0 + _SLACK) - self.always
 
     def upper(self, alpha: float) -> float | None:
         """One-sided upper bound at level ``alpha``: ``p_less(θ) <= alpha`` exactly when
         ``θ > upper``. None when no ``θ`` is rejected at that level."""
-        rank = self._rank(alpha)
-        return None if rank is None else float(self.high[self.high.size - 1 - rank])
+        budget = self._budget(alpha)
+        if self.cumulative is None:
+            rank = budget if 0 <= budget < self.high.size else None
+            return None if rank is None else float(self.high[self.high.size - 1 - int(rank)])
+        total = float(self.cumulative[-1]) if self.cumulative.size else 0.0
+        if budget < 0 or budget >= total:
+            return None
+        index = int(np.searchsorted(self.cumulative, total - budget, side="left"))
+        return float(self.high[min(index, self.high.size - 1)])
 
     def lower(self, alpha: float) -> float | None:
         """One-sided lower bound: ``p_greater(θ) <= alpha`` exactly when ``θ < lower``."""
-        rank = self._rank(alpha)
-        return None if rank is None else float(self.low[rank])
+        budget = self._budget(alpha)
+        if self.cumulative is None:
+            rank = budget if 0 <= budget < self.low.size else None
+            return None if rank is None else float(self.low[int(rank)])
+        index = int(np.searchsorted(self.cumulative, budget, side="right"))
+        if budget < 0 or index >= self.low.size:
+            return None
+        return float(self.low[index])
 
 
 def flip_distributions(diffs: np.ndarray, flips: SignFlips) -> list[FlipDistribution]:
@@ -177,7 +211,7 @@ def _distributions(diffs: np.ndarray, flips: SignFlips, n: int, k: int) -> list[
     signs = flips.signs
     rows = signs.shape[0]
     flipped = np.empty((rows, k), dtype=np.float64)
-    step = max(1, _BLOCK_ELEMENTS // n)
+    step = max(1, BLOCK_ELEMENTS // n)
     for start in range(0, rows, step):
         block = signs[start : start + step].astype(np.float64)
         flipped[start : start + block.shape[0]] = block @ columns
@@ -190,7 +224,7 @@ def _distributions(diffs: np.ndarray, flips: SignFlips, n: int, k: int) -> list[
     # A vector that only flips zero differences ties with the observed mean; missed by a
     # rounding error, such ties made the test anti-conservative (0.8% instead of <= 0.4%
     # at p <= 1/256 over 8 simulated cases).
-    tolerance = _TIE * np.abs(diffs).max(axis=0)
+    tolerance = TIE * np.abs(diffs).max(axis=0)
     always = int(identity.sum()) + flips.extra
     return [
         FlipDistribution(

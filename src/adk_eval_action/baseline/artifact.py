@@ -1,7 +1,7 @@
 """The ``artifact`` baseline: the results file a run on the default branch uploaded for the
 merge-base of the PR (or its nearest first-parent ancestor), found and downloaded through
-GitHub's REST API (rest/actions/artifacts, rest/commits; contract §5 "Artifacts from
-another run").
+GitHub's REST API (https://docs.github.com/en/rest/actions/artifacts,
+https://docs.github.com/en/rest/commits/commits).
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def first_parent_chain(
 
 def _from_this_repository(artifact: Mapping[str, Any]) -> bool:
     """Only artifacts of this repository's own branches: a fork's pull_request run can
-    upload an artifact of the same name with any head sha (contract §3, "Forks")."""
+    upload an artifact of the same name with any head sha (a fork's pull request runs the
+    workflow in the base repository: GitHub's "Events that trigger workflows",
+    https://docs.github.com/en/actions/reference/workflows-and-actions/events-that-trigger-workflows#pull_request)."""
     run = artifact.get("workflow_run") or {}
     head_repo, repo = run.get("head_repository_id"), run.get("repository_id")
     return head_repo is None or repo is None or head_repo == repo
@@ -213,10 +215,11 @@ def download_artifact_zip(
 ) -> bytes:
     """The artifact's zip: ``GET …/actions/artifacts/{id}/zip`` answers 302 with a
     ``Location`` valid one minute; that URL is fetched *without* the Authorization header,
-    which the blob host rejects (contract §5). ``fetch`` is a plain ``requests.get`` (no
-    session headers, hence no token). Both requests count against the client's time
-    budget (``transport.ApiBudget``), and the zip is read within it and up to
-    :data:`MAX_ZIP_BYTES`.
+    which the blob host rejects (GitHub's REST "Download an artifact",
+    https://docs.github.com/en/rest/actions/artifacts#download-an-artifact). ``fetch`` is a
+    plain ``requests.get`` (no session headers, hence no token). Both requests count
+    against the client's time budget (``transport.ApiBudget``), and the zip is read within
+    it and up to :data:`MAX_ZIP_BYTES`.
 
     Raises:
         ArtifactDownloadError: 401/403/404/410 (expired), a network failure, the budget

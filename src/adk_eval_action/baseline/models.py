@@ -50,7 +50,9 @@ class BaselineContext(BaseModel):
     """What the GitHub run tells the baseline search (see the module docstring).
 
     ``api_url``/``server_url`` come from ``GITHUB_API_URL``/``GITHUB_SERVER_URL`` so GitHub
-    Enterprise Server works (contract §6). The token is a SecretStr so no repr shows it.
+    Enterprise Server works (GitHub's "Variables reference",
+    https://docs.github.com/en/actions/reference/workflows-and-actions/variables). The token is a
+    SecretStr so no repr shows it.
     """
 
     model_config = ConfigDict(frozen=True)

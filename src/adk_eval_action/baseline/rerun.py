@@ -1,7 +1,8 @@
 """The ``rerun`` baseline: evaluate the merge-base of the base branch and the head in a
 temporary ``git worktree``, with the head run's suites and settings, in a child process so
 the base commit's agent code never shares ``sys.modules`` with the head's; then remove the
-worktree (contract §5, "Baseline tree"). Costs the LLM calls of a second evaluation.
+worktree (git's manual: https://git-scm.com/docs/git-worktree). Costs the LLM calls of a
+second evaluation.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def _resolve(git: Git, ref: str) -> str | None:
 def find_merge_base(git: Git, base_ref: str, head: str) -> str:
     """The merge-base commit of ``base_ref`` and ``head``, fetching what a shallow or
     partial checkout lacks (``git fetch origin <base_ref>``, with ``--unshallow`` when the
-    checkout is shallow; contract §5). The fetch uses the checkout's persisted credentials.
+    checkout is shallow: actions/checkout fetches one commit by default,
+    https://github.com/actions/checkout#usage). The fetch uses the credentials the checkout
+    persisted (its ``persist-credentials``).
 
     Raises:
         RerunError: the ref cannot be found or the histories share no commit.

@@ -11,12 +11,13 @@ The ``baseline`` input / ``--baseline`` flag is one of (docs/baselines.md):
     repository whose head sha is the merge-base of the base branch and the PR head, else
     of the nearest first-parent ancestor of the merge-base that has one (at most
     :data:`ANCESTOR_LIMIT` commits back). Needs the GitHub context and a token with
-    ``actions: read`` (contract §5, "Artifacts from another run").
+    ``actions: read`` (GitHub's REST "Artifacts" page,
+    https://docs.github.com/en/rest/actions/artifacts).
 ``rerun``
     Evaluates the merge-base in a ``git worktree`` with the same suites and settings, in a
     child process so the base commit's agent code never shares ``sys.modules`` with the
-    head's; then removes the worktree (contract §5, "Baseline tree"). Costs the LLM calls of
-    a second evaluation.
+    head's; then removes the worktree (https://git-scm.com/docs/git-worktree). Costs the
+    LLM calls of a second evaluation.
 ``none``
     No baseline.
 anything else

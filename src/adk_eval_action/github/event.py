@@ -1,5 +1,8 @@
 """What a run is about: :class:`EventContext`, from ``GITHUB_EVENT_PATH`` and the
-``GITHUB_*`` variables (contract §1, §3 "Finding the PR number", §6 GHES).
+``GITHUB_*`` variables (GitHub's "Variables reference",
+https://docs.github.com/en/actions/reference/workflows-and-actions/variables, and
+"Events that trigger workflows",
+https://docs.github.com/en/actions/reference/workflows-and-actions/events-that-trigger-workflows).
 
 The payload is untrusted input: a field of the wrong type is an :class:`EventContextError`
 naming it, never a crash. ``GITHUB_API_URL`` and ``GITHUB_REPOSITORY`` are checked where
@@ -69,7 +72,8 @@ class EventContext(BaseModel):
     ``pr_number``/``head_sha``/``base_ref`` are None where the event does not name a pull
     request (push, workflow_dispatch, fork workflow_run): the caller may resolve them over
     REST (``rest.pulls_for_commit``, ``rest.get_pull``) and :meth:`with_pull` them in. All
-    URLs come from ``GITHUB_API_URL``/``GITHUB_SERVER_URL``, so GHES works (contract §6).
+    URLs come from ``GITHUB_API_URL``/``GITHUB_SERVER_URL``, so GitHub Enterprise Server
+    works (https://docs.github.com/en/actions/reference/workflows-and-actions/variables).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -183,7 +187,8 @@ def _common_fields(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) -> dict:
-    """Per-event PR fields (contract §3, "Finding the PR number")."""
+    """Per-event PR fields, from each event's webhook payload
+    (https://docs.github.com/en/webhooks/webhook-events-and-payloads)."""
     if event_name in ("pull_request", "pull_request_target"):
         pull = _mapping(payload.get("pull_request"), "pull_request")
         number = payload.get("number") or pull.get("number")
@@ -244,9 +249,11 @@ def _workflow_run_fields(run: Mapping[str, Any]) -> dict[str, Any]:
 def credentials_note(event: EventContext, skipping: bool = False) -> str | None:
     """Why a pull request's run may have no model credentials, for the preflight's message:
     workflows of pull requests from forks get no repository secrets, Dependabot's get only
-    Dependabot secrets (GitHub's "Using secrets in GitHub Actions"). With ``skipping``
-    (``on_missing_credentials: skip`` is set) it does not advise setting it. None for other
-    events (``pull_request_target`` runs with the base repository's secrets)."""
+    Dependabot secrets (GitHub's "Using secrets in GitHub Actions",
+    https://docs.github.com/en/actions/security-for-github-actions/security-guides/using-secrets-in-github-actions).
+    With ``skipping`` (``on_missing_credentials: skip`` is set) it does not advise setting
+    it. None for other events (``pull_request_target`` runs with the base repository's
+    secrets)."""
     if event.event_name != "pull_request":
         return None
     skip = "" if skipping else ", or set on_missing_credentials: skip"

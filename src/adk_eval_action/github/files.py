@@ -1,6 +1,8 @@
 """The runner's file commands: step outputs (``GITHUB_OUTPUT``) and the job summary
-(``GITHUB_STEP_SUMMARY``), contract §2 (actions/toolkit's file-command.ts, the runner's
-``AttachmentSizeLimit``)."""
+(``GITHUB_STEP_SUMMARY``), as GitHub's "Workflow commands for GitHub Actions" gives them
+(https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands)
+and actions/toolkit writes them
+(https://github.com/actions/toolkit/blob/main/packages/core/src/file-command.ts)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
     """Append step outputs to the ``GITHUB_OUTPUT`` file, each as a multiline-safe block.
 
     Format ``name<<DELIM\\nvalue\\nDELIM\\n`` with a random ``ghadelimiter_<uuid>`` that is
-    checked not to occur in the value, as actions/toolkit's file-command.ts does (contract
-    §2, docs: workflow-commands "Multiline strings").
+    checked not to occur in the value, as actions/toolkit's file-command.ts does (GitHub's
+    workflow commands page, "Multiline strings").
 
     Raises:
         ValueError: a bad output name.
@@ -48,7 +50,8 @@ def append_job_summary(
 ) -> bool:
     """Append markdown to the ``GITHUB_STEP_SUMMARY`` file without passing its 1 MiB limit.
 
-    Above 1 MiB the runner drops the whole summary (contract §2), so what would not fit is
+    Above 1 MiB the runner drops the whole summary (workflow commands, "Step isolation and
+    limits"; the runner's ``AttachmentSizeLimit``), so what would not fit is
     cut at a line boundary with a note (``text.fit``). Returns True when everything fitted.
 
     Raises:

@@ -11,7 +11,8 @@ Two formatters render records, chosen by the entry point with :func:`log_to`:
 - :class:`PlainFormatter` (the CLI, a terminal): messages only; annotations print as
   their level's plain line; groups print their title; raw commands print nothing.
 - :class:`GitHubFormatter` (the action, the runner's log): workflow commands with their
-  message and properties escaped (runner ``ActionCommand.cs``, contract §2), and every
+  message and properties escaped (the runner's ``ActionCommand.cs``,
+  https://github.com/actions/runner/blob/main/src/Runner.Common/ActionCommand.cs), and every
   other line made inert for the runner's command parser (:func:`inert`): the one place
   where what is printed from data is escaped for the runner.
 
@@ -60,7 +61,8 @@ ANNOTATION_MAX_CHARS = 4000
 
 
 def escape_data(value: str) -> str:
-    """Escape a command's message: ``%``, CR, LF (runner ActionCommand.cs, contract §2)."""
+    """Escape a command's message: ``%``, CR, LF (the runner's ``ActionCommand.cs``,
+    https://github.com/actions/runner/blob/main/src/Runner.Common/ActionCommand.cs)."""
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

@@ -70,7 +70,9 @@ MAX_ANNOTATIONS = 10
 
 class RunnerEnv(BaseModel):
     """What the runner's environment says beside the inputs: the event, the files of the
-    step's outputs and job summary, and whether this is GitHub Actions (contract §1-2)."""
+    step's outputs and job summary, and whether this is GitHub Actions (GitHub's
+    "Variables reference",
+    https://docs.github.com/en/actions/reference/workflows-and-actions/variables)."""
 
     model_config = ConfigDict(frozen=True)
 

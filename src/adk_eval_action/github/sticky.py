@@ -4,7 +4,9 @@ A comment is ours when its author is the token's identity and its **last line** 
 marker exactly (``<!-- adk-eval-action:KEY -->``, :func:`comment_marker`). A marker quoted
 anywhere else in a body (another workflow's comment, an eval id rendered into our own
 comment) never counts, and :func:`compose_comment_body` strips marker-like text from the
-markdown before it adds the one marker at the end (contract §3, "Sticky comments").
+markdown before it adds the one marker at the end (docs/action.md, "Security model"). A
+hidden marker is how sticky-comment actions find their comment (marocchino's
+https://github.com/marocchino/sticky-pull-request-comment/blob/main/src/comment.ts).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ __all__ = [
 ]
 
 #: GitHub rejects issue comment bodies longer than this with 422 "Body is too long
-#: (maximum is 65536 characters)" on create and on update (contract §3).
+#: (maximum is 65536 characters)" on create and on update
+#: (https://docs.github.com/en/rest/issues/comments).
 COMMENT_MAX_CHARS = 65_536
 _MARKER_PREFIX = "<!-- adk-eval-action:"
 _TRUNCATION_NOTE = (
@@ -104,7 +107,8 @@ def find_sticky_comment(
     Looks through every page (``GET /repos/{o}/{r}/issues/{n}/comments``,
     rest/issues/comments). Logins are compared without a ``[bot]`` suffix and
     case-insensitively, since GraphQL's viewer login drops the suffix that REST's
-    ``user.login`` shows (contract §3, "Sticky"). The oldest match wins so the comment
+    ``user.login`` shows (as marocchino/sticky-pull-request-comment's ``src/comment.ts``
+    compares them). The oldest match wins so the comment
     keeps its place in the conversation.
     """
     want = _bare_login(author_login)

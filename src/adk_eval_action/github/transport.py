@@ -1,10 +1,12 @@
 """The GitHub REST transport: :class:`GitHubClient` (a ``requests.Session`` with GitHub's
 retry rules, a per-wait cap and a time budget) and the one error tree of GitHub calls.
 
-Rules from GitHub's REST docs (rest/using-the-rest-api/best-practices-for-using-the-rest-api,
-rate-limits-for-the-rest-api). The token goes only to ``GITHUB_API_URL``'s own origin and
-path (``urls.on_api_origin``); listings are read by ``github.pages``. Nothing here reads
-``os.environ``.
+Rules from GitHub's "Best practices for using the REST API"
+(https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api)
+and "Rate limits for the REST API"
+(https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api). The token
+goes only to ``GITHUB_API_URL``'s own origin and path (``urls.on_api_origin``); listings are
+read by ``github.pages``. Nothing here reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ class PermissionDenied(GitHubError):
 
     ``read_only_token`` is True for "Resource not accessible by integration", what the
     read-only ``GITHUB_TOKEN`` of a fork (or Dependabot) pull request gets on writes
-    (contract §3, "Forks").
+    (GitHub's "GITHUB_TOKEN reference": pull requests from public forks get at most read,
+    https://docs.github.com/en/actions/reference/github_token-reference).
     """
 
     @property
@@ -130,7 +133,8 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
 class GitHubClient:
     """A small GitHub REST client on ``requests.Session``.
 
-    Retry rule (contract §3, "Rate limits", from GitHub's best-practices page):
+    Retry rule (GitHub's "Best practices for using the REST API", "Handle rate limit errors
+    appropriately"):
 
     - 429, or a 403 that is a rate limit: wait ``retry-after`` seconds if given; else, if
       ``x-ratelimit-remaining`` is 0, until ``x-ratelimit-reset`` (epoch seconds); else

@@ -31,7 +31,7 @@ import functools
 import gzip
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -140,9 +140,16 @@ def body_json(body: CaseBody) -> bytes:
     return _body_json().dump_json(body, exclude_none=True)
 
 
-def _pack(bodies: dict[int, bytes]) -> str:
-    """``{index: body JSON}`` as base64 of gzip of one JSON object."""
+Redact = Callable[[str], str]
+"""Known secret values replaced in a text (:class:`adk_eval_action.redaction.Redactor`)."""
+
+
+def _pack(bodies: dict[int, bytes], redact: Redact | None) -> str:
+    """``{index: body JSON}`` as base64 of gzip of one JSON object, ``redact`` ed first
+    (a secret packed would be out of the page's redaction's sight)."""
     text = b"{" + b",".join(b'"%d":%s' % (i, b) for i, b in bodies.items()) + b"}"
+    if redact is not None:
+        text = redact(text.decode("utf-8")).encode("utf-8")
     return base64.b64encode(gzip.compress(text, 6, mtime=0)).decode("ascii")
 
 
@@ -154,8 +161,8 @@ def _views(key: CaseKey, head: Records, baseline: Records) -> tuple[SideCase | N
     return tuple(side_case(side[key]) if key in side else None for side in (head, baseline))
 
 
-def case_rows(context: CommentContext, head: Records, baseline: Records, limits: HtmlLimits
-              ) -> tuple[list[CaseRow], list[str], int]:
+def case_rows(context: CommentContext, head: Records, baseline: Records, limits: HtmlLimits,
+              redact: Redact | None = None) -> tuple[list[CaseRow], list[str], int]:
     """Every case's row in the report's order, with its evidence placed (module
     docstring): ``(rows, packed blocks, cases whose evidence was left out)``."""
     comparison, gate = context.comparison, context.gate
@@ -191,13 +198,13 @@ def case_rows(context: CommentContext, head: Records, baseline: Records, limits:
             pending[index] = text
             row.chunk = len(blocks)
             if len(pending) >= limits.chunk_cases:
-                blocks.append(_pack(pending))
+                blocks.append(_pack(pending, redact))
                 packed_used += len(blocks[-1])
                 pending = {}
         else:
             left_out += 1
     if pending:
-        blocks.append(_pack(pending))
+        blocks.append(_pack(pending, redact))
     return rows, blocks, left_out
 
 
@@ -243,14 +250,16 @@ def render_html(
     baseline: Records | None = None,
     trend: list[MetricTrend] | None = None,
     limits: HtmlLimits | None = None,
+    redact: Redact | None = None,
 ) -> str:
     """The report of ``context`` as one HTML document (module docstring). ``head`` and
     ``baseline`` are each side's case records (:func:`~.html_view.case_records`); ``trend``
-    the metrics' history (its section is left out when None). Pure: no I/O but reading the
+    the metrics' history (its section is left out when None); ``redact`` replaces known
+    secret values in the page and in the packed evidence. Pure: no I/O but reading the
     packaged template, style sheet and script."""
     limits = limits or HtmlLimits()
     comparison: Comparison = context.comparison
-    rows, blocks, left_out = case_rows(context, head, baseline or {}, limits)
+    rows, blocks, left_out = case_rows(context, head, baseline or {}, limits, redact)
     gated = [m for m in comparison.metrics if not m.informational]
     informational = [m for m in comparison.metrics if m.informational]
     metric_lines, metric_axis = _metric_lines(gated)
@@ -262,7 +271,7 @@ def render_html(
     csp = (f"default-src 'none'; script-src {csp_hash(HEAD_SCRIPT)} {csp_hash(script)}; "
            f"style-src {csp_hash(style)}; img-src data:; base-uri 'none'; form-action 'none'")
     counts = {name: sum(1 for r in rows if name in r.flags) for name in FILTERS}
-    return html_environment().get_template("report.html.j2").render(
+    page = html_environment().get_template("report.html.j2").render(
         ctx=context, comparison=comparison, gate=context.gate, verdict=verdict(context),
         metric_lines=metric_lines, metric_axis=metric_axis, info_lines=info_lines,
         info_axis=info_axis, rubric_lines=rubric_lines, rubric_axis=rubric_axis,
@@ -272,6 +281,7 @@ def render_html(
         script=script, head_script=HEAD_SCRIPT, config=config, limits=limits,
         run_url=_safe_url(context.run_url),
     )
+    return redact(page) if redact is not None else page
 
 
 def _safe_url(url: str | None) -> str | None:

@@ -53,7 +53,7 @@ from adk_eval_action.results.model import (
     RunRecord,
     RunResults,
 )
-from adk_eval_action.results.scoretable import CaseKey
+from adk_eval_action.results.scoretable import CaseKey, ScoreTable
 from adk_eval_action.text import visible
 
 TEXT_CHARS = 4000
@@ -428,10 +428,14 @@ def side_case(record: EvalCaseRecord) -> SideCase:
     return SideCase(expected=shown, runs=[run_view(r, expected) for r in record.runs])
 
 
-def case_records(results: RunResults | None) -> dict[CaseKey, EvalCaseRecord]:
+def case_records(results: RunResults | ScoreTable | None) -> dict[CaseKey, EvalCaseRecord]:
     """Every eval case record of ``results`` by (suite, eval set id, eval id), the first of
-    a key seen twice (as compare keeps it); empty for None. The report builds each case's
-    view (:func:`side_case`) only when it shows that case's evidence."""
+    a key seen twice (as compare keeps it); empty for None; of a table, the records it kept
+    (:attr:`ScoreTable.kept_records`: load the whole results for every case's evidence).
+    The report builds each case's view (:func:`side_case`) only when it shows that case's
+    evidence."""
+    if isinstance(results, ScoreTable):
+        return dict(results.kept_records)
     out: dict[CaseKey, EvalCaseRecord] = {}
     for suite in results.suites if results is not None else ():
         for eval_set in suite.eval_sets:

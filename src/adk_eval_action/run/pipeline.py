@@ -70,15 +70,18 @@ from adk_eval_action.run.outcome import (
     stopped_outcome,
     write_text,
 )
+from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
 
 
-def load_table(path: Path) -> ScoreTable:
+def load_table(path: Path, whole: bool = False) -> ScoreTable | RunResults:
     """A results file (or ADK eval_history) as the table compare reads; the loaded objects
     are dropped at once, so comparing two large files holds one side's objects at a time.
+    ``whole``: the loaded results instead, every eval case record kept (the HTML report's
+    evidence of every case).
 
     Raises:
         ResultsFileError: as :func:`adk_eval_action.adk.history.load_any_results`, or one
@@ -91,10 +94,10 @@ def load_table(path: Path) -> ScoreTable:
     with gc_paused():
         results = load_any_results(path)
         refuse_shard(path, results.shard)
-        return ScoreTable.from_results(results)
+        return results if whole else ScoreTable.from_results(results)
 
 
-def load_head_table(path: Path) -> ScoreTable:
+def load_head_table(path: Path, whole: bool = False) -> ScoreTable | RunResults:
     """:func:`load_table` for the head of ``compare``/``render``: a head without eval cases
     and without errors saying why (nor a skip's reason) is refused (``run`` refuses zero
     eval cases too), rather than passing a gate that checked nothing.
@@ -103,9 +106,13 @@ def load_head_table(path: Path) -> ScoreTable:
         ResultsFileError: unreadable, no eval cases and no errors, or one shard of a sharded
             run (:func:`refuse_shard`).
     """
-    table = load_table(path)
-    skeleton = table.skeleton
-    if not table.case_keys and not skeleton.all_errors() and not skeleton.metadata.skipped:
+    table = load_table(path, whole)
+    if isinstance(table, ScoreTable):
+        skeleton, has_cases = table.skeleton, bool(table.case_keys)
+    else:
+        skeleton = table
+        has_cases = any(e.eval_cases for s in table.suites for e in s.eval_sets)
+    if not has_cases and not skeleton.all_errors() and not skeleton.metadata.skipped:
         raise ResultsFileError(
             path,
             "holds no eval cases and no errors, so there is nothing to compare or gate; "
@@ -131,9 +138,10 @@ def refuse_shard(path: Path | str, shard: ShardInfo | None) -> None:
         )
 
 
-def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
-    """Loads the baseline results file named with ``--baseline`` as a table, with the note
-    ``run`` shows (baseline.resolve).
+def load_baseline(path: Path | None, whole: bool = False
+                  ) -> tuple[ScoreTable | RunResults | None, str]:
+    """Loads the baseline results file named with ``--baseline`` as a table (``whole``:
+    the results, as :func:`load_table`), with the note ``run`` shows (baseline.resolve).
 
     Raises:
         ConfigError: the named file cannot be read (a typo or a broken file would
@@ -145,6 +153,8 @@ def load_baseline(path: Path | None) -> tuple[ScoreTable | None, str]:
     with gc_paused():  # as in load_table
         resolved = file_baseline(Path(path))
         refuse_shard(path, resolved.results.shard if resolved.results else None)
+        if whole or resolved.results is None:
+            return resolved.results, resolved.note()
         return ScoreTable.from_results(resolved.results), resolved.note()
 
 
@@ -208,6 +218,9 @@ def finish(
         summary = request.redactor(render_summary(context))
     write_text(_out(request, settings.comment_out), comment)
     write_text(_out(request, settings.summary_out), summary)
+    with gc_paused():
+        write_html_report(_out(request, settings.html_out), context, results, baseline,
+                          request.redactor)
     # schemas/comparison.schema.json describes this file (docs/gating.md).
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
     write_text(_out(request, settings.comparison_out), comparison_json)

@@ -96,6 +96,10 @@ class RunSettings(BaseModel):
     summary_out: Annotated[Path | None, Option(
         "Write the job summary here.", commands=RUN_AND_COMPARE, input=False,
     )] = None
+    html_out: Annotated[Path | None, Option(
+        "Write the HTML report here: one self-contained file with every eval case's evidence.",
+        commands=RUN_AND_COMPARE, input=False,
+    )] = None
     comparison_out: Annotated[Path | None, Option(
         "Write the comparison as JSON here (schemas/comparison.schema.json).",
         commands=RUN_AND_COMPARE, input=False, aliases=("--json-out",),

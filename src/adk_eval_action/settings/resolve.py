@@ -261,8 +261,9 @@ def read_inputs(env: Mapping[str, str]) -> dict[str, Any]:
     """The action inputs set in ``env`` (``INPUT_*``), by option name; unset and empty
     inputs are left out. The token falls back to ``GITHUB_TOKEN`` (plain ``run:`` steps).
 
-    The runner uppercases an input's name and keeps hyphens (``INPUT_NUM-RUNS``; contract
-    §1); both spellings are read so either style in a caller's ``with:`` works.
+    The runner uppercases an input's name and keeps hyphens (``INPUT_NUM-RUNS``; GitHub's
+    "Metadata syntax", https://docs.github.com/en/actions/reference/workflows-and-actions/metadata-syntax#inputs);
+    both spellings are read so either style in a caller's ``with:`` works.
     """
     inputs: dict[str, str] = {}
     for name, spec in OPTIONS.items():

@@ -5,8 +5,10 @@ action's image.
 The runner sets one ``INPUT_<NAME>`` for every input the action declares (the name with
 spaces as ``_``, upper-cased, hyphens kept): the value the workflow's ``with:`` gives, else
 the input's ``default`` ("" when it has none); an expression such as ``${{ github.token }}``
-arrives evaluated (the runner's ``Handler.AddInputsToEnvironment``; GitHub's "Metadata
-syntax for GitHub Actions"; ``shared/reference/github-actions-contract.md`` §1).
+arrives evaluated (the runner's ``Handler.AddInputsToEnvironment``,
+https://github.com/actions/runner/blob/main/src/Runner.Worker/Handlers/Handler.cs; GitHub's
+"Metadata syntax for GitHub Actions",
+https://docs.github.com/en/actions/reference/workflows-and-actions/metadata-syntax#inputs).
 """
 
 from __future__ import annotations

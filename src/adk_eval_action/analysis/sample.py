@@ -1,0 +1,243 @@
+"""What sample a test has, and what sample would decide a change it left undecided.
+
+**An undecided change.** A change beyond ``min_effect`` that the corrected test did not
+call (❔ inconclusive) gets a sentence on what would decide one of its size, computed from
+the test itself: with the eval cases' results taken as they are (each case keeping the
+share of its runs at each score: a case's runs are stretched to ``r`` runs a side by
+their quantiles, so 2 of 3 runs passing becomes 3 of 5), the smallest number of runs per
+case, up to :data:`MAX_RUNS`, whose test reaches the level the correction left; where no
+such count does (or the test is over whole cases, beyond
+:data:`~adk_eval_action.analysis.paired.WITHIN_CASES_UP_TO` matched cases), how many times
+the eval cases would, by the normal approximation of the test (its z-score grows with the
+square root of the number of cases). A projected test is computed exactly where it can be
+(up to :attr:`~adk_eval_action.analysis.paired.TestMethod.exact_up_to` cases), else by
+the normal approximation of its permutation distribution. Both are "if the results hold",
+never a promise: another sample of the same agent moves them.
+
+**A planned sample** (``plan``): before any run, what ``n`` eval cases × ``r`` runs a side
+can call at a family of ``tests`` tests: the smallest p-value their labellings allow, and
+whether one case collapsing from all-pass to all-fail (the others steady) would be called.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from adk_eval_action.analysis.stratified import (
+    MAX_SUBSETS,
+    Strata,
+    SubsetTables,
+    exact_distribution,
+)
+
+MAX_RUNS = 8
+"""The most runs per case a suggestion names (C(16, 8) labellings per case still fit the
+test's tables; more runs than that are rarely the cheaper way)."""
+MAX_CASES_FACTOR = 20
+"""The most "times the eval cases" a suggestion names."""
+
+
+def sample_text(cases: int, runs: tuple[int, int]) -> str:
+    """``4 paired cases x 3 runs a side`` (``runs``: fewest and most runs of any case on
+    either side, ``2-5 runs`` when they differ)."""
+    low, high = runs
+    count = f"{low}" if low == high else f"{low}-{high}"
+    return (
+        f"{cases} paired case{'s' if cases != 1 else ''} x {count} "
+        f"run{'s' if high != 1 else ''} a side"
+    )
+
+
+def projected(s: Strata, runs: int) -> Strata:
+    """``s`` with each side of each case stretched (or shrunk) to ``runs`` scores: the
+    side's sorted scores at the quantiles ``(j + 0.5) / runs``."""
+    sides = []
+    for first, count in ((s.start[:-1], s.head_runs), (s.start[:-1] + s.head_runs, s.base_runs)):
+        picks = np.floor((np.arange(runs) + 0.5)[None, :] * count[:, None] / runs).astype(np.int64)
+        sorted_side = [np.sort(s.values[a : a + c]) for a, c in zip(first, count, strict=True)]
+        sides.append(np.concatenate([v[p] for v, p in zip(sorted_side, picks, strict=True)]))
+    full = np.full(s.size, runs, dtype=np.int64)
+    start = np.arange(s.size + 1, dtype=np.int64) * 2 * runs
+    values = np.empty(2 * runs * s.size)
+    layout = values.reshape(s.size, 2, runs)
+    layout[:, 0, :] = sides[0].reshape(s.size, runs)
+    layout[:, 1, :] = sides[1].reshape(s.size, runs)
+    return Strata(head_runs=full, base_runs=full.copy(), values=values, start=start)
+
+
+@dataclass(frozen=True, slots=True)
+class Undecided:
+    """One undecided change: its cases (as strata, or the per-case differences of a test
+    over whole cases), the null value ``theta`` its direction is tested at and whether
+    that direction is below it (``less``), the level the correction left that direction,
+    the test's p-value there and smallest possible p-value, and the draws' settings."""
+
+    strata: Strata | None
+    diffs: np.ndarray
+    theta: float
+    less: bool
+    level: float
+    p: float
+    p_min: float
+    seed: int
+    n_resamples: int
+    exact_up_to: int
+    word: str
+
+
+def to_decide(u: Undecided) -> str | None:
+    """The sentence on what would decide ``u`` (module docstring); None when no sample
+    within the limits would."""
+    need = f"a call needs p ≤ {u.level:.3g}"
+    if u.strata is not None:
+        runs = int(max(u.strata.head_runs.max(), u.strata.base_runs.max()))
+        found = _runs_to_decide(u, runs)
+        if found is not None:
+            now = f"with {runs} the smallest possible p is {u.p_min:.3g}"
+            if u.p_min <= u.level:
+                now += f" and this {u.word}'s is {u.p:.3g}"
+            return f"{found} runs per case would decide a {u.word} this size; {now} ({need})"
+    factor = _cases_factor(u)
+    if factor is None:
+        return None
+    cases = u.diffs.size
+    return (
+        f"about {factor}× the eval cases ({factor * cases}) would decide a {u.word} this size; "
+        f"with {cases} this {u.word}'s p is {u.p:.3g} ({need})"
+    )
+
+
+def _runs_to_decide(u: Undecided, runs: int) -> int | None:
+    """The fewest runs per case in ``runs + 1 .. MAX_RUNS`` whose projected test rejects
+    (a bisection: more runs of the same results never raise the p-value much), or None."""
+    assert u.strata is not None
+    low, high = runs + 1, MAX_RUNS
+    if low > high or not _decides(u, u.strata, high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if _decides(u, u.strata, middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _decides(u: Undecided, s: Strata, runs: int) -> bool:
+    """Whether the test of ``s`` projected to ``runs`` runs a side rejects at ``u.level``:
+    exactly with at most ``u.exact_up_to`` cases, else by the normal approximation of the
+    stratified statistic (its permutation mean is 0, its variance
+    :func:`_permutation_variance`), never below the smallest possible p."""
+    if math.comb(2 * runs, runs) > MAX_SUBSETS:
+        return False
+    p = projected(s, runs)
+    dist = None
+    if p.size <= u.exact_up_to:
+        dist = exact_distribution(p, SubsetTables(), float(np.mean(p.diffs())))
+    if dist is not None:
+        value = dist.p_less(u.theta) if u.less else dist.p_greater(u.theta)
+        return value <= u.level
+    floor = max(math.comb(2 * runs, runs) ** -float(p.size), 1.0 / (u.n_resamples + 1))
+    spread = math.sqrt(_permutation_variance(p, u.theta))
+    centred = float(np.sum(p.diffs() - u.theta))
+    z = (-centred if u.less else centred) / spread if spread > 0 else 0.0
+    return max(NormalDist().cdf(-z), floor) <= u.level
+
+
+def _cases_factor(u: Undecided) -> int | None:
+    """How many times the eval cases the normal approximation of the test needs to reject
+    at ``u.level`` with every case repeated as it is; None beyond :data:`MAX_CASES_FACTOR`
+    or when the change does not point that way."""
+    if u.strata is not None:
+        centred = np.sum(u.strata.diffs() - u.theta)
+        spread = math.sqrt(_permutation_variance(u.strata, u.theta))
+    else:
+        shifted = u.diffs - u.theta
+        centred, spread = float(shifted.sum()), float(np.sqrt(np.sum(shifted**2)))
+    z = centred / spread if spread > 0 else 0.0
+    z = -z if u.less else z
+    if not (math.isfinite(z) and z > 0.0):
+        return None
+    factor = math.ceil((NormalDist().inv_cdf(1.0 - u.level) / z) ** 2)
+    return factor if 2 <= factor <= MAX_CASES_FACTOR else None
+
+
+def _permutation_variance(s: Strata, theta: float) -> float:
+    """The variance of the stratified statistic's sum over random labellings, with
+    ``theta`` taken off the head scores: per case ``σ² L / (L − 1) (1/m + 1/n)``, ``σ²``
+    the pooled scores' variance."""
+    total = 0.0
+    for i, (m, n) in enumerate(zip(s.head_runs.tolist(), s.base_runs.tolist(), strict=True)):
+        z = s.values[s.start[i] : s.start[i + 1]].copy()
+        z[:m] -= theta
+        size = m + n
+        total += float(np.var(z)) * size / (size - 1) * (1.0 / m + 1.0 / n)
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Detectable:
+    """What ``cases`` eval cases x ``runs`` runs a side can call in a family of ``tests``:
+    ``p_min`` the smallest p-value possible; ``level`` the level a lone drop must reach
+    (Benjamini-Hochberg's first rank of the correction's first stage); ``collapse_p`` the
+    p-value of one case collapsing from all-pass to all-fail, the others steady, and
+    ``collapse_runs`` the fewest runs a side that call it (None: more than
+    :data:`MAX_RUNS`)."""
+
+    cases: int
+    runs: int
+    tests: int
+    p_min: float
+    level: float
+    collapse_p: float
+    collapse_runs: int | None
+
+    @property
+    def line(self) -> str:
+        """``plan``'s sentence."""
+        called = self.collapse_p <= self.level
+        collapse = (
+            f"one case collapsing from all-pass to all-fail would be called (p = "
+            f"{self.collapse_p:.3g})"
+            if called
+            else f"one case collapsing from all-pass to all-fail would not be called (p = "
+            f"{self.collapse_p:.3g})"
+            + (f"; {self.collapse_runs} runs would call it" if self.collapse_runs else "")
+        )
+        return (
+            f"{sample_text(self.cases, (self.runs, self.runs))}: the smallest possible p is "
+            f"{self.p_min:.3g}; a call needs p ≤ {self.level:.3g} with {self.tests} gated "
+            f"test{'s' if self.tests != 1 else ''} (more with rubrics); {collapse}"
+        )
+
+
+def detectable(
+    cases: int, runs: int, tests: int, *, alpha: float, n_resamples: int, within_cases_up_to: int
+) -> Detectable:
+    """What a planned sample can call (module docstring). A collapse of one case in a
+    steady suite is the one labelling of ``C(2r, r)`` that puts every failing run on the
+    head (``1/2`` over whole cases, beyond ``within_cases_up_to`` cases); with more cases
+    than are enumerated (``2**cases > n_resamples``), no p-value is below ``1 /
+    (n_resamples + 1)``."""
+    level = alpha / (1.0 + alpha) / max(1, tests)
+    within = cases <= within_cases_up_to
+    per_case = math.comb(2 * runs, runs) if within else 2
+    floor = 1.0 / (n_resamples + 1) if cases > max(0, n_resamples.bit_length() - 1) else 0.0
+    p_min = max(float(per_case) ** -cases, floor) if cases else 1.0
+    collapse_p = max(1.0 / per_case, floor) if cases else 1.0
+    collapse_runs = next(
+        (r for r in range(1, MAX_RUNS + 1) if 1.0 / math.comb(2 * r, r) <= level), None
+    )
+    return Detectable(
+        cases=cases,
+        runs=runs,
+        tests=tests,
+        p_min=p_min,
+        level=level,
+        collapse_p=collapse_p,
+        collapse_runs=collapse_runs if within and cases else None,
+    )
