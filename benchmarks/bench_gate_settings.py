@@ -13,6 +13,9 @@ setting and scenario, side by side:
 On an unchanged agent both are false alarms; on a degraded one (every metric's pass
 probability ``--effect`` lower) they are the power. Each rate has its Monte-Carlo 95% margin.
 
+docs/gating.md ("For a required check") gives the red rates of ``--prs 400``; "named" is
+the same as the red rate of the point rule with the same budget, so it is not repeated there.
+
 Usage: ``.venv/bin/python benchmarks/bench_gate_settings.py [--prs 400]``
 """
 
