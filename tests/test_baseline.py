@@ -211,7 +211,10 @@ def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expecte
     elif content == "schema":
         data = zipped({"adk-eval-results.json": json.dumps({**good, "schema_version": 99})})
     elif content == "suites":
-        renamed = {**good, "suites": [{**s, "name": "other_agent"} for s in good["suites"]]}
+        # Another suite: another name and agent (a renamed suite of the same agent and
+        # eval sets is the head's own: results.identity).
+        renamed = {**good, "suites": [{**s, "name": "other_agent", "agent": "other_agent"}
+                                      for s in good["suites"]]}
         data = zipped({"adk-eval-results.json": json.dumps(renamed)})
     else:
         data = zipped({"notes.txt": b"hello"})

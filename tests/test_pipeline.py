@@ -147,7 +147,7 @@ def test_comment_explains_why_cases_fail(
 def test_results_metadata_and_hashes(baseline_and_head: tuple) -> None:
     base, _, _ = baseline_and_head
     results = load_json(base)
-    assert results["schema_version"] == 1
+    assert results["schema_version"] == 2
     meta = results["metadata"]
     assert meta["adk_version"] and meta["tool_version"] and meta["started_at"]
     suite = results["suites"][0]

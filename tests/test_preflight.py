@@ -35,8 +35,7 @@ def _suite(agent: Any = None, config: dict[str, Any] | None = None, **kw: Any) -
         name="s",
         root_agent=agent,
         eval_config=EvalConfig.model_validate(config or TRAJECTORY),
-        eval_config_file="eval/test_config.json",
-        **kw,
+        **{"eval_config_file": "eval/test_config.json", **kw},
     )
 
 
@@ -257,7 +256,7 @@ def test_unknown_metrics_and_empty_criteria_are_config_errors():
 
 
 def test_the_user_simulator_model_is_checked_for_scenario_suites():
-    config = {**TRAJECTORY, "user_simulator_config": {"model": "acme-sim"}}
+    config = {**_rubric_config(), "user_simulator_config": {"model": "acme-sim"}}
 
     assert preflight([_suite(None, config)], KEY).problems == []
     report = preflight([_suite(None, config, has_scenarios=True)], KEY)
@@ -265,6 +264,31 @@ def test_the_user_simulator_model_is_checked_for_scenario_suites():
     assert [(p.kind, p.field) for p in report.problems] == [
         ("config", "user_simulator_config.model")
     ]
+
+
+@pytest.mark.parametrize("file", ["eval/test_config.json", None])
+def test_metrics_without_user_simulation_are_refused_for_scenario_suites(file: str | None):
+    # ADK's default criteria (no eval config): both need expected invocations.
+    config = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8,
+                           **_rubric_config()["criteria"]}}
+    cases = [f"s.evalset.json: c{i}" for i in range(5)]
+
+    assert preflight([_suite(None, config, eval_config_file=file)], KEY).problems == []
+    report = preflight([_suite(None, config, eval_config_file=file, has_scenarios=True,
+                               scenario_cases=cases)], KEY)
+
+    assert [(p.kind, p.file, p.field) for p in report.problems] == [
+        ("config", file, "criteria.tool_trajectory_avg_score"),
+        ("config", file, "criteria.response_match_score"),
+    ]
+    message = report.problems[0].message
+    assert message.startswith(
+        "metric `tool_trajectory_avg_score` does not support user simulation: "
+        "`conversation_scenario` eval cases (`s.evalset.json: c0`, `s.evalset.json: c1`, "
+        "`s.evalset.json: c2` and 2 more) have no expected invocations"
+    )
+    fix = "remove it from this eval config" if file else "one of ADK's default criteria"
+    assert fix in message
 
 
 def test_vertex_evaluated_metrics_need_a_project():

@@ -461,6 +461,14 @@ SCENARIO_SET = {
     ],
 }
 
+# A metric that supports user simulation (a rubric metric; ADK's "Evaluation Criteria").
+SCENARIO_CRITERIA = {
+    "rubric_based_final_response_quality_v1": {
+        "threshold": 0.5, "judge_model_options": {"num_samples": 1},
+        "rubrics": [{"rubric_id": "helps", "rubric_content": {"text_property": "It helps."}}],
+    }
+}
+
 
 @pytest.mark.parametrize(("limit", "turns"), [(2, 2), (10, 4)])
 def test_user_simulator_config_is_honoured(
@@ -473,7 +481,7 @@ def test_user_simulator_config_is_honoured(
     folder.mkdir()
     (folder / "trip.evalset.json").write_text(json.dumps(SCENARIO_SET), encoding="utf-8")
     config = {
-        "criteria": {"tool_trajectory_avg_score": 1.0},
+        "criteria": SCENARIO_CRITERIA,
         "user_simulator_config": {"model": "gemini-2.5-pro", "max_allowed_invocations": limit},
     }
     (folder / "test_config.json").write_text(json.dumps(config), encoding="utf-8")
@@ -502,8 +510,7 @@ def test_an_unknown_user_simulator_model_of_a_scenario_suite_is_refused_before_a
     folder = example_repo / "travel_agent/scenarios"
     folder.mkdir()
     (folder / "trip.evalset.json").write_text(json.dumps(SCENARIO_SET), encoding="utf-8")
-    config = {"criteria": {"tool_trajectory_avg_score": 1.0},
-              "user_simulator_config": {"model": "acme-sim"}}
+    config = {"criteria": SCENARIO_CRITERIA, "user_simulator_config": {"model": "acme-sim"}}
     (folder / "test_config.json").write_text(json.dumps(config), encoding="utf-8")
     gemini_api.clear_calls()
 
@@ -512,6 +519,46 @@ def test_an_unknown_user_simulator_model_of_a_scenario_suite_is_refused_before_a
     assert result.exit_code == 2, result.output
     assert gemini_api.calls == []
     assert "user_simulator_config.model" in result.output and "acme-sim" in result.output
+
+
+def test_metrics_that_need_expected_invocations_are_refused_for_scenarios_before_any_call(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+):
+    """ADK's docs list tool_trajectory_avg_score and response_match_score as not supporting
+    user simulation; their evaluators raise without an expected conversation. Refused as a
+    config error naming the metric and the case kind, before the simulated conversation."""
+    from google.adk.evaluation.eval_metrics import EvalMetric
+    from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
+
+    with pytest.raises(ValueError, match="expected_invocations"):  # ADK's own evaluator
+        TrajectoryEvaluator(eval_metric=EvalMetric(
+            metric_name="tool_trajectory_avg_score", threshold=1.0,
+        )).evaluate_invocations([], None, None)
+    folder = example_repo / "travel_agent/scenarios"
+    folder.mkdir()
+    (folder / "trip.evalset.json").write_text(json.dumps(SCENARIO_SET), encoding="utf-8")
+    config = {"criteria": {**SCENARIO_CRITERIA, "tool_trajectory_avg_score": 1.0,
+                           "response_match_score": 0.5}}
+    (folder / "test_config.json").write_text(json.dumps(config), encoding="utf-8")
+    gemini_api.clear_calls()
+
+    result = cli("run", "travel_agent/scenarios", "--results-out", "r.json")
+
+    assert result.exit_code == 2, result.output
+    assert gemini_api.calls == []
+    errors = load_json(example_repo / "r.json")["errors"]
+    assert [(e["kind"], e["message"].rsplit(" (field ", 1)[1]) for e in errors] == [
+        ("config", "`criteria.tool_trajectory_avg_score`)"),
+        ("config", "`criteria.response_match_score`)"),
+    ]
+    for name, error in zip(("tool_trajectory_avg_score", "response_match_score"), errors,
+                           strict=True):
+        assert error["message"].startswith(
+            f"metric `{name}` does not support user simulation: `conversation_scenario` eval "
+            "cases (`trip.evalset.json: planned_trip`) have no expected invocations"
+        )
+    assert errors[0]["message"] in result.output
+    assert "fix the metric's code" not in result.output
 
 
 def test_console_prints_each_lint_warning_once_and_whole_suite_names(

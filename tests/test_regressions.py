@@ -29,13 +29,21 @@ from click.testing import CliRunner
 from adk_eval_action.action import action_command
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
-from conftest import CliRun, SharedRun, commit_all, copy_examples, load_json, shared_run
+from conftest import (
+    SHARED,
+    CliRun,
+    SharedRun,
+    commit_all,
+    copy_examples,
+    load_json,
+    shared_run,
+)
 from github_stub import GitHubStub, Token
 from test_action import TOKEN, pull_request_event, read_outputs, runner_env
 
 CUSTOMER_SERVICE = Path(__file__).parent / "fixtures" / "customer_service"
-SHARED_SAMPLE = (Path(__file__).resolve().parents[2] / "shared/fixtures/real-evalsets/"
-                 "google__adk-samples/python/agents/customer-service/eval/eval_data")
+SHARED_SAMPLE = (SHARED / "fixtures/real-evalsets/google__adk-samples/python/agents/"
+                 "customer-service/eval/eval_data")
 
 LENIENT = """\
 # The travel eval set under thresholds that every answer of the regressed agent meets.
@@ -236,6 +244,7 @@ def test_customer_service_shape_warns_and_shows_the_changed_tool_call(
     assert "<summary>Eval cases worse than the baseline: 2</summary>" in summary
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(not SHARED_SAMPLE.is_dir(), reason="the adk-samples fixture is not "
                     "beside this clone (../shared); the shape is written in the README")
 def test_the_fixture_keeps_the_samples_shape() -> None:

@@ -263,7 +263,7 @@ def test_no_baseline_draws_head_bars_only() -> None:
 
 
 def test_labels_are_sanitised_shortened_and_unique() -> None:
-    long = "rubric_based_final_response_quality_v1"
+    long = "rubric_based_final_response_quality_v1_of_the_agent"
     rows = [
         ('say "hi" `now`', 0.5, 0.5, {}),
         (long, 0.5, 0.5, {}),

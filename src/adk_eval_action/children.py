@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 __all__ = ["ChildTimeout", "end_process_group", "run_child", "terminate_all"]
 
@@ -25,7 +26,7 @@ __all__ = ["ChildTimeout", "end_process_group", "run_child", "terminate_all"]
 TERM_GRACE_S = 5.0
 
 
-_ALIVE: set[subprocess.Popen] = set()
+_ALIVE: set[subprocess.Popen[str]] = set()
 _ALIVE_LOCK = threading.Lock()
 
 
@@ -44,7 +45,7 @@ class ChildTimeout(Exception):  # noqa: N818 - a plain outcome of a child, named
     """A child ran past its time limit and was ended."""
 
 
-def end_process_group(process: subprocess.Popen, grace: float = TERM_GRACE_S) -> None:
+def end_process_group(process: subprocess.Popen[Any], grace: float = TERM_GRACE_S) -> None:
     """SIGTERM to the child's process group, SIGKILL after ``grace`` seconds; reaped."""
     if process.poll() is not None:
         return

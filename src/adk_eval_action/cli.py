@@ -259,7 +259,7 @@ def json_schema(kind: str) -> dict[str, Any]:
         "config": (ProjectConfig, "adk-eval.yaml",
                    "adk-eval-action's project config: suites, num_runs, parallelism, gate."),
         "results": (RunResults, "adk-eval-action results",
-                    "One run's results file (results.json), schema_version 1."),
+                    "One run's results file (results.json), schema_version 2."),
     }[kind]
     generated = model.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -1,6 +1,7 @@
 """Text that must fit a limit or survive being written: one truncation rule for every size
-limit (the PR comment, the job summary, the rendered comment), lone surrogates made
-writable, and invisible control characters made visible.
+limit (the PR comment, the job summary, the rendered comment), one for names and labels
+(:func:`shorten`), lone surrogates made writable, and invisible control characters made
+visible.
 
 Limits are GitHub's: 65,536 characters for a comment body (REST answers 422 "Body is too
 long (maximum is 65536 characters)", https://docs.github.com/en/rest/issues/comments) and 1 MiB for
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["INVISIBLE", "fit", "has_invisible", "visible", "without_surrogates"]
+__all__ = ["INVISIBLE", "fit", "has_invisible", "shorten", "visible", "without_surrogates"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -86,3 +87,43 @@ def without_surrogates(text: str) -> str:
     ``surrogateescape``) replaced by U+FFFD: valid in JSON strings and Python, but not
     encodable as UTF-8, so a file holding one could not be written."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+_SEGMENT = re.compile(r"[^/:\\]*[/:\\]|[^/:\\]+$")
+
+
+def _middle(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters: two thirds start, one third end."""
+    if limit < 2:
+        return text[:limit]
+    tail = limit // 3
+    return text[: limit - tail - 1] + "…" + (text[-tail:] if tail else "")
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut where it says least: a name or path
+    made of segments (split after ``/``, ``:`` or ``\\``) keeps its last segment whole
+    (a file name, the deepest folder), its first segment when it fits (an agent's name),
+    then as many whole segments as fit, from the end first; the dropped ones become ``…``
+    and their last separator (``tests/…/test_files/simple.test.json``), after as much of
+    the first of them as still fits. A text of one
+    segment, or whose last segment alone does not fit, keeps its start and its end
+    (``rubric_based_fin…quality_v1``). Labels and names use this, never a cut from the
+    right that drops the part that tells two apart."""
+    if len(text) <= limit:
+        return text
+    segments = _SEGMENT.findall(text)
+    last, body = segments[-1], segments[:-1]
+    room = limit - len(last) - 2  # "…" and the separator shown after it
+    if not body or room < 0:
+        return _middle(text, limit)
+    start, end = 0, len(body)
+    if len(body[0]) <= room:
+        room, start = room - len(body[0]), 1
+    while end > start and len(body[end - 1]) <= room:
+        room, end = room - len(body[end - 1]), end - 1
+    while start < end and len(body[start]) <= room:
+        room, start = room - len(body[start]), start + 1
+    # What room is left keeps the start of the first segment dropped.
+    kept = "".join(body[:start]) + body[start][: min(room, len(body[start]) - 1)]
+    return kept + "…" + body[end - 1][-1] + "".join(body[end:]) + last

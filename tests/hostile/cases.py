@@ -204,6 +204,21 @@ def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
     return prepare
 
 
+def _baseline_agent_details(table: dict[str, Any]) -> Callable[[Workspace], None]:
+    """A baseline results file whose suite's table of agent details (results.agentdetails)
+    is ``table``."""
+
+    def prepare(ws: Workspace) -> None:
+        from results_builder import metric, results
+
+        data = json.loads(results({"a": [[metric("m", 0.8)]]}).model_dump_json())
+        data["suites"][0]["agent_details"] = table
+        (ws.root / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+        ws.inputs["baseline"] = "edited.json"
+
+    return prepare
+
+
 #: What a hostile baseline's recorded agent said (results.model: ``actual_invocations``).
 BASELINE_TEXT = "::error::pwned @octocat <!-- adk-eval-action:other --> ``` </details>"
 
@@ -346,6 +361,34 @@ def _controls_shown_escaped(run: Run) -> None:
     ids = [c["eval_id"] for s in run.results["suites"] for e in s["eval_sets"]
            for c in e["eval_cases"]]
     assert ids == [CONTROLS], "the results file keeps the id as written"
+
+
+#: A file named like an eval config (project.layout.CONFIG_LIKE) beside eval sets left on
+#: ADK's default criteria: its name is repeated in the suite's warning (log and comment).
+CONFIG_LIKE_NAME = (f"x\n::warning::fake warning\n@octocat {OTHER_MARKER} "
+                    "\u202eeval_config.json")
+
+
+def _config_like_file(ws: Workspace) -> None:
+    eval_set = ws.hostile_agent("Go away.")
+    (eval_set.parent / "test_config.json").unlink()
+    (eval_set.parent / CONFIG_LIKE_NAME).write_text("{}")
+
+
+def _config_like_name_inert(run: Run) -> None:
+    """The warning names the file on one line, its line breaks and bidi control escaped,
+    its mention and marker made harmless in the log, the comment and the summary."""
+    shown = CONFIG_LIKE_NAME.replace("\n", "\\x0a").replace("\u202e", "\\u202e")
+    (warning,) = [w for w in run.results["warnings"] if "looks like an eval config" in w]
+    assert f"`hostile_agent/eval/{shown}` looks like an eval config" in warning
+    assert re.search(r"(?m)^warning: suite `hostile_agent`: .*x\\x0a::warning::fake warning"
+                     r"\\x0a@octocat .*looks like an eval config", run.log)
+    assert not re.search(r"(?m)^::warning::fake", run.log)
+    for text in [run.comment_file, run.files["summary.md"]]:
+        assert "looks like an eval config" in text
+        assert OTHER_MARKER not in text and "\u202e" not in text and "\\u202e" in text
+        prose = re.sub(r"`[^`\n]*`", "", text)
+        assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
 
 
 # --------------------------------------------------------------------------- 6: secrets
@@ -624,6 +667,10 @@ CASES: list[Case] = [
          r"edited\.json: the baseline file could not be read: malformed results file: "
          r".*status 'passed' contradicts score 0\.0 "
          r"against threshold 0\.5", twin={}),
+    Case("k3-baseline-agent-details-not-objects", 3,
+         _baseline_agent_details({"k": "::error::instructions as text"}), 2,
+         r"edited\.json: the baseline file could not be read: not a valid results file: .*"
+         r"suites\.0\.agent_details\.k", twin={}),
     Case("k3-baseline-agent-text-hostile", 3, _baseline_with_hostile_invocations, 0,
          r"gate PASSED: 5/5 eval cases passed; worse: brevity", check=_baseline_text_inert,
          twin={}),
@@ -645,6 +692,8 @@ CASES: list[Case] = [
     Case("k5-control-and-bidi-characters-in-eval-id", 5,
          lambda ws: ws.hostile_agent("Go away.", cases=[CONTROLS]), 1,
          r"failing eval case", check=_controls_shown_escaped),
+    Case("k5-eval-config-like-file-name", 5, _config_like_file, 1,
+         r"looks like an eval config", check=_config_like_name_inert),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",

@@ -18,10 +18,33 @@ import enum
 import functools
 from typing import Any
 
+from google.adk.evaluation.eval_config import EvalConfig
 from google.adk.evaluation.eval_metrics import BaseCriterion, EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ValidationError
+
+NEEDS_EXPECTED_INVOCATIONS = frozenset(
+    {
+        "tool_trajectory_avg_score",
+        "response_match_score",
+        "final_response_match_v2",
+        "response_evaluation_score",
+    }
+)
+"""Metrics that do not support user simulation (``conversation_scenario`` cases): ADK's
+"Evaluation Criteria" docs list them so, and their evaluators raise "expected_invocations is
+needed by this metric" without an expected conversation (trajectory_evaluator,
+final_response_match_v1's ``RougeEvaluator``, final_response_match_v2 and
+response_evaluator with ``expected_invocations_required=True``)."""
+
+
+def scenario_unsupported(eval_config: EvalConfig) -> list[str]:
+    """The metrics of ``criteria`` that cannot score a ``conversation_scenario`` case
+    (:data:`NEEDS_EXPECTED_INVOCATIONS`; a custom metric of that name is its own), in
+    config order."""
+    custom = set(eval_config.custom_metrics or {})
+    return [n for n in eval_config.criteria if n in NEEDS_EXPECTED_INVOCATIONS and n not in custom]
 
 
 @functools.cache

@@ -42,6 +42,7 @@ from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
+from adk_eval_action.results.agentdetails import share_suite
 from adk_eval_action.results.model import (
     CaseStatus,
     ErrorRecord,
@@ -118,6 +119,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
         agent=rel(suite.agent_dir),
         eval_config_file=rel(suite.eval_config_path),
         errors=list(inputs.errors),
+        warnings=list(suite.warnings),
     )
     config = inputs.config
     if config is None:
@@ -128,6 +130,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
     record.eval_config = config.recorded()
     record.judge_models = _judge_models(config)
     record.eval_sets = [_eval_set_record(loaded, rel) for loaded in inputs.eval_sets]
+    share_suite(record)  # an eval set's expected invocations may carry app_details too
     return record
 
 
@@ -327,8 +330,6 @@ def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, Sui
     the settings', once its eval config loaded), logging what it found."""
     agent = relative_path(suite.agent_dir, settings.repo_root) if suite.agent_dir else None
     log.info("suite %s: agent %s", suite.name, agent)
-    for note in suite.notes:
-        log.info("note: %s", note)
     inputs = load_suite_inputs(suite, settings.repo_root)
     if settings.eval_case_ids is not None:
         chosen = only_cases(inputs.eval_sets, settings.eval_case_ids)

@@ -202,20 +202,19 @@ def _normalize_criteria_rubrics(
 
 
 def _custom_metric_infos(eval_config: EvalConfig) -> dict[str, MetricInfo]:
-    """Each custom metric's ``MetricInfo`` as ADK registers it: its declared ``metric_info``
-    (named after the metric), else ADK's default, a [0, 1] interval
-    (``CustomMetricConfig.metric_info``'s documented default)."""
+    """Each custom metric's ``MetricInfo`` as its ``metric_info`` declares it (named after
+    the metric); without one, no value range. ADK registers such a metric with a [0, 1]
+    interval (``CustomMetricConfig.metric_info``'s documented default) but never checks a
+    score against it: a default is not the user's claim, so only a declared range bounds a
+    threshold (:func:`_check_threshold`) and a score (``results.model.usable_score``)."""
     infos: dict[str, MetricInfo] = {}
     for name, custom in (eval_config.custom_metrics or {}).items():
         if custom.metric_info is not None:
             infos[name] = custom.metric_info.model_copy(update={"metric_name": name})
             continue
-        infos[name] = MetricInfo.model_validate(
-            {
-                "metric_name": name,
-                "description": custom.description,
-                "metric_value_info": {"interval": {"min_value": 0.0, "max_value": 1.0}},
-            }
+        infos[name] = MetricInfo(
+            metric_name=name, description=custom.description,
+            metric_value_info=MetricValueInfo(),
         )
     return infos
 

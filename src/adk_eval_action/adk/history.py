@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_text
+from adk_eval_action.results.agentdetails import shared_results
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import (
     EvalCaseRecord,
@@ -120,7 +121,9 @@ def _as_run_results(loaded: list[tuple[Path, EvalSetResult]]) -> RunResults:
         suite.num_runs = max(
             (len(c.runs) for s in suite.eval_sets for c in s.eval_cases), default=1
         )
-    return RunResults(metadata=RunMetadata(source="adk-eval-history"), suites=list(suites.values()))
+    results = RunResults(metadata=RunMetadata(source="adk-eval-history"),
+                         suites=list(suites.values()))
+    return shared_results(results)  # each agent's details once per suite, as in ours
 
 
 def load_eval_history_dir(folder: Path) -> RunResults:

@@ -14,7 +14,9 @@ Refused (kind in brackets, the kind of the error record): a model of ADK's ``Gem
 without Google credentials [credentials]; a model no registry resolves [agent | judge]; a
 custom metric function that does not import or is not callable [custom_metric]; a metric in
 ``criteria`` that is neither built in nor in ``custom_metrics``, or an empty ``criteria``
-[config]; a Vertex AI evaluated metric without a project [credentials]; a LiteLLM model
+[config]; a metric that needs expected invocations in a suite with ``conversation_scenario``
+cases, which have none (``criteria.NEEDS_EXPECTED_INVOCATIONS``) [config]; a Vertex AI evaluated
+metric without a project [credentials]; a LiteLLM model
 (agent, judge or user simulator) whose provider's API key LiteLLM finds missing, or
 google-adk's own OpenAI model without OPENAI_API_KEY [credentials]
 (:func:`provider_missing_keys`). A model the preflight cannot judge (a custom
@@ -40,6 +42,7 @@ from adk_eval_action.adk.credentials import (
     missing_google_credentials,
     provider_missing_keys,
 )
+from adk_eval_action.adk.criteria import scenario_unsupported
 from adk_eval_action.adk.lint import judge_model_for
 from adk_eval_action.project.discovery import Suite, relative_path
 
@@ -58,7 +61,6 @@ VERTEX_EVAL_METRICS = frozenset(
         "multi_turn_tool_use_quality_v1",
     }
 )
-
 
 class PreflightProblem(BaseModel):
     """One thing that cannot work, with where it is declared.
@@ -104,6 +106,7 @@ class SuiteToCheck(BaseModel):
         eval_config: ADK's eval config of the suite.
         eval_config_file: The eval config's path for people (None: ADK's default criteria).
         has_scenarios: Whether an eval set of the suite has ``conversation_scenario`` cases.
+        scenario_cases: Those cases, ``eval set file: eval id`` (for the message).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -113,6 +116,7 @@ class SuiteToCheck(BaseModel):
     eval_config: EvalConfig
     eval_config_file: str | None = None
     has_scenarios: bool = False
+    scenario_cases: list[str] = []
 
 
 class PreflightReport(BaseModel):
@@ -296,7 +300,36 @@ def eval_config_models(
             problems.extend(_vertex_eval_problem(suite, metric.metric_name, environ))
     if suite.has_scenarios:
         uses.extend(_user_simulator(suite, problems, environ))
+        problems += _scenario_metric_problems(suite)
     return uses, problems
+
+
+def _scenario_metric_problems(suite: SuiteToCheck) -> list[PreflightProblem]:
+    """A config problem per metric of ``criteria`` that cannot score a
+    ``conversation_scenario`` case (:func:`adk_eval_action.adk.criteria.scenario_unsupported`)."""
+    cases = suite.scenario_cases
+    shown = ", ".join(f"`{c}`" for c in cases[:3]) + (f" and {len(cases) - 3} more"
+                                                      if len(cases) > 3 else "")
+    fix = (
+        "remove it from this eval config, or give the scenario cases an eval config of their own"
+        if suite.eval_config_file
+        else "it is one of ADK's default criteria (no eval config was found): give the suite "
+        "an eval config"
+    )
+    return [
+        PreflightProblem(
+            kind="config",
+            suite=suite.name,
+            file=suite.eval_config_file,
+            field=f"criteria.{name}",
+            message=f"metric `{name}` does not support user simulation: "
+            f"`conversation_scenario` eval cases{f' ({shown})' if shown else ''} have no "
+            "expected invocations, which google-adk's evaluator of this metric compares "
+            f"with; {fix} (with, for example, rubric_based_final_response_quality_v1 or "
+            "hallucinations_v1)",
+        )
+        for name in scenario_unsupported(suite.eval_config)
+    ]
 
 
 def _vertex_eval_problem(
@@ -417,6 +450,12 @@ async def check_suites(
         inputs = load_suite_inputs(suite, repo_root, eval_sets=scenarios)
         if inputs.config is None:
             continue
+        cases = [
+            f"{s.path.name}: {c.eval_id}"
+            for s in (inputs.eval_sets if scenarios else [])
+            for c in s.eval_set.eval_cases
+            if c.conversation_scenario
+        ]
         with evaluation_scope([suite.agent_dir], repo_root):
             try:
                 agent = await load_agent(suite.agent_dir)
@@ -430,11 +469,8 @@ async def check_suites(
                     eval_config_file=relative_path(suite.eval_config_path, repo_root)
                     if suite.eval_config_path
                     else None,
-                    has_scenarios=scenarios and any(
-                        c.conversation_scenario
-                        for s in inputs.eval_sets
-                        for c in s.eval_set.eval_cases
-                    ),
+                    has_scenarios=bool(cases),
+                    scenario_cases=cases,
                 )
                 found, refused = suite_findings(check, environ)
             finally:

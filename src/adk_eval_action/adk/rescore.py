@@ -3,10 +3,11 @@
 When a pull request changes only the eval config of a suite (a new metric, a new rubric,
 another judge or threshold) and none of its eval sets, the baseline's recorded actual
 invocations are evaluated again with google-adk's ``LocalEvalService.evaluate`` under the
-head's eval config, so baseline and head are scored by the same rules (issue "Baselines",
-item 3). The invocations are exactly what ADK's evaluators saw the first time: the
-``Invocation`` dumps kept in the results file, with their ``app_details`` (tool
-declarations for rubric judges), intermediate data, usage metadata and durations.
+head's eval config, so baseline and head are scored by the same rules (docs/baselines.md,
+"Re-scoring instead of re-running"). The invocations are exactly what ADK's evaluators saw
+the first time: the ``Invocation`` dumps kept in the results file, with their
+``app_details`` (tool declarations for rubric judges: each agent's details, kept once per
+suite, put back), intermediate data, usage metadata and durations.
 
 Both go through the one harness (:mod:`adk_eval_action.adk.harness`): the suite's eval
 config and eval sets load and get the rubric rules as in a head run (:mod:`.prepare`), the
@@ -32,6 +33,7 @@ from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
 from adk_eval_action.adk.prepare import load_suite_inputs
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.discovery import Suite
+from adk_eval_action.results.agentdetails import expanded
 from adk_eval_action.results.model import CaseStatus, EvalCaseRecord, RunResults, SuiteRecord
 
 log = logging.getLogger(__name__)
@@ -68,24 +70,29 @@ def rescore_reason(baseline: SuiteRecord, head: SuiteRecord) -> str | None:
     return "the eval config changed and the eval sets did not"
 
 
-def _invocations(recorded: list[dict[str, Any]]) -> list[Invocation]:
-    """Recorded dumps as ADK invocations. Rubrics are dropped: ADK copied the case's and
-    expected invocation's rubrics onto them, and copies them again (from the head's eval
-    set) when it evaluates, refusing duplicates."""
-    return [Invocation.model_validate({**inv, "rubrics": None}) for inv in recorded]
+def _invocations(recorded: list[dict[str, Any]], details: dict[str, Any]) -> list[Invocation]:
+    """Recorded dumps as ADK invocations, each agent's details (``details``: the suite's
+    ``agent_details``) back in their ``app_details`` (the tool declarations rubric judges
+    read). Rubrics are dropped: ADK copied the case's and expected invocation's rubrics
+    onto them, and copies them again (from the head's eval set) when it evaluates, refusing
+    duplicates."""
+    return [Invocation.model_validate({**expanded(inv, details), "rubrics": None})
+            for inv in recorded]
 
 
 async def _rescore_run(
     harness: SuiteHarness,
     config: LoadedEvalConfig,
+    record: SuiteRecord,
     eval_set_id: str,
     case: EvalCaseRecord,
     index: int,
 ) -> None:
-    """Re-scores run ``index`` of ``case`` in place from its recorded invocations."""
+    """Re-scores run ``index`` of ``case`` (of ``record``) in place from its recorded
+    invocations."""
     run = case.runs[index]
     try:
-        invocations = _invocations(run.actual_invocations or [])
+        invocations = _invocations(run.actual_invocations or [], record.agent_details)
     except ValidationError as e:
         message = f"recorded invocations could not be re-scored: {e.errors()[0]['msg']}"
         case.runs[index] = run.model_copy(
@@ -147,7 +154,7 @@ async def rescore_suite(
         await bounded(
             parallelism,
             (
-                _rescore_run(harness, config, eval_set.eval_set_id, case, index)
+                _rescore_run(harness, config, record, eval_set.eval_set_id, case, index)
                 for eval_set in record.eval_sets
                 if eval_set.eval_set_id in loaded  # removed in the head: kept as recorded
                 for case in eval_set.eval_cases

@@ -51,6 +51,7 @@ from adk_eval_action.adk.pool import Job, ProgressSink, ProgressSnapshot, WorkPo
 from adk_eval_action.adk.prepare import SuiteInputs
 from adk_eval_action.adk.user_exits import exits_as_errors_in_tasks
 from adk_eval_action.project.discovery import Suite
+from adk_eval_action.results.agentdetails import share_details
 from adk_eval_action.results.model import (
     CaseKey,
     CaseStatus,
@@ -294,6 +295,8 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
 
         async def kept(o: OpenSuite, item: CaseRun) -> CaseRunOutcome:
             outcome = await _guarded(o, item, root)
+            # Each agent's details into the suite's table at once: one copy in memory too.
+            share_details(outcome.run.actual_invocations, o.record.agent_details)
             by_suite.setdefault(o.suite.name, []).append(outcome)
             return outcome
 

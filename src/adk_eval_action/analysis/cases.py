@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adk_eval_action.analysis.models import NO_RUNS_ERROR, CaseComparison, MetricDelta
+from adk_eval_action.analysis.models import (
+    NO_RUNS_ERROR,
+    CaseComparison,
+    ChangeKind,
+    MetricDelta,
+)
 from adk_eval_action.analysis.sides import CaseGroups, Side
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
@@ -170,7 +175,8 @@ def _largest_drops(table: ScoreTable, groups: CaseGroups, base_mean: np.ndarray)
     nonempty = np.flatnonzero(np.diff(groups.start) > 0)
     if nonempty.size:
         largest[nonempty] = np.maximum.reduceat(worse, groups.start[nonempty])
-    return np.maximum(largest, 0.0).tolist()
+    worst: list[float] = np.maximum(largest, 0.0).tolist()
+    return worst
 
 
 def _range(info: MetricInfo) -> float:
@@ -226,7 +232,9 @@ def _baseline_only_deltas(baseline: Side, left: np.ndarray) -> dict[int, list[Me
     return out
 
 
-def _case_change(head: CaseStatus | None, base: CaseStatus | None, has_baseline: bool) -> str:
+def _case_change(
+    head: CaseStatus | None, base: CaseStatus | None, has_baseline: bool
+) -> ChangeKind:
     if not has_baseline:
         if head in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED):
             return "errored"

@@ -8,7 +8,9 @@ Rules (all scores in the metric's own range):
   gave the metric.
 * A rubric's value is the mean, by rubric id, of its per-case (overall) score over cases and
   runs.
-* Eval cases match by (suite, eval set id, eval id). A case passes when every run passed;
+* Eval cases match by (suite, eval set id, eval id); a baseline suite of another name but
+  the same agent and eval set folder as a head suite takes the head's name first
+  (:mod:`adk_eval_action.results.identity`). A case passes when every run passed;
   it is ``error`` when a run errored, ``not_evaluated`` when no metric gave a verdict.
 * Deltas use *matched* eval cases only, those scored on both sides: ``delta`` is the mean
   over them of each case's ``head − baseline`` (runs averaged first), and
@@ -45,6 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -78,6 +81,7 @@ from adk_eval_action.analysis.sides import (
     metric_sides,
     rubric_totals,
 )
+from adk_eval_action.results.identity import baseline_renames
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
@@ -107,7 +111,10 @@ DEFAULT_INFORMATIONAL_MIN_EFFECT = 0.1
 clock and token counts move by more than that on noise alone."""
 
 
-def _ordered(head: Mapping, baseline: Mapping) -> list:
+K = TypeVar("K")
+
+
+def _ordered(head: Mapping[K, object], baseline: Mapping[K, object]) -> list[K]:
     """Head's keys in head order, then baseline-only keys."""
     return [*head, *(k for k in baseline if k not in head)]
 
@@ -239,7 +246,8 @@ def _attach_intervals(
     results, method = paired_tests(
         inputs, order, seed=options.seed, n_resamples=options.n_resamples, alpha=options.alpha
     )
-    for row, result, one in zip([*both_metrics, *both_rubrics], results, inputs, strict=True):
+    rows: list[MetricComparison | RubricComparison] = [*both_metrics, *both_rubrics]
+    for row, result, one in zip(rows, results, inputs, strict=True):
         interval = result.interval
         row.interval = interval
         row.min_effect = result.min_effect
@@ -322,8 +330,8 @@ def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
         base_sets = {e.eval_set_id: e for e in other.eval_sets}
         for eval_set in suite.eval_sets:
             base_set = base_sets.get(eval_set.eval_set_id)
-            changed = base_set and base_set.content_hash != eval_set.content_hash
-            if changed and base_set.content_hash:
+            if (base_set is not None and base_set.content_hash
+                    and base_set.content_hash != eval_set.content_hash):
                 notes.append(f"suite `{suite.name}`: eval set `{eval_set.eval_set_id}` changed")
     return notes
 
@@ -403,6 +411,10 @@ def _compare(
 ) -> Comparison:
     head_table = _table(head)
     base_table = _table(baseline) if baseline is not None else None
+    if base_table is not None:
+        # A suite renamed since the baseline is still the same suite (results.identity).
+        base_table = base_table.renamed(
+            baseline_renames(base_table.skeleton.suites, head_table.skeleton.suites))
     case_ids: dict[CaseKey, int] = {}
     head_side = index_side(head_table, case_ids)
     base_side = index_side(base_table, case_ids) if base_table is not None else None

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -371,7 +372,7 @@ def _result(p: _Prepared, method: TestMethod) -> PairedResult:
 
 
 def _bounded(
-    p: _Prepared, dist: FlipDistribution, method: TestMethod, fields: dict
+    p: _Prepared, dist: FlipDistribution, method: TestMethod, fields: dict[str, Any]
 ) -> DeltaInterval:
     """The interval of a test in the family: each end at its direction's corrected level."""
     worse, better = (

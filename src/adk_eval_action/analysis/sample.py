@@ -140,12 +140,12 @@ def _decides(u: Undecided, s: Strata, runs: int) -> bool:
         dist = exact_distribution(p, SubsetTables(), float(np.mean(p.diffs())))
     if dist is not None:
         value = dist.p_less(u.theta) if u.less else dist.p_greater(u.theta)
-        return value <= u.level
+        return bool(value <= u.level)
     floor = max(math.comb(2 * runs, runs) ** -float(p.size), 1.0 / (u.n_resamples + 1))
     spread = math.sqrt(_permutation_variance(p, u.theta))
     centred = float(np.sum(p.diffs() - u.theta))
     z = (-centred if u.less else centred) / spread if spread > 0 else 0.0
-    return max(NormalDist().cdf(-z), floor) <= u.level
+    return bool(max(NormalDist().cdf(-z), floor) <= u.level)
 
 
 def _cases_factor(u: Undecided) -> int | None:
@@ -153,7 +153,7 @@ def _cases_factor(u: Undecided) -> int | None:
     at ``u.level`` with every case repeated as it is; None beyond :data:`MAX_CASES_FACTOR`
     or when the change does not point that way."""
     if u.strata is not None:
-        centred = np.sum(u.strata.diffs() - u.theta)
+        centred = float(np.sum(u.strata.diffs() - u.theta))
         spread = math.sqrt(_permutation_variance(u.strata, u.theta))
     else:
         shifted = u.diffs - u.theta

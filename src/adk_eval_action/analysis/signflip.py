@@ -86,7 +86,7 @@ class SignFlips:
     @property
     def total(self) -> int:
         """Number of vectors a p-value counts among."""
-        return self.signs.shape[0] + self.extra
+        return int(self.signs.shape[0]) + self.extra
 
 
 def sign_flips(n_cases: int, *, n_resamples: int, seed: int) -> SignFlips:

@@ -103,7 +103,8 @@ class Strata:
         bounds = np.column_stack([self.start[:-1], self.start[:-1] + self.head_runs]).ravel()
         sums = np.add.reduceat(self.values / scale, bounds)
         with np.errstate(over="ignore"):
-            return (sums[0::2] / self.head_runs - sums[1::2] / self.base_runs) * scale
+            diffs: np.ndarray = (sums[0::2] / self.head_runs - sums[1::2] / self.base_runs) * scale
+        return diffs
 
 
 def strata(head: tuple[np.ndarray, np.ndarray], base: tuple[np.ndarray, np.ndarray]) -> Strata:
@@ -127,7 +128,8 @@ def _positions(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``first[i], first[i] + 1, …`` (``counts[i]`` of them) for every ``i``, concatenated."""
     total = int(counts.sum())
     offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-    return np.repeat(first, counts) + offsets
+    positions: np.ndarray = np.repeat(first, counts) + offsets
+    return positions
 
 
 @dataclass(slots=True)

@@ -60,6 +60,7 @@ from adk_eval_action.baseline.models import (
 )
 from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
+from adk_eval_action.results.identity import baseline_renames, rename_suites
 from adk_eval_action.results.model import RunResults
 
 log = logging.getLogger(__name__)
@@ -184,15 +185,19 @@ async def resolve_baseline(
     re-scores suites whose eval config alone changed.
 
     Never raises for the baseline's sake: a baseline that cannot be found or read becomes
-    ``(None, reason)`` and nothing of the head's results is lost (issue: "Baselines").
+    ``(None, reason)`` and nothing of the head's results is lost (docs/baselines.md, "When
+    there is no baseline").
     The search (downloads, a re-run in a child process) runs in a worker thread, so the
     event loop stays free; ``found`` is a search already made (:func:`find_baseline`).
 
     Raises:
         ConfigError: a baseline file named explicitly cannot be read (:func:`find_baseline`).
     """
-    resolved = found or await asyncio.to_thread(find_baseline, request, client_factory)
+    resolved = (found if found is not None
+                else await asyncio.to_thread(find_baseline, request, client_factory))
     if resolved.results is not None:
+        # A suite renamed since the baseline is still the same suite (results.identity).
+        rename_suites(resolved.results, baseline_renames(resolved.results.suites, head.suites))
         try:
             check_usable(resolved.results, head)
         except BaselineUnreadable as e:

@@ -186,7 +186,9 @@ def _common_fields(payload: Mapping[str, Any]) -> dict[str, Any]:
             "author": _text(sender.get("login"))}
 
 
-def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) -> dict:
+def _pull_request_fields(
+    event_name: str, payload: Mapping[str, Any], sha: str
+) -> dict[str, Any]:
     """Per-event PR fields, from each event's webhook payload
     (https://docs.github.com/en/webhooks/webhook-events-and-payloads)."""
     if event_name in ("pull_request", "pull_request_target"):
@@ -194,7 +196,7 @@ def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) 
         number = payload.get("number") or pull.get("number")
         head = _mapping(pull.get("head"), "pull_request.head")
         base = _mapping(pull.get("base"), "pull_request.base")
-        fields = {
+        fields: dict[str, Any] = {
             "pr_number": _number(number, "number"),
             "head_sha": _text(head.get("sha")),
             "head_ref": _text(head.get("ref")),
@@ -220,10 +222,10 @@ def _pull_request_fields(event_name: str, payload: Mapping[str, Any], sha: str) 
     if event_name == "workflow_dispatch":
         inputs = _mapping(payload.get("inputs"), "inputs")
         number = str(inputs.get("pr_number") or inputs.get("pr") or "").strip()
-        fields: dict[str, Any] = {"head_sha": sha or None}
+        dispatched: dict[str, Any] = {"head_sha": sha or None}
         if number.isdigit() and int(number) > 0:
-            fields["pr_number"] = int(number)
-        return fields
+            dispatched["pr_number"] = int(number)
+        return dispatched
     return {"head_sha": sha or None}
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
 from adk_eval_action.logscope import diverted
-from adk_eval_action.text import visible, without_surrogates
+from adk_eval_action.text import shorten, visible, without_surrogates
 
 __all__ = [
     "ROOT_LOGGER",
@@ -43,6 +43,7 @@ __all__ = [
     "PlainFormatter",
     "WorkflowCommand",
     "annotation",
+    "case_title",
     "command",
     "commands_stopped",
     "escape_data",
@@ -99,6 +100,18 @@ def annotation(
     the matching level). The runner keeps 10 annotations per type per step, so callers
     log the worst first."""
     return {"github": WorkflowCommand(kind, {"file": file, "line": line, "title": title})}
+
+
+TITLE_SUITE_CHARS = 40
+TITLE_WHAT_CHARS = 60
+
+
+def case_title(suite: str, what: str) -> str:
+    """An annotation's title ``suite: what`` (an eval case's id, an error's kind), each
+    part cut where it says least (:func:`adk_eval_action.text.shorten`): the runner shows
+    the title on one line above the message, and a path-long suite name repeated in every
+    title pushed the eval case out of it."""
+    return f"{shorten(suite, TITLE_SUITE_CHARS)}: {shorten(what, TITLE_WHAT_CHARS)}"
 
 
 def command(logger: logging.Logger, name: str, value: str = "") -> None:

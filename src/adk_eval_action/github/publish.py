@@ -21,7 +21,7 @@ from adk_eval_action.errors import AdkEvalActionError, describe_exception, error
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.files import append_job_summary, write_outputs
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
-from adk_eval_action.github.logs import annotation, group
+from adk_eval_action.github.logs import annotation, case_title, group
 from adk_eval_action.github.rest import get_pull, pulls_for_commit
 from adk_eval_action.github.sticky import (
     COMMENT_MAX_CHARS,
@@ -108,8 +108,8 @@ class Outcome(Protocol):
     comment_markdown: str
     summary_markdown: str
     failures: list[Any]
-    metrics: dict[str, dict]
-    regressed: list[dict]
+    metrics: dict[str, dict[str, Any]]
+    regressed: list[dict[str, Any]]
     suites: list[str]
     interrupted: bool
 
@@ -274,7 +274,7 @@ def log_suites(
     for failure in ranked[:room]:
         line = failure.line or eval_id_line(workdir / failure.eval_set_file, failure.eval_id)
         log.error("%s", failure.message, extra=annotation(
-            line=line, title=f"{failure.suite}: {failure.eval_id}",
+            line=line, title=case_title(failure.suite, failure.eval_id),
             # Relative to the workspace: the repository root that annotations refer to.
             file=shown(Path(failure.eval_set_file), workspace, workdir),
         ))

@@ -4,10 +4,14 @@ Without ``adk-eval.yaml``: every ``*.evalset.json`` and legacy ``*.test.json`` u
 paths (skipping ``.git``, virtualenvs, ``node_modules``, ``.adk``). The agent of an eval set
 is the nearest ancestor folder that ADK can load as an agent module, as ``adk eval AGENT_DIR``
 does (google.adk.cli.cli_eval: a folder with ``__init__.py`` that exposes ``agent``, i.e. an
-``agent.py``, an ``agent/`` package, or a ``root_agent.yaml``). The eval config is the
-``test_config.json`` beside the eval set, as ``AgentEvaluator.find_config_for_test_file``
-finds it, else ADK's default criteria. Eval sets sharing an agent and eval config form one
-suite named after the agent folder.
+``agent.py``, an ``agent/`` package, or a ``root_agent.yaml``); for the layouts of
+google/adk-samples and agent-starter-pack, where the agent package sits beside the folder
+of the eval sets, the only agent module in the nearest folder above them that has one. The
+eval config is found by :mod:`adk_eval_action.project.layout` (``test_config.json`` beside
+the eval set, as ``AgentEvaluator.find_config_for_test_file``; agent-starter-pack's
+``tests/eval/eval_config.json``), else ADK's default criteria, with a warning when a file
+that looks like an eval config is near. Eval sets sharing an agent and eval config form one
+suite, named by :mod:`adk_eval_action.project.names`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ from pydantic import BaseModel, Field
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import FileLimitError, expand_glob
 from adk_eval_action.project.config import ProjectConfig
+from adk_eval_action.project.layout import (
+    defaults_warning,
+    eval_config_for,
+    nearby_configs,
+    shared_eval_config,
+)
+from adk_eval_action.project.names import eval_set_folder, short_names
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIP_DIRS = frozenset(
@@ -52,7 +63,10 @@ class Suite(BaseModel):
     """An agent evaluated on eval sets under one eval config.
 
     ``agent_dir`` is None when no agent module was found (``agent_error`` says why); such a
-    suite reports an error and the other suites still run.
+    suite reports an error and the other suites still run. ``nearby_configs`` are the files
+    that look like an eval config near the eval sets of a suite left on ADK's default
+    criteria (:func:`adk_eval_action.project.layout.nearby_configs`); ``warnings`` say so
+    (they go into the suite's record, the comment and the console).
     """
 
     name: str
@@ -63,7 +77,8 @@ class Suite(BaseModel):
     num_runs: int | None = None
     thresholds: dict[str, float] = Field(default_factory=dict)
     higher_is_better: dict[str, bool] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
+    nearby_configs: list[Path] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
 
 def is_agent_dir(folder: Path) -> bool:
@@ -164,13 +179,13 @@ def find_eval_sets(
             continue
         if not path.is_dir():
             raise ConfigError(path, "no such file or folder")
-        for root, dirs, files in os.walk(path):
+        for folder, dirs, files in os.walk(path):
             dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(root, d))
+                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(folder, d))
             )
             for name in files:
                 if name.endswith(EVAL_SET_SUFFIXES):
-                    add(Path(root, name))
+                    add(Path(folder, name))
     return sorted(p for p in found.values() if not skip(p))
 
 
@@ -194,40 +209,63 @@ def discover_suites(
     """
     groups: dict[tuple[Path | None, Path | None], list[Path]] = {}
     for eval_set in find_eval_sets(paths, exclude, exclude_root or root):
-        agent = find_agent_dir(eval_set, root)
-        config = eval_set.parent / "test_config.json"
-        key = (agent, config if config.is_file() else None)
+        key = (find_agent_dir(eval_set, root), eval_config_for(eval_set))
         groups.setdefault(key, []).append(eval_set)
-    suites: list[Suite] = []
-    for (agent, config), eval_sets in groups.items():
-        name = agent.name if agent else "no-agent:" + relative_path(eval_sets[0].parent, root)
-        notes = [
-            f"{relative_path(p, root)}: no test_config.json beside it but `{c.name}` "
-            f"exists; using ADK's default criteria (name it in adk-eval.yaml to use it)"
-            for p in eval_sets
-            for c in (p.parent / "eval_config.json", p.parent.parent / "test_config.json")
-            if config is None and c.is_file()
-        ]
-        suites.append(
-            Suite(
-                name=name,
-                agent_dir=agent,
-                agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
-                eval_set_paths=eval_sets,
-                eval_config_path=config,
-                notes=notes,
-            )
+    suites = [
+        Suite(
+            name="",
+            agent_dir=agent,
+            agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
+            eval_set_paths=eval_sets,
+            eval_config_path=config,
         )
-    names = [s.name for s in suites]
-    for suite in suites:
-        if names.count(suite.name) > 1 and suite.agent_dir is not None:
-            # Same-named agents in different folders: the path tells them apart.
-            suite.name = relative_path(suite.agent_dir, root)
-    names = [s.name for s in suites]
-    for suite in suites:
-        if names.count(suite.name) > 1 and suite.eval_config_path is not None:
-            suite.name = f"{suite.name}:{relative_path(suite.eval_config_path.parent, root)}"
+        for (agent, config), eval_sets in groups.items()
+    ]
+    used = {s.eval_config_path for s in suites}
+    for suite, name in zip(suites, _names(suites, root), strict=True):
+        suite.name = name
+        _warn_of_defaults(suite, root, used, "name it as the suite's `eval_config:` in "
+                          "adk-eval.yaml (`adk-eval-action init` writes one naming every suite)")
     return suites
+
+
+def _names(suites: list[Suite], root: Path) -> list[str]:
+    """The suites' short names (project.names), from paths relative to ``root``'s parent
+    so that an agent at the root itself is named after the root's folder, as before (an
+    agentless suite: after its eval set folder, relative to ``root``)."""
+
+    def folder(suite: Suite, base: Path) -> str:
+        return _eval_set_folder(suite.eval_set_paths, base)
+
+    parent = root.resolve().parent
+    return short_names([
+        (Path(relative_path(s.agent_dir, parent)).as_posix(), folder(s, parent))
+        if s.agent_dir else (None, folder(s, root))
+        for s in suites
+    ])
+
+
+def _eval_set_folder(eval_sets: list[Path], base: Path) -> str:
+    """The folder holding every one of ``eval_sets`` relative to ``base`` (POSIX), a linked
+    eval set taken where the link is (its folder's, not its target's)."""
+    files = (Path(relative_path(p.parent, base), p.name).as_posix() for p in eval_sets)
+    return eval_set_folder(files) or "."
+
+
+def _warn_of_defaults(suite: Suite, root: Path, used: set[Path | None], how: str) -> None:
+    """When ``suite`` has no eval config, its eval config-like neighbours (project.layout)
+    that no suite uses (``used``: another suite's is not this one's), and the warning that
+    names them."""
+    if suite.eval_config_path is not None:
+        return
+    taken = {p.resolve() for p in used if p is not None}
+    suite.nearby_configs = [
+        p for p in nearby_configs(suite.eval_set_paths, root) if p.resolve() not in taken
+    ]
+    if suite.nearby_configs:
+        folder = _eval_set_folder(suite.eval_set_paths, root)
+        suite.warnings.append(defaults_warning(
+            suite.name, folder, [relative_path(p, root) for p in suite.nearby_configs], how))
 
 
 def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
@@ -237,7 +275,7 @@ def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
         ConfigError: a suite's agent folder is missing, an eval set glob matches nothing, or
             its eval config does not exist (each naming the file and field).
     """
-    suites = []
+    suites: list[Suite] = []
     for index, spec in enumerate(config.suites):
         agent = (config.root / spec.agent).resolve()
         where = f"suites[{index}]"
@@ -256,23 +294,24 @@ def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
             eval_sets.extend(Path(m).resolve() for m in matches)
         eval_config = (config.root / spec.eval_config).resolve() if spec.eval_config else None
         if eval_config is None:
-            # As AgentEvaluator: the test_config.json beside the eval sets, when they share one.
-            beside = {p.parent / "test_config.json" for p in eval_sets}
-            if len(beside) == 1 and next(iter(beside)).is_file():
-                eval_config = next(iter(beside))
+            # As discovery (project.layout): the one the eval sets share, when they do.
+            eval_config = shared_eval_config(eval_sets)
         if eval_config is not None and not eval_config.is_file():
             raise ConfigError(
                 config_path, f"eval config {spec.eval_config} not found", f"{where}.eval_config"
             )
-        suites.append(
-            Suite(
-                name=spec.name,
-                agent_dir=agent,
-                eval_set_paths=sorted(set(eval_sets)),
-                eval_config_path=eval_config,
-                num_runs=spec.num_runs,
-                thresholds=spec.thresholds,
-                higher_is_better=spec.higher_is_better,
-            )
+        suite = Suite(
+            name=spec.name,
+            agent_dir=agent,
+            eval_set_paths=sorted(set(eval_sets)),
+            eval_config_path=eval_config,
+            num_runs=spec.num_runs,
+            thresholds=spec.thresholds,
+            higher_is_better=spec.higher_is_better,
         )
+        suites.append(suite)
+    used = {s.eval_config_path for s in suites}
+    for suite in suites:
+        how = f"name it as `eval_config:` of suite `{suite.name}` in {config_path.name}"
+        _warn_of_defaults(suite, config.root, used, how)
     return suites

@@ -28,7 +28,9 @@ def flaky_counts(flaky: dict[str, tuple[int, int]]) -> str:
 def metric_status(side: MetricSide, num_runs: int = 1) -> str:
     """A metric's status cell: ``✅``, or every kind of trouble with its count, e.g.
     ``❌ 2 failed runs, ⚠️ 1 errored run`` (``runs`` when cases have repeats)."""
-    unit = (lambda n: f" {'run' if n == 1 else 'runs'}") if num_runs > 1 else (lambda n: "")
+    def unit(n: int) -> str:
+        return f" {'run' if n == 1 else 'runs'}" if num_runs > 1 else ""
+
     parts = [
         f"{mark} {count} {what}{unit(count)}"
         for mark, count, what in (

@@ -22,7 +22,9 @@ Readability rules (why the charts look the way they do):
   values as two bars instead, because a one-point line is invisible.
 * mermaid's xychart lexer takes numbers without exponents and quoted labels without ``"``
   (``xychart.jison``), so values are written as fixed-point decimals and labels are
-  sanitised; long labels keep their start and end.
+  sanitised; long labels keep their start and end. With several suites a label is
+  ``tag/metric``, the tag being the end of the suite's name that tells it from the others
+  (``test_files/tool_trajectory_avg_score``).
 
 Everything is a pure function of a :class:`~adk_eval_action.analysis.compare.Comparison`.
 """
@@ -30,14 +32,17 @@ Everything is a pure function of a :class:`~adk_eval_action.analysis.compare.Com
 from __future__ import annotations
 
 import math
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison, MetricComparison
+from adk_eval_action.text import shorten
 
 MAX_PER_CHART = 10
-MAX_LABEL_CHARS = 32
+MAX_LABEL_CHARS = 40
+_MIN_TAG_CHARS = 12
 _LOWER_IS_BETTER_MARK = " ↓"
 
 
@@ -62,10 +67,10 @@ class MetricChart(BaseModel):
     def to_mermaid(self) -> str:
         """The chart as mermaid source (no code fence)."""
         lines = ["xychart-beta horizontal", f'    title "{_sanitize(self.title)}"']
-        if len(self.rows) == 1 and self.rows[0].baseline is not None:
-            row = self.rows[0]
-            labels = [f"{row.label} baseline", f"{row.label} head"]
-            series = [("bar", [row.baseline, row.head])]
+        first = self.rows[0]  # there is one at least (min_length)
+        if len(self.rows) == 1 and first.baseline is not None:
+            labels = [f"{first.label} baseline", f"{first.label} head"]
+            series = [("bar", [first.baseline, first.head])]
         else:
             labels = [row.label for row in self.rows]
             series = [("bar", [row.head for row in self.rows])]
@@ -132,9 +137,35 @@ def _nice_ceiling(value: float) -> float:
     return 10.0 ** (exponent + 1)
 
 
-def _label(row: MetricComparison, many_suites: bool) -> str:
-    name = f"{row.suite}/{row.metric_name}" if many_suites else row.metric_name
-    return name + ("" if row.higher_is_better else _LOWER_IS_BETTER_MARK)
+def suite_tags(suites: list[str]) -> dict[str, str]:
+    """Each suite name's shortest tail of segments (split after ``/`` and ``:``) that no
+    other of ``suites`` ends with: ``home_automation_agent:test_files`` is ``test_files``
+    beside ``home_automation_agent``, ``adk/app`` stays ``adk/app`` beside
+    ``adk_a2a/app``."""
+    tails = {name: re.split(r"(?<=[/:])", name) for name in suites}
+    tags = {}
+    for name, segments in tails.items():
+        for k in range(1, len(segments) + 1):
+            tag = "".join(segments[-k:])
+            if not any(o != name and o.endswith(tag) and (o == tag or o[-len(tag) - 1] in "/:")
+                       for o in suites):
+                break
+        tags[name] = tag
+    return tags
+
+
+def _label(row: MetricComparison, tags: dict[str, str] | None) -> str:
+    """``metric`` (one suite), else ``suite tag/metric`` in :data:`MAX_LABEL_CHARS`: the
+    metric's name as whole as the room allows (at most its start and end), the suite's tag
+    (:func:`suite_tags`) in the rest, cut in the middle (never one cut from the right,
+    which left ``tests/integration/fix…_avg_s #2``)."""
+    mark = "" if row.higher_is_better else _LOWER_IS_BETTER_MARK
+    if tags is None:
+        return row.metric_name + mark
+    tag = tags.get(row.suite, row.suite)
+    room = MAX_LABEL_CHARS - len(mark) - 1
+    metric = shorten(row.metric_name, max(room - min(len(tag), _MIN_TAG_CHARS), 1))
+    return f"{shorten(tag, room - len(metric))}/{metric}{mark}"
 
 
 def _is_score(row: MetricComparison) -> bool:
@@ -170,14 +201,15 @@ def _unique_labels(rows: list[ChartRow]) -> list[ChartRow]:
 def _group_rows(
     comparison: Comparison,
 ) -> tuple[list[ChartRow], list[ChartRow], list[str]]:
-    many_suites = len({m.suite for m in comparison.metrics}) > 1
+    suites = list(dict.fromkeys(m.suite for m in comparison.metrics))
+    tags = suite_tags(suites) if len(suites) > 1 else None
     scores: list[ChartRow] = []
     relative: list[ChartRow] = []
     not_charted: list[str] = []
     for row in comparison.metrics:
         head = row.head.mean if row.head else None
         base = row.baseline.mean if row.baseline else None
-        label = _label(row, many_suites)
+        label = _label(row, tags)
         if head is None:
             not_charted.append(f"`{label}` (no head score)")
         elif not math.isfinite(head) or (base is not None and not math.isfinite(base)):

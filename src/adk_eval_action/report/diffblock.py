@@ -12,8 +12,9 @@ close the block nor inject markdown, HTML or mentions (none is processed in a co
 from __future__ import annotations
 
 from adk_eval_action.report.evidence import CaseEvidence, TurnEvidence
-from adk_eval_action.report.format import fence, html_text
+from adk_eval_action.report.format import fence, html_text, one_line
 from adk_eval_action.report.invocations import ToolCallChange, call_text
+from adk_eval_action.text import shorten
 
 CHANGE_LABELS = {
     "newly_failing": "newly failing",
@@ -28,13 +29,18 @@ DROPPED_LABEL = "worse than the baseline"
 def evidence_summary(evidence: CaseEvidence, show_suite: bool = True) -> str:
     """The ``<summary>`` of a case's evidence (raw HTML, escaped by
     :func:`adk_eval_action.report.format.html_text`): eval case, eval set (and suite), the
-    change, the run shown when there are repeats, and the metrics that did not pass."""
-    where = html_text(evidence.eval_set_id, 60)
+    change, the run shown when there are repeats, and the metrics that did not pass. Names
+    are cut where they say least (:func:`adk_eval_action.text.shorten`)."""
+
+    def name(value: str, limit: int) -> str:
+        return html_text(shorten(one_line(value), limit), limit)
+
+    where = name(evidence.eval_set_id, 60)
     if show_suite:
-        where = f"{html_text(evidence.suite, 60)} / {where}"
+        where = f"{name(evidence.suite, 40)} / {where}"
     change = CHANGE_LABELS.get(evidence.change, evidence.change.replace("_", " "))
     parts = [
-        f"<code>{html_text(evidence.eval_id, 80)}</code> ({where})",
+        f"<code>{name(evidence.eval_id, 80)}</code> ({where})",
         DROPPED_LABEL if evidence.kind == "dropped" else html_text(change),
     ]
     if evidence.runs > 1 or (evidence.baseline_runs or 1) > 1:

@@ -57,6 +57,7 @@ from adk_eval_action.results.model import (
     EvalCaseRecord,
     MetricResult,
     MetricStatus,
+    RubricScoreRecord,
     RunRecord,
     RunResults,
 )
@@ -266,7 +267,8 @@ def failed_rubrics(metrics: Iterable[MetricResult]) -> Iterable[RubricEvidence]:
     """The rubric verdicts of ``metrics`` below 1 or without a verdict (the module's
     rules), per invocation when there are any, else overall."""
     for metric in metrics:
-        per_turn = [(inv.index + 1, r) for inv in metric.invocations for r in inv.rubrics]
+        per_turn: list[tuple[int | None, RubricScoreRecord]] = [
+            (inv.index + 1, r) for inv in metric.invocations for r in inv.rubrics]
         verdicts = per_turn or [(None, r) for r in metric.rubrics]
         for turn, rubric in verdicts:
             if rubric.score is not None and rubric.score >= 1.0:

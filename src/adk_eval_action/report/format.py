@@ -31,7 +31,7 @@ import math
 import re
 from typing import Any
 
-from adk_eval_action.text import visible
+from adk_eval_action.text import shorten, visible
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")
 # Backtick pairs, matched left to right as CommonMark pairs single backticks. md() keeps
@@ -104,6 +104,13 @@ def _md_plain(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
+def label(value: Any, limit: int = 40) -> str:
+    """A name in a table cell (a suite, an eval set id): :func:`md`, cut to ``limit``
+    characters where it says least (:func:`adk_eval_action.text.shorten`: a suite's agent
+    and the end of its eval set folder stay, ``home_automation_agent:…/memorizing``)."""
+    return md(shorten(one_line(value), limit), limit)
+
+
 def html_text(value: Any, limit: int = 200) -> str:
     """Escapes text for raw HTML such as a ``<summary>`` (where GitHub does not process
     markdown, so backslash escapes would show): HTML entities, newlines as spaces (a blank
@@ -112,14 +119,16 @@ def html_text(value: Any, limit: int = 200) -> str:
 
 
 def code(value: Any, limit: int = 80) -> str:
-    """Text as an inline code span in a table cell, cut to ``limit`` characters (``…``).
+    """Text as an inline code span in a table cell, cut to ``limit`` characters where it
+    says least (:func:`adk_eval_action.text.shorten`: an eval id that is a path keeps its
+    file name, a metric name its start and version).
 
     Backslash escapes are not processed in a code span, so only what would end the span (a
     backtick, shown as ``'``) or the table cell (a pipe, which GFM lets a backslash escape
     even inside a span) is changed; newlines become spaces. Mentions are not linked in a
     code span."""
     text = visible(str(value), keep="\t\n\r").replace("`", "'")
-    text = cut(text.replace("\n", " ").replace("\r", " "), limit)
+    text = shorten(text.replace("\n", " ").replace("\r", " "), limit)
     escaped = text.replace("|", "\\|").replace("<!--", "<!-" + ZERO_WIDTH_SPACE + "-")
     return f"`{escaped}`"
 

@@ -157,8 +157,11 @@ Records = Mapping[CaseKey, EvalCaseRecord]
 """One side's eval case records by key (:func:`~.html_view.case_records`)."""
 
 
-def _views(key: CaseKey, head: Records, baseline: Records) -> tuple[SideCase | None, ...]:
-    return tuple(side_case(side[key]) if key in side else None for side in (head, baseline))
+def _views(key: CaseKey, head: Records, baseline: Records
+           ) -> tuple[SideCase | None, SideCase | None]:
+    head_case, base_case = (side_case(side[key]) if key in side else None
+                            for side in (head, baseline))
+    return head_case, base_case
 
 
 def case_rows(context: CommentContext, head: Records, baseline: Records, limits: HtmlLimits,

@@ -98,8 +98,8 @@ def means_svg(row: MetricComparison) -> Svg:
                      f'width="{_n(max(1.0, right - left))}" height="9"/>')
     side = row.head or row.baseline
     if side is not None and side.threshold is not None and math.isfinite(side.threshold):
-        x = _n(_x(side.threshold, low, high))
-        parts.append(f'<line class="threshold" x1="{x}" x2="{x}" y1="0" y2="{_n(HEIGHT)}"/>')
+        at = _n(_x(side.threshold, low, high))
+        parts.append(f'<line class="threshold" x1="{at}" x2="{at}" y1="0" y2="{_n(HEIGHT)}"/>')
     title = (f"baseline {score(base)}, head {score(head)} on an axis from {score(low)} to "
              f"{score(high)}")
     if side is not None and side.threshold is not None:

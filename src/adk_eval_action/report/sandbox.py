@@ -116,7 +116,7 @@ def template_failure(template: Path, report: str) -> ConfigError:
                        line=line if isinstance(line, int) and line > 0 else None)
 
 
-def _wait_until_ready(template: Path, process: subprocess.Popen) -> None:
+def _wait_until_ready(template: Path, process: subprocess.Popen[bytes]) -> None:
     """Returns once the child wrote :data:`READY` or ended (its exit code and stderr then
     say why, read by the caller's ``communicate``).
 

@@ -1,5 +1,6 @@
-"""Reading and writing results files: ours (``schema_version`` 1, :mod:`.model`) and, through
-a reader the caller passes, google-adk's eval_history files.
+"""Reading and writing results files: ours (``schema_version`` 2, :mod:`.model`; files of
+version 1 are read and brought to version 2) and, through a reader the caller passes,
+google-adk's eval_history files.
 
 The eval_history reader lives in :mod:`adk_eval_action.adk.history` (it needs google-adk,
 which this package must not import: ``compare`` and ``render`` never pay for it unless a
@@ -21,7 +22,13 @@ from pydantic_core import PydanticSerializationError
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.redaction import Redactor
-from adk_eval_action.results.model import SCHEMA_VERSION, ErrorRecord, RunResults
+from adk_eval_action.results.agentdetails import shared_results
+from adk_eval_action.results.model import (
+    READABLE_SCHEMA_VERSIONS,
+    SCHEMA_VERSION,
+    ErrorRecord,
+    RunResults,
+)
 from adk_eval_action.results.trust import check_results
 from adk_eval_action.text import without_surrogates
 
@@ -148,8 +155,19 @@ def load_results(path: Path, history: HistoryReader | None = None) -> RunResults
             raise ResultsFileError(path, "not a results file: JSON nested too deeply") from e
 
 
-_OURS = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*%d\s*,' % SCHEMA_VERSION)
-"""The start of a results file of this schema version, as :func:`save_results` writes it."""
+_OURS = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*(%s)\s*,' % "|".join(
+    str(v) for v in READABLE_SCHEMA_VERSIONS).encode())
+"""The start of a results file of a version this one reads, as :func:`save_results` writes
+it."""
+
+
+def _current(results: RunResults) -> RunResults:
+    """Results of an older ``schema_version`` as this version's: version 1 repeated each
+    agent's details in every invocation, version 2 keeps them once per suite
+    (:mod:`.agentdetails`)."""
+    if results.schema_version < SCHEMA_VERSION:
+        shared_results(results).schema_version = SCHEMA_VERSION
+    return results
 
 
 def _adk_history(path: Path, history: HistoryReader | None) -> RunResults:
@@ -177,7 +195,7 @@ def _load_results(path: Path, history: HistoryReader | None) -> RunResults:
         # without the intermediate dicts. Anything wrong falls through to the path below,
         # whose errors say what is wrong.
         try:
-            return check_results(RunResults.model_validate_json(raw), path)
+            return _current(check_results(RunResults.model_validate_json(raw), path))
         except ValidationError:
             pass
     try:
@@ -191,17 +209,18 @@ def _load_results(path: Path, history: HistoryReader | None) -> RunResults:
         except json.JSONDecodeError as e:
             raise ResultsFileError(path, f"not valid JSON: {e}") from e
     if isinstance(data, dict) and "schema_version" in data:
-        if data["schema_version"] != SCHEMA_VERSION:
+        if data["schema_version"] not in READABLE_SCHEMA_VERSIONS:
             raise ResultsFileError(
                 path,
                 f"schema_version {data['schema_version']!r} is not supported by this version "
-                f"(expects {SCHEMA_VERSION}); re-run the evaluation with this version",
+                f"(reads {', '.join(map(str, READABLE_SCHEMA_VERSIONS))}); re-run the "
+                "evaluation with this version",
             )
         try:
             results = RunResults.model_validate(data)
         except ValidationError as e:
             raise ResultsFileError(path, f"not a valid results file: {e}") from e
-        return check_results(results, path)
+        return _current(check_results(results, path))
     if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
         return _adk_history(path, history)
     raise ResultsFileError(

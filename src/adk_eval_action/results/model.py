@@ -1,11 +1,13 @@
 """The results file: a versioned, self-describing record of one evaluation run.
 
-Shape (``schema_version`` 1)::
+Shape (``schema_version`` 2)::
 
     RunResults
       complete            false when errors kept scores from being computed (exit 2)
       metadata            git sha/ref, google-adk and tool versions, timestamps
       suites[]            one per (agent, eval config)
+        agent_details     each agent's details (instructions, tool declarations) once, by
+                          key; the invocations' app_details refer to them
         eval_sets[]       file, eval_set_id, content hash, shape it was loaded from
           eval_cases[]    eval_id, line of the eval_id in the file, expected invocations
             runs[]        one per repeat (--num-runs); status, error, actual invocations
@@ -15,6 +17,10 @@ Shape (``schema_version`` 1)::
       errors[]            errors that belong to no suite
       shard               set in one part of a sharded run (run --shard K/N): which shard
                           of which plan; absent in a whole run and in merged results
+
+Version 2 keeps each agent's details once per suite (:mod:`.agentdetails`); version 1
+repeated them in every invocation, and its files are still read (their details are then
+shared as they load).
 
 Scores are in the metric's own range (``min_value``..``max_value``). Every number shown in
 the PR comment can be recomputed from this file. ADK's own
@@ -32,7 +38,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The versions a file may have; older ones are brought to :data:`SCHEMA_VERSION` as they
+#: load (results.io).
+READABLE_SCHEMA_VERSIONS = (1, 2)
 
 
 class _Status(str, Enum):
@@ -189,6 +198,8 @@ class RunRecord(BaseModel):
     error_kind: str | None = None
     metrics: list[MetricResult] = Field(default_factory=list)
     session_id: str | None = None
+    #: The invocations ADK's evaluators received, each an ADK ``Invocation`` as JSON whose
+    #: ``app_details.agent_details`` name keys of the suite's ``agent_details``.
     actual_invocations: list[dict[str, Any]] | None = None
 
 
@@ -276,6 +287,10 @@ class SuiteRecord(BaseModel):
     eval_config: dict[str, Any] | None = None
     judge_models: dict[str, str] = Field(default_factory=dict)
     num_runs: int = 1
+    #: Each distinct ADK ``AgentDetails`` (an agent's name, instructions and tool
+    #: declarations, as JSON) of the suite's invocations, once, by the key their
+    #: ``app_details.agent_details`` give (:mod:`adk_eval_action.results.agentdetails`).
+    agent_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: Set when this suite was not evaluated but taken from the baseline (``--changed-only``:
     #: nothing it depends on changed): the commit the baseline was recorded at.
     reused_from: str | None = None

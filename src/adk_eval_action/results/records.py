@@ -70,14 +70,17 @@ _Key = tuple[str, str, bool]
 
 def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, list[str]]]]:
     """Per (metric, reason, code failed): how many runs, and which eval cases per eval set
-    (index into ``record.eval_sets``), of the gated metrics without a score."""
+    (index into ``record.eval_sets``), of the metrics without a score (an informational
+    one only when it errored)."""
     runs: Counter[_Key] = Counter()
     cases: dict[_Key, dict[int, list[str]]] = {}
     for index, eval_set in enumerate(record.eval_sets):
         for case in eval_set.eval_cases:
             for metric in (m for r in case.runs for m in r.metrics):
-                if metric.informational or metric.status.value not in ("error", "not_evaluated"):
-                    continue
+                if metric.status.value not in ("error", "not_evaluated") or (
+                    metric.informational and metric.status.value != "error"
+                ):
+                    continue  # an informational metric's code failing is still a fault
                 reason = metric.reason or "the metric returned NOT_EVALUATED"
                 if reason.startswith(("model:", "credentials:", "judge:")):
                     # A judge that could not be reached, or that the API does not know: said
@@ -92,15 +95,16 @@ def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, 
 
 
 def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
-    """One error record per (metric, reason) of the suite's gated metrics without a score,
-    naming every eval set and eval case it hit (:func:`affected_text`), never passed over.
+    """One error record per (metric, reason) of the suite's metrics without a score (gated
+    metrics, and informational ones whose code failed), naming every eval set and eval case
+    it hit (:func:`affected_text`), never passed over.
 
-    A metric that raised while scoring or gave a non-finite score (status ``error``) is a
-    fault of the metric's code, not of the agent: kind ``metric_code``, which makes the run
-    incomplete (exit 2). One that was not evaluated (ADK's NOT_EVALUATED: a judge without a
-    usable verdict, a rubric without one) is kind ``metric``, counted by the gate's
-    ``not_evaluated`` setting. ``file``/``eval_set_id`` are set when one eval set was hit,
-    ``eval_id`` when one eval case was."""
+    A metric that raised while scoring or gave a non-finite score or one outside the range
+    it declared (status ``error``) is a fault of the metric's code, not of the agent: kind
+    ``metric_code``, which makes the run incomplete (exit 2). One that was not evaluated
+    (ADK's NOT_EVALUATED: a judge without a usable verdict, a rubric without one) is kind
+    ``metric``, counted by the gate's ``not_evaluated`` setting. ``file``/``eval_set_id`` are
+    set when one eval set was hit, ``eval_id`` when one eval case was."""
     runs, cases = _unscored(record)
     names = _set_names(record)
     errors = []

@@ -31,12 +31,14 @@ text is its first non-empty text) and per-case metric order the same as in the r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from adk_eval_action.results.identity import rename_suites
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
@@ -172,6 +174,27 @@ class ScoreTable:
         """Bytes held by the numpy columns (the lists and skeleton not counted)."""
         return sum(v.nbytes for v in (getattr(self, f) for f in self.__slots__) if _is_array(v))
 
+    def renamed(self, renames: dict[str, str]) -> ScoreTable:
+        """This table with its suites named by ``renames`` (old name -> new name; the new
+        names must not be in the table already): every key that starts with a suite name,
+        and the skeleton (:mod:`adk_eval_action.results.identity`). ``self`` unchanged
+        without renames."""
+        if not renames:
+            return self
+
+        def key(k: tuple[str, ...]) -> tuple[str, ...]:
+            return (renames.get(k[0], k[0]), *k[1:])
+
+        return dataclasses.replace(
+            self,
+            skeleton=rename_suites(self.skeleton.model_copy(deep=True), renames),
+            case_keys=[key(k) for k in self.case_keys],  # type: ignore[misc]
+            metric_keys=[key(k) for k in self.metric_keys],  # type: ignore[misc]
+            rubric_keys=[key(k) for k in self.rubric_keys],  # type: ignore[misc]
+            repeated={key(k): n for k, n in self.repeated.items()},  # type: ignore[misc]
+            kept_records={key(k): r for k, r in self.kept_records.items()},  # type: ignore[misc]
+        )
+
     @classmethod
     def from_results(cls, results: RunResults) -> ScoreTable:
         """The table of a loaded results object (which is not modified)."""
@@ -215,27 +238,27 @@ class TableBuilder:
     case_rows: dict[CaseKey, int] = field(default_factory=dict)
     case_files: list[str | None] = field(default_factory=list)
     case_lines: list[int | None] = field(default_factory=list)
-    run_case: array = field(default_factory=lambda: array("i"))
-    run_status: array = field(default_factory=lambda: array("b"))
+    run_case: array[int] = field(default_factory=lambda: array("i"))
+    run_status: array[int] = field(default_factory=lambda: array("b"))
     run_errors: dict[int, str] = field(default_factory=dict)
     metric_ids: dict[MetricKey, int] = field(default_factory=dict)
     metric_info: list[MetricInfo] = field(default_factory=list)
     reason_ids: dict[str, int] = field(default_factory=dict)
-    m_case: array = field(default_factory=lambda: array("i"))
-    m_run: array = field(default_factory=lambda: array("i"))
-    m_key: array = field(default_factory=lambda: array("i"))
-    m_score: array = field(default_factory=lambda: array("d"))
-    m_has_score: array = field(default_factory=lambda: array("b"))
-    m_status: array = field(default_factory=lambda: array("b"))
-    m_informational: array = field(default_factory=lambda: array("b"))
-    m_reason: array = field(default_factory=lambda: array("i"))
+    m_case: array[int] = field(default_factory=lambda: array("i"))
+    m_run: array[int] = field(default_factory=lambda: array("i"))
+    m_key: array[int] = field(default_factory=lambda: array("i"))
+    m_score: array[float] = field(default_factory=lambda: array("d"))
+    m_has_score: array[int] = field(default_factory=lambda: array("b"))
+    m_status: array[int] = field(default_factory=lambda: array("b"))
+    m_informational: array[int] = field(default_factory=lambda: array("b"))
+    m_reason: array[int] = field(default_factory=lambda: array("i"))
     rubric_ids: dict[RubricKey, int] = field(default_factory=dict)
     rubric_text: list[str | None] = field(default_factory=list)
     repeated: dict[CaseKey, int] = field(default_factory=dict)
-    r_case: array = field(default_factory=lambda: array("i"))
-    r_key: array = field(default_factory=lambda: array("i"))
-    r_score: array = field(default_factory=lambda: array("d"))
-    r_has_score: array = field(default_factory=lambda: array("b"))
+    r_case: array[int] = field(default_factory=lambda: array("i"))
+    r_key: array[int] = field(default_factory=lambda: array("i"))
+    r_score: array[float] = field(default_factory=lambda: array("d"))
+    r_has_score: array[int] = field(default_factory=lambda: array("b"))
     kept_records: dict[CaseKey, EvalCaseRecord] = field(default_factory=dict)
     kept_failing: int = 0
 
@@ -303,11 +326,11 @@ class TableBuilder:
                 self.rubric_text[r] = rubric.text
             # A non-finite verdict is no verdict (a verdict is 0 or 1, or a mean of them).
             verdict = rubric.score
-            scored = verdict is not None and math.isfinite(verdict)
+            scored = verdict if verdict is not None and math.isfinite(verdict) else None
             self.r_case.append(row)
             self.r_key.append(r)
-            self.r_score.append(verdict if scored else 0.0)  # type: ignore[arg-type]
-            self.r_has_score.append(scored)
+            self.r_score.append(0.0 if scored is None else scored)
+            self.r_has_score.append(scored is not None)
 
     def build(self, skeleton: RunResults) -> ScoreTable:
         """The table of every case added so far, with ``skeleton`` (results without eval

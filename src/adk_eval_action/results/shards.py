@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -162,18 +163,21 @@ def _owners(infos: list[tuple[str, ShardInfo]]) -> dict[CaseKey, str]:
     """
     owner: dict[CaseKey, str] = {}
     for name, info in infos:
-        for key in map(tuple, info.cases):
+        for key in info.cases:  # tuples: ShardInfo validates each as a CaseKey
             if key in owner:
                 raise MergeError(f"eval case {'/'.join(key)} is in {owner[key]} and in {name}")
-            owner[key] = name  # type: ignore[index]
-    absent = [k for k in map(tuple, infos[0][1].plan) if k not in owner]
+            owner[key] = name
+    absent = [k for k in infos[0][1].plan if k not in owner]
     if absent:
         raise MergeError(f"eval case {'/'.join(absent[0])} of the plan is in no part")
-    return owner  # type: ignore[return-value]
+    return owner
 
 
-def _unique(items: Sequence[object]) -> list:
-    out: list = []
+T = TypeVar("T")
+
+
+def _unique(items: Sequence[T]) -> list[T]:
+    out: list[T] = []
     for item in items:
         if item not in out:
             out.append(item)
@@ -182,7 +186,8 @@ def _unique(items: Sequence[object]) -> list:
 
 def _merge_suite(name: str, parts: list[SuiteRecord], plan: list[CaseKey]) -> SuiteRecord:
     """One suite of the merged results: the first part's record with every part's cases
-    in the plan's order, errors and warnings once, metric errors recomputed."""
+    in the plan's order, errors, warnings and agent details once, metric errors
+    recomputed."""
     merged = parts[0].model_copy(deep=True)
     cases = {
         (s.eval_set_id, c.eval_id): c
@@ -201,6 +206,7 @@ def _merge_suite(name: str, parts: list[SuiteRecord], plan: list[CaseKey]) -> Su
     merged.errors = _unique([e for p in parts for e in p.errors if not is_metric_error(e)])
     merged.errors += metric_errors(merged)
     merged.warnings = _unique([w for p in parts for w in p.warnings])
+    merged.agent_details = {k: v for p in parts for k, v in p.agent_details.items()}
     _merge_directions(merged, parts)
     return merged
 

@@ -109,7 +109,8 @@ def _by_suite(keys: list[CaseKey]) -> dict[str, dict[str, list[str]]]:
 
 def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
     """Appends ``extra``'s runs to the same cases of ``results`` (numbered after each
-    case's last run) and its errors and warnings to the suite; returns the runs added."""
+    case's last run) and its errors, warnings and agent details to the suite; returns the
+    runs added."""
     suite = next((s for s in results.suites if s.name == extra.name), None)
     if suite is None:
         return 0
@@ -130,6 +131,7 @@ def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
                 added += 1
     suite.errors.extend(extra.errors)
     suite.warnings.extend(w for w in extra.warnings if w not in suite.warnings)
+    suite.agent_details.update(extra.agent_details)  # what the added runs refer to
     return added
 
 

@@ -32,8 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from adk_eval_action.files import MAX_CONFIG_BYTES, load_yaml
 from adk_eval_action.git import Git, GitError
 from adk_eval_action.project.config import ProjectConfig
-from adk_eval_action.project.discovery import Suite
-from adk_eval_action.results.model import RunResults, SuiteRecord
+from adk_eval_action.project.discovery import Suite, relative_path
+from adk_eval_action.results.identity import baseline_renames, rename_suites
+from adk_eval_action.results.model import EvalSetRecord, RunResults, SuiteRecord
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
@@ -206,10 +207,25 @@ async def _imported(request: RunRequest, suites: list[Suite], changed: set[Path]
     return files
 
 
+def _named_as_now(baseline: RunResults, suites: list[Suite], workdir: Path) -> None:
+    """The baseline's suites renamed, in place, to the names of the same suites now (same
+    agent and eval set folder, results.identity): a suite the baseline recorded under an
+    older name is reused all the same."""
+    def rel(path: Path) -> str:
+        return relative_path(path, workdir)
+
+    now = [SuiteRecord(name=s.name, agent=rel(s.agent_dir) if s.agent_dir else None,
+                       eval_sets=[EvalSetRecord(eval_set_id=p.name, file=rel(p))
+                                  for p in s.eval_set_paths])
+           for s in suites]
+    rename_suites(baseline, baseline_renames(baseline.suites, now))
+
+
 def _select(
     request: RunRequest, suites: list[Suite], baseline: RunResults, changed: set[Path],
     entries: set[str], sha: str,
 ) -> ChangedSelection:
+    _named_as_now(baseline, suites, request.workdir)
     records = {s.name: s for s in baseline.suites}
     selection = ChangedSelection(evaluate=[], since=sha)
     for suite in suites:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +30,7 @@ from adk_eval_action.errors import (
     error_kind,
 )
 from adk_eval_action.files import OutsideRoot
+from adk_eval_action.github.logs import case_title
 from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.io import save_results
@@ -101,7 +103,7 @@ def error_annotations(
     ``PipelineOutcome.error``)."""
     agents = [
         ErrorAnnotation(
-            suite=e.suite, title=f"{e.suite}: agent", file=e.file, line=e.line,
+            suite=e.suite, title=case_title(e.suite, "agent"), file=e.file, line=e.line,
             message=redact(_with_hint(e)),
         )
         for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
@@ -109,7 +111,7 @@ def error_annotations(
     placed = [
         ErrorAnnotation(
             suite=e.suite or "", kind=e.kind, file=e.file, line=e.line,
-            title=f"{e.suite}: {e.kind}" if e.suite else "adk-eval-action",
+            title=case_title(e.suite, e.kind) if e.suite else "adk-eval-action",
             message=redact(_with_hint(e)),
         )
         for e in [*(e for s in results.suites for e in s.errors), *results.errors]
@@ -137,9 +139,9 @@ class PipelineOutcome(BaseModel):
     comment_path: Path | None = None
     failures: list[CaseFailure] = Field(default_factory=list)
     error_annotations: list[ErrorAnnotation] = Field(default_factory=list)
-    metrics: dict[str, dict] = Field(default_factory=dict)
+    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: The ``regressed`` step output (report.headline.regressed_output).
-    regressed: list[dict] = Field(default_factory=list)
+    regressed: list[dict[str, Any]] = Field(default_factory=list)
     suites: list[str] = Field(default_factory=list)
     comparison: Comparison | None = None
     gate: GateResult | None = None
@@ -182,7 +184,7 @@ def case_failures(gate: GateResult, without: Collection[str] = ()) -> list[CaseF
     return failures
 
 
-def metrics_output(comparison: Comparison) -> dict[str, dict]:
+def metrics_output(comparison: Comparison) -> dict[str, dict[str, Any]]:
     """The ``metrics`` step output: per ``suite/metric``, head, baseline, delta, threshold
     and the call."""
     return {
@@ -190,7 +192,7 @@ def metrics_output(comparison: Comparison) -> dict[str, dict]:
             "head": m.head.mean if m.head else None,
             "baseline": m.baseline.mean if m.baseline else None,
             "delta": m.delta,
-            "threshold": (m.head or m.baseline).threshold if (m.head or m.baseline) else None,
+            "threshold": side.threshold if (side := m.head or m.baseline) else None,
             "classification": m.classification,
         }
         for m in comparison.metrics

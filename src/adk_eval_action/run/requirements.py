@@ -61,7 +61,7 @@ def installer_command() -> list[str]:
 
 def install_requirements(
     specs: Sequence[str], workdir: Path,
-    run: Callable[..., subprocess.CompletedProcess] | None = None,
+    run: Callable[..., subprocess.CompletedProcess[str]] | None = None,
     root: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> None:

@@ -269,8 +269,10 @@ GATE_NAMES = {"mode": "gate_mode"}
 
 
 def _bounds(metadata: list[Any]) -> tuple[float | None, float | None]:
-    ge = next((m.ge for m in metadata if isinstance(m, annotated_types.Ge)), None)
-    le = next((m.le for m in metadata if isinstance(m, annotated_types.Le)), None)
+    ge = next((m.ge for m in metadata
+               if isinstance(m, annotated_types.Ge) and isinstance(m.ge, (int, float))), None)
+    le = next((m.le for m in metadata
+               if isinstance(m, annotated_types.Le) and isinstance(m.le, (int, float))), None)
     return ge, le
 
 
@@ -280,7 +282,7 @@ def _specs() -> dict[str, OptionSpec]:
         option = next((m for m in info.metadata if isinstance(m, Option)), None)
         if option is None:
             continue
-        default = info.default_factory() if info.default_factory else info.default
+        default = info.get_default(call_default_factory=True)
         specs[name] = OptionSpec(name, name, False, info.annotation, default, option,
                                  *_bounds(info.metadata))
     for field, info in GateConfig.model_fields.items():

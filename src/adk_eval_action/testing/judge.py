@@ -40,6 +40,12 @@ EXTRA_JUDGE_PREFIX = "stand-in-judge-extra-"
 that id which was never sent (ADK's parser matches it to no rubric it sent and logs "Rubric …
 not found in the rubrics provided to the metric")."""
 
+TOOLS_JUDGE_MODEL = "stand-in-judge-tools"
+"""Judge model name whose ``rubric_based_tool_use_quality_v1`` answers judge each property
+against the prompt's ``<available_tools>`` block (the tool declarations ADK takes from the
+invocation's ``app_details``; "Agent has no tools." without them) instead of the tool calls:
+a verdict that depends on what the judge was told the agent has."""
+
 _GARBAGE_ANSWER = "Honestly the agent did a fine job overall, I would give it a thumbs up."
 
 
@@ -424,6 +430,8 @@ class StandInJudge(BaseLlm):
       (:func:`alter_rubric_answer`); ADK's parser accepts both answers.
     * ``stand-in-judge-extra-<rubric id>``: the rubric answer also gives a verdict on a
       rubric of that id that was never sent, which ADK drops with a warning.
+    * ``stand-in-judge-tools``: tool-use properties are judged against the tool
+      declarations (:data:`TOOLS_JUDGE_MODEL`).
     """
 
     @classmethod
@@ -435,6 +443,14 @@ class StandInJudge(BaseLlm):
     def capabilities(self) -> Any:
         """Declares capabilities outright, avoiding ADK's name-based fallback (2.x)."""
         return llm_capabilities(output_schema_and_tools=False)
+
+    def _answer(self, prompt: str) -> str:
+        """:func:`answer_judge_prompt`, or for :data:`TOOLS_JUDGE_MODEL`'s tool-use prompts
+        the properties judged against the declared tools."""
+        if self.model == TOOLS_JUDGE_MODEL and judge_prompt_kind(prompt) == "tool_use_quality":
+            return _answer_line_rubrics(prompt, "<available_tools>", "</available_tools>",
+                                        "tool declarations")
+        return answer_judge_prompt(prompt)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
@@ -456,7 +472,7 @@ class StandInJudge(BaseLlm):
                 for part in content.parts or []
                 if part.text
             )
-            text = alter_rubric_answer(answer_judge_prompt(prompt), self.model)
+            text = alter_rubric_answer(self._answer(prompt), self.model)
         parts = [genai_types.Part(text=text)]
         yield LlmResponse(
             content=genai_types.Content(role="model", parts=parts),
