@@ -211,8 +211,18 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
         (False, "not gated: fail_on threshold")}
     assert (ws / "adk-eval-results.json").is_file()
     assert "ADK eval" in (tmp_path / "summary.md").read_text()
+    # The HTML report beside the results, which the comment and the summary link to (the
+    # run page's artifacts); every eval case of the results has its row.
+    report = (ws / "adk-eval-report.html").read_text()
+    artifacts = "https://github.example/octo/agents/actions/runs/4242#artifacts"
+    assert f"[the HTML report]({artifacts})" in body
+    assert f"[the HTML report]({artifacts})" in (tmp_path / "summary.md").read_text()
+    ids = [c["eval_id"] for s in json.loads((ws / "adk-eval-results.json").read_text())[
+        "suites"] for e in s["eval_sets"] for c in e["eval_cases"]]
+    assert ids and all(f'<code class="cid">{i}</code>' in report for i in ids)
     written = [ws / "adk-eval-results.json", ws / "adk-eval-comment.md",
-               ws / "adk-eval-pr.json", tmp_path / "summary.md", tmp_path / "output.txt"]
+               ws / "adk-eval-pr.json", ws / "adk-eval-report.html", tmp_path / "summary.md",
+               tmp_path / "output.txt"]
     assert not [p for p in written if TOKEN in p.read_text()]  # no secret in any file
 
     second = CliRunner().invoke(action_command, [], env=env)

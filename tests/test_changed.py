@@ -152,3 +152,18 @@ def test_no_baseline_means_a_full_run(repo: Path) -> None:
     assert called == set(SUITES)
     assert "evaluating every suite: no baseline" in output
     assert _reused(results) == set()
+
+
+def test_suites_recorded_under_older_names_are_reused(repo: Path) -> None:
+    """A baseline recorded when suite names were longer (results.identity: the same agent
+    and eval set folder) is reused under today's names."""
+    base = repo.parent / "base.json"
+    data = load_json(base)
+    for suite in data["suites"]:
+        suite["name"] = f"{suite['agent']}:{suite['agent']}/eval"
+    base.write_text(json.dumps(data))
+    (repo / "beta" / "agent.py").write_text((repo / "beta" / "agent.py").read_text() + "\n")
+    called, results, _ = _changed_only(repo)
+    assert called == {"beta"}
+    assert _reused(results) == {"alpha", "gamma"}
+    assert [s["name"] for s in results["suites"]] == list(SUITES)

@@ -210,3 +210,5 @@ def test_the_warning_reaches_the_results_the_comment_and_the_console(
             "`tests/eval/eval_config.json` looks like an eval config: name it as the suite's "
             "`eval_config:` in adk-eval.yaml") in comment
     assert f"warning: {warning}" in result.output
+    planned = cli("plan")
+    assert planned.exit_code == 0 and f"warning: {warning}" in planned.output, planned.output

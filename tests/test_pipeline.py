@@ -172,11 +172,15 @@ def test_compare_and_render_commands_need_no_agent(
     # none, so its comment does not (issue 11, item 8).
     chart_line = "📈 A chart of baseline vs head per metric is in the job summary.\n"
     assert chart_line in comment
+    # The run wrote the HTML report too (--html-out); render was asked for none.
+    html_line = ("📄 Every eval case turn by turn, baseline beside head: the HTML report "
+                 "`report.html`.\n")
+    assert html_line in comment and "HTML report" not in rendered.output
 
     def lines(text: str) -> list[str]:
         return [line for line in text.splitlines() if line.strip()]
 
-    assert lines(rendered.output) == lines(comment.replace(chart_line, ""))
+    assert lines(rendered.output) == lines(comment.replace(chart_line, "").replace(html_line, ""))
 
 
 def test_no_baseline_says_so(good_run: SharedRun) -> None:

@@ -213,9 +213,8 @@ def pipeline_request(run: ActionRun) -> RunRequest:
     with what the action decides itself.
 
     The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
-    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says. The
-    comment and summary are written by `publish` (with marker and run link; the summary
-    under its 1 MiB cap), so the pipeline writes neither.
+    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
+    `publish` writes the comment and summary; the pipeline the HTML report, for upload.
 
     Raises:
         ConfigError: adk-eval.yaml is unreadable or invalid, or a value is out of range.
@@ -226,6 +225,7 @@ def pipeline_request(run: ActionRun) -> RunRequest:
     settings = request.settings.model_copy(update={
         "record": run.records_baseline, "base_ref": base_ref,
         "comment_out": None, "summary_out": None,
+        "html_out": request.settings.results_path.parent / "adk-eval-report.html",
     })
     return request.model_copy(update={
         "settings": settings,

@@ -1,6 +1,7 @@
-"""Command line: ``adk-eval-action run | compare | render`` (and ``action`` / ``comment`` for
-GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or infrastructure error
-(an unexpected exception too: "internal error"), 130/143 stopped by SIGINT/SIGTERM.
+"""Command line: ``adk-eval-action run | compare | render | plan | init`` (and ``action`` /
+``comment`` for GitHub). Exit codes: 0 gate passed, 1 gate failed, 2 usage, config or
+infrastructure error (an unexpected exception too: "internal error"), 130/143 stopped by
+SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -197,12 +198,37 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         _echo(text, redact)
 
 
+@main.command("init")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--num-runs", type=click.IntRange(min=1), default=2, show_default=True,
+              help="num_runs written to adk-eval.yaml: runs of each eval case.")
+def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
+    """Write adk-eval.yaml naming the suites found under PATHS (default: .) and
+    .github/workflows/adk-eval.yml, the workflow that evaluates every pull request.
+
+    A file that exists is never overwritten (it is named and left as it is); exits 2 when
+    nothing was written (both exist, or no suite was found)."""
+    from adk_eval_action.run.init import init_project
+
+    with _console():
+        result = init_project(Path.cwd(), list(paths) or [Path(".")], num_runs)
+        if not result.written:
+            log.error("nothing written: %s", ", ".join(
+                os.path.relpath(p) for p in result.kept))
+            sys.exit(EXIT_USAGE)
+        log.info("next: `adk-eval-action plan` shows what a run costs; add your model's key "
+                 "(GOOGLE_API_KEY) to the repository's Actions secrets, commit the files and "
+                 "push: the first push to the default branch records the baseline")
+
+
 @main.command("plan")
 @click_options("plan")
 def plan_command(**flags: Any) -> None:
     """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
     eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
-    and --parallelism. Exits 2 on the errors `run` would report (config, eval sets, agents).
+    and --parallelism; the warnings `run` would give of the suites (an eval config near eval
+    sets left on ADK's default criteria). Exits 2 on the errors `run` would report (config,
+    eval sets, agents).
     """
     import asyncio
 
@@ -212,11 +238,14 @@ def plan_command(**flags: Any) -> None:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
     click.echo("\n".join(found.lines()))
+    warnings = dict.fromkeys(w for record in records for w in record.warnings)
     errors = [e for record in records for e in record.errors]
+    with _console():
+        for warning in warnings:  # what `run` would warn of too (an eval config not used)
+            log.warning("%s", warning)
+        for error in errors:
+            log.error("%s", error.message)
     if errors:
-        with _console():
-            for error in errors:
-                log.error("%s", error.message)
         sys.exit(EXIT_USAGE)
 
 

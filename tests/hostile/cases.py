@@ -363,6 +363,39 @@ def _controls_shown_escaped(run: Run) -> None:
     assert ids == [CONTROLS], "the results file keeps the id as written"
 
 
+REPORT_TEXT = ('<script>alert(1)</script><img src=x onerror="alert(2)"> '
+               '<a href="javascript:alert(3)">link</a> [md](javascript:alert(4)) '
+               "\u202eevil\u200bid")
+"""Agent text and an eval id for the HTML report: a script, an event handler, javascript:
+links (HTML and markdown), an RTL override and a zero-width space."""
+
+
+def _report_inert(run: Run) -> None:
+    """The HTML report beside the results holds the hostile text as text: only its own two
+    scripts (allowed by hash in its Content-Security-Policy), no element or handler from
+    data, no link but the workflow run's and its own fragments; the RTL override and the
+    zero-width space of the eval id written as escapes."""
+    from html.parser import HTMLParser
+
+    report = run.files["adk-eval-report.html"]
+    found: list[tuple[str, dict[str, str | None]]] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.append((tag, dict(attrs)))
+
+    Tags().feed(report)
+    assert [t for t, a in found if t == "script" and "type" not in a] == ["script", "script"]
+    assert not [t for t, _ in found if t in ("img", "iframe", "object", "embed", "form")]
+    assert not [a for _, a in found if any(k.startswith("on") for k in a)]
+    links = [a.get("href") or "" for t, a in found if t == "a"]
+    assert all(h.startswith("#") for h in links[1:]) and links[0].startswith("https://"), links
+    [csp] = [a["content"] or "" for t, a in found if t == "meta" and a.get("http-equiv")]
+    assert "'unsafe-inline'" not in csp and "script-src 'sha256-" in csp
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=" in report
+    assert "\\u202eevil\\u200bid" in report and "\u202e" not in report
+
+
 #: A file named like an eval config (project.layout.CONFIG_LIKE) beside eval sets left on
 #: ADK's default criteria: its name is repeated in the suite's warning (log and comment).
 CONFIG_LIKE_NAME = (f"x\n::warning::fake warning\n@octocat {OTHER_MARKER} "
@@ -389,6 +422,34 @@ def _config_like_name_inert(run: Run) -> None:
         assert OTHER_MARKER not in text and "\u202e" not in text and "\\u202e" in text
         prose = re.sub(r"`[^`\n]*`", "", text)
         assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
+
+
+#: A folder of eval sets whose name YAML and the runner would misread: `init` writes it into
+#: adk-eval.yaml (project.scaffold) and prints it.
+HOSTILE_FOLDER = "ev\n::warning::fake #: 'q' [y] *z"
+
+
+def _hostile_folder(ws: Workspace) -> None:
+    eval_set = ws.hostile_agent("Go away.")
+    eval_set.parent.rename(eval_set.parent.parent / HOSTILE_FOLDER)
+
+
+def _init_round_trips(run: Run) -> None:
+    """The written adk-eval.yaml names exactly the suites discovery finds, the hostile
+    folder's eval sets and eval config included."""
+    from adk_eval_action.project.config import load_project_config
+    from adk_eval_action.project.discovery import discover_suites, suites_from_config
+
+    root = run.workspace.root
+    path = root / "adk-eval.yaml"
+    written = suites_from_config(load_project_config(path), path)
+    found = [s for s in discover_suites([root], root) if s.agent_dir]
+    assert [(s.name, s.eval_set_paths, s.eval_config_path) for s in written] == [
+        (s.name, [p.resolve() for p in s.eval_set_paths], s.eval_config_path.resolve()
+         if s.eval_config_path else None) for s in found]
+    assert any(HOSTILE_FOLDER in str(p) for s in written for p in s.eval_set_paths)
+    assert (root / ".github/workflows/adk-eval.yml").is_file()
+    assert "eval sets hostile_agent/ev\\x0a::warning::fake #: 'q'" in run.log  # one line
 
 
 # --------------------------------------------------------------------------- 6: secrets
@@ -692,8 +753,14 @@ CASES: list[Case] = [
     Case("k5-control-and-bidi-characters-in-eval-id", 5,
          lambda ws: ws.hostile_agent("Go away.", cases=[CONTROLS]), 1,
          r"failing eval case", check=_controls_shown_escaped),
+    Case("k5-html-report-script-handlers-links-bidi", 5,
+         lambda ws: ws.hostile_agent(REPORT_TEXT, cases=[REPORT_TEXT]), 1,
+         r"failing eval case", check=_report_inert),
     Case("k5-eval-config-like-file-name", 5, _config_like_file, 1,
          r"looks like an eval config", check=_config_like_name_inert),
+    Case("k5-init-hostile-folder-name", 5, _hostile_folder, 0, r"wrote adk-eval\.yaml",
+         evaluated=False, recorded=False, cli=True, run=lambda ws: ws.cli("init"),
+         check=_init_round_trips),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",

@@ -86,6 +86,9 @@ class CommentContext(BaseModel):
             that are not failing), with evidence or not.
         summary_written: whether a job summary is written (the comment points at the chart
             there only then).
+        html_report: the HTML report's file name when one is written (``--html-out``; the
+            action's ``adk-eval-report.html``), which the comment and summary point at (in
+            the run's artifacts, on GitHub).
     """
 
     comparison: Comparison
@@ -104,6 +107,7 @@ class CommentContext(BaseModel):
     dropped_evidence: list[CaseEvidence] = Field(default_factory=list)
     dropped_total: int = 0
     summary_written: bool = True
+    html_report: str | None = None
 
 
 def with_evidence(

@@ -183,6 +183,7 @@ def comment_context(
         chart=metric_chart_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
         summary_written=request.settings.summary_out is not None if summary is None else summary,
+        html_report=request.settings.html_out.name if request.settings.html_out else None,
     )
     return with_evidence(context, results, baseline)
 

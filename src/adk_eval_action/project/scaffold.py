@@ -1,0 +1,184 @@
+"""What ``adk-eval-action init`` writes: an ``adk-eval.yaml`` naming the suites discovery
+found, and a GitHub workflow that evaluates every pull request against the results recorded
+on the default branch (the workflow of README.md, "Getting started").
+
+Both are text made from typed inputs, with no file read or written here
+(:mod:`adk_eval_action.run.init` does that). Paths in them are POSIX and relative to the
+folder ``adk-eval.yaml`` is written in.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field
+
+from adk_eval_action.project.config import PROJECT_CONFIG_NAMES
+
+SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/"
+               "adk-eval-action/adk-eval-action/v1/schemas/adk-eval.schema.json")
+CONFIG_FILE = PROJECT_CONFIG_NAMES[0]
+WORKFLOW_FILE = Path(".github/workflows/adk-eval.yml")
+ACTION = "adk-eval-action/adk-eval-action@v1"
+RESULT_FILES = ("adk-eval-results.json", "adk-eval-comment.md", "adk-eval-pr.json")
+
+
+class SuiteEntry(BaseModel):
+    """One suite of the written ``adk-eval.yaml``: its name, agent folder, eval set
+    patterns (globs or files), its eval config (None: ADK's default criteria), and the
+    eval config-like files found near its eval sets when it has none (a comment)."""
+
+    name: str
+    agent: str
+    eval_sets: list[str]
+    eval_config: str | None = None
+    nearby_configs: list[str] = Field(default_factory=list)
+
+
+def _scalar(text: str) -> str:
+    """``text`` as a YAML scalar: plain when YAML reads it back as the same string, else
+    double-quoted (JSON's quoting, which YAML reads)."""
+    try:
+        plain = yaml.safe_load(text) == text and "\n" not in text and text.strip() == text
+    except yaml.YAMLError:
+        plain = False
+    return text if plain and text else json.dumps(text)
+
+
+def eval_set_patterns(files: Iterable[Path], root: Path) -> list[str]:
+    """``files`` (eval set files under ``root``) as few patterns as can name exactly them:
+    ``<folder>/*<suffix>`` for the files of one folder and suffix (``.evalset.json``,
+    ``.test.json``) when that glob matches those files and no other, else the files
+    themselves; relative to ``root``, POSIX, sorted, ``*?[`` in names escaped
+    (:func:`glob.escape`: adk-eval.yaml's eval sets are globs)."""
+    groups: dict[tuple[Path, str], set[Path]] = {}
+    for path in files:
+        suffix = ".evalset.json" if path.name.endswith(".evalset.json") else ".test.json"
+        groups.setdefault((path.parent, suffix), set()).add(path)
+    patterns = []
+    for (folder, suffix), members in groups.items():
+        relative = glob.escape(folder.resolve().relative_to(root.resolve()).as_posix())
+        pattern = f"*{suffix}" if relative == "." else f"{relative}/*{suffix}"
+        matched = {Path(p) for p in glob.glob(glob.escape(str(folder)) + f"/*{suffix}")}
+        if matched == members:
+            patterns.append(pattern)
+        else:
+            patterns += [glob.escape(p.resolve().relative_to(root.resolve()).as_posix())
+                         for p in members]
+    return sorted(patterns)
+
+
+def project_config_text(suites: list[SuiteEntry], num_runs: int) -> str:
+    """The ``adk-eval.yaml`` naming ``suites``, with ``num_runs`` for all of them."""
+    lines = [
+        SCHEMA_LINE,
+        "# Written by `adk-eval-action init` from the suites it found (README.md, \"Discovery\").",
+        "# Edit freely: paths are relative to this file; `adk-eval-action plan` shows the cost.",
+        f"num_runs: {num_runs}   # runs of each eval case; a suite's own num_runs wins",
+        "suites:",
+    ]
+    for suite in suites:
+        lines += [
+            f"  - name: {_scalar(suite.name)}",
+            f"    agent: {_scalar(suite.agent)}",
+            "    eval_sets:",
+            *(f"      - {_scalar(p)}" for p in suite.eval_sets),
+        ]
+        if suite.eval_config is not None:
+            lines.append(f"    eval_config: {_scalar(suite.eval_config)}")
+        elif suite.nearby_configs:
+            lines += [
+                "    # No eval config: ADK's default criteria (tool_trajectory_avg_score 1.0,",
+                "    # response_match_score 0.8). Found near the eval sets:",
+                *(f"    # eval_config: {_scalar(c)}" for c in suite.nearby_configs),
+            ]
+        else:
+            lines.append("    # No eval config: ADK's default criteria "
+                         "(tool_trajectory_avg_score 1.0, response_match_score 0.8).")
+    return "\n".join(lines) + "\n"
+
+
+WORKFLOW = """\
+# Written by `adk-eval-action init` (docs/action.md has every input). On a pull request:
+# evaluate the suites of adk-eval.yaml, compare with the results recorded for the PR's
+# merge-base, post one comment and fail the check when scores fall below their thresholds.
+# On a push to {branch}: record the results that later pull requests compare with.
+name: ADK eval
+on:
+  pull_request:
+  push:
+    branches: [{branch}]
+
+# Setting any permission sets every other one to none: list all that are needed.
+permissions:
+  contents: read        # check out the code
+  pull-requests: write  # the sticky PR comment
+  actions: read         # find and download {branch}'s results artifact (the baseline)
+
+# A new push to a PR cancels the run for the older head; runs on {branch} are never cancelled.
+concurrency:
+  group: adk-eval-${{{{ github.event.pull_request.number || github.sha }}}}
+  cancel-in-progress: ${{{{ github.event_name == 'pull_request' }}}}
+
+jobs:
+  eval:
+    name: ADK eval
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+
+      - name: Evaluate
+        id: eval
+        uses: {action}
+{with_block}        env:
+          GOOGLE_API_KEY: ${{{{ secrets.GOOGLE_API_KEY }}}}   # whatever your agent's model needs
+
+      # Keep the results even when the gate failed: on {branch} they are the next baseline.
+      - name: Upload results
+        if: always() && steps.eval.outputs.results_path != ''
+        uses: actions/upload-artifact@v4
+        with:
+          name: adk-eval-results
+          path: |
+{paths}
+          retention-days: 90
+
+      # The HTML report that the comment and the job summary link to (its own artifact,
+      # so a baseline download never fetches it); a run stopped before evaluating writes none.
+      - name: Upload the HTML report
+        if: always() && steps.eval.outputs.results_path != ''
+        uses: actions/upload-artifact@v4
+        with:
+          name: adk-eval-report
+          path: {report}
+          if-no-files-found: ignore
+"""
+
+
+def workflow_text(branch: str, working_directory: str, requirements: list[str]) -> str:
+    """The workflow: ``branch`` is the default branch (its pushes record the baseline);
+    ``working_directory`` the folder of ``adk-eval.yaml`` relative to the repository root
+    (``.`` at the root); ``requirements`` the agent's dependency files relative to it (none:
+    a commented example). Suites and ``num_runs`` come from ``adk-eval.yaml``."""
+    inputs = []
+    if working_directory != ".":
+        inputs.append(f"working_directory: {_scalar(working_directory)}")
+    if len(requirements) == 1:
+        inputs.append(f"requirements: {_scalar(requirements[0])}   # your agent's dependencies")
+    elif requirements:
+        inputs.append("requirements: |   # your agent's dependencies")
+        inputs += [f"  {r}" for r in requirements]
+    if inputs:
+        with_block = "        with:   # suites and num_runs: adk-eval.yaml\n" + "".join(
+            f"          {x}\n" for x in inputs)
+    else:
+        with_block = ("        # with:   # suites and num_runs: adk-eval.yaml\n"
+                      "        #   requirements: requirements.txt   # your agent's dependencies\n")
+    prefix = "" if working_directory == "." else working_directory.rstrip("/") + "/"
+    paths = "\n".join(f"            {prefix}{name}" for name in RESULT_FILES)
+    return WORKFLOW.format(branch=branch, action=ACTION, with_block=with_block, paths=paths,
+                           report=f"{prefix}adk-eval-report.html")

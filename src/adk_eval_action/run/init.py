@@ -1,0 +1,129 @@
+"""``adk-eval-action init``: the suites discovery finds, written down as ``adk-eval.yaml``,
+and the GitHub workflow that evaluates every pull request (project.scaffold makes both).
+
+An existing file is never overwritten: it is named and left as it is. The workflow goes to
+the repository's ``.github/workflows/`` (the git top level of the working directory), with
+``working_directory`` set when ``adk-eval.yaml`` is in a subfolder; its pushes are those
+of the remote's default branch (``origin/HEAD``; ``main`` when unknown).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from adk_eval_action.errors import ConfigError
+from adk_eval_action.git import Git, GitError
+from adk_eval_action.project.discovery import Suite, discover_suites, relative_path
+from adk_eval_action.project.layout import DEFAULT_CRITERIA
+from adk_eval_action.project.scaffold import (
+    CONFIG_FILE,
+    WORKFLOW_FILE,
+    SuiteEntry,
+    eval_set_patterns,
+    project_config_text,
+    workflow_text,
+)
+from adk_eval_action.text import visible
+
+log = logging.getLogger(__name__)
+
+#: Files named as the agent's dependencies in the workflow when the working directory has
+#: them, first found (the action's `requirements` input takes either).
+REQUIREMENTS = ("requirements.txt", "pyproject.toml")
+
+
+class InitResult(BaseModel):
+    """What ``init`` did: the files it wrote and those it left because they exist
+    (absolute paths), and the suites written."""
+
+    written: list[Path]
+    kept: list[Path]
+    suites: list[SuiteEntry]
+
+
+def _posix(path: Path, root: Path) -> str:
+    return Path(relative_path(path, root)).as_posix()
+
+
+def suite_entries(suites: list[Suite], root: Path) -> list[SuiteEntry]:
+    """The suites with an agent, as ``adk-eval.yaml`` names them (paths relative to
+    ``root``); a suite without one is left out with a warning saying why."""
+    entries = []
+    for suite in suites:
+        if suite.agent_dir is None:
+            log.warning("suite %s left out: %s", suite.name, suite.agent_error)
+            continue
+        entries.append(SuiteEntry(
+            name=suite.name,
+            agent=_posix(suite.agent_dir, root),
+            eval_sets=eval_set_patterns(suite.eval_set_paths, root),
+            eval_config=_posix(suite.eval_config_path, root) if suite.eval_config_path else None,
+            nearby_configs=[_posix(p, root) for p in suite.nearby_configs],
+        ))
+    return entries
+
+
+def _repository(workdir: Path) -> tuple[Path, str]:
+    """The repository root (git's top level, else ``workdir``) and its default branch."""
+    git = Git(workdir, timeout=10)
+    try:
+        top = git.value("rev-parse", "--show-toplevel")
+        remote_head = git.value("symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+    except GitError:
+        top, remote_head = None, None
+    branch = remote_head.split("/", 1)[1] if remote_head and "/" in remote_head else "main"
+    return (Path(top) if top else workdir), branch
+
+
+def _write_new(path: Path, text: str, shown: str) -> bool:
+    """Writes ``text`` to ``path`` unless a file is there (never overwritten, even one
+    made meanwhile: exclusive creation); True when written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("x", encoding="utf-8") as out:
+            out.write(text)
+    except FileExistsError:
+        log.warning("%s exists: left as it is (init never overwrites a file; move it away "
+                    "to have it written)", shown)
+        return False
+    log.info("wrote %s", shown)
+    return True
+
+
+def init_project(workdir: Path, paths: list[Path], num_runs: int) -> InitResult:
+    """Discovers the suites under ``paths`` (relative to ``workdir``), then writes
+    ``workdir/adk-eval.yaml`` and the repository's ``.github/workflows/adk-eval.yml``,
+    each only when it does not exist.
+
+    Raises:
+        ConfigError: a path does not exist, or no suite with an agent was found.
+    """
+    suites = discover_suites([workdir / p for p in paths], workdir)
+    entries = suite_entries(suites, workdir)
+    if not entries:
+        raise ConfigError(", ".join(str(p) for p in paths), (
+            "no eval sets with an agent found (*.evalset.json or *.test.json under a folder "
+            "ADK can load as an agent, or beside one): nothing to write"))
+    for entry in entries:
+        config = entry.eval_config or DEFAULT_CRITERIA
+        shown = [visible(x, keep="") for x in (entry.name, entry.agent,
+                                                 ", ".join(entry.eval_sets), config)]
+        log.info("suite %s: agent %s, eval sets %s, eval config %s", *shown)
+    for warning in (w for s in suites for w in s.warnings):
+        log.warning("%s", warning)
+    top, branch = _repository(workdir)
+    working_directory = _posix(workdir, top) if workdir.resolve() != top.resolve() else "."
+    requirements = next(([r] for r in REQUIREMENTS if (workdir / r).is_file()), [])
+    files = [
+        (workdir / CONFIG_FILE, project_config_text(entries, num_runs)),
+        (top / WORKFLOW_FILE, workflow_text(branch, working_directory, requirements)),
+    ]
+    result = InitResult(written=[], kept=[], suites=entries)
+    for path, text in files:
+        shown = Path(os.path.relpath(path, workdir)).as_posix()
+        (result.written if _write_new(path, text, shown) else result.kept).append(path)
+    return result
