@@ -43,13 +43,14 @@ echo "== 2/2 head: the regressed agent, compared with the baseline (expect exit 
 set +e
 ../.venv/bin/adk-eval-action run --config regressed.adk-eval.yaml \
   --baseline "$OUT/baseline.json" --results-out "$OUT/head.json" \
-  --comment-out "$OUT/comment.md" --summary-out "$OUT/summary.md"
+  --comment-out "$OUT/comment.md" --summary-out "$OUT/summary.md" --html-out "$OUT/report.html"
 code=$?
 set -e
 echo
 echo "== the PR comment ($OUT/comment.md)"
 cat "$OUT/comment.md"
 echo
+echo "== the HTML report: $OUT/report.html (open it in a browser)"
 echo "== exit code $code"
 if [ "$code" -eq 1 ]; then
   echo "Exit 1 is the expected result: the regressed agent calls get_weather with a wrong"

@@ -8,8 +8,13 @@ Markdown is rendered with markdown-it-py (CommonMark + GFM tables, raw HTML on, 
 renderer before its sanitiser; the ``test`` extra installs it), styled like a GitHub comment,
 with every ``<details>`` opened so the picture shows the evidence. Chromium comes from
 Debian's ``chromium`` package (``apt-get install chromium``); ``--chromium PATH`` names
-another binary. Nothing is fetched from the network (``--disable-background-networking``,
-no remote fonts or images).
+another binary. The comment's emoji (✅ ❌ ⚠️ 🔴) need a colour emoji font installed:
+Debian's ``fonts-noto-color-emoji`` (without it they are blank boxes). Nothing is fetched
+from the network (``--disable-background-networking``, no remote fonts or images).
+
+It pictures the PR comment only. The job summary's ``mermaid`` charts are drawn by
+GitHub's own Mermaid renderer, which this script does not have (no JavaScript is loaded):
+given a summary, they show as their source in a code block.
 """
 
 from __future__ import annotations

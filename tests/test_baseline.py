@@ -247,6 +247,17 @@ def test_auto_without_github_and_rerun_off_is_none(good_results):
     assert "no GitHub context" in note and "baseline_rerun is off" in note
 
 
+def test_auto_joins_its_reasons_without_a_stray_full_stop(stub, good_results):
+    # GitHub's 404 message is a sentence of its own; joined with the next reason it reads
+    # "… private resources); baseline_rerun is off", never "….;".
+    stub.fail_next(404, message="Not Found", path=r"/artifacts")
+    baseline, note = resolve(BaselineRequest(github=context_for(stub)), head_of(good_results))
+    assert baseline is None
+    assert "(GitHub answers 404 rather than 403 for private resources); baseline_rerun is off" \
+        in note
+    assert ".;" not in note
+
+
 def test_auto_prefers_the_artifact(stub, good_results):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     options = BaselineRequest(github=context_for(stub), baseline_rerun=True)
@@ -257,7 +268,10 @@ def test_auto_prefers_the_artifact(stub, good_results):
 def test_record_and_none(good_results):
     head = head_of(good_results)
     baseline, note = resolve(BaselineRequest(record=True), head)
-    assert baseline is None and "records the baseline" in note
+    # The action writes the file; the workflow's actions/upload-artifact step uploads it.
+    assert baseline is None and note == (
+        "this run records the baseline: later pull requests compare with its results file "
+        "once the workflow's upload step keeps it as artifact adk-eval-results")
     baseline, note = resolve(BaselineRequest(spec="none"), head)
     assert baseline is None and note == "baseline none requested"
 

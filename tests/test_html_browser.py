@@ -177,6 +177,11 @@ def test_example_filters_search_and_deep_links_work(
     page.wait_for_function("() => document.querySelectorAll('details.case:not([hidden])')"
                            ".length === 1")
     assert opened.visible_cases() == ["case-travel_agent-weather_tokyo_rubrics"]
+    # Printed: no toolbar or navigation, the cases shown print with their evidence open.
+    page.emulate_media(media="print")
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    assert not page.locator(".toolbar").is_visible() and not page.locator("nav.toc").is_visible()
+    assert page.locator("#case-travel_agent-weather_tokyo_rubrics").evaluate("e => e.open")
     assert not opened.errors and not opened.dialogs
     opened.close()
 

@@ -203,3 +203,21 @@ def test_readme_shows_the_workflow_init_writes() -> None:
     steps = text.split("## Getting started", 1)[1].split("\n## ", 1)[0]
     assert "adk-eval-action init" in steps
     assert _readme_workflow() == yaml.safe_load(workflow_text("main", ".", ["requirements.txt"]))
+
+
+def test_a_suite_on_the_default_criteria_gets_the_config_found_near_as_a_comment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun
+) -> None:
+    root = starter_pack(tmp_path)
+    (root / "tests/eval/evalsets").rename(root / "tests/eval/sets")
+    monkeypatch.chdir(root)
+    result = cli("init")
+    assert result.exit_code == 0, result.output
+    assert "warning: suite `app`: the eval sets in tests/eval/sets are scored with" in (
+        result.output)
+    text = (root / "adk-eval.yaml").read_text()
+    assert ("    eval_sets:\n      - tests/eval/sets/*.evalset.json\n"
+            "    # No eval config: ADK's default criteria (tool_trajectory_avg_score 1.0,\n"
+            "    # response_match_score 0.8). Found near the eval sets:\n"
+            "    # eval_config: tests/eval/eval_config.json\n") in text
+    assert "eval_config" not in yaml.safe_load(text)["suites"][0]

@@ -59,6 +59,10 @@ def test_a_gemini_agent_without_a_key_is_refused_once_naming_the_variables(
     for needed in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
         assert needed in message
     assert "agent `helper`" in message and "agent `other`" in message
+    assert ", but `gemini-2.5-flash` (agent `helper`), `gemini-2.5-flash` (agent `other`) " \
+        "need them; " in message
+    [one] = preflight([_suite(_gemini_agent())], {}).problems
+    assert ", but `gemini-2.5-flash` (agent `helper`) needs them; " in one.message
     assert report.missing_credentials
 
 

@@ -88,7 +88,19 @@ def test_cli_flags_are_the_models(command: str) -> None:
             assert isinstance(param.type, click.Choice)
             assert tuple(param.type.choices) == spec.choices
         if spec.base_type is bool:
-            assert param.secondary_opts == ["--no-" + spec.flag[2:]]
+            names = (spec.flag, *spec.option.aliases)
+            assert param.secondary_opts == ["--no-" + flag[2:] for flag in names]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--changed-only"], True), (["--only-changed"], True), (["--no-only-changed"], False),
+    ([], None),
+])
+def test_run_takes_the_action_inputs_name_for_only_changed(args: list[str], expected) -> None:
+    """`run --only-changed` is the action's `only_changed`, beside `--changed-only`."""
+    assert OPTIONS["only_changed"].option.input  # the action input keeps its name
+    context = main.commands["run"].make_context("run", list(args))
+    assert context.params["only_changed"] is expected
 
 
 def test_run_flags_keep_their_names() -> None:
@@ -137,6 +149,14 @@ def test_the_readme_synopsis_is_the_commands_options(command: str) -> None:
     assert shown <= accepted, f"not options of {command}: {shown - accepted}"
     missing = [p.opts[-1] for p in options if not shown & {*p.opts}]
     assert not missing, f"options of {command} missing from README's synopsis: {missing}"
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_every_option_says_what_it_does(command: str) -> None:
+    """`adk-eval-action COMMAND --help` explains every option (`render --template` had none)."""
+    silent = [p.opts[-1] for p in main.commands[command].params
+              if isinstance(p, click.Option) and not p.hidden and not (p.help or "").strip()]
+    assert not silent, f"options of {command} without help: {silent}"
 
 
 def test_action_flags_are_the_inputs() -> None:

@@ -152,7 +152,9 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
 @main.command("render")
 @click.argument("head", type=click.Path(path_type=Path, exists=True))
 @click.option("--baseline", type=click.Path(path_type=Path), help="Baseline results file.")
-@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--template", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="Your own Jinja2 comment template (docs/action.md); the job summary "
+              "(--summary) always uses the built-in one.")
 @click.option("--summary", is_flag=True, help="Render the job summary instead of the comment.")
 @click.option("--out", type=click.Path(path_type=Path), help="Write here instead of stdout.")
 @click.option("--html-out", type=click.Path(path_type=Path, dir_okay=False),
@@ -273,14 +275,21 @@ def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
 
 
 SCHEMA_URL = "https://raw.githubusercontent.com/adk-eval-action/adk-eval-action/v1/schemas/"
-SCHEMA_FILES = {"config": "adk-eval.schema.json", "results": "results.schema.json"}
+SCHEMA_FILES = {
+    "config": "adk-eval.schema.json",
+    "results": "results.schema.json",
+    "comparison": "comparison.schema.json",
+}
 
 
 def json_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``adk-eval.yaml`` (``config``, from
-    project.config.ProjectConfig) or of a results file (``results``, from
-    results.model.RunResults), as pydantic generates it for validation; ``$id`` is the
-    file's URL under schemas/ on the v1 tag. Raises KeyError for another kind."""
+    project.config.ProjectConfig), of a results file (``results``, from
+    results.model.RunResults), both as pydantic generates them for validation, or of the
+    comparison file ``--comparison-out`` writes (``comparison``, from
+    analysis.models.Comparison, as it is serialized); ``$id`` is the file's URL under
+    schemas/ on the v1 tag. Raises KeyError for another kind."""
+    from adk_eval_action.analysis.models import Comparison
     from adk_eval_action.project.config import ProjectConfig
     from adk_eval_action.results.model import RunResults
 
@@ -289,8 +298,12 @@ def json_schema(kind: str) -> dict[str, Any]:
                    "adk-eval-action's project config: suites, num_runs, parallelism, gate."),
         "results": (RunResults, "adk-eval-action results",
                     "One run's results file (results.json), schema_version 2."),
+        "comparison": (Comparison, "adk-eval-action comparison",
+                       "The comparison --comparison-out writes: per metric, per rubric and "
+                       "per eval case, head against baseline, with the gate's tests."),
     }[kind]
-    generated = model.model_json_schema()
+    mode = "serialization" if kind == "comparison" else "validation"
+    generated = model.model_json_schema(mode=mode)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": SCHEMA_URL + SCHEMA_FILES[kind],
             **generated, "title": title, "description": about}
@@ -299,9 +312,10 @@ def json_schema(kind: str) -> dict[str, Any]:
 @main.command()
 @click.argument("kind", type=click.Choice(sorted(SCHEMA_FILES)))
 def schema(kind: str) -> None:
-    """Print the JSON Schema of adk-eval.yaml (config) or of results files (results).
+    """Print the JSON Schema of adk-eval.yaml (config), of results files (results) or of
+    the comparison file --comparison-out writes (comparison).
 
-    The repository keeps both under schemas/ (tests check that they are current); point an
+    The repository keeps them under schemas/ (tests check that they are current); point an
     editor at the config one with `# yaml-language-server: $schema=<its $id>`.
     """
     click.echo(json.dumps(json_schema(kind), indent=2, ensure_ascii=False))

@@ -12,6 +12,9 @@ traceback off the console. :func:`classify_inference_failure` then decides what 
 * a :class:`ModelCallError` anywhere in the exception's chain: an error of kind ``model`` or
   ``credentials`` (infrastructure, never a score), or ``agent`` when the API does not know
   the agent's model (:attr:`ModelCallError.error_kind`);
+* a credentials fault anywhere in the chain (:func:`classify_fault`: google.auth's
+  ``RefreshError`` of expired or revoked credentials, also raised through a model class or
+  a tool in the repository): an error of kind ``credentials`` naming what to refresh;
 * an exception raised in the repository's own code (the agent, its tools, its callbacks):
   a failure of that case, with file and line (that is the agent's behaviour);
 * anything else: an error of kind ``inference`` (ADK could not run the case).
@@ -148,8 +151,10 @@ def classify_inference_failure(
             )
     fault = next((f for f in map(classify_fault, _chain(error)) if f), None) if error else None
     if fault is not None and fault.kind == "credentials":
+        # Before the agent's own frames: credentials that fail inside a model class or a
+        # tool of the repository (google.auth's RefreshError) are still credentials.
         return CaseRunFailure(
-            status=CaseStatus.ERROR, kind="credentials", message=message, cause=fault.summary
+            status=CaseStatus.ERROR, kind="credentials", message=message, cause=fault.summary,
         )
     root = repo_root.resolve()
     frame = innermost_user_frame(error, root) if error is not None else None

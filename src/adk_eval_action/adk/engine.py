@@ -37,7 +37,12 @@ from adk_eval_action.adk.convert import (
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.harness import CaseEvaluation, SuiteHarness
-from adk_eval_action.adk.model_faults import UNKNOWN_MODEL_HINT, is_unknown_model
+from adk_eval_action.adk.model_faults import (
+    REFRESH_HINT,
+    UNKNOWN_MODEL_HINT,
+    is_refresh_failure,
+    is_unknown_model,
+)
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.errors import describe_exception
@@ -286,11 +291,14 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
     errors = []
     for kind, counted in causes.items():
         what = "could not reach the model" if kind == "model" else "had no usable credentials"
-        hint = "no score was recorded for them; see model_retries in docs/action.md"
+        hint = "no score was recorded for them; see " + (
+            "model_retries" if kind == "model" else "Model credentials") + " in docs/action.md"
         if all(map(is_unknown_model, counted)):
             # Not an outage: the name is wrong or not offered; no retry would have helped.
             what, hint = "named a model the API does not know", UNKNOWN_MODEL_HINT
         listed = ", ".join(f"{cause} ×{n}" if n > 1 else cause for cause, n in counted.items())
+        if any(map(is_refresh_failure, counted)):
+            listed += f"; {REFRESH_HINT}"
         errors.append(
             ErrorRecord(
                 kind=kind,  # type: ignore[arg-type]

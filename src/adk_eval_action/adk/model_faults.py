@@ -3,8 +3,9 @@ credential, or no model fault at all.
 
 The rules follow the services' own: HTTP statuses and ``google.rpc`` error details of the
 Gemini API (its error JSON ``{"error": {"code", "status", "details"}}``), google-genai's
-exceptions (``google.genai.errors``), aiohttp/httpx transport errors, and the statuses
-LiteLLM-style clients carry on ``status_code``.
+exceptions (``google.genai.errors``), google.auth's (``google.auth.exceptions``: no
+credentials, or credentials that could not be refreshed), aiohttp/httpx transport errors,
+and the statuses LiteLLM-style clients carry on ``status_code``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from http import HTTPStatus
 from typing import Literal
 
+from google.auth import exceptions as auth_errors
 from google.genai import errors as genai_errors
 from pydantic import BaseModel
 
@@ -104,6 +106,36 @@ UNKNOWN_MODEL_HINT = (
     "project (not retired, offered in its region)"
 )
 """What to do about a model the API does not know."""
+
+
+REFRESH_FAILED = "Google credentials expired or revoked"
+"""How :func:`_refresh_fault`'s summary begins (:func:`is_refresh_failure`)."""
+
+REFRESH_HINT = (
+    "refresh them: run `gcloud auth application-default login` again for your user's "
+    "Application Default Credentials, or give the service account a new key (the file "
+    "GOOGLE_APPLICATION_CREDENTIALS names; google-github-actions/auth in a workflow)"
+)
+"""What to do about Google credentials that could not be refreshed (expired, revoked)."""
+
+
+def _refresh_fault(error: BaseException) -> ModelFault | None:
+    """google.auth's ``RefreshError`` (an OAuth token could not be refreshed: a user's
+    refresh token expired or revoked, a service account key deleted) as a credentials fault
+    naming what to refresh; one google.auth marks ``retryable`` (the token endpoint's
+    transient failure) is a retryable model fault. None for any other error."""
+    if not isinstance(error, auth_errors.RefreshError):
+        return None
+    if getattr(error, "retryable", False):
+        return ModelFault(kind="model", summary="Google token refresh failed", retryable=True)
+    first = error.args[0] if error.args and isinstance(error.args[0], str) else ""
+    said = f" ({first.splitlines()[0][:120]})" if first.strip() else ""
+    return ModelFault(kind="credentials", summary=f"{REFRESH_FAILED}{said}", retryable=False)
+
+
+def is_refresh_failure(cause: str) -> bool:
+    """Whether a fault's summary is of Google credentials that could not be refreshed."""
+    return cause.startswith(REFRESH_FAILED)
 
 
 def is_unknown_model(cause: str) -> bool:
@@ -205,7 +237,8 @@ def classify_fault(error: BaseException) -> ModelFault | None:
     model's code, say, which is left to propagate as it is).
 
     Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
-    key was provided" too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
+    key was provided", google.auth's ``DefaultCredentialsError`` and ``RefreshError``
+    (:func:`_refresh_fault`) too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
     malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
     waiting does not cure, a 404 among them flagged ``unknown_model``.
     """
@@ -227,10 +260,13 @@ def classify_fault(error: BaseException) -> ModelFault | None:
         )
     if isinstance(error, ValueError) and str(error).startswith(_NO_CREDENTIALS):
         return ModelFault(kind="credentials", summary=str(error).split(".")[0], retryable=False)
-    if type(error).__name__ == "DefaultCredentialsError":  # google.auth
+    if isinstance(error, auth_errors.DefaultCredentialsError):
         return ModelFault(
             kind="credentials", summary="no Google Cloud credentials (ADC)", retryable=False
         )
+    refresh = _refresh_fault(error)
+    if refresh is not None:
+        return refresh
     transport = _transport_fault(error)
     if transport is not None:
         return ModelFault(kind="model", summary=transport, retryable=True)

@@ -389,7 +389,8 @@ def _credentials_problem(
     return [
         PreflightProblem(
             kind="credentials",
-            message=f"no model credentials: {missing}, but {shown} need them; {CREDENTIALS_HINT}",
+            message=f"no model credentials: {missing}, but {shown} "
+            f"{'needs' if len(names) == 1 else 'need'} them; {CREDENTIALS_HINT}",
         )
     ]
 

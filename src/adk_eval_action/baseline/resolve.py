@@ -126,7 +126,8 @@ def _strategy(
         return ResolvedBaseline(reason="baseline none requested")
     if request.record and mode != "file":
         return ResolvedBaseline(
-            reason=f"this run records the baseline (results uploaded as artifact {name})"
+            reason="this run records the baseline: later pull requests compare with its "
+            f"results file once the workflow's upload step keeps it as artifact {name}"
         )
     try:
         if mode == "artifact":
@@ -162,7 +163,7 @@ def _auto(
             reasons.append(f"rerun: {e}")
     else:
         reasons.append("baseline_rerun is off")
-    reason = "; ".join(reasons)
+    reason = "; ".join(r.rstrip(".") for r in reasons)  # each may end a sentence of its own
     if context is None or not context.usable:
         reason = (f"none given (auto: {reason}; pass --baseline rerun, --baseline-rerun or a "
                   "results file)")

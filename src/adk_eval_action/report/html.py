@@ -21,7 +21,8 @@ the browser's ``DecompressionStream``) when a case is opened.
 ``static_bytes`` of HTML evidence (measured as its JSON) and once ``packed_bytes`` of
 packed evidence are used (one block more at most); cases past them keep their row, with
 a note that their evidence is in the results file. With the defaults a report is at most
-~0.5 KB per eval case + ~60 MB (``benchmarks/bench_html_report.py`` measures it).
+~0.6 KB per eval case (its row) + ~16 MB of HTML evidence + 32 MB of packed evidence (and
+one block more): 10,000 cases x 3 runs of ``benchmarks/bench_html_report.py`` make ~45 MB.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ class HtmlLimits(BaseModel):
     block, within ``packed_bytes`` (base64 of gzip); ``page_size`` rows per page."""
 
     static_cases: int = Field(default=200, ge=0)
-    static_bytes: int = Field(default=12_000_000, ge=0)
-    packed_bytes: int = Field(default=24_000_000, ge=0)
+    static_bytes: int = Field(default=8_000_000, ge=0)
+    packed_bytes: int = Field(default=32_000_000, ge=0)
     chunk_cases: int = Field(default=64, ge=1)
     page_size: int = Field(default=100, ge=1)
 

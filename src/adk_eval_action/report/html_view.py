@@ -10,7 +10,7 @@ rationale, per turn.
 Rules:
 
 * **Tool calls** are read as ``google.adk.evaluation.eval_case.get_all_tool_calls`` reads
-  them (:func:`.evidence.tool_calls`); **tool responses** likewise from ``tool_responses``
+  them (:func:`.invocations.tool_calls`); **tool responses** likewise from ``tool_responses``
   of ``IntermediateData`` or the ``function_response`` parts of ``InvocationEvents``;
   **intermediate responses** are ``intermediate_responses`` (author, parts) or the text
   parts of the events (thoughts left out, as ADK's evaluators leave them out).
@@ -44,8 +44,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from adk_eval_action.report.evidence import TRAJECTORY_METRIC, content_text, tool_calls
-from adk_eval_action.report.format import score
+from adk_eval_action.report.evidence import TRAJECTORY_METRIC
+from adk_eval_action.report.format import score as _score
+from adk_eval_action.report.invocations import content_text, tool_calls
 from adk_eval_action.results.model import (
     EvalCaseRecord,
     MetricResult,
@@ -68,6 +69,13 @@ MAX_CALLS = 50
 """Tool calls, tool responses and intermediate responses shown per turn (the rest counted)."""
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def score(value: float | None) -> str:
+    """:func:`adk_eval_action.report.format.score`, cached: scores repeat (0, 1, a
+    threshold) across hundreds of thousands of results."""
+    return _score(value)
+
+
 def clip(value: Any, limit: int = TEXT_CHARS) -> str:
     """``value`` as text with control and bidi characters visible (newlines and tabs
     kept), cut to ``limit`` characters (the last one ``…`` when cut)."""
@@ -85,8 +93,18 @@ ids that look the same must be told apart; kept in prose (emoji sequences need U
 def ident(value: Any, limit: int = 200) -> str:
     """An identifier (eval id, suite, eval set, metric, rubric, tool, argument) as
     :func:`clip` shows it, with zero-width characters escaped too (``\u200b``)."""
-    text = clip(value, limit)
+    if isinstance(value, str) and len(value) <= SHORT:
+        return _ident(value, limit)
+    return _zero_width_shown(clip(value, limit))
+
+
+def _zero_width_shown(text: str) -> str:
     return _ZERO_WIDTH.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _ident(value: str, limit: int) -> str:
+    return _zero_width_shown(_short(value, limit))
 
 
 SHORT = 200

@@ -55,9 +55,8 @@ def _cli_param(spec: OptionSpec) -> Callable[[Any], Any]:
     if spec.option.argument:
         return click.argument(spec.name, nargs=-1, type=click.Path(path_type=Path))
     if spec.base_type is bool:
-        flag = spec.flag
-        return click.option(f"{flag}/--no-{flag[2:]}", spec.name, default=None,
-                            help=spec.option.help)
+        pairs = [f"{flag}/--no-{flag[2:]}" for flag in (spec.flag, *spec.option.aliases)]
+        return click.option(*pairs, spec.name, default=None, help=spec.option.help)
     return click.option(spec.flag, *spec.option.aliases, spec.name, type=_click_type(spec),
                         default=None, show_default=_shown_default(spec),
                         help=spec.option.help)

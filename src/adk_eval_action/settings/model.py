@@ -37,7 +37,8 @@ class Option:
     ``argument``: taken as the command's positional arguments instead of a flag.
     ``input``: an action input of the field's name. ``config``: its key in adk-eval.yaml.
     ``exists``/``dir_okay``: checks of a path flag (click.Path).
-    ``aliases``: more flag names of ``run``/``compare`` (``--json-out``).
+    ``aliases``: more flag names of ``run``/``compare`` (``--json-out``; an on/off flag's
+    with their ``--no-`` forms: ``--only-changed``, as the action input is named).
     """
 
     help: str
@@ -140,6 +141,7 @@ class RunSettings(BaseModel):
         "Evaluate only the suites whose agent folder, eval sets, eval config, adk-eval.yaml "
         "entry or requirements changed since the merge-base; the other suites' results come "
         "from the baseline, marked reused.", flag="changed_only",
+        aliases=("--only-changed",),  # the action input's name
     )] = False
     latency: Annotated[float, Field(ge=0), Option(
         "Seconds per model call that the estimated wall time assumes.", commands=("plan",),
