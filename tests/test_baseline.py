@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -20,11 +21,12 @@ from click.testing import CliRunner
 
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.baseline import artifact as artifact_module
-from adk_eval_action.baseline.artifact import download_artifact_zip
+from adk_eval_action.baseline.artifact import download_artifact_zip, results_from_zip
 from adk_eval_action.baseline.models import (
     ArtifactDownloadError,
     BaselineContext,
     BaselineRequest,
+    BaselineUnreadable,
     ResolvedBaseline,
     format_age,
     parse_spec,
@@ -222,6 +224,40 @@ def test_unreadable_artifact_is_no_baseline(stub, good_results, content, expecte
     baseline, note = resolve(artifact_options(stub), head_of(good_results))
     assert baseline is None and expected in note
     assert any(line.startswith("warning: baseline not used") for line in console.lines)
+
+
+def test_only_the_results_member_of_an_artifact_is_read(good_results, monkeypatch):
+    """adk-eval-results.json (any folder), else the one other JSON member bar the PR
+    context; several others are refused unread, as a member over the limit is."""
+    good = good_results.read_bytes()
+    many = zipped({f"part{i}.json": b"[" * 1000 for i in range(40)})
+    named = zipped({"junk.json": b"[", "out/adk-eval-results.json": good,
+                    "adk-eval-pr.json": b"{}"})
+    renamed = zipped({"results.json": good, "adk-eval-pr.json": b"{}"})
+    opened: list[str] = []
+    real_open = zipfile.ZipFile.open
+
+    def counting(self, member, *args, **kwargs):
+        opened.append(getattr(member, "filename", member))
+        return real_open(self, member, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", counting)
+    with pytest.raises(BaselineUnreadable, match=(
+            r"holds no adk-eval-results\.json \(it holds 40 other JSON files\)")):
+        results_from_zip(many)
+    assert opened == []
+    assert results_from_zip(named).suites and opened == ["out/adk-eval-results.json"]
+    assert results_from_zip(renamed).suites and opened[-1] == "results.json"
+    monkeypatch.setattr(artifact_module, "MAX_RESULTS_BYTES", len(good) - 1)
+    with pytest.raises(BaselineUnreadable, match=r"results\.json in the artifact is too large"):
+        results_from_zip(renamed)
+    assert opened[-1] == "results.json" and len(opened) == 2
+
+
+def test_reading_an_artifact_stops_at_the_lookups_deadline(good_results):
+    data = zipped({"adk-eval-results.json": good_results.read_bytes()})
+    with pytest.raises(BaselineUnreadable, match="outlasted the baseline lookup's time"):
+        results_from_zip(data, deadline=time.monotonic() - 1)
 
 
 def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_path):

@@ -20,6 +20,7 @@ from adk_eval_action.files import (
     inside_root,
     load_yaml,
     read_bytes,
+    write_atomic,
 )
 from adk_eval_action.github.event import EventContext, EventContextError
 from adk_eval_action.github.sticky import (
@@ -149,6 +150,29 @@ def test_expand_glob_bounds_its_walk(tmp_path: Path) -> None:
     _tree(tmp_path)
     with pytest.raises(FileLimitError, match=r"\*\* walks more than 3 folders"):
         expand_glob(str(tmp_path / "**/*.json"), limit=3)
+
+
+def test_write_atomic_on_a_full_disk_leaves_the_earlier_file_whole(tmp_path: Path) -> None:
+    """On a real full file system (a tmpfs): the write fails with ENOSPC, the earlier file
+    is as it was, and no temporary file is left."""
+    import errno
+
+    from small_disk import small_disk
+
+    with small_disk(tmp_path / "disk", free_bytes=8192) as disk:
+        target = disk / "results.json"
+        write_atomic(target, '{"earlier": true}\n')
+        with pytest.raises(OSError) as info:
+            write_atomic(target, json.dumps({"big": "x" * 100_000}))
+        assert info.value.errno == errno.ENOSPC
+        assert json.loads(target.read_text()) == {"earlier": True}
+        assert sorted(p.name for p in disk.iterdir()) == ["filler", "results.json"]
+
+
+def test_write_atomic_gives_the_mode_open_gives(tmp_path: Path) -> None:
+    write_atomic(tmp_path / "a" / "new.md", "x")
+    (tmp_path / "plain.md").write_text("x")
+    assert (tmp_path / "a" / "new.md").stat().st_mode == (tmp_path / "plain.md").stat().st_mode
 
 
 def test_secret_values_by_name_and_length() -> None:

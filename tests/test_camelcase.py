@@ -175,3 +175,60 @@ def test_earlier_records_and_either_spelling_are_the_same_effective_config() -> 
     changed = json.loads(json.dumps(SNAKE_TWIN))
     changed["criteria"][RUBRIC]["judge_model_options"]["num_samples"] = 3
     assert effective_eval_config(changed) != effective_eval_config(camel.recorded())
+
+
+CAMEL_EVERYTHING = {
+    "criteria": {
+        "tool_trajectory_avg_score": {"threshold": 1.0, "matchType": "IN_ORDER"},
+        "hallucinations_v1": {"threshold": 0.5, "evaluateIntermediateNlResponses": True,
+                              "judgeModelOptions": {"judgeModel": JUDGE, "numSamples": 2}},
+        "tone": 0.0,
+    },
+    "customMetrics": {"tone": {
+        "codeConfig": {"name": "app.metrics.tone"},
+        "metricInfo": {"metricName": "tone",
+                       "metricValueInfo": {"interval": {"minValue": -1.0, "maxValue": 1.0}}},
+    }},
+    "userSimulatorConfig": {"model": "gemini-2.5-pro", "maxAllowedInvocations": 3},
+}
+SNAKE_EVERYTHING = {
+    "criteria": {
+        "tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "IN_ORDER"},
+        "hallucinations_v1": {"threshold": 0.5, "evaluate_intermediate_nl_responses": True,
+                              "judge_model_options": {"judge_model": JUDGE, "num_samples": 2}},
+        "tone": 0.0,
+    },
+    "custom_metrics": {"tone": {
+        "code_config": {"name": "app.metrics.tone"},
+        "metric_info": {"metric_name": "tone",
+                        "metric_value_info": {"interval": {"min_value": -1.0, "max_value": 1.0}}},
+    }},
+    "user_simulator_config": {"model": "gemini-2.5-pro", "max_allowed_invocations": 3},
+}
+
+
+def test_every_part_of_a_camelcase_config_is_read_as_its_snake_case_twin(tmp_path: Path) -> None:
+    from google.adk.evaluation.eval_config import get_eval_metrics_from_config
+    from google.adk.evaluation.eval_metrics import ToolTrajectoryCriterion
+
+    from adk_eval_action.adk.criteria import criterion_field, judge_options
+
+    loaded = {}
+    for name, data in (("camel", CAMEL_EVERYTHING), ("snake", SNAKE_EVERYTHING)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        loaded[name] = load_eval_config(path)
+    camel, snake = loaded["camel"], loaded["snake"]
+    assert camel.recorded() == snake.recorded()
+    assert camel.metric_meta == snake.metric_meta
+    assert (camel.metric_meta["tone"].min_value, camel.metric_meta["tone"].max_value) == (-1, 1)
+    assert camel.warnings == snake.warnings == []
+    metrics = {m.metric_name: m for m in get_eval_metrics_from_config(camel.eval_config)}
+    trajectory = camel.eval_config.criteria["tool_trajectory_avg_score"]
+    assert trajectory.match_type == ToolTrajectoryCriterion.MatchType.IN_ORDER
+    options = judge_options(metrics["hallucinations_v1"])
+    assert options is not None and (options.judge_model, options.num_samples) == (JUDGE, 2)
+    assert criterion_field(metrics["hallucinations_v1"], "evaluate_intermediate_nl_responses")
+    simulator = camel.eval_config.user_simulator_config
+    assert simulator is not None
+    assert (simulator.model, simulator.max_allowed_invocations) == ("gemini-2.5-pro", 3)

@@ -15,7 +15,7 @@ import requests
 
 from adk_eval_action.github import transport
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import append_job_summary, write_outputs
+from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.logs import escape_property, workflow_command
 from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN, pulls_for_commit, token_login
@@ -402,6 +402,43 @@ def test_event_issue_comment(tmp_path, stub):
     assert plain.pr_number is None
 
 
+def test_a_missing_pull_request_payload_is_said_and_the_number_taken_from_github_ref(
+        tmp_path):
+    """GitHub sets GITHUB_REF to refs/pull/N/merge on pull_request events ("Events that
+    trigger workflows"): without a payload the PR is still known, and both are said."""
+    env = {**_env(tmp_path, "pull_request", {}), "GITHUB_REF": "refs/pull/12/merge",
+           "GITHUB_EVENT_PATH": str(tmp_path / "gone.json")}
+    ctx = EventContext.from_env(env)
+    assert (ctx.pr_number, ctx.head_sha) == (12, None)  # the head is asked for over REST
+    assert ctx.warnings == (
+        f"GITHUB_EVENT_PATH names {tmp_path / 'gone.json'}, which does not exist: the "
+        "pull_request payload is missing",
+        "the pull_request event names no pull request number (the payload's number and "
+        "pull_request.number): using 12 from GITHUB_REF (refs/pull/12/merge)")
+
+
+def test_a_pull_request_payload_without_a_number_is_said(tmp_path):
+    payload = _pull_payload()
+    del payload["number"], payload["pull_request"]["number"]
+    ctx = EventContext.from_env(_env(tmp_path, "pull_request", payload))
+    assert ctx.pr_number is None and ctx.head_sha == "h" * 40
+    assert ctx.warnings == (
+        "the pull_request event names no pull request number (the payload's number and "
+        "pull_request.number, or GITHUB_REF refs/pull/N/merge; GITHUB_REF is ''): no PR "
+        "comment",)
+    assert EventContext.from_env(_env(tmp_path, "pull_request", _pull_payload())).warnings == ()
+
+
+@pytest.mark.parametrize("value", ["7; rm -rf /", "\u00b2", "-3", "0", "7.0", True])
+def test_a_dispatch_pr_number_that_is_not_one_is_said(tmp_path, value):
+    ctx = EventContext.from_env(_env(tmp_path, "workflow_dispatch",
+                                     {"inputs": {"pr_number": value}}))
+    assert ctx.pr_number is None and ctx.head_sha == "m" * 40
+    assert ctx.warnings == (
+        f"the workflow_dispatch input pr_number is not a pull request number: {str(value)!r}; "
+        "the pull request is looked for by the commit instead",)
+
+
 def test_event_outside_actions_is_empty():
     ctx = EventContext.from_env({})
     assert ctx.pr_number is None and ctx.run_url is None and ctx.api_url.startswith("https://")
@@ -433,6 +470,42 @@ def test_job_summary_stays_under_1_mib(tmp_path):
     data = summary.read_bytes()
     assert len(data) <= 1024 * 1024 and data.startswith(b"# Head\n")
     assert "1 MiB" in data.decode("utf-8")
+
+
+def test_each_runner_file_is_written_on_its_own(tmp_path, console):
+    """A folder as GITHUB_STEP_SUMMARY, /dev/full as GITHUB_OUTPUT: each is a warning
+    naming the variable and why; a writable one is written."""
+    folder = tmp_path / "summary"
+    folder.mkdir()
+    assert not write_runner_file("GITHUB_STEP_SUMMARY", folder,
+                                 lambda path: append_job_summary(path, "# x\n"))
+    assert not write_runner_file("GITHUB_OUTPUT", Path("/dev/full"),
+                                 lambda path: write_outputs(path, {"passed": "true"}))
+    out = tmp_path / "output"
+    assert write_runner_file("GITHUB_OUTPUT", out,
+                             lambda path: write_outputs(path, {"passed": "true"}))
+    assert "passed<<" in out.read_text()
+    assert not write_runner_file("GITHUB_OUTPUT", None, lambda path: 1 / 0)
+    warnings = [line for line in console.lines if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: cannot write GITHUB_STEP_SUMMARY={folder}: Is a directory; the run's other "
+        "files are still written",
+        "warning: no space left on device writing GITHUB_OUTPUT=/dev/full; the run's other "
+        "files are still written"]
+
+
+def test_an_append_that_fails_is_undone(tmp_path):
+    """A full disk mid-append leaves the outputs file as it was, not a cut block the
+    runner cannot parse."""
+    from small_disk import small_disk
+
+    with small_disk(tmp_path / "disk", free_bytes=4096) as disk:
+        out = disk / "output"
+        write_outputs(out, {"passed": "true"})
+        before = out.read_text()
+        with pytest.raises(OSError):
+            write_outputs(out, {"metrics": "x" * 100_000})
+        assert out.read_text() == before
 
 
 def test_workflow_command_escaping():

@@ -23,6 +23,7 @@ from google.adk.evaluation.eval_metrics import (
 from pydantic import ValidationError
 
 from adk_eval_action.adk.convert import judge_model
+from adk_eval_action.adk.evalsets import load_eval_set
 from adk_eval_action.adk.lint import criterion_warnings, eval_set_warnings
 from adk_features import needs_ignore_args
 from conftest import CliRun, load_json
@@ -88,6 +89,32 @@ def test_eval_set_fields_adk_never_evaluates_are_named() -> None:
         "s.evalset.json: eval case `c1`: `session_input.stat` is not a field of ADK's "
         "SessionInput and is never used; did you mean `state`?",
     ]
+
+
+NAN_EVAL_SET = """{"eval_set_id": "s", "creation_timestamp": NaN, "eval_cases": [
+ {"eval_id": "budget", "creation_timestamp": -Infinity,
+  "conversation": [{"invocation_id": "i",
+                    "user_content": {"role": "user", "parts": [{"text": "hi"}]}}],
+  "session_input": {"app_name": "a", "user_id": "u", "state": {"budget": NaN, "ok": 1.5}}}]}"""
+
+
+def test_nan_and_infinity_in_an_eval_set_are_named_with_their_eval_case(tmp_path: Path) -> None:
+    """Python's json reads them and ADK's EvalSet keeps them as they are (the agent
+    would get float('nan') in its state); each is a warning naming case and field."""
+    from google.adk.evaluation.eval_set import EvalSet
+
+    path = tmp_path / "s.evalset.json"
+    path.write_text(NAN_EVAL_SET)
+    kept = EvalSet.model_validate(json.loads(NAN_EVAL_SET))
+    assert kept.eval_cases[0].session_input.state["budget"] != \
+        kept.eval_cases[0].session_input.state["budget"]  # NaN, accepted by ADK
+    warnings = load_eval_set(path).warnings
+    assert [w.split(", which")[0] for w in warnings] == [
+        f"{path}: creation_timestamp is nan",
+        f"{path}: eval case `budget`: creation_timestamp is -inf",
+        f"{path}: eval case `budget`: session_input.state.budget is nan",
+    ]
+    assert warnings[2].endswith("write a number or null")
 
 
 @pytest.mark.parametrize(("named", "camel"), [(True, False), (False, False), (True, True)])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,60 @@ def test_persistent_503_fails_after_the_configured_attempts_only(fake: GeminiFak
     assert summary.retries == 3
 
 
+@pytest.mark.parametrize("kind", ["empty", "no_candidate"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_without_a_candidate_is_a_model_fault(fake: GeminiFake, kind: str,
+                                                        stream: bool):
+    """A 200 whose body is empty or JSON without a candidate, on every try: a model
+    fault after the attempts, never an empty answer passed on to be scored."""
+    fake.faults = [Fault(kind=kind)]
+    llm = _wrapped(ModelRetrySettings(attempts=3), Waits())
+
+    async def run() -> list[Any]:
+        return [r async for r in llm.generate_content_async(_request(), stream=stream)]
+
+    with pytest.raises(ModelCallError) as raised:
+        asyncio.run(run())
+    assert (raised.value.fault.kind, raised.value.fault.summary, raised.value.attempts) == (
+        "model", "answer without a candidate", 3)
+    assert [c.outcome for c in fake.calls] == [kind] * 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_huge_answer_is_cut_off_as_a_model_fault(fake: GeminiFake, stream: bool,
+                                                  monkeypatch: pytest.MonkeyPatch):
+    """An answer past the bound stops being read there (the fake sees the client go), on
+    every try: a model fault, not an answer."""
+    from adk_eval_action.adk import model_reads
+
+    monkeypatch.setattr(model_reads, "MAX_ANSWER_BYTES", 2 * 1024 * 1024)
+    fake.faults = [Fault(kind="huge", size_bytes=50 * 1024 * 1024)]
+    llm = _wrapped(ModelRetrySettings(attempts=2), Waits())
+
+    async def run() -> list[Any]:
+        return [r async for r in llm.generate_content_async(_request(), stream=stream)]
+
+    with pytest.raises(ModelCallError) as raised:
+        asyncio.run(run())
+    assert raised.value.fault.summary == "answer over 2,097,152 bytes"
+    assert raised.value.attempts == 2 and [c.outcome for c in fake.calls] == ["huge"] * 2
+
+
+def test_an_answer_that_never_ends_is_cut_at_the_attempts_deadline(fake: GeminiFake):
+    """A byte every 0.2 s, never ending: each attempt ends at call_timeout_s, its time
+    counts against the run's budget, and the retries stop when it is spent."""
+    fake.faults = [Fault(kind="trickle", delay_s=0.2)]
+    settings = ModelRetrySettings(attempts=5, call_timeout_s=1.0, run_budget_s=2.5,
+                                  initial_delay_s=0.01)
+    llm = _wrapped(settings, Waits())
+    started = time.monotonic()
+    with pytest.raises(ModelCallError) as raised:
+        _call(llm)
+    took = time.monotonic() - started
+    assert raised.value.fault.timed_out and raised.value.attempts == 3, raised.value
+    assert 3.0 <= took < 10, took  # three attempts of 1 s, then the budget (2.5 s) is spent
+
+
 def test_the_run_budget_stops_retries_across_calls(fake: GeminiFake):
     fake.faults = [Fault(status=500)]
     settings = ModelRetrySettings(attempts=10, initial_delay_s=1.0, run_budget_s=5.0)
@@ -170,6 +225,8 @@ ATTEMPT_TIMEOUT_S = 5.0
     [
         (Fault(kind="drop", times=1), "drop"),
         (Fault(kind="malformed", times=1), "malformed"),
+        (Fault(kind="empty", times=1), "empty"),
+        (Fault(kind="no_candidate", times=1), "no_candidate"),
         pytest.param(Fault(kind="slow", delay_s=SLOW_ANSWER_S, times=1), "slow",
                      marks=pytest.mark.slow),  # waits out the 5 s attempt timeout
         (Fault(status=500, times=1), "500"),
@@ -241,7 +298,7 @@ def test_server_delay_reads_retry_info_then_retry_after(fake: GeminiFake):
 def test_an_error_that_is_no_model_fault_propagates_unchanged():
     assert classify_fault(KeyError("x")) is None
     assert classify_fault(TimeoutError()) == ModelFault(
-        kind="model", summary="timeout", retryable=True
+        kind="model", summary="timeout", retryable=True, timed_out=True
     )
 
 

@@ -102,6 +102,18 @@ def test_the_estimate_follows_the_chains_and_the_limits(project: Path) -> None:
     assert limited.wall_s() == pytest.approx(23 * 0.5)  # 23 judge calls, one at a time
 
 
+def test_the_estimate_of_a_thousand_runs_is_computed_not_listed(project: Path) -> None:
+    """The same bounds as the rule applied by hand, without a list of every run."""
+    suites = discover_suites([project], project)
+    settings = EngineSettings(num_runs=1, parallelism=2, repo_root=project, latency_s=0.5)
+    plan, _ = asyncio.run(plan_suites(suites, settings, EngineHooks(on_progress=None)))
+    chains = [c.chain for c in plan.suites[0].cases]
+    many = plan.model_copy(update={"suites": [plan.suites[0].model_copy(
+        update={"num_runs": 1000})]})
+    assert many.case_runs == 3000
+    assert many.wall_s() == pytest.approx(sum(chains) * 1000 / 2 * 0.5)
+
+
 def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
     project: Path, cli: CliRun
 ) -> None:

@@ -235,11 +235,26 @@ def test_inputs_as_the_runner_gives_them() -> None:
         ({"comment": "maybe"}, {}, "invalid input comment: Input should be 'update'"),
         ({}, {"results_path": Path("x"), "parallelism": 0},
          "invalid option --parallelism: Input should be greater"),
+        ({"num_runs": "1000000000"}, {},
+         "invalid input num_runs: Input should be less than or equal to 1000"),
+        ({"adaptive_runs": "1001"}, {}, "invalid input adaptive_runs: .*less than or equal"),
+        ({"parallelism": "100000"}, {}, "invalid input parallelism: .*less than or equal"),
+        ({"shard": "1/1000"}, {}, "invalid input shard: .*less than or equal to 256"),
     ],
 )
 def test_bad_values_name_where_they_came_from(inputs, flags, says) -> None:
     with pytest.raises(ConfigError, match=says):
         resolve(None, inputs, flags)
+
+
+@pytest.mark.parametrize("text", ["num_runs: 1000000000", "parallelism: 100000",
+                                  "models: {m: {max_concurrency: 100000}}",
+                                  "suites: [{name: s, agent: a, eval_sets: [x], "
+                                  "num_runs: 5000}]"])
+def test_adk_eval_yaml_bounds_runs_and_parallelism(tmp_path: Path, text: str) -> None:
+    (tmp_path / "adk-eval.yaml").write_text(text + "\n")
+    with pytest.raises(ConfigError, match="less than or equal to 1000"):
+        load_request(tmp_path, {}, {})
 
 
 def test_load_request_finds_the_config_in_the_working_directory(tmp_path: Path) -> None:

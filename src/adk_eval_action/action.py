@@ -1,11 +1,10 @@
 """The GitHub Action entry points: `adk-eval-action action` and `adk-eval-action comment`.
 
 `action` is the container's ENTRYPOINT. It reads the step's inputs from `INPUT_*`
-(`settings.read_inputs`: both `INPUT_NUM_RUNS` and `INPUT_NUM-RUNS`, as the runner sets them),
-the `GITHUB_*` variables and the event payload, runs the pipeline, and publishes: one sticky
-PR comment, the job summary, step outputs, error annotations and log groups. It exits with
-the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error). The same
-command works in a plain `run:` step or on a laptop with the inputs given as flags.
+(`settings.read_inputs`), the `GITHUB_*` variables and the event payload, runs the pipeline,
+and publishes: one sticky PR comment, the job summary, outputs, annotations and log groups.
+It exits with the gate's code (0 pass, 1 gate failed, 2 usage/config/infrastructure error).
+The same command works in a plain `run:` step or on a laptop with the inputs as flags.
 
 `comment` posts a comment rendered by an earlier run (the artifact of a fork PR's
 `pull_request` run) from a privileged `workflow_run` workflow. The artifact is untrusted:
@@ -278,6 +277,8 @@ def run_action(
     """
     for secret in run.secrets:
         mask(log, secret)
+    for warning in run.event.warnings:  # what of the event is missing or invalid
+        log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
     make_client = client_factory or (lambda token, api: GitHubClient(token, api))
     if run.settings.comment_artifact:
         return post_artifact_comment(
@@ -351,8 +352,7 @@ def _publish(
 
 def _reexec_without_requirements(start_dir: Path) -> None:
     """Start this command again, in a process that sees the freshly installed packages,
-    from `start_dir`, where this process started, because it applies working_directory
-    again."""
+    from `start_dir`, where this process started (it applies working_directory again)."""
     argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
             *sys.argv[1:], "--skip-requirements"]
     sys.stdout.flush()

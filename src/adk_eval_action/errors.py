@@ -74,6 +74,23 @@ class ResultsFileError(AdkEvalActionError):
         super().__init__(f"{path}: {message}")
 
 
+class OutputError(AdkEvalActionError):
+    """A file the run writes (the results file, the comment, a job summary file) could
+    not be written; ``str()`` names it and why: ``no space left on device writing X`` for
+    a full disk (ENOSPC, and EDQUOT for a quota), else ``cannot write X: <reason>``."""
+
+    def __init__(self, path: Path | str, error: OSError, what: str = "") -> None:
+        import errno
+
+        self.path = str(path)
+        named = f"{what} {path}" if what else str(path)
+        full = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded"}
+        if error.errno in full:
+            super().__init__(f"{full[error.errno]} writing {named}")
+        else:
+            super().__init__(f"cannot write {named}: {error.strerror or error}")
+
+
 class InternalError(AdkEvalActionError):
     """An unexpected exception, turned into exit 2 ("internal error") at the top: the
     message names the exception and where it was raised (file and line)."""
@@ -100,13 +117,16 @@ class Interrupted(BaseException):  # noqa: N818 - it is a signal, not an error o
 
 def error_kind(error: BaseException) -> str:
     """The results file's error kind (``results.model.ErrorKind``) of an exception that
-    stopped a run before its evaluation: ``interrupted`` (a signal), ``eval_set`` (an
-    EvalSetError), ``internal`` (an InternalError, or an exception not raised on purpose:
-    a bug), else ``config`` (adk-eval.yaml, an option or input, a path)."""
+    stopped a run: ``interrupted`` (a signal), ``eval_set`` (an EvalSetError), ``output``
+    (an OutputError: a file of the run could not be written), ``internal`` (an
+    InternalError, or an exception not raised on purpose: a bug), else ``config``
+    (adk-eval.yaml, an option or input, a path)."""
     if isinstance(error, Interrupted):
         return "interrupted"
     if isinstance(error, EvalSetError):
         return "eval_set"
+    if isinstance(error, OutputError):
+        return "output"
     if isinstance(error, InternalError) or not isinstance(error, AdkEvalActionError):
         return "internal"
     return "config"

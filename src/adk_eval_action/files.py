@@ -1,6 +1,7 @@
 """Reading files that come from a repository (untrusted): bounded in size, regular files
 only, YAML without alias bombs, paths that stay inside the repository root, and glob
-patterns whose ``**`` walk is bounded and follows no link to a folder.
+patterns whose ``**`` walk is bounded and follows no link to a folder. And writing the
+run's own files whole or not at all (:func:`write_atomic`).
 
 Every read of a repository file (adk-eval.yaml, eval configs, eval sets, templates, results
 and baseline files, the event payload) goes through :func:`read_bytes` or
@@ -13,6 +14,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ __all__ = [
     "load_yaml",
     "read_bytes",
     "read_text",
+    "write_atomic",
 ]
 
 #: adk-eval.yaml, eval configs, templates, requirements files: far below this in practice.
@@ -199,3 +202,25 @@ def _walk(top: str, limit: int, walked: list[int], shown: str) -> list[tuple[str
             raise FileLimitError(f"glob {shown!r}: its ** walks more than {limit:,} folders; "
                                  "name a narrower pattern")
     return folders
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` (UTF-8) to ``path`` whole or not at all: into a new file beside it,
+    renamed over ``path`` once written (``os.replace``, atomic on POSIX), so a full disk or
+    a stop never leaves a cut file, and an earlier file stays until the new one is whole.
+    Parent folders are created; the file gets the mode ``open`` would give (0666 less the
+    umask), so the runner's later steps can read what a container wrote.
+
+    Raises:
+        OSError: the file (or its folder) cannot be written; nothing is left behind.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(text.encode("utf-8"))
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

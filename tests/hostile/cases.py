@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workspace import REPO, Run, Workspace
+from workspace import HEAD, REPO, Run, Workspace
 
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.model import ShardInfo
@@ -40,7 +40,9 @@ class Case:
 
     ``twin``: the row's check does not depend on a fresh evaluation, so it also runs as a
     quick twin with the evaluation replayed (test_hostile.py's docstring), with these
-    limits over ``limits``; the end-to-end row is then ``slow``. None: no twin."""
+    limits over ``limits``; the end-to-end row is then ``slow``. None: no twin.
+    ``unwritable``: the runner files (``summary``, ``outputs``) the row makes unwritable,
+    which are then not looked for."""
 
     id: str
     kind: int
@@ -56,6 +58,7 @@ class Case:
     marks: tuple[Any, ...] = ()
     twin: dict[str, Any] | None = None
     recorded: bool = True
+    unwritable: tuple[str, ...] = ()
 
 
 def _travel_eval_set(ws: Workspace) -> Path:
@@ -97,6 +100,108 @@ root_agent = LlmAgent(
     instruction="Answer.", tools=[deep],
 )
 '''
+
+
+def _runner_file(variable: str, make: Callable[[Path], str]) -> Callable[[Workspace], None]:
+    """The runner's ``variable`` names ``make(tmp)`` (a folder, ``/dev/full``)."""
+    def prepare(ws: Workspace) -> None:
+        ws.env[variable] = make(ws.tmp)
+    return prepare
+
+
+def _folder(tmp: Path) -> str:
+    (tmp / "summary-folder").mkdir()
+    return str(tmp / "summary-folder")
+
+
+def _full_disk(ws: Workspace) -> None:
+    """The results file and the comment go to a real file system with 4 KB left."""
+    from small_disk import small_disk
+
+    ws.later.enter_context(small_disk(ws.root / "out", free_bytes=4096))
+    ws.inputs["results_path"] = "out/adk-eval-results.json"
+
+
+def _nothing_cut(run: Run) -> None:
+    """What the full disk took could not be written at all; what it has is whole; no
+    temporary file is left; the comment and the summary name the disk."""
+    out = run.workspace.root / "out"
+    names = sorted(p.name for p in out.iterdir())
+    assert set(names) <= {"filler", "adk-eval-results.json", "adk-eval-comment.md",
+                          "adk-eval-pr.json"}, names
+    if "adk-eval-results.json" in names:
+        json.loads((out / "adk-eval-results.json").read_text())
+    if "adk-eval-comment.md" in names:
+        assert (out / "adk-eval-comment.md").read_text().rstrip().endswith("-->")
+    said = "files not written.*no space left on device writing the results file"
+    bodies = _comment_bodies(run)
+    assert len(bodies) == 1 and re.search(said, bodies[0], re.S), bodies
+    assert re.search(said, run.files["summary.md"], re.S)
+
+
+def _model_answers(retries: dict[str, Any] | None = None,
+                   **fault: Any) -> Callable[[Workspace], None]:
+    """Every call to the Gemini API (the agent's and the judge's) answers with ``fault``;
+    model retries are made quick (two attempts, 0.1 s apart, unless ``retries`` says)."""
+    def prepare(ws: Workspace) -> None:
+        from adk_eval_action.testing.gemini_fake import Fault
+
+        ws.gemini.clear_calls()
+        ws.gemini.faults = [Fault(**fault)]
+        ws.config({"model_retries": retries or {"attempts": 2, "initial_delay_s": 0.1}})
+        ws.env["HOSTILE_MAXRSS_BEFORE"] = str(_max_rss())
+    return prepare
+
+
+def _max_rss() -> int:
+    """The process's peak resident memory so far, bytes (Linux counts in KB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _bounded(fault: str, memory: int) -> Callable[[Run], None]:
+    """The model fault is named, the calls were cut off (the fake saw the client go), and
+    the process's peak memory grew by less than ``memory`` bytes."""
+    def check(run: Run) -> None:
+        _model_fault_named(fault, said=None)(run)
+        grew = _max_rss() - int(run.workspace.env["HOSTILE_MAXRSS_BEFORE"])
+        assert grew < memory, f"peak memory grew by {grew:,} bytes"
+    return check
+
+
+def _model_fault_named(kind: str, said: str | None = "answer without a candidate",
+                       ) -> Callable[[Run], None]:
+    """The run is incomplete for the model (``said`` in the headline), never a failed
+    case: no case has runs scored as failures; every call met the fault ``kind``."""
+    def check(run: Run) -> None:
+        model = [e for e in _all_errors(run.results) if e["kind"] == "model"]
+        assert model, _all_errors(run.results)
+        scored = [r for s in run.results["suites"] for e in s["eval_sets"]
+                  for c in e["eval_cases"] for r in c["runs"] if r.get("metrics")]
+        assert not [r for r in scored if r.get("status") == "failed"], scored
+        outcomes = [c.outcome for c in run.workspace.gemini.calls]
+        assert outcomes and set(outcomes) == {kind}, outcomes
+        assert re.search(r"ADK eval incomplete\W+\(model unreachable\): .*"
+                         + re.escape(said or ""), run.comment_file), run.comment_file
+    return check
+
+
+def _nan_in_eval_set(ws: Workspace) -> None:
+    """NaN literals (Python's json reads them) in the first case's state and timestamp."""
+    path = _travel_eval_set(ws)
+    data = json.loads(path.read_text())
+    data["eval_cases"][0]["session_input"]["state"] = {"budget": "NAN_HERE"}
+    data["eval_cases"][0]["creation_timestamp"] = "NAN_HERE"
+    path.write_text(json.dumps(data).replace('"NAN_HERE"', "NaN"))
+
+
+def _nan_named(run: Run) -> None:
+    first = json.loads(_travel_eval_set(run.workspace).read_text().replace("NaN", "0"))
+    eval_id = first["eval_cases"][0]["eval_id"]
+    for name in ("creation_timestamp", "session_input.state.budget"):
+        said = f"eval case `{eval_id}`: {name} is nan, which JSON does not allow"
+        assert said in run.log and said in json.dumps(run.results), said
 
 
 def _surrogate_kept(run: Run) -> None:
@@ -152,6 +257,30 @@ def _api_message_inert(run: Run) -> None:
     assert "The PR comment could not be posted" in summary and "Nope" in summary
     assert "<img" not in summary and OTHER_MARKER not in summary
     _no_mentions(run)
+
+
+def _payload_missing(ws: Workspace) -> None:
+    ws.env.update(GITHUB_EVENT_PATH=str(ws.tmp / "gone.json"), GITHUB_REF="refs/pull/12/merge")
+
+
+def _pull_without_number(ws: Workspace) -> None:
+    ws.write_event({"pull_request": {"head": {"sha": "a" * 40, "repo": {"full_name": REPO}},
+                                     "base": {"ref": "main", "repo": {"full_name": REPO}}}})
+
+
+def _dispatch(pr_number: str) -> Callable[[Workspace], None]:
+    def prepare(ws: Workspace) -> None:
+        ws.write_event({"inputs": {"pr_number": pr_number}})
+        ws.env["GITHUB_EVENT_NAME"] = "workflow_dispatch"
+    return prepare
+
+
+def _warned(pattern: str, posted: bool) -> Callable[[Run], None]:
+    """A warning annotation says ``pattern``; the comment was ``posted`` or not."""
+    def check(run: Run) -> None:
+        assert re.search(r"^::warning [^:]*::" + pattern, run.log, re.M), run.log
+        assert bool(_comment_bodies(run)) is posted
+    return check
 
 
 #: The PR's comments, as the sticky comment lists them.
@@ -297,6 +426,30 @@ def _hostile_sha_inert(run: Run) -> None:
 def _auto_baseline_broken_api(ws: Workspace) -> None:
     ws.inputs["baseline"] = "auto"
     ws.stub.fail_next(200, raw=b"{not json", path="/compare/", times=5)
+
+
+def _artifact(members: Callable[[], dict[str, bytes]]) -> Callable[[Workspace], None]:
+    """The merge-base's recorded artifact is a zip of ``members()`` (deflated)."""
+    def prepare(ws: Workspace) -> None:
+        import io
+        import zipfile
+
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name, data in members().items():
+                archive.writestr(name, data)
+        base = "c" * 40
+        ws.stub.add_commits([base])
+        ws.stub.set_merge_base("main", HEAD, base)
+        ws.stub.add_artifact(base, buffer.getvalue())
+        ws.inputs["baseline"] = "auto"
+    return prepare
+
+
+def _many_members() -> dict[str, bytes]:
+    """Forty JSON members of 8 MB each (0.3 MB zipped), none of them the results file."""
+    data = b"[" + b"0," * 4_000_000 + b"0]"
+    return {f"member{i}.json": data for i in range(40)}
 
 
 def _no_baseline_said(run: Run) -> None:
@@ -675,6 +828,32 @@ CASES: list[Case] = [
          lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
          r"cannot write the results file", evaluated=False, check=_passed_false, twin={},
          recorded=False),
+    Case("k1-step-summary-is-a-folder", 1, _runner_file("GITHUB_STEP_SUMMARY", _folder), 0,
+         r"::warning [^:]*::cannot write GITHUB_STEP_SUMMARY=\S+summary-folder: Is a "
+         r"directory", unwritable=("summary",), twin={}),
+    Case("k1-github-output-is-dev-full", 1,
+         _runner_file("GITHUB_OUTPUT", lambda tmp: "/dev/full"), 0,
+         r"::warning [^:]*::no space left on device writing GITHUB_OUTPUT=/dev/full",
+         unwritable=("outputs",), twin={}),
+    Case("k1-results-and-comment-on-a-full-disk", 1, _full_disk, 2,
+         r"no space left on device writing the results file out/adk-eval-results\.json",
+         evaluated=False, recorded=False, check=_nothing_cut, twin={}),
+    Case("k1-model-answers-without-a-candidate", 1, _model_answers(kind="no_candidate"), 2,
+         r"answer without a candidate", check=_model_fault_named("no_candidate")),
+    Case("k1-model-answers-an-empty-body", 1, _model_answers(kind="empty"), 2,
+         r"answer without a candidate", check=_model_fault_named("empty"),
+         marks=(pytest.mark.slow,)),
+    Case("k1-nan-in-eval-set-state-and-timestamp", 1, _nan_in_eval_set, 0,
+         r"session_input\.state\.budget is nan", check=_nan_named),
+    Case("k7-model-answers-300-mb", 7, _model_answers(kind="huge", size_bytes=300 * 2**20),
+         2, r"answer over 4,194,304 bytes", seconds=90,
+         limits={"adk_eval_action.adk.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},
+         check=_bounded("huge", memory=1024 * 2**20)),
+    Case("k9-model-sends-a-byte-every-half-second", 9, _model_answers(
+        kind="trickle", delay_s=0.5,
+        retries={"call_timeout_s": 2, "run_budget_s": 4, "initial_delay_s": 0.1}), 2,
+         r"answer still arriving at the attempt's deadline|timeout", seconds=90,
+         check=_bounded("trickle", memory=1024 * 2**20)),
     # 2. Publishing and event parsing
     Case("k2-comments-list-not-json", 2,
          lambda ws: ws.stub.fail_next(200, raw=b"{not json", method="GET", path="comments"),
@@ -698,6 +877,17 @@ CASES: list[Case] = [
         lambda ws: f"{ws.stub.api_url}{COMMENTS}?page=2&x={'x' * 160_000}", times=10), 0,
          r"PR comment not posted.*answered GET \S+/comments with a header line over "
          r"http\.client's limit", check=_comment_pages_read(1), seconds=30, twin={}),
+    Case("k2-event-path-missing-on-pull-request", 2, _payload_missing, 0,
+         r"GITHUB_EVENT_PATH names \S+gone\.json, which does not exist.*PR comment created",
+         check=_warned("the pull_request event names no pull request number.*using 12 from "
+                       "GITHUB_REF", posted=True), twin={}),
+    Case("k2-pull-request-payload-without-number", 2, _pull_without_number, 0,
+         r"names no pull request number", check=_warned(
+             "This pull_request event names no pull request: no PR comment", posted=False),
+         twin={}),
+    Case("k2-dispatch-pr-number-not-a-number", 2, _dispatch("7; rm -rf /"), 0,
+         r"input pr_number is not a pull request number: '7; rm -rf /'",
+         check=_warned("the workflow_dispatch input pr_number", posted=False), twin={}),
     Case("k2-event-number-not-a-number", 2,
          _event({"number": "7abc", "pull_request": {"head": {"sha": "a" * 40}}}), 2,
          r"number is not a pull request number: '7abc'", evaluated=False),
@@ -717,6 +907,14 @@ CASES: list[Case] = [
     # 3. An unreadable baseline
     Case("k3-artifact-api-not-json", 3, _auto_baseline_broken_api, 0,
          r"no baseline.*not JSON", check=_no_baseline_said, twin={}),
+    Case("k3-artifact-zip-of-many-large-members", 3, _artifact(_many_members), 0,
+         r"no baseline.*holds no adk-eval-results\.json \(it holds 40 other JSON files\)",
+         seconds=40, twin={}),
+    Case("k3-artifact-results-member-over-the-limit", 3, _artifact(
+        lambda: {"adk-eval-results.json": b" " * 2_000_000}), 0,
+         r"no baseline.*adk-eval-results\.json in the artifact adk-eval-results is too large",
+         limits={"adk_eval_action.baseline.artifact.MAX_RESULTS_BYTES": 1_000_000},
+         seconds=40, twin={}),
     Case("k3-baseline-nested-100000-deep", 3, _nested_baseline, 2,
          r"deep\.json.*nested too deeply", twin={}),
     Case("k3-baseline-score-outside-its-range", 3, _hand_edited_baseline({"score": 5.0}), 2,
@@ -795,6 +993,13 @@ CASES: list[Case] = [
          r"zero\.evalset\.json|/dev/zero", evaluated=False, seconds=30),
     Case("k7-recursive-glob-through-dot-dot-links", 7, _dot_dot_links, 0,
          r"PR comment created", seconds=40, twin={}),
+    Case("k7-plan-a-billion-runs", 7, lambda ws: None, 2,
+         r"'--num-runs': 1000000000 is not in the range 1<=x<=1000", evaluated=False,
+         recorded=False, cli=True, seconds=30,
+         run=lambda ws: ws.cli("plan", "travel_agent", "--num-runs", "1000000000")),
+    Case("k7-input-a-billion-runs", 7, lambda ws: ws.inputs.update(num_runs="1000000000"), 2,
+         r"invalid input num_runs: Input should be less than or equal to 1000",
+         evaluated=False, seconds=30, check=_stop_posted()),
     Case("k7-template-huge-string", 7, _template("{{ 'x' * 10**9 }}"), 2,
          r"mine\.md\.j2(:\d+)?: template error", **TEMPLATE_ROW),
     Case("k7-template-huge-power", 7, _template("{{ 10**(10**9) }}"), 2,

@@ -78,9 +78,11 @@ def check_files(case: Case, run: Run) -> None:
         return
     assert run.comment_file and is_marked(run.comment_file, comment_marker(
         run.workspace.inputs.get("comment_key", "default")))
-    assert run.files.get("summary.md"), "no job summary"
-    assert run.outputs.get("passed") == ("true" if case.exit_code == 0 else "false")
-    assert run.outputs.get("results_path") == "adk-eval-results.json"
+    if "summary" not in case.unwritable:
+        assert run.files.get("summary.md"), "no job summary"
+    if "outputs" not in case.unwritable:
+        assert run.outputs.get("passed") == ("true" if case.exit_code == 0 else "false")
+        assert run.outputs.get("results_path") == "adk-eval-results.json"
 
 
 def check_stopped(case: Case, run: Run) -> None:
@@ -136,12 +138,13 @@ def check_commands(case: Case, run: Run) -> None:
 
 
 def run_and_check(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                  limits: dict[str, Any]) -> None:
+                  limits: dict[str, Any], gemini: Any = None) -> None:
     """Prepares the row's workspace, runs it with ``limits`` (module constants lowered,
     ``"module.NAME": value``) and checks every promise of the module docstring."""
     monkeypatch.chdir(tmp_path)
     with stub_for_case() as stub:
         workspace = Workspace(tmp_path, stub)
+        workspace.gemini = gemini
         for name, value in limits.items():
             module, _, attribute = name.rpartition(".")
             monkeypatch.setattr(module + "." + attribute, value)
@@ -166,8 +169,9 @@ def _row(case: Case) -> Any:
 
 
 @pytest.mark.parametrize("case", [_row(c) for c in CASES])
-def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_and_check(case, tmp_path, monkeypatch, case.limits)
+def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                       gemini_api: Any) -> None:
+    run_and_check(case, tmp_path, monkeypatch, case.limits, gemini_api)
 
 
 @pytest.mark.parametrize("case", [

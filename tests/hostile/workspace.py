@@ -34,6 +34,7 @@ from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import SuiteRecord
 from adk_eval_action.testing.runner import runner_inputs
+from artifact_stub import ArtifactStub
 from github_stub import GitHubStub, Token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +103,7 @@ class Run:
 class Workspace:
     """One case's repository and runner (see the module docstring)."""
 
-    def __init__(self, tmp: Path, stub: GitHubStub) -> None:
+    def __init__(self, tmp: Path, stub: ArtifactStub) -> None:
         self.tmp = tmp
         self.root = tmp / "workspace"
         shutil.copytree(EXAMPLES, self.root, ignore=shutil.ignore_patterns(
@@ -111,6 +112,9 @@ class Workspace:
         #: Servers and other resources of the row, closed once its checks are done.
         self.later = contextlib.ExitStack()
         self.others: list[GitHubStub] = []  # other_server()
+        #: The session's fake Gemini API (tests/conftest.py ``gemini_api``), whose faults a
+        #: row may set (they are undone after each test).
+        self.gemini: Any = None
         self.event = tmp / "event.json"
         self.inputs: dict[str, str] = {"paths": "travel_agent", "baseline": "none"}
         self.env: dict[str, str] = {}
@@ -215,9 +219,10 @@ def _outputs(text: str) -> dict[str, str]:
             re.finditer(r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", text, re.S | re.M)}
 
 
-def stub_for_case() -> GitHubStub:
-    """The GitHub stand-in with the workflow token (an installation token)."""
-    return GitHubStub(tokens={TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True)})
+def stub_for_case() -> ArtifactStub:
+    """The GitHub stand-in (with the Actions artifact endpoints) and the workflow token
+    (an installation token)."""
+    return ArtifactStub(tokens={TOKEN: Token(DEFAULT_BOT_LOGIN, installation=True)})
 
 
 def replay_evaluation(monkeypatch: pytest.MonkeyPatch, results: Path) -> list[list[str]]:

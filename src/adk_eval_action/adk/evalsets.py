@@ -32,7 +32,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from adk_eval_action.adk.lint import eval_set_warnings
+from adk_eval_action.adk.lint import eval_set_warnings, non_finite_warnings
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubrics
 from adk_eval_action.errors import EvalSetError, field_location, json_problem
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
@@ -229,7 +229,7 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     else:
         raise EvalSetError(path, f"JSON {type(data).__name__}; accepted: {ACCEPTED_SHAPES}")
     ids = _case_ids(path, eval_set)
-    warnings += _id_warnings(path, ids)
+    warnings += _id_warnings(path, ids) + non_finite_warnings(data, str(path))
     found = eval_id_lines(text)
     return LoadedEvalSet(
         path=path,

@@ -11,6 +11,10 @@
 * **Eval set and eval case fields.** ``EvalSet`` ignores unknown keys, ``EvalCase`` and
   ``SessionInput`` keep them (``extra="allow"``) without reading them, and no metric of
   google-adk 2.13 evaluates ``final_session_state``. :func:`eval_set_warnings` names them.
+* **Non-finite numbers.** Python's ``json`` reads ``NaN`` and ``Infinity``, which JSON
+  (RFC 8259) does not have, and ADK's models keep them (a ``session_input.state`` value the
+  agent gets as ``float('nan')``, a ``creation_timestamp``); :func:`non_finite_warnings`
+  names each one, with its eval case.
 * **The judge model.** A judge metric whose criterion names no judge model uses
   ``JudgeModelOptions.judge_model``'s default; :func:`judge_model_for` says which, so the
   results file records it.
@@ -19,6 +23,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -147,6 +152,52 @@ def eval_set_warnings(data: Mapping[str, Any], where: str) -> list[str]:
         if isinstance(case, Mapping):
             warnings += _case_warnings(case, where)
     return warnings
+
+
+#: Non-finite numbers named one by one at most; more are counted.
+MAX_NON_FINITE_NAMED = 10
+
+
+def non_finite_warnings(data: Any, where: str) -> list[str]:
+    """A warning per ``NaN``, ``Infinity`` or ``-Infinity`` in an eval set file's JSON
+    ``data`` (module docstring), naming its field and, under ``eval_cases``, the eval case
+    (by its ``eval_id``); the first :data:`MAX_NON_FINITE_NAMED`, then how many more."""
+    found = [(_field(path, data), value) for path, value in _non_finite(data)]
+    warnings = [
+        f"{where}: {field} is {value}, which JSON does not allow and ADK passes on as it is "
+        "(a NaN state value reaches the agent as float('nan')): write a number or null"
+        for field, value in found[:MAX_NON_FINITE_NAMED]]
+    if len(found) > MAX_NON_FINITE_NAMED:
+        warnings.append(f"{where}: {len(found) - MAX_NON_FINITE_NAMED} more NaN or Infinity "
+                        "values")
+    return warnings
+
+
+def _non_finite(data: Any) -> Iterable[tuple[list[str | int], float]]:
+    """Paths to the non-finite floats of ``data``, in document order (a stack, not
+    recursion: the JSON may be nested as deep as ``json`` reads)."""
+    stack: list[tuple[list[str | int], Any]] = [([], data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            yield path, node
+        elif isinstance(node, Mapping):
+            stack += reversed([([*path, str(k)], v) for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([([*path, i], v) for i, v in enumerate(node)])
+
+
+def _field(path: list[str | int], data: Any) -> str:
+    """``eval case `ID`: session_input.state.budget`` for a path under an eval case,
+    else the dotted path (list items as ``[i]``)."""
+    case = ""
+    if len(path) >= 2 and path[0] in ("eval_cases", "evalCases") and isinstance(path[1], int):
+        item = data[path[0]][path[1]]
+        eval_id = item.get("eval_id", item.get("evalId")) if isinstance(item, Mapping) else None
+        case = f"eval case `{eval_id}`: " if eval_id is not None else f"eval_cases[{path[1]}]."
+        path = path[2:]
+    dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+    return case + dotted
 
 
 def judge_model_for(metric: EvalMetric) -> str | None:

@@ -4,15 +4,18 @@ Every model call of a case run (the agent's models, the judge models, the user s
 goes through :class:`RetryingLlm`, which wraps the ``BaseLlm`` ADK would call:
 
 * A call that fails with a transient fault (HTTP 408, 429/RESOURCE_EXHAUSTED, 500, 502, 503,
-  504, a timeout, a dropped connection, a malformed answer) is tried again after an
+  504, a timeout, a dropped connection, a malformed answer, an answer without a candidate)
+  is tried again after an
   exponential backoff with "equal jitter" (half the step fixed, half random; AWS Architecture
   Blog, "Exponential Backoff And Jitter"), and never sooner than the server asked
   (``google.rpc.RetryInfo.retryDelay`` in the error body, or a ``Retry-After`` header,
   RFC 9110 §10.2.3).
 * Retries are bounded per call (:attr:`ModelRetrySettings.attempts`, and a wait longer than
-  :attr:`ModelRetrySettings.max_delay_s` is not made) and per run (all waits of a run share
-  :attr:`ModelRetrySettings.run_budget_s`), so a persistent outage ends the run within its
-  budget instead of minutes per case.
+  :attr:`ModelRetrySettings.max_delay_s` is not made) and per run (all waits of a run, and
+  the attempts that timed out, share :attr:`ModelRetrySettings.run_budget_s`), so a
+  persistent outage ends the run within its budget instead of minutes per case.
+* An attempt's answer is read within :attr:`ModelRetrySettings.call_timeout_s`, its whole
+  body counted, and up to ``model_reads.MAX_ANSWER_BYTES`` (:mod:`.model_reads`).
 * When the retries run out, or the fault cannot be cured by waiting (a refused key),
   :class:`ModelCallError` is raised: a fault of the model service (kind ``model``) or of the
   credentials (kind ``credentials``), never a score.
@@ -30,6 +33,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -45,8 +49,16 @@ from pydantic import PrivateAttr
 from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.results.model import ModelCallCounts
 
-from .model_faults import ModelCallError, ModelFault, Role, classify_fault
+from .model_faults import (
+    EmptyAnswer,
+    ModelCallError,
+    ModelFault,
+    Role,
+    classify_fault,
+    is_empty_answer,
+)
 from .model_limits import slot_and_model
+from .model_reads import bound_reads, limit_request
 
 
 class ModelCalls:
@@ -72,6 +84,7 @@ class ModelCalls:
         self._summary = ModelCallCounts()
         self._retry_causes: Counter[str] = Counter()
         self._failure_causes: Counter[str] = Counter()
+        self._lost_s = 0.0  # seconds of attempts that timed out (:meth:`lost`)
 
     def backoff(self, attempt: int, fault: ModelFault) -> float | None:
         """Seconds to wait before attempt ``attempt + 1``, or None when no retry may be made
@@ -87,12 +100,20 @@ class ModelCalls:
                 if fault.server_delay_s > settings.max_delay_s:
                     return None
                 wait = max(wait, fault.server_delay_s)
-            if self._summary.waited_s + wait > settings.run_budget_s:
+            if self._summary.waited_s + self._lost_s + wait > settings.run_budget_s:
                 return None
             self._summary.waited_s += wait
             self._summary.retries += 1
             self._retry_causes[fault.summary] += 1
         return wait
+
+    def lost(self, seconds: float) -> None:
+        """Counts ``seconds`` of an attempt that timed out (or whose answer was still
+        arriving at its deadline) against the run's budget: waiting for an answer that
+        never came is waiting too, so a model API that never finishes its answers stops
+        being retried once the budget is spent."""
+        with self._lock:
+            self._lost_s += max(0.0, seconds)
 
     def finished(self, attempts: int, fault: ModelFault | None) -> None:
         """Records one call: ``attempts`` tries, and its final fault if it failed."""
@@ -177,13 +198,20 @@ class RetryingLlm(BaseLlm):
             # The attempt's timeout starts once a slot is held (adk.model_limits): a call
             # queued behind others is not a model that fails to answer.
             slot, model = slot_and_model(self.inner)
+            started = None
             try:
                 async with slot:
-                    async for response in _with_timeout(
-                        model.generate_content_async(llm_request, stream), timeout
-                    ):
+                    started = time.monotonic()
+                    if bound_reads(model):  # google-genai's answers read within limits
+                        limit_request(llm_request, timeout)
+                    calls = model.generate_content_async(llm_request, stream)
+                    async for response in _with_timeout(calls, timeout):
+                        if not yielded and is_empty_answer(response):
+                            raise EmptyAnswer(f"{self.model} answered without a candidate")
                         yielded = True
                         yield response
+                    if not yielded:
+                        raise EmptyAnswer(f"{self.model} gave no response")
             except GeneratorExit:
                 # The caller stopped reading (ADK's judge returns at its first response):
                 # the call succeeded and counts.
@@ -194,6 +222,8 @@ class RetryingLlm(BaseLlm):
                 if fault is None:
                     stats.finished(attempt, None)
                     raise
+                if fault.timed_out and started is not None:  # waited for: the run's budget
+                    stats.lost(time.monotonic() - started)
                 wait = None if yielded else stats.backoff(attempt, fault)
                 if wait is None:
                     stats.finished(attempt, fault)

@@ -22,6 +22,8 @@ from google.auth import exceptions as auth_errors
 from google.genai import errors as genai_errors
 from pydantic import BaseModel
 
+from .model_reads import AnswerTooLarge, AnswerTooSlow
+
 Role = Literal["agent", "judge", "user_simulator"]
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -48,6 +50,8 @@ class ModelFault(BaseModel):
         unknown_model: The API answered 404 NOT_FOUND: it does not know the model's name
             (a misspelling, a retired model, one not offered to this key or project), which
             no retry cures.
+        timed_out: The attempt ran out of time (no answer, or one still arriving): its
+            seconds count against the run's retry budget.
     """
 
     kind: Literal["model", "credentials"]
@@ -55,6 +59,28 @@ class ModelFault(BaseModel):
     retryable: bool
     server_delay_s: float | None = None
     unknown_model: bool = False
+    timed_out: bool = False
+
+
+class EmptyAnswer(Exception):  # noqa: N818 - what the API gave, as JSONDecodeError names
+    """The model API answered 200 without an answer: no candidate, no finish reason, no
+    usage, no error (an empty body, or JSON such as ``{"foo": 1}``), or a call that
+    yielded no response at all. Every Gemini answer carries a candidate or a
+    ``promptFeedback``, and ``usageMetadata`` (GenerateContentResponse in the API
+    reference); ADK would pass this on as an empty answer to score."""
+
+
+def is_empty_answer(response: object) -> bool:
+    """Whether an ``LlmResponse`` is what ADK makes of an answer without a candidate:
+    google-adk 2.x an empty ``content`` ("treating as a successful empty response"),
+    1.x ``error_code`` ``UNKNOWN_ERROR`` (``LlmResponse.create``), with nothing else:
+    no parts, no finish reason, no usage metadata (a streamed chunk too: the first chunk
+    of a real stream has its text)."""
+    content = getattr(response, "content", None)
+    return (not getattr(content, "parts", None)
+            and getattr(response, "finish_reason", None) is None
+            and getattr(response, "usage_metadata", None) is None
+            and getattr(response, "error_code", None) in (None, "UNKNOWN_ERROR"))
 
 
 class ModelCallError(Exception):
@@ -238,12 +264,18 @@ def classify_fault(error: BaseException) -> ModelFault | None:
 
     Rules: HTTP 401/403 and a 400 ``API_KEY_INVALID`` are credentials; google-genai's "No API
     key was provided", google.auth's ``DefaultCredentialsError`` and ``RefreshError``
-    (:func:`_refresh_fault`) too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections and
-    malformed answers are retryable model faults; other HTTP 4xx/5xx are model faults that
+    (:func:`_refresh_fault`) too; :data:`RETRYABLE_STATUSES`, timeouts, dropped connections,
+    malformed answers and answers without a candidate (:class:`EmptyAnswer`) are retryable
+    model faults; other HTTP 4xx/5xx are model faults that
     waiting does not cure, a 404 among them flagged ``unknown_model``.
     """
     if isinstance(error, ModelCallError):
         return error.fault
+    if isinstance(error, EmptyAnswer):
+        return ModelFault(kind="model", summary="answer without a candidate", retryable=True)
+    if isinstance(error, (AnswerTooLarge, AnswerTooSlow)):
+        return ModelFault(kind="model", summary=str(error), retryable=True,
+                          timed_out=isinstance(error, AnswerTooSlow))
     code = _status(error)
     if code is not None and 400 <= code < 600:
         summary = _status_summary(error, code)
@@ -269,5 +301,6 @@ def classify_fault(error: BaseException) -> ModelFault | None:
         return refresh
     transport = _transport_fault(error)
     if transport is not None:
-        return ModelFault(kind="model", summary=transport, retryable=True)
+        return ModelFault(kind="model", summary=transport, retryable=True,
+                          timed_out=transport.startswith("timeout"))
     return None

@@ -161,10 +161,12 @@ class Plan(BaseModel):
 
     def wall_s(self) -> float:
         """Estimated seconds of model time (module docstring), start-up not included."""
-        chains = [c.chain for s, c in self._runs() for _ in range(s.num_runs)]
-        if not chains:
+        # Computed from each case's chain and its runs, not listed run by run.
+        runs = [(c.chain, s.num_runs) for s, c in self._runs() if s.num_runs > 0]
+        if not runs:
             return 0.0
-        bounds = [sum(chains) / self.parallelism, max(chains)]
+        bounds = [sum(chain * n for chain, n in runs) / self.parallelism,
+                  max(chain for chain, _ in runs)]
         calls = self.calls_by_model()
         bounds += [calls.get(name, 0) / limit for name, limit in self.model_limits.items()]
         return max(bounds) * self.latency_s

@@ -11,6 +11,7 @@ import logging
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from adk_eval_action.baseline.models import (
 )
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.github.pages import paginate
+from adk_eval_action.github.publish import PR_FILE
 from adk_eval_action.github.rest import repo_path
 from adk_eval_action.github.transport import (
     GitHubClient,
@@ -52,6 +54,7 @@ ARTIFACT_PAGE_LIMIT = 10
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
 #: Bytes of an artifact's zip downloaded at most (it holds one results file).
 MAX_ZIP_BYTES = MAX_RESULTS_BYTES
+_CHUNK_BYTES = 1024 * 1024
 
 
 def merge_base_via_api(client: GitHubClient, repository: str, base_ref: str, head: str) -> str:
@@ -198,7 +201,12 @@ def find_artifact(
     incomplete: list[ArtifactMatch] = []
     for match in candidate_artifacts(client, repository, name, chain):
         data = download_artifact_zip(client, repository, match.artifact_id)
-        results = results_from_zip(data, f"artifact {name}")
+        started = time.monotonic()
+        try:
+            results = results_from_zip(data, f"artifact {name}",
+                                       started + client.budget.remaining)
+        finally:  # reading counts against the lookup's time budget too
+            client.budget.spend(time.monotonic() - started)
         if results.is_complete():
             return match, results
         log.warning(
@@ -258,13 +266,18 @@ def download_artifact_zip(
     raise ArtifactDownloadError(f"artifact {artifact_id} download failed ({status}: {hint})")
 
 
-def results_from_zip(data: bytes, label: str = "artifact") -> RunResults:
-    """The results file inside an artifact zip: ``adk-eval-results.json`` if present, else
-    the only JSON member with a ``schema_version``. Members are read in memory, never
-    extracted, so a crafted name cannot write outside a folder.
+def results_from_zip(data: bytes, label: str = "artifact",
+                     deadline: float | None = None) -> RunResults:
+    """The results file inside an artifact zip: ``adk-eval-results.json`` (in any folder),
+    else the one other JSON member when there is exactly one (a renamed ``results_path``;
+    ``adk-eval-pr.json``, which the upload recipe adds, does not count). That one member
+    is read, in memory (never extracted, so a crafted name cannot write outside a
+    folder), at most :data:`MAX_RESULTS_BYTES` decompressed, before ``deadline``
+    (monotonic seconds; the lookup's time budget).
 
     Raises:
-        BaselineUnreadable: not a zip, no results file, too large, or unreadable results.
+        BaselineUnreadable: not a zip, no results file (or several JSON members none of
+            which is named so), too large, past the deadline, or unreadable results.
     """
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -272,24 +285,42 @@ def results_from_zip(data: bytes, label: str = "artifact") -> RunResults:
     except (zipfile.BadZipFile, OSError) as e:
         raise BaselineUnreadable(f"the {label} is not a valid zip file ({e})") from e
     preferred = [m for m in members if Path(m.filename).name == RESULTS_FILE_NAME]
-    candidates = preferred or [m for m in members if m.filename.endswith(".json")]
-    for member in candidates:
-        if member.file_size > MAX_RESULTS_BYTES:
-            raise BaselineUnreadable(f"{member.filename} in the {label} is too large")
+    others = [m for m in members if m.filename.endswith(".json")
+              and Path(m.filename).name != PR_FILE]
+    if not preferred and len(others) != 1:
+        several = f" (it holds {len(others)} other JSON files)" if others else ""
+        raise BaselineUnreadable(f"the {label} holds no {RESULTS_FILE_NAME}{several}")
+    member = (preferred or others)[0]
+    raw = _read_member(archive, member, label, deadline)
+    with tempfile.TemporaryDirectory(prefix="adk-eval-artifact-") as folder:
+        path = Path(folder) / Path(member.filename).name
+        path.write_bytes(raw)
         try:
-            raw = archive.read(member)
-        except (zipfile.BadZipFile, OSError, RuntimeError) as e:
-            raise BaselineUnreadable(f"the {label} zip is corrupt ({e})") from e
-        with tempfile.TemporaryDirectory(prefix="adk-eval-artifact-") as folder:
-            path = Path(folder) / Path(member.filename).name
-            path.write_bytes(raw)
-            try:
-                return load_any_results(path)
-            except ResultsFileError as e:
-                if preferred or len(candidates) == 1:
-                    message = str(e).split(": ", 1)[-1]
-                    raise BaselineUnreadable(f"{member.filename}: {message}") from e
-    raise BaselineUnreadable(f"the {label} holds no {RESULTS_FILE_NAME}")
+            return load_any_results(path)
+        except ResultsFileError as e:
+            message = str(e).split(": ", 1)[-1]
+            raise BaselineUnreadable(f"{member.filename}: {message}") from e
+
+
+def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, label: str,
+                 deadline: float | None) -> bytes:
+    """``member`` decompressed, at most :data:`MAX_RESULTS_BYTES` (its declared size is
+    checked first, and zipfile reads no more than a member declares) and before
+    ``deadline``."""
+    if member.file_size > MAX_RESULTS_BYTES:
+        raise BaselineUnreadable(f"{member.filename} in the {label} is too large "
+                                 f"({member.file_size:,} bytes)")
+    chunks: list[bytes] = []
+    try:
+        with archive.open(member) as handle:
+            while chunk := handle.read(_CHUNK_BYTES):
+                chunks.append(chunk)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise BaselineUnreadable(f"reading {member.filename} of the {label} "
+                                             "outlasted the baseline lookup's time budget")
+    except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error) as e:
+        raise BaselineUnreadable(f"the {label} zip is corrupt ({e})") from e
+    return b"".join(chunks)
 
 
 def unusable_reason(context: BaselineContext) -> str:

@@ -97,6 +97,9 @@ class EventContext(BaseModel):
     listed_pulls: tuple[int, ...] = ()  # workflow_run: the triggering run's pull requests
     head_repository: str | None = None  # pull_request: "owner/name" the head comes from
     payload: dict[str, Any] = {}
+    #: What of the event is missing or invalid but does not stop the run (a warning
+    #: annotation each): a payload file that is not there, no PR number, a bad input.
+    warnings: tuple[str, ...] = ()
 
     @property
     def run_url(self) -> str | None:
@@ -119,7 +122,8 @@ class EventContext(BaseModel):
             EventContextError: the payload is unreadable, not a JSON object, or has a field
                 of the wrong type.
         """
-        payload = _read_payload(env.get("GITHUB_EVENT_PATH", ""))
+        event_path = env.get("GITHUB_EVENT_PATH", "")
+        payload = _read_payload(event_path)
         base = cls(
             event_name=env.get("GITHUB_EVENT_NAME", ""),
             repository=env.get("GITHUB_REPOSITORY", ""),
@@ -136,7 +140,7 @@ class EventContext(BaseModel):
         )
         fields = {**_common_fields(payload),
                   **_pull_request_fields(base.event_name, payload, base.sha)}
-        return base.model_copy(update=fields)
+        return _checked(base.model_copy(update=fields), event_path, env.get("GITHUB_REF", ""))
 
     def with_pull(self, pull: Mapping[str, Any]) -> EventContext:
         """A copy naming ``pull`` (a REST pull request object) as the PR of this run.
@@ -168,6 +172,35 @@ def _read_payload(event_path: str) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise EventContextError(f"event payload {event_path} is not a JSON object")
     return loaded
+
+
+#: ``GITHUB_REF`` of a pull_request event: ``refs/pull/<number>/merge`` (or ``/head``).
+_PULL_REF = re.compile(r"refs/pull/([0-9]{1,18})/(?:merge|head)")
+
+
+def _checked(event: EventContext, event_path: str, ref: str) -> EventContext:
+    """``event`` with a warning for each thing that keeps it from naming its pull request:
+    a ``GITHUB_EVENT_PATH`` that is not there, a pull_request event whose payload names no
+    number (then the number of ``GITHUB_REF``, ``refs/pull/N/merge``, is used, as GitHub
+    sets it for these events: "Events that trigger workflows"), a workflow_dispatch
+    ``pr_number`` input that is not one."""
+    warnings = list(event.warnings)
+    if event_path and not Path(event_path).exists():
+        warnings.append(f"GITHUB_EVENT_PATH names {event_path}, which does not exist: the "
+                        f"{event.event_name or 'event'} payload is missing")
+    if not event.is_pull_request_event or event.pr_number is not None:
+        return event.model_copy(update={"warnings": tuple(warnings)})
+    found = _PULL_REF.fullmatch(ref)
+    if found:
+        warnings.append(f"the {event.event_name} event names no pull request number (the "
+                        f"payload's number and pull_request.number): using {found.group(1)} "
+                        f"from GITHUB_REF ({ref})")
+        return event.model_copy(update={"pr_number": int(found.group(1)),
+                                        "warnings": tuple(warnings)})
+    warnings.append(f"the {event.event_name} event names no pull request number (the "
+                    f"payload's number and pull_request.number, or GITHUB_REF "
+                    f"refs/pull/N/merge; GITHUB_REF is {ref[:80]!r}): no PR comment")
+    return event.model_copy(update={"warnings": tuple(warnings)})
 
 
 def _is_fork(head_repo: Any, base_repo: Any) -> bool:
@@ -220,13 +253,26 @@ def _pull_request_fields(
             return {"pr_number": _number(issue["number"], "issue.number")}
         return {}
     if event_name == "workflow_dispatch":
-        inputs = _mapping(payload.get("inputs"), "inputs")
-        number = str(inputs.get("pr_number") or inputs.get("pr") or "").strip()
-        dispatched: dict[str, Any] = {"head_sha": sha or None}
-        if number.isdigit() and int(number) > 0:
-            dispatched["pr_number"] = int(number)
-        return dispatched
+        return _dispatch_fields(_mapping(payload.get("inputs"), "inputs"), sha)
     return {"head_sha": sha or None}
+
+
+def _dispatch_fields(inputs: Mapping[str, Any], sha: str) -> dict[str, Any]:
+    """A workflow_dispatch run's PR: its ``pr_number`` (or ``pr``) input when that is a
+    pull request number; one that is not is a warning, and the PR is then looked for by
+    the commit, as when none is given."""
+    name = "pr_number" if inputs.get("pr_number") not in (None, "") else "pr"
+    value = inputs.get(name)
+    fields: dict[str, Any] = {"head_sha": sha or None}
+    if value in (None, ""):
+        return fields
+    try:
+        fields["pr_number"] = _number(value, f"inputs.{name}")
+    except EventContextError:
+        fields["warnings"] = (
+            f"the workflow_dispatch input {name} is not a pull request number: "
+            f"{str(value)[:40]!r}; the pull request is looked for by the commit instead",)
+    return fields
 
 
 def _workflow_run_fields(run: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,17 +2,28 @@
 (``GITHUB_STEP_SUMMARY``), as GitHub's "Workflow commands for GitHub Actions" gives them
 (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands)
 and actions/toolkit writes them
-(https://github.com/actions/toolkit/blob/main/packages/core/src/file-command.ts)."""
+(https://github.com/actions/toolkit/blob/main/packages/core/src/file-command.ts). Each is
+written on its own (:func:`write_runner_file`): one that cannot be written is a warning
+naming it, and the others are still written; a write that fails is undone, so no cut
+block is left for the runner to parse."""
 
 from __future__ import annotations
 
+import logging
+import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from adk_eval_action.errors import OutputError
+from adk_eval_action.github.logs import annotation
 from adk_eval_action.text import fit, without_surrogates
 
-__all__ = ["STEP_SUMMARY_MAX_BYTES", "append_job_summary", "write_outputs"]
+__all__ = ["STEP_SUMMARY_MAX_BYTES", "append_job_summary", "write_outputs",
+           "write_runner_file"]
+
+log = logging.getLogger(__name__)
 
 #: The runner refuses to upload a step summary above 1 MiB (``AttachmentSizeLimit``, §2).
 STEP_SUMMARY_MAX_BYTES = 1024 * 1024
@@ -41,7 +52,7 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
         while delimiter in value or delimiter in name:  # practically never
             delimiter = f"ghadelimiter_{uuid.uuid4()}"
         chunks.append(f"{name}<<{delimiter}\n{without_surrogates(value)}\n{delimiter}\n")
-    with path.open("a", encoding="utf-8", newline="\n") as handle:
+    with _undone_on_error(path), path.open("a", encoding="utf-8", newline="\n") as handle:
         handle.write("".join(chunks))
 
 
@@ -61,6 +72,41 @@ def append_job_summary(
     text = without_surrogates(markdown if markdown.endswith("\n") else markdown + "\n")
     room = max(0, limit_bytes - used)
     data = fit(text, room, _SUMMARY_NOTE, unit="bytes").encode("utf-8")
-    with path.open("ab") as handle:
+    with _undone_on_error(path), path.open("ab") as handle:
         handle.write(data)
     return len(data) == len(text.encode("utf-8"))
+
+
+@contextmanager
+def _undone_on_error(path: Path) -> Iterator[None]:
+    """An append to ``path`` that fails (a full disk) is cut back to the size before it,
+    where the file allows it (not a device such as ``/dev/full``)."""
+    try:
+        size = path.stat().st_size if path.is_file() else None
+    except OSError:
+        size = None
+    try:
+        yield
+    except OSError:
+        if size is not None:
+            with suppress(OSError):
+                os.truncate(path, size)
+        raise
+
+
+def write_runner_file(variable: str, path: Path | None, write: Callable[[Path], object]) -> bool:
+    """``write(path)`` for the runner file ``variable`` names (``GITHUB_OUTPUT``,
+    ``GITHUB_STEP_SUMMARY``); None: not set, nothing written. One that cannot be written (a
+    folder, ``/dev/full``, a full disk) is a warning annotation naming the variable, the
+    path and why, and the run goes on: the exit code stays the gate's. Returns whether it
+    was written."""
+    if path is None:
+        return False
+    try:
+        write(path)
+    except OSError as error:
+        log.warning("%s; the run's other files are still written",
+                    OutputError(f"{variable}={path}", error),
+                    extra=annotation("warning", title="adk-eval-action"))
+        return False
+    return True

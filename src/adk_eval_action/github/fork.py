@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from adk_eval_action.errors import EXIT_PASS, AdkEvalActionError
 from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, read_bytes, read_text
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import write_outputs
+from adk_eval_action.github.files import write_outputs, write_runner_file
 from adk_eval_action.github.freshness import comment_body, stale_reason
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.github.publish import COMMENT_FILE, PR_FILE, PublishTarget
@@ -98,8 +98,8 @@ def post_artifact_comment(
         mode="new" if target.comment == "new" else "update",
     )
     log.info("PR comment %s: %s", result.action, result.url)
-    if target.runner.output_file is not None:
-        write_outputs(target.runner.output_file, {"comment_url": result.url})
+    write_runner_file("GITHUB_OUTPUT", target.runner.output_file,
+                      lambda path: write_outputs(path, {"comment_url": result.url}))
     return EXIT_PASS
 
 

@@ -17,9 +17,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.errors import AdkEvalActionError, describe_exception, error_kind
+from adk_eval_action.errors import (
+    AdkEvalActionError,
+    OutputError,
+    describe_exception,
+    error_kind,
+)
+from adk_eval_action.files import write_atomic
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import append_job_summary, write_outputs
+from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
 from adk_eval_action.github.logs import annotation, case_title, group
 from adk_eval_action.github.rest import get_pull, pulls_for_commit
@@ -173,17 +179,17 @@ def publish(
             target, body, marker, shown(comment_path, event.workspace, target.workdir),
             make_client,
         )
-    if target.runner.summary_file is not None:
-        summary = outcome.summary_markdown
-        if note:  # may quote GitHub's answers: escaped, and redacted as the summary was
-            summary = summary.rstrip("\n") + "\n\n" + target.redactor(note) + "\n"
-        append_job_summary(target.runner.summary_file, summary)
+    summary = outcome.summary_markdown
+    if note:  # may quote GitHub's answers: escaped, and redacted as the summary was
+        summary = summary.rstrip("\n") + "\n\n" + target.redactor(note) + "\n"
+    write_runner_file("GITHUB_STEP_SUMMARY", target.runner.summary_file,
+                      lambda path: append_job_summary(path, summary))
     skipped = getattr(outcome, "skipped", None)
     if skipped:
         log.info("ADK eval skipped: %s", skipped,
                  extra=annotation("notice", title="ADK eval skipped"))
-    if target.runner.output_file is not None:
-        write_outputs(target.runner.output_file, {
+    write_runner_file("GITHUB_OUTPUT", target.runner.output_file, lambda path: write_outputs(
+        path, {
             # Empty when skipped: neither a pass nor a failure (docs/action.md).
             "passed": "" if skipped else "true" if outcome.passed else "false",
             "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
@@ -191,7 +197,7 @@ def publish(
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
             "regressed": json.dumps(outcome.regressed, default=str),
-        })
+        }))
     return outcome.exit_code
 
 
@@ -207,12 +213,12 @@ def publish_part(target: PublishTarget, outcome: Outcome) -> int:
         "(docs/scaling.md, \"Sharding on a matrix\")",
         shard, shown(Path(outcome.results_path), event.workspace, target.workdir),
     )
-    if target.runner.output_file is not None:
-        write_outputs(target.runner.output_file, {
+    write_runner_file("GITHUB_OUTPUT", target.runner.output_file, lambda path: write_outputs(
+        path, {
             "passed": "true" if outcome.passed else "false",
             "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
             "comment_path": "", "comment_url": "", "metrics": "{}", "regressed": "[]",
-        })
+        }))
     return outcome.exit_code
 
 
@@ -233,18 +239,19 @@ def annotate_outcome(outcome: Outcome, workspace: Path | None, workdir: Path) ->
 
 
 def _write_files(results_dir: Path, body: str, event: EventContext, key: str) -> None:
-    """The comment file and the PR context beside the results file (for the fork recipe);
-    a file that cannot be written is said in the log, and publishing goes on."""
-    try:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        (results_dir / COMMENT_FILE).write_text(without_surrogates(body), encoding="utf-8")
-        (results_dir / PR_FILE).write_text(json.dumps({
-            "repository": event.repository, "pr_number": event.pr_number,
-            "head_sha": event.head_sha, "comment_key": key, "run_id": event.run_id,
-        }, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        log.error("the comment file could not be written in %s: %s", results_dir, exc,
-                  extra=annotation(title="adk-eval-action"))
+    """The comment file and the PR context beside the results file (for the fork recipe),
+    each whole or not at all; a file that cannot be written is said in the log (a full
+    disk as such), and publishing goes on."""
+    context = json.dumps({
+        "repository": event.repository, "pr_number": event.pr_number,
+        "head_sha": event.head_sha, "comment_key": key, "run_id": event.run_id,
+    }, indent=2) + "\n"
+    for name, text in ((COMMENT_FILE, without_surrogates(body)), (PR_FILE, context)):
+        try:  # whole or not at all: a full disk leaves no empty comment file
+            write_atomic(results_dir / name, text)
+        except OSError as exc:
+            log.error("%s", OutputError(results_dir / name, exc),
+                      extra=annotation(title="adk-eval-action"))
 
 
 def log_suites(
@@ -344,7 +351,11 @@ def post_run_comment(
     elif event.pr_number is not None and event.head_sha is None:
         event = event.with_pull(get_pull(client, event.repository, event.pr_number))
     if event.pr_number is None:
-        log.info("This run is not about a pull request: no PR comment.")
+        if event.is_pull_request_event:  # never silent: the warning above says why
+            log.warning("This %s event names no pull request: no PR comment.",
+                        event.event_name, extra=annotation("warning", title="PR comment"))
+        else:
+            log.info("This run is not about a pull request: no PR comment.")
         return None
     stale = stale_reason(get_pull(client, event.repository, event.pr_number), event.head_sha)
     if stale:
@@ -392,15 +403,10 @@ def report_failure(
         exc, AdkEvalActionError) else str(exc))
     # The job summary's heading and an incomplete run's headline (report.headline).
     cause = incomplete_cause([ErrorRecord(kind=error_kind(exc), message=said)])
-    try:
-        if runner.summary_file is not None:
-            append_job_summary(runner.summary_file, "## ADK evaluation\n\n⚠️ **ADK eval "
-                               f"incomplete** ({cause}): adk-eval-action could not run: "
-                               f"{md(said, 2000)}\n")
-        if runner.output_file is not None:
-            write_outputs(runner.output_file, {
-                "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
-                "metrics": "{}", "regressed": "[]",
-            })
-    except OSError as error:
-        log.error("the job summary or outputs could not be written: %s", error)
+    write_runner_file("GITHUB_STEP_SUMMARY", runner.summary_file, lambda path: append_job_summary(
+        path, "## ADK evaluation\n\n⚠️ **ADK eval incomplete** "
+        f"({cause}): adk-eval-action could not run: {md(said, 2000)}\n"))
+    write_runner_file("GITHUB_OUTPUT", runner.output_file, lambda path: write_outputs(path, {
+        "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
+        "metrics": "{}", "regressed": "[]",
+    }))

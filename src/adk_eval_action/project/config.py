@@ -60,8 +60,13 @@ def _not_a_boolean(value: Any) -> Any:
 #: A threshold in ``adk-eval.yaml``: a finite number (not a boolean, NaN or infinity); its
 #: range is checked against the metric's by adk_eval_action.adk.evalconfig.
 Threshold = Annotated[float, Field(allow_inf_nan=False), BeforeValidator(_not_a_boolean)]
-#: A number of runs: an integer of at least 1, not a boolean.
-NumRuns = Annotated[int, Field(ge=1), BeforeValidator(_not_a_boolean)]
+#: Runs of each eval case at most (``num_runs``, ``adaptive_runs``): past a few dozen, more
+#: runs change no decision (docs/gating.md); a billion would only exhaust memory.
+MAX_RUNS = 1_000
+#: Model calls in flight at most (``parallelism``, a model's ``max_concurrency``).
+MAX_PARALLELISM = 1_000
+#: A number of runs: an integer from 1 to :data:`MAX_RUNS`, not a boolean.
+NumRuns = Annotated[int, Field(ge=1, le=MAX_RUNS), BeforeValidator(_not_a_boolean)]
 
 
 class MetricGateRule(BaseModel):
@@ -215,7 +220,7 @@ class ModelLimit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_concurrency: int = Field(ge=1)
+    max_concurrency: int = Field(ge=1, le=MAX_PARALLELISM)
 
 
 class SuiteConfig(BaseModel):
@@ -245,7 +250,7 @@ class ProjectConfig(BaseModel):
     gate: GateConfig = Field(default_factory=GateConfig)
     # None: not given here; the default is the settings model's (adk_eval_action.settings).
     num_runs: NumRuns | None = None
-    parallelism: int | None = Field(default=None, ge=1)
+    parallelism: int | None = Field(default=None, ge=1, le=MAX_PARALLELISM)
     #: Per-model concurrency limits by model name (as the agent or the eval config names it).
     models: dict[str, ModelLimit] = Field(default_factory=dict)
     #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets

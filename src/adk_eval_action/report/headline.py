@@ -51,8 +51,9 @@ MAX_HEADLINE_DROPS = 4
 """Drops the headline names; the others are counted (``and 2 more``)."""
 
 #: Run-wide errors the headline states in full (once, not per case): the model could not be
-#: reached, or no or refused credentials. The comment's error list leaves them out.
-RUN_WIDE_KINDS = ("model", "credentials")
+#: reached, no or refused credentials, a file of the run not written (a full disk). The
+#: comment's error list leaves them out.
+RUN_WIDE_KINDS = ("model", "credentials", "output")
 
 
 class IncompleteHeadline(BaseModel):

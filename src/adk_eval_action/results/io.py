@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from adk_eval_action.errors import ResultsFileError
-from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
+from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes, write_atomic
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.results.agentdetails import shared_results
 from adk_eval_action.results.model import (
@@ -121,15 +121,16 @@ def clean_results(results: RunResults, redact: Redactor | None = None) -> RunRes
 
 
 def save_results(results: RunResults, path: Path) -> None:
-    """Writes ``results`` as indented JSON to ``path``, creating parent folders, with
-    ``complete`` set (:meth:`RunResults.is_complete`; a file marked incomplete stays so).
+    """Writes ``results`` as indented JSON to ``path`` whole or not at all
+    (``files.write_atomic``: a full disk leaves no cut file), creating parent folders,
+    with ``complete`` set (:meth:`RunResults.is_complete`; a file marked incomplete stays
+    so).
 
     Raises:
         OSError: the file cannot be written.
     """
     results.complete = results.is_complete()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(results_json(results) + "\n", encoding="utf-8")
+    write_atomic(path, results_json(results) + "\n")
 
 
 def load_results(path: Path, history: HistoryReader | None = None) -> RunResults:

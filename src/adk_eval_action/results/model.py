@@ -243,6 +243,7 @@ ErrorKind = Literal[
     "baseline",
     "internal",
     "interrupted",
+    "output",
 ]
 
 INCOMPLETE_ERROR_KINDS = frozenset(get_args(ErrorKind)) - {"metric", "baseline"}

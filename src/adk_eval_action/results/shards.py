@@ -51,12 +51,17 @@ class MergeError(AdkEvalActionError):
     the files and shards."""
 
 
+#: Shards of a run at most: GitHub runs at most 256 jobs of one matrix ("Running variations
+#: of jobs in a workflow", matrix limits).
+MAX_SHARDS = 256
+
+
 class ShardSpec(BaseModel):
     """Shard ``index`` of ``count`` (from 1), as ``--shard K/N`` and the ``shard`` input
     give it."""
 
     index: int = Field(ge=1)
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=MAX_SHARDS)
 
     @model_validator(mode="after")
     def _index_in_range(self) -> ShardSpec:
@@ -292,6 +297,7 @@ def merge_parts(parts: Sequence[tuple[str, RunResults]]) -> RunResults:
 
 
 __all__ = [
+    "MAX_SHARDS",
     "CaseKey",
     "MergeError",
     "ShardInfo",

@@ -26,10 +26,11 @@ from adk_eval_action.errors import (
     AdkEvalActionError,
     ConfigError,
     EvalSetError,
+    OutputError,
     describe_exception,
     error_kind,
 )
-from adk_eval_action.files import OutsideRoot
+from adk_eval_action.files import OutsideRoot, write_atomic
 from adk_eval_action.github.logs import case_title
 from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
@@ -200,21 +201,19 @@ def metrics_output(comparison: Comparison) -> dict[str, dict[str, Any]]:
 
 
 def write_text(path: Path | None, text: str) -> None:
-    """Writes ``text`` to ``path`` (None: nothing), creating parent folders; lone
-    surrogates from agent text become U+FFFD rather than losing the whole file.
+    """Writes ``text`` to ``path`` (None: nothing) whole or not at all
+    (``files.write_atomic``), creating parent folders; lone surrogates from agent text
+    become U+FFFD rather than losing the whole file.
 
     Raises:
-        ConfigError: the file cannot be written (names it).
+        OutputError: the file cannot be written (names it, and a full disk as such).
     """
-    from adk_eval_action.errors import ConfigError
-
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(without_surrogates(text), encoding="utf-8")
+        write_atomic(path, without_surrogates(text))
     except OSError as e:
-        raise ConfigError(path, f"cannot write: {e.strerror or e}") from e
+        raise OutputError(path, e) from e
 
 
 def incomplete_outcome(
@@ -317,7 +316,8 @@ def error_record(error: BaseException) -> ErrorRecord:
 
 def stop_error(error: Exception, workdir: Path) -> ErrorRecord:
     """The error record of an exception that stopped a run after evaluation started: a
-    named error as ``config`` or ``internal``, anything else an "internal error" naming
+    file that could not be written as ``output``, a named error as ``config`` or
+    ``internal``, anything else an "internal error" naming
     where it was raised. A ConfigError's file (a comment template, say) is named relative
     to ``workdir`` when inside it, in the message and as the record's ``file``, with its
     ``line`` when known."""
@@ -326,6 +326,8 @@ def stop_error(error: Exception, workdir: Path) -> ErrorRecord:
         file = _existing_file(error.path, workdir)
         return ErrorRecord(kind="config", message=str(shown), file=file,
                            line=shown.line if file else None)
+    if isinstance(error, OutputError):
+        return ErrorRecord(kind="output", message=str(error))
     if isinstance(error, AdkEvalActionError):
         kind = "config" if isinstance(error, OutsideRoot) else "internal"
         return ErrorRecord(kind=kind, message=str(error))

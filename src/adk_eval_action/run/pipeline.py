@@ -32,6 +32,7 @@ from adk_eval_action.errors import (
     AdkEvalActionError,
     ConfigError,
     Interrupted,
+    OutputError,
     ResultsFileError,
 )
 from adk_eval_action.files import expand_glob
@@ -394,13 +395,13 @@ def _save(results: RunResults, request: RunRequest) -> None:
     """Writes the run's results file (``results_path``).
 
     Raises:
-        ConfigError: it cannot be written (names it).
+        OutputError: it cannot be written (names it, and a full disk as such).
     """
     path = request.settings.results_path
     try:
         save_results(results, request.path(path))
     except OSError as e:
-        raise ConfigError(path, f"cannot write the results file: {e}") from e
+        raise OutputError(path, e, "the results file") from e
 
 
 def requested_baseline_unused(request: RunRequest, found: bool, note: str) -> list[str]:

@@ -37,7 +37,8 @@ def _click_type(spec: OptionSpec) -> Any:
     if base is float:
         return Amount(max=spec.le)
     if base is int:
-        return click.IntRange(min=None if spec.ge is None else int(spec.ge))
+        return click.IntRange(min=None if spec.ge is None else int(spec.ge),
+                              max=None if spec.le is None else int(spec.le))
     if base is Path:
         return click.Path(path_type=Path, exists=spec.option.exists,
                           dir_okay=spec.option.dir_okay)

@@ -14,7 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 
 from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.project.config import GateConfig, ModelLimit, ModelRetrySettings
+from adk_eval_action.project.config import (
+    MAX_PARALLELISM,
+    MAX_RUNS,
+    GateConfig,
+    ModelLimit,
+    ModelRetrySettings,
+)
 from adk_eval_action.results.shards import ShardSpec
 
 Source = Literal["default", "config", "input", "flag"]
@@ -108,16 +114,16 @@ class RunSettings(BaseModel):
     print_comment: Annotated[bool, Option(
         "Print the rendered comment to stdout.", commands=RUN_AND_COMPARE, input=False,
     )] = False
-    num_runs: Annotated[int, Field(ge=1), Option(
+    num_runs: Annotated[int, Field(ge=1, le=MAX_RUNS), Option(
         "Repeat each eval case N times (given, it wins over every suite's num_runs).",
         commands=RUN_AND_PLAN, config="num_runs",
     )] = 1
-    adaptive_runs: Annotated[int | None, Field(ge=1), Option(
+    adaptive_runs: Annotated[int | None, Field(ge=1, le=MAX_RUNS), Option(
         "Run eval cases that carry an inconclusive call again on the head, up to this many "
         "runs each, until the calls are decided (at most doubles the head's runs; "
         "docs/gating.md).",
     )] = None
-    parallelism: Annotated[int, Field(ge=1), Option(
+    parallelism: Annotated[int, Field(ge=1, le=MAX_PARALLELISM), Option(
         "Model calls in flight at once (one pool for all suites, eval sets and runs).",
         commands=RUN_AND_PLAN, config="parallelism",
     )] = 4

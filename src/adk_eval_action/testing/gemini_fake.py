@@ -34,65 +34,16 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import click
 import yaml
 from pydantic import BaseModel, Field, TypeAdapter
 
+from .gemini_faults import BODY_FAULTS, Fault, error_body, send_body_fault
 from .gemini_script import AgentScript, Role, answer
 
 _CALL_PATH = re.compile(r"^/[^/]+/(?:.*/)?models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
-
-# google.rpc.Code names of the HTTP statuses the API answers with (google/rpc/code.proto).
-_STATUS_NAMES = {
-    400: "INVALID_ARGUMENT",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    408: "DEADLINE_EXCEEDED",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    502: "UNAVAILABLE",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
-_MESSAGES = {
-    400: "API key not valid. Please pass a valid API key.",
-    403: "Method doesn't allow unregistered callers (callers without established identity). "
-    "Please use API Key or other form of API consumer identity to call this API.",
-    429: "Resource has been exhausted (e.g. check quota).",
-    500: "An internal error has occurred. Please retry or report in "
-    "https://developers.generativeai.google/guide/troubleshooting",
-    503: "The model is overloaded. Please try again later.",
-}
-
-
-class Fault(BaseModel):
-    """One way the fake misbehaves, for the calls it applies to.
-
-    Attributes:
-        kind: ``status`` answers an API error with HTTP ``status``; ``slow`` answers
-            normally after ``delay_s`` seconds; ``malformed`` answers 200 with a truncated
-            JSON body; ``drop`` reads the request and closes the connection unanswered.
-        status: HTTP status of a ``status`` fault (429, 500, 503, ...).
-        retry_delay_s: Seconds put in the error's ``google.rpc.RetryInfo.retryDelay``
-            (as the API does on 429), or None for no RetryInfo.
-        retry_after_s: Seconds sent in a ``Retry-After`` header, or None for none.
-        delay_s: Seconds a ``slow`` fault waits before answering.
-        role: Which calls it applies to: ``any``, ``agent``, ``judge`` or ``user_simulator``.
-        after: Matching calls to let through before the fault starts.
-        times: Matching calls it applies to once started; None for every later call.
-    """
-
-    kind: Literal["status", "slow", "malformed", "drop"] = "status"
-    status: int = 503
-    retry_delay_s: float | None = None
-    retry_after_s: float | None = None
-    delay_s: float = 0.0
-    role: Literal["any", "agent", "judge", "user_simulator"] = "any"
-    after: int = Field(default=0, ge=0)
-    times: int | None = Field(default=None, ge=0)
-
 
 class CallRecord(BaseModel):
     """One call the fake received.
@@ -102,7 +53,8 @@ class CallRecord(BaseModel):
         method: ``generateContent`` or ``streamGenerateContent``.
         model: The model named in the URL.
         role: Who called (``agent``, ``judge``, ``user_simulator``, ``unscripted``).
-        outcome: ``ok``, the HTTP status of an error, ``slow``, ``malformed`` or ``drop``.
+        outcome: ``ok``, the HTTP status of an error, or the fault's kind (``slow``,
+            ``malformed``, ``drop``, ``empty``, ``no_candidate``, ``huge``, ``trickle``).
         api_key: Whether an ``x-goog-api-key`` header (or a bearer token) came with it.
         started: ``time.monotonic()`` seconds at arrival.
         duration_s: Seconds until the answer was written (or the connection dropped).
@@ -162,37 +114,6 @@ class _State:
         with self.lock:
             self.arrivals += 1
             return self.arrivals
-
-
-def error_body(status: int, retry_delay_s: float | None = None) -> dict[str, Any]:
-    """The Gemini API's error JSON for an HTTP status (``google.rpc.Status`` as JSON).
-
-    A 429 with ``retry_delay_s`` carries ``details: [{"@type":
-    "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "<s>s"}]`` as the API sends it;
-    400 is the API's answer to a wrong key (``google.rpc.ErrorInfo`` reason
-    ``API_KEY_INVALID``), 403 its answer to a call without any key.
-    """
-    error: dict[str, Any] = {
-        "code": status,
-        "message": _MESSAGES.get(status, f"fake error {status}"),
-        "status": _STATUS_NAMES.get(status, "UNKNOWN"),
-    }
-    if status == 400:
-        error["details"] = [
-            {
-                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                "reason": "API_KEY_INVALID",
-                "domain": "googleapis.com",
-            }
-        ]
-    if retry_delay_s is not None:
-        error["details"] = [
-            {
-                "@type": "type.googleapis.com/google.rpc.RetryInfo",
-                "retryDelay": f"{retry_delay_s:g}s",
-            }
-        ]
-    return {"error": error}
 
 
 def _sse(response: dict[str, Any]) -> bytes:
@@ -321,6 +242,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "slow":
             record.outcome = "slow"
             time.sleep(fault.delay_s)
+        if fault is not None and fault.kind in BODY_FAULTS:
+            record.outcome = fault.kind
+            send_body_fault(self, fault, stream, response)
+            return
         if fault is not None and fault.kind == "malformed":
             record.outcome = "malformed"
             whole = json.dumps(response)
