@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -30,6 +30,8 @@ from adk_eval_action.settings import click_options, fallback_request, load_reque
 from adk_eval_action.text import without_surrogates
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from adk_eval_action.run.outcome import PipelineOutcome
 
 log = logging.getLogger(__name__)
@@ -293,7 +295,7 @@ def json_schema(kind: str) -> dict[str, Any]:
     from adk_eval_action.project.config import ProjectConfig
     from adk_eval_action.results.model import RunResults
 
-    model, title, about = {
+    kinds: dict[str, tuple[type[BaseModel], str, str]] = {
         "config": (ProjectConfig, "adk-eval.yaml",
                    "adk-eval-action's project config: suites, num_runs, parallelism, gate."),
         "results": (RunResults, "adk-eval-action results",
@@ -301,8 +303,10 @@ def json_schema(kind: str) -> dict[str, Any]:
         "comparison": (Comparison, "adk-eval-action comparison",
                        "The comparison --comparison-out writes: per metric, per rubric and "
                        "per eval case, head against baseline, with the gate's tests."),
-    }[kind]
-    mode = "serialization" if kind == "comparison" else "validation"
+    }
+    model, title, about = kinds[kind]
+    mode: Literal["validation", "serialization"] = (
+        "serialization" if kind == "comparison" else "validation")
     generated = model.model_json_schema(mode=mode)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": SCHEMA_URL + SCHEMA_FILES[kind],

@@ -112,7 +112,7 @@ def shorten(text: str, limit: int) -> str:
     right that drops the part that tells two apart."""
     if len(text) <= limit:
         return text
-    segments = _SEGMENT.findall(text)
+    segments: list[str] = _SEGMENT.findall(text)
     last, body = segments[-1], segments[:-1]
     room = limit - len(last) - 2  # "…" and the separator shown after it
     if not body or room < 0:

@@ -158,7 +158,7 @@ def classify_inference_failure(
         )
     root = repo_root.resolve()
     frame = innermost_user_frame(error, root) if error is not None else None
-    if frame is not None:
+    if frame is not None and error is not None:
         where = Path(frame.filename).resolve().relative_to(root)
         return CaseRunFailure(
             status=CaseStatus.FAILED,

@@ -8,6 +8,7 @@ tested, and what each lacks, are in docs/compatibility.md (scripts/compat.py).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from google.adk.evaluation import custom_metric_evaluator as _custom_metric_module
@@ -131,8 +132,11 @@ def custom_metric_registry(eval_config: EvalConfig) -> MetricEvaluatorRegistry:
     """
     registry = MetricEvaluatorRegistry()
     if "_registry" not in vars(registry):
-        registry._registry = dict(MetricEvaluatorRegistry._registry)
-    register = getattr(_registry_module, "register_custom_metrics_from_config", None)
+        # Before 1.39 and in 2.0 a class attribute; google-adk's types declare the later
+        # instance attribute.
+        registry._registry = dict(MetricEvaluatorRegistry._registry)  # type: ignore[misc]
+    register: Callable[[EvalConfig, MetricEvaluatorRegistry], MetricEvaluatorRegistry] | None = (
+        getattr(_registry_module, "register_custom_metrics_from_config", None))
     if register is not None:
         return register(eval_config, registry)
     evaluator = (_CustomMetricEvaluator if CUSTOM_METRIC_GETS_EVAL_METRIC

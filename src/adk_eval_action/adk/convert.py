@@ -107,9 +107,10 @@ def expected_from_result(result: EvalCaseResult) -> list[dict[str, Any]] | None:
     """The expected invocations an ADK ``EvalCaseResult`` (an eval_history file) kept per
     invocation, as JSON; None when any is missing (a ``conversation_scenario`` case)."""
     expected = [p.expected_invocation for p in result.eval_metric_result_per_invocation]
-    if not expected or any(e is None for e in expected):
+    kept = [e for e in expected if e is not None]
+    if not expected or len(kept) < len(expected):
         return None
-    return [e.model_dump(mode="json", exclude_none=True, by_alias=False) for e in expected]
+    return [e.model_dump(mode="json", exclude_none=True, by_alias=False) for e in kept]
 
 
 def _explains(metric_name: str, rubric_id: str, catalogue: Mapping[str, RubricInfo]) -> bool:

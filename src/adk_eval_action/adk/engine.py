@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel, Field
@@ -112,6 +113,16 @@ class CaseRunOutcome:
     thoughts: int = 0
 
 
+class ErrorPlace(TypedDict):
+    """Where the error record of an eval case run points: its suite, eval set file, eval
+    set and eval case (the fields of :class:`ErrorRecord` of the same names)."""
+
+    suite: str
+    file: str | None
+    eval_set_id: str
+    eval_id: str
+
+
 def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRecord:
     """The record of a suite before any case ran: files, eval config (as ADK parsed it),
     judge models, the eval sets with their cases (no runs yet), load errors, warnings."""
@@ -181,7 +192,7 @@ async def run_case(
 ) -> CaseRunOutcome:
     """Runs one eval case once (inference, then its metrics at once) and converts the
     outcome. Never raises for the agent's or a metric's sake."""
-    where = {
+    where: ErrorPlace = {
         "suite": suite,
         "file": item.eval_set.file,
         "eval_set_id": item.eval_set.eval_set_id,
@@ -198,7 +209,7 @@ def evaluation_outcome(
     item: CaseRun,
     evaluation: CaseEvaluation,
     metric_meta: dict[str, MetricMeta],
-    where: dict[str, str | None],
+    where: ErrorPlace,
 ) -> CaseRunOutcome:
     """The outcome of one eval case run's evaluation: its run record, or an ``inference``
     error when ADK refused to evaluate the case at all (``where``: the error's suite, file,
@@ -222,14 +233,15 @@ def evaluation_outcome(
                             "bug", **where)
         return CaseRunOutcome(
             item, RunRecord(run=item.run, status=CaseStatus.ERROR, error=message), error)
-    seen = {"warnings": evaluation.recorder.warnings, "thoughts": evaluation.recorder.thoughts}
+    warnings, thoughts = evaluation.recorder.warnings, evaluation.recorder.thoughts
     if evaluation.model_error is None:
-        return CaseRunOutcome(item, run, **seen)
+        return CaseRunOutcome(item, run, warnings=warnings, thoughts=thoughts)
     # A judge could not be reached: the scores it gave stay, the run is incomplete.
-    error = evaluation.model_error
-    run.status, run.error_kind = CaseStatus.ERROR, error.error_kind
-    run.error = str(error)
-    return CaseRunOutcome(item, run, fault=(error.error_kind, error.cause), **seen)
+    fault = evaluation.model_error
+    run.status, run.error_kind = CaseStatus.ERROR, fault.error_kind
+    run.error = str(fault)
+    return CaseRunOutcome(item, run, fault=(fault.error_kind, fault.cause),
+                          warnings=warnings, thoughts=thoughts)
 
 
 def _failed_inference(
@@ -237,7 +249,7 @@ def _failed_inference(
     error: BaseException | None,
     message: str,
     repo_root: Path,
-    where: dict[str, str | None],
+    where: ErrorPlace,
 ) -> CaseRunOutcome:
     """A failed inference's outcome (adk.case_failures): a model or credentials error
     (summed up per suite), an inference error, or a failure of the agent's own code."""
@@ -248,8 +260,8 @@ def _failed_inference(
     if failure.kind is not None and failure.cause is not None:
         return CaseRunOutcome(item, run, fault=(failure.kind, failure.cause))
     if failure.kind is not None:
-        error = ErrorRecord(kind=failure.kind, message=failure.message, **where)  # type: ignore[arg-type]
-        return CaseRunOutcome(item, run, error)
+        record = ErrorRecord(kind=failure.kind, message=failure.message, **where)
+        return CaseRunOutcome(item, run, record)
     return CaseRunOutcome(item, run)
 
 
@@ -301,7 +313,7 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
             listed += f"; {REFRESH_HINT}"
         errors.append(
             ErrorRecord(
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
                 message=f"{sum(counted.values())} of {runs} case runs {what} ({listed})",
                 suite=record.name,
                 hint=hint,

@@ -223,7 +223,7 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     if isinstance(data, list):
         eval_set, shape, notes = _from_list(path, data)
     elif isinstance(data, dict):
-        top = {_CAMEL_TOP_LEVEL.get(k, k): v for k, v in data.items()}
+        top = {_CAMEL_TOP_LEVEL.get(k) or k: v for k, v in data.items()}
         warnings = eval_set_warnings(top, str(path))
         eval_set, shape = _from_dict(path, data)
     else:

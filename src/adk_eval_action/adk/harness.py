@@ -186,7 +186,7 @@ class SuiteHarness:
 
     def _service(self, registry: Any) -> LocalEvalService:
         return local_eval_service(
-            root_agent=self.agent.root_agent if self.agent else None,  # type: ignore[arg-type]
+            root_agent=self.agent.root_agent if self.agent else None,
             eval_sets_manager=self._manager,
             session_service=self._session_service,
             metric_evaluator_registry=registry,

@@ -45,9 +45,10 @@ def _keys(model: type[BaseModel]) -> dict[str, str]:
     names: dict[str, str] = {}
     for field, info in model.model_fields.items():
         names[field] = field
+        generator = model.model_config.get("alias_generator")
         alias = info.alias or (
-            model.model_config.get("alias_generator")(field)  # type: ignore[misc]
-            if callable(model.model_config.get("alias_generator"))
+            generator(field)
+            if callable(generator)
             else None
         )
         if alias:

@@ -93,7 +93,7 @@ class ModelCalls:
         settings = self.settings
         if not fault.retryable or attempt >= settings.attempts:
             return None
-        step = min(settings.max_delay_s, settings.initial_delay_s * 2 ** (attempt - 1))
+        step = min(settings.max_delay_s, settings.initial_delay_s * 2.0 ** (attempt - 1))
         with self._lock:
             wait = step / 2 + self._rng.uniform(0, step / 2)
             if fault.server_delay_s is not None:
@@ -313,7 +313,9 @@ class RetryingUserSimulatorProvider(UserSimulatorProvider):
         simulator = super().provide(eval_case)
         llm = getattr(simulator, "_llm", None)
         if isinstance(llm, BaseLlm) and self._calls is not None:
-            simulator._llm = RetryingLlm.wrap(llm, self._calls, role="user_simulator")
+            # ADK's LlmBackedUserSimulator keeps its model in ``_llm`` (read above).
+            simulator._llm = RetryingLlm.wrap(  # type: ignore[attr-defined]
+                llm, self._calls, role="user_simulator")
         return simulator
 
 
@@ -352,7 +354,7 @@ def quiet_litellm() -> None:
     error it maps, litellm.litellm_core_utils.exception_mapping_utils) once LiteLLM is loaded;
     the error itself is reported by the run. LiteLLM is never imported here. The flag is
     LiteLLM's module-wide setting: :func:`litellm_flag_restored` puts it back."""
-    litellm = sys.modules.get("litellm")
+    litellm: Any = sys.modules.get("litellm")  # LiteLLM, if an agent loaded it; untyped here
     if litellm is not None:
         litellm.suppress_debug_info = True
 
@@ -366,6 +368,6 @@ def litellm_flag_restored() -> Iterator[None]:
     try:
         yield
     finally:
-        litellm = sys.modules.get("litellm")
+        litellm: Any = sys.modules.get("litellm")
         if litellm is not None:
             litellm.suppress_debug_info = saved

@@ -35,8 +35,6 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
 # Raised by google-genai's Client when it has nothing to authenticate with (_api_client.py).
 _NO_CREDENTIALS = ("No API key was provided", "Project or API key must be set")
 
-Role = Literal["agent", "judge", "user_simulator"]
-
 
 class ModelFault(BaseModel):
     """What went wrong in one model call.

@@ -124,7 +124,8 @@ def bound_reads(model: Any) -> bool:
         return False
     client = getattr(api, "_async_httpx_client", None)
     options = getattr(api, "_http_options", None)
-    if not isinstance(client, httpx.AsyncClient) or not hasattr(options, "async_client_args"):
+    if (not isinstance(client, httpx.AsyncClient) or options is None
+            or not hasattr(options, "async_client_args")):
         return False
     transport = getattr(client, "_transport", None)
     mounts = getattr(client, "_mounts", None)

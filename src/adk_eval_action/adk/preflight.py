@@ -283,7 +283,7 @@ def eval_config_models(
         if not callable(getattr(evaluator, "_metric_function", callable)):
             # google-adk 1.x imports a custom metric's function without the check 2.x makes
             # (custom_metric_evaluator._get_metric_function): its TypeError, made here.
-            path = config.custom_metrics[metric.metric_name].code_config.name
+            path = (config.custom_metrics or {})[metric.metric_name].code_config.name
             error = TypeError(f"Custom metric {path} does not refer to a callable.")
             problems.append(_metric_problem(error, metric, suite, []))
             continue

@@ -73,8 +73,8 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
             display_path=config_file,
         )
     except AdkEvalActionError as e:
-        shown = e.relative_to(repo_root) if isinstance(e, ConfigError) else e
-        error = ErrorRecord(kind="config", message=str(shown), suite=suite.name,
+        said = e.relative_to(repo_root) if isinstance(e, ConfigError) else e
+        error = ErrorRecord(kind="config", message=str(said), suite=suite.name,
                             file=config_file)
         return SuiteInputs(config=None, errors=[error])
     inputs = SuiteInputs(config=config)

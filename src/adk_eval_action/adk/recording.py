@@ -220,7 +220,8 @@ class _RecordingEvaluator(Evaluator):
             )
             return await result if inspect.isawaitable(result) else result
 
-    async def _call(self, call: Awaitable[EvaluationResult], invocations: int) -> Any:
+    async def _call(self, call: Awaitable[EvaluationResult], invocations: int
+                    ) -> EvaluationResult:
         result = await call
         # LocalEvalService raises for the whole eval case on such a result
         # (_evaluate_metric_for_eval_case, "should return results for each invocation"); as

@@ -119,7 +119,8 @@ def normalize_case_rubrics(case: dict[str, Any], where: str) -> None:
     key = "rubrics" if "rubrics" in case else None
     if key is None or case[key] is None:
         return
-    every, final = [], []
+    every: list[dict[str, Any]] = []
+    final: list[dict[str, Any]] = []
     for rubric, applies_to in normalize_rubric_list(case[key], f"{where}.rubrics", prefix):
         (final if applies_to == "final" else every).append(rubric)
     case[key] = every

@@ -38,8 +38,8 @@ from adk_eval_action.github.sticky import (
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
 from adk_eval_action.project.eval_ids import eval_id_line
 from adk_eval_action.redaction import Redactor
+from adk_eval_action.report.format import md
 from adk_eval_action.report.headline import incomplete_cause
-from adk_eval_action.report.render import md
 from adk_eval_action.results.model import ErrorRecord
 from adk_eval_action.text import without_surrogates
 

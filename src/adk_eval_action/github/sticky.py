@@ -117,7 +117,9 @@ def find_sticky_comment(
     for comment in paginate(client, path):
         if not isinstance(comment, dict) or not isinstance(comment.get("id"), int):
             continue
-        user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+        user = comment.get("user")
+        if not isinstance(user, dict):
+            user = {}
         if _bare_login(str(user.get("login") or "")) != want:
             continue
         if test(str(comment.get("body") or "")):

@@ -15,7 +15,7 @@ import http.client
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import requests
@@ -305,7 +305,7 @@ class GitHubClient:
 
     def backoff_seconds(self, attempt: int) -> float:
         """Exponential backoff for the ``attempt``-th failure: backoff * 2**(attempt-1)."""
-        return min(self.backoff * 2 ** (attempt - 1), self.max_wait)
+        return min(self.backoff * 2.0 ** (attempt - 1), self.max_wait)
 
     def _retry_wait(self, response: requests.Response, attempt: int, method: str) -> float | None:
         """Seconds to wait before retrying ``response``, or None when it must not be retried."""
@@ -318,7 +318,7 @@ class GitHubClient:
                 reset = response.headers.get("x-ratelimit-reset", "").strip()
                 if _SECONDS.fullmatch(reset):
                     return max(0.0, float(reset) - self._clock()) + 1.0
-            return self.secondary_wait * 2 ** (attempt - 1)
+            return self.secondary_wait * 2.0 ** (attempt - 1)
         if status >= 500 and method in _IDEMPOTENT:
             return self.backoff_seconds(attempt)
         return None
@@ -361,7 +361,7 @@ def read_body(response: requests.Response, deadline: float, limit: int, what: st
     # What requests keeps once it has read a body itself (Response.content); read to its
     # end, the connection goes back to the pool.
     response._content = b"".join(chunks)
-    response._content_consumed = True
+    response._content_consumed = True  # type: ignore[attr-defined]  # requests' own, unstubbed
     response.close()
     return response._content
 
@@ -439,6 +439,15 @@ def _github_message(response: requests.Response) -> str:
     return ""
 
 
+class _ErrorFields(TypedDict):
+    """What every :class:`GitHubError` of a response carries beside its message."""
+
+    status: int
+    method: str
+    path: str
+    github_message: str
+
+
 def _error_for(
     response: requests.Response, method: str, path: str, wait: float | None,
 ) -> GitHubError:
@@ -446,7 +455,8 @@ def _error_for(
     status = response.status_code
     said = _github_message(response)
     where = f"{method} {path}"
-    kwargs = {"status": status, "method": method, "path": path, "github_message": said}
+    kwargs: _ErrorFields = {"status": status, "method": method, "path": path,
+                            "github_message": said}
     if status == 429 or (status == 403 and _is_rate_limit(response)):
         when = f"; GitHub asks to wait {wait:.0f} s" if wait is not None else ""
         return RateLimited(f"GitHub rate limit hit on {where} ({status}: {said}){when}", **kwargs)

@@ -81,7 +81,7 @@ def expanded(invocation: Invocation, table: Mapping[str, Any]) -> Invocation:
     not hold stays a str, which ADK's ``Invocation`` model refuses (a broken file)."""
     app = invocation.get("app_details")
     agents = app.get("agent_details") if isinstance(app, dict) else None
-    if not isinstance(agents, dict):
+    if not isinstance(app, dict) or not isinstance(agents, dict):
         return invocation
     restored = {name: table.get(d, d) if isinstance(d, str) else d for name, d in agents.items()}
     return {**invocation, "app_details": {**app, "agent_details": restored}}

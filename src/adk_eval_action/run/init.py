@@ -124,6 +124,6 @@ def init_project(workdir: Path, paths: list[Path], num_runs: int) -> InitResult:
     ]
     result = InitResult(written=[], kept=[], suites=entries)
     for path, text in files:
-        shown = Path(os.path.relpath(path, workdir)).as_posix()
-        (result.written if _write_new(path, text, shown) else result.kept).append(path)
+        relative = Path(os.path.relpath(path, workdir)).as_posix()
+        (result.written if _write_new(path, text, relative) else result.kept).append(path)
     return result

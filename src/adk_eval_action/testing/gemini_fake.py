@@ -297,6 +297,8 @@ class GeminiFake:
     def base_url(self) -> str:
         """``http://127.0.0.1:<port>``, the value for ``GOOGLE_GEMINI_BASE_URL``."""
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # an AF_UNIX-style address; never ours (127.0.0.1)
+            host = host.decode()
         return f"http://{host}:{port}"
 
     def env(self, api_key: str = "fake-gemini-key") -> dict[str, str]:
