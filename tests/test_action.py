@@ -31,8 +31,8 @@ from adk_eval_action.github.logs import GitHubFormatter, log_to
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.github.transport import GitHubClient
+from adk_eval_action.outcome import CaseFailure, PipelineOutcome
 from adk_eval_action.run import requirements as requirements_module
-from adk_eval_action.run.pipeline import CaseFailure, PipelineOutcome
 from adk_eval_action.run.requirements import RequirementsError, install_requirements
 from adk_eval_action.settings import RunRequest, read_inputs
 from adk_eval_action.testing.runner import runner_inputs

@@ -32,12 +32,13 @@ STAGES: dict[str, int] = {
     "adk": 3,
     "analysis": 4,
     "report": 5,
-    "github": 6,
-    "baseline": 7,
-    "settings": 8,
-    "run": 9,
-    "cli": 10,
-    "action": 10,
+    "outcome": 6,
+    "github": 7,
+    "baseline": 8,
+    "settings": 9,
+    "run": 10,
+    "cli": 11,
+    "action": 11,
 }
 GOOGLE_ADK_ALLOWED = {"adk", "testing"}
 MAX_MODULE_LINES = 500

@@ -38,10 +38,11 @@ from adk_eval_action.errors import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     AdkEvalActionError,
+    ConfigError,
     Interrupted,
     describe_exception,
 )
-from adk_eval_action.git import Git, GitError
+from adk_eval_action.git import trust_in_container
 from adk_eval_action.github.event import EventContext, EventContextError, credentials_note
 from adk_eval_action.github.fork import post_artifact_comment
 from adk_eval_action.github.logs import (
@@ -54,7 +55,6 @@ from adk_eval_action.github.logs import (
 )
 from adk_eval_action.github.publish import (
     RENDER_MAX_CHARS,
-    Outcome,
     PublishTarget,
     RunnerEnv,
     publish,
@@ -62,8 +62,9 @@ from adk_eval_action.github.publish import (
     report_failure,
 )
 from adk_eval_action.github.transport import GitHubClient
-from adk_eval_action.redaction import Redactor, secret_values
-from adk_eval_action.run.requirements import install_requirements
+from adk_eval_action.outcome import PipelineOutcome
+from adk_eval_action.redaction import Redactor, scrub_environment, secret_values
+from adk_eval_action.run.requirements import install_requirements, restart_without_requirements
 from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
     PUBLISHING_OPTIONS,
@@ -100,7 +101,8 @@ class ActionRun(BaseModel):
     runner's environment, and the working directory (absolute).
 
     The pipeline's settings are resolved again over adk-eval.yaml by :func:`pipeline_request`
-    once the working directory and the user's requirements are in place.
+    in the working directory, before the user's requirements are installed (a config error
+    stops the run before a long install; the restarted process resolves them again).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -163,6 +165,26 @@ class ActionRun(BaseModel):
         return cls(inputs=inputs, flags=given, settings=settings, runner=runner,
                    workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])))
 
+    @classmethod
+    def start(
+        cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
+    ) -> tuple[ActionRun, Exception | None]:
+        """The run from its sources (:meth:`from_sources`) and None; when they refuse it
+        (an invalid input or flag, an unreadable event payload, a bug reading them), the
+        run as far as recording that error needs it (:meth:`fallback`) and the error,
+        which :func:`run_action` publishes as the run's stop.
+
+        Raises:
+            Exception: the error again when not even the publishing inputs are usable.
+        """
+        try:
+            return cls.from_sources(flags, env, start), None
+        except Exception as exc:  # noqa: BLE001 - a named error or a bug: the run's stop
+            fallback = cls.fallback(flags, env, start)
+            if fallback is None:
+                raise
+            return fallback, exc
+
     @property
     def event(self) -> EventContext:
         return self.runner.event
@@ -196,10 +218,10 @@ class ActionRun(BaseModel):
 
 # --------------------------------------------------------------------------- pipeline seam
 
-PipelineRunner = Callable[[RunRequest], Outcome]
+PipelineRunner = Callable[[RunRequest], PipelineOutcome]
 
 
-def _run_real_pipeline(request: RunRequest) -> Outcome:
+def _run_real_pipeline(request: RunRequest) -> PipelineOutcome:
     """Import late: the pipeline imports google-adk, which the user's requirements may
     have just replaced."""
     from adk_eval_action.run.pipeline import run_pipeline
@@ -244,21 +266,6 @@ def pipeline_request(run: ActionRun) -> RunRequest:
 # --------------------------------------------------------------------------- the action
 
 
-#: Variables removed from the environment before the agent is imported: the action's own
-#: inputs (the token among them) and the runner's tokens, which an agent never needs.
-SCRUBBED_PREFIXES = ("INPUT_",)
-SCRUBBED_NAMES = ("GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
-
-
-def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
-    """Remove :data:`SCRUBBED_PREFIXES`/:data:`SCRUBBED_NAMES` from ``environ`` (the
-    process environment the agent is imported in); returns the names removed."""
-    names = [n for n in environ if n.startswith(SCRUBBED_PREFIXES) or n in SCRUBBED_NAMES]
-    for name in names:
-        del environ[name]
-    return names
-
-
 def run_action(
     run: ActionRun,
     *,
@@ -267,19 +274,24 @@ def run_action(
     reexec: Callable[[], None] | None = None,
     skip_requirements: bool = False,
     environ: MutableMapping[str, str] | None = None,
+    stopped_by: Exception | None = None,
 ) -> int:
     """Run the evaluation and publish it; returns the process exit code.
 
     `reexec` restarts the process once the user's requirements are installed, so that the
     evaluation imports the packages they pinned (google-adk among them) fresh. `environ`
     (the process environment) loses the action's inputs and tokens before the pipeline
-    imports the agent (:func:`scrub_environment`).
+    imports the agent (:func:`scrub_environment`). `stopped_by` is an error that refused
+    the run's inputs (:meth:`ActionRun.start`; ``run`` is then the fallback run): nothing
+    runs, and the stop is published as any run's.
     """
     for secret in run.secrets:
         mask(log, secret)
     for warning in run.event.warnings:  # what of the event is missing or invalid
         log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
     make_client = client_factory or (lambda token, api: GitHubClient(token, api))
+    if stopped_by is not None:
+        return _publish(run, _stopped(run, stopped_by), make_client)
     if run.settings.comment_artifact:
         return post_artifact_comment(
             run.target, run.path(run.settings.comment_artifact), make_client=make_client,
@@ -290,94 +302,64 @@ def run_action(
             "never check out and evaluate pull request code here (docs/action.md, Security).",
             extra=annotation("warning"),
         )
-    # Whatever stops the run before evaluation starts is recorded and published as the
-    # run's outcome (run.outcome.stopped_outcome).
-    if run.settings.requirements and not skip_requirements:
-        try:
-            _install(run, environ)
-        except Exception as exc:  # noqa: BLE001 - published below, as any stop
-            return _publish(run, _stopped(run, exc), make_client)
-        if reexec is not None:
-            reexec()  # does not return in production
+    try:  # the action's one stop path: its settings, then the requirements
+        request = pipeline_request(run)
+        restart = _install(run, environ, skip_requirements)
+    except Exception as exc:  # noqa: BLE001 - published as any stop
+        return _publish(run, _stopped(run, exc), make_client)
+    if restart and reexec is not None:
+        reexec()  # does not return in production
     if environ is not None:
         scrub_environment(environ)
     # Agent output is untrusted text in this log: the runner obeys no workflow command
-    # in it until the run is over.
+    # in it until the run is over. What stops the pipeline is its own to record.
     with group(log, "Run evaluations"), commands_stopped(log):
-        try:
-            request = pipeline_request(run)
-        except Exception as exc:  # noqa: BLE001 - published below, as any stop
-            outcome = _stopped(run, exc)
-        else:
-            outcome = pipeline(request)
+        outcome = pipeline(request)
     return _publish(run, outcome, make_client)
 
 
-def _install(run: ActionRun, environ: MutableMapping[str, str] | None) -> None:
-    """Install the user's requirements. The installer gets the agent's environment (no
-    token); what it prints quotes the requirements, repository content.
+def _install(
+    run: ActionRun, environ: MutableMapping[str, str] | None, skip_requirements: bool,
+) -> bool:
+    """Install the user's requirements (the ``requirements`` input; not when
+    ``skip_requirements``: the restarted process); whether it did, so the process restarts.
+    The installer gets the agent's environment (no token); what it prints quotes the
+    requirements, repository content.
 
     Raises:
         RequirementsError: the install failed."""
+    if not run.settings.requirements or skip_requirements:
+        return False
     installer_env = dict(os.environ if environ is None else environ)
     scrub_environment(installer_env)
     with group(log, "Install the agent's requirements"), commands_stopped(log):
         install_requirements(run.settings.requirements, run.workdir,
                              root=repository_root(run.workdir), env=installer_env)
+    return True
 
 
-def _stopped(run: ActionRun, exc: Exception) -> Outcome:
+def _stopped(run: ActionRun, exc: Exception) -> PipelineOutcome:
     """The outcome of a run that ``exc`` stopped before evaluation started: an empty
     results file recording the error, and the "incomplete" comment and summary
-    (``run.outcome.stopped_outcome``), published like any run's.
+    (``run.outcome.stopped_run``), published like any run's.
 
     Raises:
         Exception: ``exc`` again when not even the publishing inputs are usable."""
-    from adk_eval_action.run.outcome import stopped_outcome
+    from adk_eval_action.run.outcome import stopped_run
 
     request = fallback_request(run.workdir, run.inputs, run.flags, run.secrets)
     if request is None:
         raise exc
-    return stopped_outcome(request, exc)
+    return stopped_run(request, exc)
 
 
 def _publish(
-    run: ActionRun, outcome: Outcome, make_client: Callable[[str, str], GitHubClient],
+    run: ActionRun, outcome: PipelineOutcome, make_client: Callable[[str, str], GitHubClient],
 ) -> int:
     """Publish ``outcome`` (a shard's as a part: no comment, no gate); the exit code."""
-    if getattr(outcome, "shard", None):
+    if outcome.shard:
         return publish_part(run.target, outcome)
     return publish(run.target, outcome, make_client)
-
-
-def _reexec_without_requirements(start_dir: Path) -> None:
-    """Start this command again, in a process that sees the freshly installed packages,
-    from `start_dir`, where this process started (it applies working_directory again)."""
-    argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
-            *sys.argv[1:], "--skip-requirements"]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.chdir(start_dir)
-    os.execv(sys.executable, argv)
-
-
-def _ensure_safe_directory(workspace: Path | None) -> None:
-    """Let git work on the runner's checkout, which another user created (:mod:`.git`).
-
-    The image already trusts /github/workspace; a different GITHUB_WORKSPACE is added to
-    the container's system config. Best effort: outside a container this may not be ours
-    to change, and git is then usually fine anyway.
-    """
-    if workspace is None:
-        return
-    git = Git(workspace)
-    listed = (git.value("config", "--system", "--get-all", "safe.directory") or "").split()
-    if str(workspace) in listed or "*" in listed:
-        return
-    try:
-        git("config", "--system", "--add", "safe.directory", str(workspace))
-    except GitError as exc:
-        log.info("git safe.directory not set: %s", exc)
 
 
 # --------------------------------------------------------------------------- click
@@ -390,38 +372,6 @@ def _runner_log() -> Iterator[GitHubFormatter]:
     formatter = GitHubFormatter()
     with log_to(sys.stdout, formatter):
         yield formatter
-
-
-def _run_or_exit(
-    flags: dict[str, Any], formatter: GitHubFormatter, evaluates: bool = False,
-) -> ActionRun:
-    """The action's run from the environment; an unusable input or event payload (or a
-    bug reading them) is exit 2. When the command ``evaluates`` (``action``) and the
-    inputs that say where results and comment go are usable (:meth:`ActionRun.fallback`),
-    the error is published as a run stopped before evaluation (results file, "incomplete"
-    sticky comment, summary, outputs); else it is still in the job summary and the
-    outputs. ``formatter`` redacts the environment's secret values from then on."""
-    env = dict(os.environ)
-    formatter.redact = Redactor(secret_values(env))
-    try:
-        return ActionRun.from_sources(flags, env)
-    except Exception as exc:  # noqa: BLE001 - a named error or a bug: exit 2, never 1
-        fallback = ActionRun.fallback(flags, env) if evaluates else None
-        if fallback is None:
-            _exit_for(exc)
-            report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
-            raise SystemExit(EXIT_USAGE) from None
-        formatter.redact = fallback.redactor
-        for secret in fallback.secrets:
-            mask(log, secret)
-        client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
-        try:
-            code = _publish(fallback, _stopped(fallback, exc), client_for)
-        except Exception as error:  # noqa: BLE001 - publishing failed too: exit 2 still
-            _exit_for(error)
-            report_failure(fallback.runner, exc, fallback.redactor)
-            code = EXIT_USAGE
-        raise SystemExit(code if code in EXIT_CODES else EXIT_USAGE) from None
 
 
 def _exit_for(exc: BaseException) -> int:
@@ -441,31 +391,56 @@ def _exit_for(exc: BaseException) -> int:
 def action_command(skip_requirements: bool, **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
     with _runner_log() as formatter:
-        run = _run_or_exit(flags, formatter, evaluates=True)
-        formatter.redact = run.redactor
-        if run.runner.in_actions:
-            _ensure_safe_directory(run.event.workspace)
-        start_dir = Path.cwd()
-        try:
-            # The agent's own code may read files relative to the current directory.
-            os.chdir(run.workdir)
-        except OSError as exc:
-            log.error("working_directory: %s", exc, extra=annotation(title="adk-eval-action"))
-            report_failure(run.runner, exc)
-            sys.exit(EXIT_USAGE)
-        try:
-            with interrupt_on_signals():
-                try:
-                    code = run_action(
-                        run, reexec=lambda: _reexec_without_requirements(start_dir),
-                        skip_requirements=skip_requirements, environ=os.environ,
-                    )
-                except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure
-                    code = _exit_for(exc)
-                    report_failure(run.runner, exc, run.redactor)
-        finally:
-            os.chdir(start_dir)  # an in-process caller (a test) keeps its directory
+        code = _act(flags, formatter, skip_requirements)
     sys.exit(code if code in EXIT_CODES else EXIT_USAGE)
+
+
+def _act(flags: dict[str, Any], formatter: GitHubFormatter, skip_requirements: bool) -> int:
+    """The action from the process's environment, in its working directory, with signals
+    as ``Interrupted``; the exit code. A refused input or event payload is published as a
+    run stopped before evaluation when the inputs that say where results and comment go
+    are usable (:meth:`ActionRun.start`). The one catch: whatever still escapes (those
+    inputs unusable, publishing failed, a signal before evaluation, a bug) is one
+    annotation, exit 2 (130/143 for a signal), and still said in the job summary and the
+    outputs. ``formatter`` redacts the environment's secret values from the start."""
+    env = dict(os.environ)
+    formatter.redact = Redactor(secret_values(env))
+    start_dir = Path.cwd()
+    run: ActionRun | None = None
+    try:
+        run, stopped_by = ActionRun.start(flags, env)
+        formatter.redact = run.redactor
+        if run.runner.in_actions and stopped_by is None:
+            trust_in_container(run.event.workspace)
+        with _inside(run.workdir, start_dir), interrupt_on_signals():
+            return run_action(
+                run, reexec=lambda: restart_without_requirements(start_dir),
+                skip_requirements=skip_requirements, stopped_by=stopped_by,
+                environ=os.environ if stopped_by is None else None,
+            )
+    except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure: an exit code
+        code = _exit_for(exc)
+        report_failure(run.runner if run else RunnerEnv.files_from_env(env), exc,
+                       formatter.redact)
+        return code
+
+
+@contextmanager
+def _inside(workdir: Path, start_dir: Path) -> Iterator[None]:
+    """The agent's own code may read files relative to the current directory: the run's
+    working directory for the block, ``start_dir`` again after (an in-process caller, a
+    test, keeps its directory).
+
+    Raises:
+        ConfigError: the working directory cannot be entered."""
+    try:
+        os.chdir(workdir)
+    except OSError as exc:
+        raise ConfigError("working_directory", str(exc)) from exc
+    try:
+        yield
+    finally:
+        os.chdir(start_dir)
 
 
 @click.command("comment")
@@ -485,16 +460,21 @@ def comment_command(
     pull_request run uploaded; the PR number and head sha are re-checked with the API.
     """
     with _runner_log() as formatter:
-        run = _run_or_exit({**flags, "comment_artifact": str(artifact)}, formatter)
-        formatter.redact = run.redactor
-        for secret in run.secrets:
-            mask(log, secret)
-        client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
+        env = dict(os.environ)
+        formatter.redact = Redactor(secret_values(env))
+        run: ActionRun | None = None
         try:
+            run = ActionRun.from_sources({**flags, "comment_artifact": str(artifact)}, env)
+            formatter.redact = run.redactor
+            for secret in run.secrets:
+                mask(log, secret)
             code = post_artifact_comment(
-                run.target, artifact, make_client=client_for,
+                run.target, artifact, make_client=lambda token, api: GitHubClient(token, api),
                 pr_number=pr_number, head_sha=head_sha,
             )
         except Exception as exc:  # noqa: BLE001 - every failure: an exit code
             code = _exit_for(exc)
+            if run is None:  # the inputs or the event: still said in the summary, outputs
+                report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
+                code = EXIT_USAGE
     sys.exit(code)

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adk_eval_action.analysis.paired import DEFAULT_ALPHA, DEFAULT_RESAMPLES, WITHIN_CASES_UP_TO
+from adk_eval_action.analysis.sample import detectable
 from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
@@ -277,6 +279,31 @@ async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
     from adk_eval_action.adk.scheduler import plan_suites
 
     return await plan_suites(find_suites(request), engine_settings(request), engine_hooks(request))
+
+
+def detection_notes(found: Plan) -> dict[str, list[str]]:
+    """Per suite, what its planned eval cases x runs can call on each gated metric before
+    any model is called (:func:`adk_eval_action.analysis.sample.detectable`), in a family
+    of every suite's gated metrics, as compare tests them."""
+    tests = sum(len(s.gated_metrics) for s in found.suites)
+    notes = {}
+    for suite in found.suites:
+        if not suite.gated_metrics:
+            continue
+        can = detectable(
+            len(suite.cases),
+            suite.num_runs,
+            tests,
+            alpha=DEFAULT_ALPHA,
+            n_resamples=DEFAULT_RESAMPLES,
+            within_cases_up_to=WITHIN_CASES_UP_TO,
+        )
+        count = len(suite.gated_metrics)
+        notes[suite.name] = [
+            f"can call (each of its {count} gated metric{'s' if count != 1 else ''}, "
+            f"against its baseline): {can.line}"
+        ]
+    return notes
 
 
 def model_calls_line(counts: ModelCallCounts) -> str:

@@ -36,6 +36,12 @@ from adk_eval_action.errors import (
     ResultsFileError,
 )
 from adk_eval_action.files import expand_glob
+from adk_eval_action.outcome import (
+    PipelineOutcome,
+    case_failures,
+    error_annotations,
+    metrics_output,
+)
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.headline import regressed_output
@@ -57,20 +63,7 @@ from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repe
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
-from adk_eval_action.run.outcome import (
-    CaseFailure,
-    PipelineOutcome,
-    case_failures,
-    error_annotations,
-    incomplete_outcome,
-    incomplete_report,
-    metrics_output,
-    part_outcome,
-    skipped_report,
-    stop_error,
-    stopped_outcome,
-    write_text,
-)
+from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
 
@@ -204,13 +197,11 @@ def finish(
     their tables: :func:`load_table`)."""
     settings = request.settings
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-    stopped = skeleton.stopped_by()
-    if stopped is not None:
-        # Nothing was evaluated: the comment the action posted for this file, not a
-        # comparison of no scores (compare, render).
-        return incomplete_report(skeleton, request, stopped)
-    if skeleton.metadata.skipped and not skeleton.incomplete_errors():
-        return skipped_report(skeleton, request)  # nothing evaluated, on purpose
+    # Nothing evaluated (stopped, or skipped on purpose): the comment the action posted
+    # for this file, not a comparison of no scores.
+    short = short_report(skeleton, request)
+    if short is not None:
+        return short
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
         context = comment_context(results, baseline, baseline_note, request, adaptive)
@@ -301,9 +292,9 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
     signal (exit 130/143; what was evaluated is kept), an unusable template or results path
     (exit 2), an unexpected exception (exit 2, "internal error" naming where) all still
     write the results file (marked incomplete), the comment and the summary
-    (:func:`run.outcome.incomplete_outcome`); so does an error that stops the run before
-    evaluation started (invalid config, nothing to evaluate: exit 2, an empty results file
-    that records the error; :func:`run.outcome.stopped_outcome`).
+    (:func:`run.outcome.stopped_run`, the one stop path); so does an error that stops the
+    run before evaluation started (invalid config, nothing to evaluate: exit 2, an empty
+    results file that records the error).
 
     Raises:
         Interrupted: a signal arrived before evaluation started.
@@ -311,24 +302,10 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
     state = RunState()
     try:
         return asyncio.run(run_pipeline_async(request, state))
-    except Interrupted as e:
-        if state.results is None:
+    except (Exception, Interrupted) as e:  # noqa: BLE001 - every stop is an outcome
+        if isinstance(e, Interrupted) and state.results is None:
             raise
-        return incomplete_outcome(clean_results(state.results, request.redactor), request,
-                                  _interruption(state.results, e), e.exit_code)
-    except Exception as e:  # noqa: BLE001 - every error is an outcome (docstring)
-        if state.results is None:
-            return stopped_outcome(request, e)
-        return incomplete_outcome(state.results, request, stop_error(e, request.workdir))
-
-
-def _interruption(results: RunResults, stop: Interrupted) -> ErrorRecord:
-    """The error of a run a signal stopped, saying how much of it was done."""
-    cases = [c for s in results.suites for e in s.eval_sets for c in e.eval_cases]
-    done = sum(1 for c in cases if c.runs)
-    return ErrorRecord(kind="interrupted", message=(
-        f"the run was stopped by {stop.name}: {done} of {len(cases)} eval case(s) were "
-        "evaluated and are in the results file; the others were not"))
+        return stopped_run(request, e, state.results)
 
 
 async def run_pipeline_async(
@@ -460,8 +437,6 @@ def _shown_path(path: Path, workdir: Path) -> str:
 
 __all__ = [
     "AdkEvalActionError",
-    "CaseFailure",
-    "PipelineOutcome",
     "RunRequest",
     "RunState",
     "run_pipeline",
