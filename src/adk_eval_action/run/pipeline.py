@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
@@ -32,7 +33,6 @@ from adk_eval_action.errors import (
     AdkEvalActionError,
     ConfigError,
     Interrupted,
-    OutputError,
     ResultsFileError,
 )
 from adk_eval_action.files import expand_glob
@@ -51,7 +51,7 @@ from adk_eval_action.report.render import (
     render_summary,
     with_evidence,
 )
-from adk_eval_action.results.io import clean_results, gc_paused, save_results
+from adk_eval_action.results.io import clean_results, gc_paused
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
     ErrorRecord,
@@ -59,6 +59,7 @@ from adk_eval_action.results.model import (
     ShardInfo,
 )
 from adk_eval_action.results.scoretable import ScoreTable
+from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
@@ -66,6 +67,9 @@ from adk_eval_action.run.evaluation import evaluate, find_suites, model_calls, r
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
+
+if TYPE_CHECKING:
+    from adk_eval_action.adk.model_calls import ModelCalls
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -276,12 +280,10 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
     return rescore
 
 
-class RunState:
-    """The results of a run once evaluation started (``results``; None before), kept by
-    :func:`run_pipeline` so that whatever stops the run later still writes them."""
-
-    def __init__(self) -> None:
-        self.results: RunResults | None = None
+def results_writer(request: RunRequest) -> ResultsWriter:
+    """The run's one results writer, for its ``results_path``, redacting its secrets."""
+    path = request.settings.results_path
+    return ResultsWriter(request.path(path), request.redactor, shown=path)
 
 
 def run_pipeline(request: RunRequest) -> PipelineOutcome:
@@ -292,67 +294,59 @@ def run_pipeline(request: RunRequest) -> PipelineOutcome:
     This returns an outcome whatever happens but a signal before evaluation started: a
     signal (exit 130/143; what was evaluated is kept), an unusable template or results path
     (exit 2), an unexpected exception (exit 2, "internal error" naming where) all still
-    write the results file (marked incomplete), the comment and the summary
-    (:func:`run.outcome.stopped_run`, the one stop path); so does an error that stops the
-    run before evaluation started (invalid config, nothing to evaluate: exit 2, an empty
-    results file that records the error).
+    write the results file (marked incomplete: the writer's flush), the comment and the
+    summary (:func:`run.outcome.stopped_run`, the one stop path); so does an error that
+    stops the run before evaluation started (invalid config, nothing to evaluate: exit 2,
+    an empty results file that records the error).
 
     Raises:
         Interrupted: a signal arrived before evaluation started.
     """
-    state = RunState()
+    writer = results_writer(request)
     try:
-        return asyncio.run(run_pipeline_async(request, state))
+        return asyncio.run(run_pipeline_async(request, writer))
     except (Exception, Interrupted) as e:  # noqa: BLE001 - every stop is an outcome
-        if isinstance(e, Interrupted) and state.results is None:
+        if isinstance(e, Interrupted) and not writer.started:
             raise
-        return stopped_run(request, e, state.results)
+        return stopped_run(request, e, writer)
 
 
 async def run_pipeline_async(
-    request: RunRequest, state: RunState | None = None,
+    request: RunRequest, writer: ResultsWriter | None = None,
 ) -> PipelineOutcome:
-    """:func:`run_pipeline` on the running event loop. With the ``merge`` setting the head
-    is the merged parts of a sharded run instead of an evaluation; with ``shard`` the part
-    is written and the run ends there (``merge`` compares and gates).
+    """:func:`run_pipeline` on the running event loop; what the run produces is handed to
+    ``writer`` (the caller's, which flushes it when the run is stopped), and the results
+    file written once, at the end. With the ``merge`` setting the head is the merged parts
+    of a sharded run instead of an evaluation; with ``shard`` the part is written and the
+    run ends there (``merge`` compares and gates).
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
             parts that do not merge (results.shards.MergeError).
     """
     settings = request.settings
-    state = state or RunState()
+    writer = writer or results_writer(request)
     calls = model_calls(request)  # one retry budget, token count and budget for the run
     found: ResolvedBaseline | None = None
     if settings.merge:
-        results = state.results = merge_files(request.workdir, settings.merge)
+        writer.take(merge_files(request.workdir, settings.merge))
         suites = _suites_for_rescoring(request)
     else:
         suites = find_suites(request)
-        state.results = RunResults(metadata=run_metadata(request.workdir))
-        if settings.only_changed:
-            found = await asyncio.to_thread(find_baseline, baseline_request(request))
-            selection = await select_changed(request, suites, found.results)
-            results = await evaluate(request, selection.evaluate, calls, selection.reused, suites,
-                                     into=state.results)
-            if selection.reused:
-                found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
-        else:
-            results = await evaluate(request, suites, calls, into=state.results)
-    results = state.results = clean_results(results, request.redactor)
-    _save(results, request)
-    log.info("results: %s", settings.results_path)
+        writer.start(run_metadata(request.workdir))
+        found = await _evaluate_head(request, suites, calls, writer)
+    results = writer.results()
     if results.shard is not None:
-        return part_outcome(results, request)
+        return part_outcome(_saved(writer, request), request)
     if results.stopped_by() is not None or results.metadata.skipped:
-        return finish(results, None, "", request)  # nothing evaluated: no baseline to find
+        # Nothing evaluated: no baseline to find.
+        return finish(_saved(writer, request), None, "", request)
     try:
         baseline, note = await resolve_baseline(
             baseline_request(request), results, rescore=_rescorer(suites, request), found=found
         )
     except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
-        results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
-        _save(results, request)
+        writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))
         baseline, note = None, str(e)
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
@@ -360,24 +354,38 @@ async def run_pipeline_async(
     if settings.adaptive_runs and baseline is not None:
         evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls)
         adaptive = await repeat_undecided(
-            results, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
+            writer, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )
-        results.metadata.model_calls = calls.summary()
-        _save(results, request)
-    return finish(results, baseline, note, request, adaptive)
+        writer.set_model_calls(calls.summary())
+    return finish(_saved(writer, request), baseline, note, request, adaptive)
 
 
-def _save(results: RunResults, request: RunRequest) -> None:
-    """Writes the run's results file (``results_path``).
+async def _evaluate_head(
+    request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter,
+) -> ResolvedBaseline | None:
+    """Evaluates the head's suites into ``writer``: with ``only_changed``, those that
+    changed since the baseline, which is found first and returned (the unchanged suites'
+    records are taken from it); else all of them (None: no baseline found yet)."""
+    if not request.settings.only_changed:
+        await evaluate(request, suites, calls, writer)
+        return None
+    found = await asyncio.to_thread(find_baseline, baseline_request(request))
+    selection = await select_changed(request, suites, found.results)
+    await evaluate(request, selection.evaluate, calls, writer, selection.reused, suites)
+    if selection.reused:
+        found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
+    return found
+
+
+def _saved(writer: ResultsWriter, request: RunRequest) -> RunResults:
+    """The run's results, written (once: :meth:`ResultsWriter.save`), and said.
 
     Raises:
-        OutputError: it cannot be written (names it, and a full disk as such).
+        OutputError: the file cannot be written (names it, and a full disk as such).
     """
-    path = request.settings.results_path
-    try:
-        save_results(results, request.path(path))
-    except OSError as e:
-        raise OutputError(path, e, "the results file") from e
+    results = writer.save()
+    log.info("results: %s", request.settings.results_path)
+    return results
 
 
 def requested_baseline_unused(request: RunRequest, found: bool, note: str) -> list[str]:
@@ -437,7 +445,7 @@ def _shown_path(path: Path, workdir: Path) -> str:
 __all__ = [
     "AdkEvalActionError",
     "RunRequest",
-    "RunState",
+    "results_writer",
     "run_pipeline",
     "run_pipeline_async",
     "write_text",
