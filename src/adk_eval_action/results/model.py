@@ -47,6 +47,9 @@ from adk_eval_action.results.usage import (
 )
 
 SCHEMA_VERSION = 2
+#: The results file's name when none is given (the ``results_path`` setting), and the
+#: member a baseline artifact holds.
+RESULTS_FILE_NAME = "adk-eval-results.json"
 #: The versions a file may have; older ones are brought to :data:`SCHEMA_VERSION` as they
 #: load (results.io).
 READABLE_SCHEMA_VERSIONS = (1, 2)

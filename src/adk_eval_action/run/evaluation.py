@@ -234,20 +234,22 @@ def engine_hooks(request: RunRequest) -> EngineHooks:
     return EngineHooks(on_progress=None if request.settings.quiet else _progress)
 
 
-async def _preflight(request: RunRequest, suites: list[Suite], writer: ResultsWriter) -> bool:
+async def _preflight(
+    request: RunRequest, suites: list[Suite], writer: ResultsWriter, note: str | None,
+) -> bool:
     """The preflight on every suite; its problems become the run's errors (each names its
     file and field). Missing model credentials with ``on_missing_credentials: skip`` are no
-    error: the run is marked skipped (``RunMetadata.skipped``). What the event says about
-    credentials (``request.credentials_note``: a fork's pull request) is added to their
-    message. True when it found nothing that cannot work."""
+    error: the run is marked skipped (``RunMetadata.skipped``). ``note`` (what the event
+    says about credentials: a fork's pull request) is added to their message. True when
+    it found nothing that cannot work."""
     from adk_eval_action.adk.model_calls import quiet_client_cleanup
     from adk_eval_action.adk.preflight import check_suites
 
     quiet_client_cleanup(asyncio.get_running_loop())
     report = await check_suites(suites, request.workdir, os.environ)
     problems = [
-        p.model_copy(update={"message": f"{p.message}. {request.credentials_note}"})
-        if p.kind == "credentials" and request.credentials_note
+        p.model_copy(update={"message": f"{p.message}. {note}"})
+        if p.kind == "credentials" and note
         else p
         for p in report.problems
     ]
@@ -268,7 +270,8 @@ async def _preflight(request: RunRequest, suites: list[Suite], writer: ResultsWr
 
 
 async def _evaluate_all(
-    request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter
+    request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter,
+    note: str | None,
 ) -> bool:
     """The preflight, then every suite in one pool when it found nothing that cannot work;
     else no suite is evaluated nor recorded: the run stopped before evaluation started
@@ -280,7 +283,7 @@ async def _evaluate_all(
     from adk_eval_action.adk.scheduler import PlanRefused, evaluate_suites
 
     settings = engine_settings(request)
-    if not await _preflight(request, suites, writer):
+    if not await _preflight(request, suites, writer, note):
         if writer.errors():
             found = [open_suite(suite, settings)[0] for suite in suites]
             writer.add_warnings(w for record in found for w in record.warnings)
@@ -313,18 +316,20 @@ async def evaluate(
     writer: ResultsWriter,
     reused: list[SuiteRecord] | None = None,
     order: list[Suite] | None = None,
+    credentials_note: str | None = None,
 ) -> None:
     """Evaluates ``suites`` in one work pool on the running event loop, every model call
     retried and counted in ``calls``, handing the suites' records, the run's errors and
     warnings to ``writer`` (started: :meth:`ResultsWriter.start`); never loses a suite's
     results to another's error. ``reused`` records (taken from the baseline, run.changed)
-    join the evaluated ones in the order of ``order``.
+    join the evaluated ones in the order of ``order``. ``credentials_note`` is what the
+    event says about missing model credentials, added to the preflight's message.
     """
     start = time.monotonic()
     refused = False
     try:
         if suites:
-            refused = not await _evaluate_all(request, suites, calls, writer)
+            refused = not await _evaluate_all(request, suites, calls, writer, credentials_note)
     except Exception as e:  # noqa: BLE001 - a bug of ours: say so, keep the run's files
         writer.add_error(
             ErrorRecord(
