@@ -170,6 +170,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
     from adk_eval_action.results.scoretable import ScoreTable
     from adk_eval_action.run.pipeline import (
         comment_context,
+        comment_limit,
         load_baseline,
         load_head_table,
         write_text,
@@ -190,7 +191,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         else:
             context = comment_context(results, base, note, request)
             text = redact(render_summary(context) if summary else
-                          render_comment(context, template, request.max_comment_chars))
+                          render_comment(context, template, comment_limit()))
             write_html_report(html_out, context, results, base, redact)
         if out:
             write_text(out, text)

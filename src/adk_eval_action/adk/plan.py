@@ -272,9 +272,12 @@ def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
 
 def _judge_options(metric: EvalMetric) -> tuple[int, int]:
     """``(num_samples, parallelism_limit)`` of a judge metric, as its evaluator reads them
-    (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1)."""
+    (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1, and 1
+    where google-adk has no ``parallelism_limit``)."""
     options = judge_options(metric) or JudgeModelOptions()
-    return options.num_samples, options.parallelism_limit
+    # google-adk 1.x's JudgeModelOptions has no parallelism_limit: its judge calls one
+    # sample after another, as the default of 1 says.
+    return options.num_samples, getattr(options, "parallelism_limit", 1)
 
 
 def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
