@@ -293,9 +293,8 @@ def _input(
 
 
 def _scores(dense: Dense, row: int) -> RunScores:
-    """Key ``row``'s scores run by run."""
-    n_ids = dense.mean.shape[1]
-    return RunScores(dense.values, dense.start[row * n_ids : (row + 1) * n_ids + 1])
+    """Key ``row``'s scores run by run (sorted when a test first reads them)."""
+    return RunScores(dense.run_values, row * dense.mean.shape[1])
 
 
 def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
