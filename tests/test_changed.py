@@ -103,6 +103,11 @@ def test_only_the_changed_suite_is_evaluated(repo: Path, change: str, evaluated:
     assert _reused(results) == set(SUITES) - {evaluated}
     assert f"evaluating suite {evaluated}: " in output
     assert [s["name"] for s in results["suites"]] == list(SUITES)  # the suites' order
+    # What this run spent is the evaluated suite's alone; a reused one's runs keep theirs.
+    spent = {s["name"] for s in results["suites"] if s.get("usage")}
+    assert spent == {evaluated}
+    assert all(r.get("usage") for s in results["suites"] for e in s["eval_sets"]
+               for c in e["eval_cases"] for r in c["runs"])
 
 
 def test_a_committed_change_counts_too(repo: Path) -> None:

@@ -351,3 +351,51 @@ def test_a_price_that_cannot_price_is_refused_naming_the_model(
 
     assert result.exit_code == 2
     assert "models.gemini-2.5-flash" in result.output and field in result.output
+
+
+def _side(agent: dict[str, list[int]], judge_tokens: int) -> Any:
+    """A results side whose runs used ``agent[eval_id][run]`` agent tokens (half input,
+    half output, $1 per million) and ``judge_tokens`` judge tokens each."""
+    from adk_eval_action.results.model import ModelCallCounts
+    from results_builder import metric, results
+
+    side = results({eval_id: [[metric("response_match_score", 1.0)] for _ in runs]
+                    for eval_id, runs in agent.items()})
+    for case in side.suites[0].eval_sets[0].eval_cases:
+        for run, used in zip(case.runs, agent[case.eval_id], strict=True):
+            run.usage = [
+                ModelUsage(model="m", role="agent", calls=2, input_tokens=used // 2,
+                           output_tokens=used - used // 2, usd=used / 1e6),
+                ModelUsage(model="j", role="judge", calls=1, input_tokens=judge_tokens),
+            ]
+    side.metadata.model_calls = ModelCallCounts(usage=merge_usage(*(
+        r.usage or [] for c in side.suites[0].eval_sets[0].eval_cases for r in c.runs)))
+    return side
+
+
+def test_the_agents_cost_per_case_is_tested_as_a_metric_is():
+    """12 eval cases x 2 runs; the head's agent uses 30 tokens more in every run, its
+    judges any number: +30 per case, called regressed; a run whose agent reported no usage
+    is left out, and so is a case with no such run on one side."""
+    from adk_eval_action.analysis.compare import compare
+
+    base = {f"c{i}": [100 + i, 102 + i] for i in range(12)}
+    head = {k: [v + 30 for v in runs] for k, runs in base.items()}
+    base_side, head_side = _side(base, 5000), _side(head, 9)
+    [c11] = [c for c in head_side.suites[0].eval_sets[0].eval_cases if c.eval_id == "c11"]
+    for run in c11.runs:
+        assert run.usage is not None
+        run.usage[0].unreported = 1
+
+    [agent] = compare(head_side, base_side, "b").cost.agent  # type: ignore[union-attr]
+
+    kept = range(11)
+    assert agent.n_cases == 11
+    assert agent.baseline_tokens == pytest.approx(sum(101 + i for i in kept) / 11)
+    assert agent.head_tokens == pytest.approx(sum(131 + i for i in kept) / 11)
+    assert agent.delta == pytest.approx(30)
+    assert agent.relative == pytest.approx(30 / (sum(101 + i for i in kept) / 11))
+    assert agent.classification == "regressed"
+    assert agent.interval is not None and agent.interval.low is not None
+    assert agent.interval.low > 0
+    assert agent.head_usd == pytest.approx(agent.head_tokens / 1e6)

@@ -334,9 +334,9 @@ class SuiteRecord(BaseModel):
     eval_sets: list[EvalSetRecord] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-    #: What the suite's case runs' model calls used, per (model, role): the sum of its runs'
-    #: ``usage`` (None in files written before tokens were recorded, and for a suite
-    #: reused from the baseline: that run's record has it).
+    #: What the suite's case runs' model calls used in this run, per (model, role): the sum
+    #: of its runs' ``usage`` (None in files written before tokens were recorded, and for a
+    #: suite reused from the baseline, whose runs keep what the baseline's run used).
     usage: list[ModelUsage] | None = None
 
 

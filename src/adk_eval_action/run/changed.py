@@ -238,6 +238,7 @@ def _select(
             continue
         reused = records[suite.name].model_copy(deep=True)
         reused.reused_from = sha
+        reused.usage = None  # the baseline's run spent it, not this one
         selection.reused.append(reused)
         log.info("changed only: suite %s reused from the baseline (unchanged since %s)",
                  suite.name, sha[:12])
