@@ -266,7 +266,8 @@ def _judge_options(metric: EvalMetric) -> tuple[int, int]:
     """``(num_samples, parallelism_limit)`` of a judge metric, as its evaluator reads them
     (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1)."""
     options = judge_options(metric) or JudgeModelOptions()
-    return options.num_samples, options.parallelism_limit
+    # parallelism_limit is google-adk 2.x's; 1.x judges one call at a time.
+    return options.num_samples, int(getattr(options, "parallelism_limit", 1))
 
 
 def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
