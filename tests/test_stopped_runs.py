@@ -29,15 +29,11 @@ from adk_eval_action.github.logs import GitHubFormatter, log_to
 from adk_eval_action.github.publish import annotate_outcome, log_suites
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.outcome import PipelineOutcome, error_annotations
 from adk_eval_action.results.io import load_results
-from adk_eval_action.results.model import ErrorRecord, RunResults, SuiteRecord
-from adk_eval_action.run.outcome import (
-    PipelineOutcome,
-    error_annotations,
-    incomplete_outcome,
-    stop_error,
-)
-from adk_eval_action.run.pipeline import run_pipeline
+from adk_eval_action.results.model import ErrorRecord, RunMetadata, RunResults, SuiteRecord
+from adk_eval_action.run.outcome import stopped_run
+from adk_eval_action.run.pipeline import results_writer, run_pipeline
 from adk_eval_action.settings import load_request
 from conftest import working_directory
 from github_stub import GitHubStub, Token
@@ -309,10 +305,14 @@ def test_a_stopped_runs_annotation_is_on_the_templates_line(tmp_path):
     workdir = ws / "team"
     workdir.mkdir(parents=True)
     (workdir / "t,1.j2").write_text("ok\n{{ x }\n")
-    record = stop_error(ConfigError(workdir / "t,1.j2", "template error: E: x", line=2),
-                        workdir)
+    request = load_request(workdir)
+    writer = results_writer(request)
+    writer.start(RunMetadata())  # evaluation started
+    outcome = stopped_run(request, ConfigError(workdir / "t,1.j2", "template error: E: x",
+                                               line=2), writer)
+    [record] = load_results(request.path(request.settings.results_path)).errors
     assert (record.kind, record.file, record.line) == ("config", "t,1.j2", 2)
-    outcome = incomplete_outcome(RunResults(), load_request(workdir), record)
+    assert (outcome.error_file, outcome.error_line) == ("t,1.j2", 2)
     stream = io.StringIO()
     with log_to(stream, GitHubFormatter()):
         annotate_outcome(outcome, ws, workdir)

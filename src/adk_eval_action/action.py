@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
     EXIT_PASS,
@@ -38,11 +37,12 @@ from adk_eval_action.errors import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     AdkEvalActionError,
+    ConfigError,
     Interrupted,
     describe_exception,
 )
-from adk_eval_action.git import Git, GitError
-from adk_eval_action.github.event import EventContext, EventContextError, credentials_note
+from adk_eval_action.git import trust_in_container
+from adk_eval_action.github.event import EventContext, EventContextError
 from adk_eval_action.github.fork import post_artifact_comment
 from adk_eval_action.github.logs import (
     GitHubFormatter,
@@ -53,8 +53,6 @@ from adk_eval_action.github.logs import (
     mask,
 )
 from adk_eval_action.github.publish import (
-    RENDER_MAX_CHARS,
-    Outcome,
     PublishTarget,
     RunnerEnv,
     publish,
@@ -62,29 +60,28 @@ from adk_eval_action.github.publish import (
     report_failure,
 )
 from adk_eval_action.github.transport import GitHubClient
-from adk_eval_action.redaction import Redactor, secret_values
-from adk_eval_action.run.requirements import install_requirements
+from adk_eval_action.outcome import PipelineOutcome
+from adk_eval_action.redaction import Redactor, scrub_environment, secret_values
+from adk_eval_action.run.requirements import install_requirements, restart_without_requirements
 from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
     PUBLISHING_OPTIONS,
     RunRequest,
     RunSettings,
     click_options,
-    fallback_request,
     hide_secrets,
     input_option,
     load_request,
     publishing_settings,
     read_inputs,
     repository_root,
-    resolve,
+    where_settings,
 )
 
 __all__ = [
     "ActionRun",
     "action_command",
     "comment_command",
-    "pipeline_request",
     "run_action",
 ]
 
@@ -95,21 +92,19 @@ EXIT_CODES = (EXIT_PASS, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_SIGINT, EXIT_SIGTERM
 
 class ActionRun(BaseModel):
     """One start of the action: the option layers it was given (``inputs`` from
-    ``INPUT_*``, ``flags`` from the command line), the settings they resolve to without
-    adk-eval.yaml (enough for the action's own options, which the file does not hold), the
-    runner's environment, and the working directory (absolute).
-
-    The pipeline's settings are resolved again over adk-eval.yaml by :func:`pipeline_request`
-    once the working directory and the user's requirements are in place.
+    ``INPUT_*``, ``flags`` from the command line), the run they make, its settings resolved
+    once over the working directory's adk-eval.yaml (``request``), and the runner's
+    environment. Everything else is built from these by the stage that uses it: where the
+    run is published (:attr:`target`, ``github.publish.PublishTarget.from_settings``),
+    what the baseline search is asked (``baseline.request.baseline_request``).
     """
 
     model_config = ConfigDict(frozen=True)
 
     inputs: dict[str, Any] = Field(default_factory=dict)
     flags: dict[str, Any] = Field(default_factory=dict)
-    settings: RunSettings = Field(default_factory=RunSettings)
+    request: RunRequest
     runner: RunnerEnv = Field(default_factory=RunnerEnv)
-    workdir: Path = Path(".")
     secrets: tuple[str, ...] = Field(default=(), repr=False)
 
     @property
@@ -117,26 +112,41 @@ class ActionRun(BaseModel):
         """Redacts the token and the environment's secret values (``redaction``)."""
         return Redactor(self.secrets)
 
+    @property
+    def settings(self) -> RunSettings:
+        return self.request.settings
+
+    @property
+    def workdir(self) -> Path:
+        """The run's working directory (absolute)."""
+        return self.request.workdir
+
     @classmethod
     def from_sources(
         cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
     ) -> ActionRun:
-        """Read the inputs and the runner's environment once; ``start`` is the folder the
-        process started in (``working_directory`` is relative to it).
+        """Read the inputs and the runner's environment once, and resolve the settings
+        once over adk-eval.yaml (not for posting a comment artifact, which evaluates
+        nothing); ``start`` is the folder the process started in (``working_directory`` is
+        relative to it). Where the run works and writes is checked to be inside the
+        workspace before any file of it is read.
 
-        Raises ConfigError for an invalid input or flag and EventContextError for an
-        unreadable event payload.
+        Raises:
+            ConfigError: an invalid input or flag, a path outside the workspace, an
+                unreadable or invalid adk-eval.yaml.
+            EventContextError: an unreadable event payload.
         """
         inputs = read_inputs(env)
         given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()})
-        settings = resolve(None, inputs, given)
-        workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
-        if outside := settings.outside_workspace(env, workdir.resolve()):
+        where = where_settings(inputs, given)
+        workdir = ((start if start is not None else Path.cwd()) / where.working_directory)
+        if outside := where.outside_workspace(env, workdir.resolve()):
             raise outside
-        return cls(
-            inputs=inputs, flags=given, settings=settings, runner=RunnerEnv.from_env(env),
-            workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])),
-        )
+        runner = RunnerEnv.from_env(env)
+        secrets = tuple(secret_values(env, [where.token]))
+        request = load_request(workdir, inputs, given, secrets,
+                               read_config=where.comment_artifact is None)
+        return cls(inputs=inputs, flags=given, request=request, runner=runner, secrets=secrets)
 
     @classmethod
     def fallback(
@@ -160,103 +170,61 @@ class ActionRun(BaseModel):
         workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
         if not workdir.is_dir() or settings.outside_workspace(env, workdir.resolve()):
             return None  # (never a results file or comment outside the checkout)
-        return cls(inputs=inputs, flags=given, settings=settings, runner=runner,
-                   workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])))
+        secrets = tuple(secret_values(env, [settings.token]))
+        request = RunRequest(settings=settings, workdir=workdir.resolve(),
+                             root=repository_root(workdir.resolve()),
+                             secrets=tuple(SecretStr(s) for s in secrets))
+        return cls(inputs=inputs, flags=given, request=request, runner=runner, secrets=secrets)
+
+    @classmethod
+    def start(
+        cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
+    ) -> tuple[ActionRun, Exception | None]:
+        """The run from its sources (:meth:`from_sources`) and None; when they refuse it
+        (an invalid input or flag, an unreadable event payload or adk-eval.yaml, a bug
+        reading them), the run as far as recording that error needs it (:meth:`fallback`)
+        and the error, which :func:`run_action` publishes as the run's stop.
+
+        Raises:
+            Exception: the error again when not even the publishing inputs are usable.
+        """
+        try:
+            return cls.from_sources(flags, env, start), None
+        except Exception as exc:  # noqa: BLE001 - a named error or a bug: the run's stop
+            fallback = cls.fallback(flags, env, start)
+            if fallback is None:
+                raise
+            return fallback, exc
 
     @property
     def event(self) -> EventContext:
         return self.runner.event
 
-    @property
-    def records_baseline(self) -> bool:
-        """Whether this run's results are the next baseline: the `record` input, else a
-        push to the repository's default branch (the event names it), else any push."""
-        if self.settings.record is not None:
-            return self.settings.record
-        event = self.event
-        if event.event_name != "push":
-            return False
-        default = event.default_branch
-        return not default or event.ref == f"refs/heads/{default}"
-
     def path(self, path: Path) -> Path:
         """A setting's path (relative to the working directory) as an absolute one."""
-        return path if path.is_absolute() else self.workdir / path
+        return self.request.path(path)
 
     @property
     def target(self) -> PublishTarget:
-        """Where and how this run is published."""
-        settings = self.settings
-        return PublishTarget(
-            runner=self.runner, workdir=self.workdir, github_token=settings.github_token,
-            comment=settings.comment, comment_key=settings.comment_key,
-            results_path=settings.results_path, secrets=self.secrets,
-        )
+        """Where and how this run is published (``PublishTarget.from_settings``)."""
+        return PublishTarget.from_settings(self.settings, self.runner, self.workdir,
+                                           self.secrets)
 
 
 # --------------------------------------------------------------------------- pipeline seam
 
-PipelineRunner = Callable[[RunRequest], Outcome]
+PipelineRunner = Callable[[RunRequest, PublishTarget], PipelineOutcome]
 
 
-def _run_real_pipeline(request: RunRequest) -> Outcome:
+def _run_real_pipeline(request: RunRequest, target: PublishTarget) -> PipelineOutcome:
     """Import late: the pipeline imports google-adk, which the user's requirements may
     have just replaced."""
     from adk_eval_action.run.pipeline import run_pipeline
 
-    return run_pipeline(request)
-
-
-def pipeline_request(run: ActionRun) -> RunRequest:
-    """The pipeline's run: the inputs resolved over adk-eval.yaml in the working directory,
-    with what the action decides itself.
-
-    The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
-    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
-    `publish` writes the comment and summary; the pipeline the HTML report, for upload.
-
-    Raises:
-        ConfigError: adk-eval.yaml is unreadable or invalid, or a value is out of range.
-    """
-    request = load_request(run.workdir, run.inputs, run.flags, secrets=run.secrets)
-    event = run.event
-    base_ref = request.settings.base_ref or event.base_ref
-    settings = request.settings.model_copy(update={
-        "record": run.records_baseline, "base_ref": base_ref,
-        "comment_out": None, "summary_out": None,
-        "html_out": request.settings.results_path.parent / "adk-eval-report.html",
-    })
-    return request.model_copy(update={
-        "settings": settings,
-        "github": BaselineContext(
-            repository=event.repository, api_url=event.api_url, server_url=event.server_url,
-            token=settings.github_token, head_sha=event.head_sha, base_ref=base_ref,
-            event_name=event.event_name,
-        ),
-        "run_url": event.run_url,
-        "max_comment_chars": RENDER_MAX_CHARS,
-        "credentials_note": credentials_note(
-            event, skipping=settings.on_missing_credentials == "skip"),
-        "job_summary": run.runner.summary_file is not None,
-    })
+    return run_pipeline(request, target)
 
 
 # --------------------------------------------------------------------------- the action
-
-
-#: Variables removed from the environment before the agent is imported: the action's own
-#: inputs (the token among them) and the runner's tokens, which an agent never needs.
-SCRUBBED_PREFIXES = ("INPUT_",)
-SCRUBBED_NAMES = ("GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
-
-
-def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
-    """Remove :data:`SCRUBBED_PREFIXES`/:data:`SCRUBBED_NAMES` from ``environ`` (the
-    process environment the agent is imported in); returns the names removed."""
-    names = [n for n in environ if n.startswith(SCRUBBED_PREFIXES) or n in SCRUBBED_NAMES]
-    for name in names:
-        del environ[name]
-    return names
 
 
 def run_action(
@@ -267,19 +235,24 @@ def run_action(
     reexec: Callable[[], None] | None = None,
     skip_requirements: bool = False,
     environ: MutableMapping[str, str] | None = None,
+    stopped_by: Exception | None = None,
 ) -> int:
     """Run the evaluation and publish it; returns the process exit code.
 
     `reexec` restarts the process once the user's requirements are installed, so that the
     evaluation imports the packages they pinned (google-adk among them) fresh. `environ`
     (the process environment) loses the action's inputs and tokens before the pipeline
-    imports the agent (:func:`scrub_environment`).
+    imports the agent (:func:`scrub_environment`). `stopped_by` is an error that refused
+    the run's inputs (:meth:`ActionRun.start`; ``run`` is then the fallback run): nothing
+    runs, and the stop is published as any run's.
     """
     for secret in run.secrets:
         mask(log, secret)
     for warning in run.event.warnings:  # what of the event is missing or invalid
         log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
     make_client = client_factory or (lambda token, api: GitHubClient(token, api))
+    if stopped_by is not None:
+        return _publish(run, _stopped(run, stopped_by), make_client)
     if run.settings.comment_artifact:
         return post_artifact_comment(
             run.target, run.path(run.settings.comment_artifact), make_client=make_client,
@@ -290,94 +263,57 @@ def run_action(
             "never check out and evaluate pull request code here (docs/action.md, Security).",
             extra=annotation("warning"),
         )
-    # Whatever stops the run before evaluation starts is recorded and published as the
-    # run's outcome (run.outcome.stopped_outcome).
-    if run.settings.requirements and not skip_requirements:
-        try:
-            _install(run, environ)
-        except Exception as exc:  # noqa: BLE001 - published below, as any stop
-            return _publish(run, _stopped(run, exc), make_client)
-        if reexec is not None:
-            reexec()  # does not return in production
+    try:  # the action's one stop path (its settings were refused before: stopped_by)
+        restart = _install(run, environ, skip_requirements)
+    except Exception as exc:  # noqa: BLE001 - published as any stop
+        return _publish(run, _stopped(run, exc), make_client)
+    if restart and reexec is not None:
+        reexec()  # does not return in production
     if environ is not None:
         scrub_environment(environ)
     # Agent output is untrusted text in this log: the runner obeys no workflow command
-    # in it until the run is over.
+    # in it until the run is over. What stops the pipeline is its own to record.
     with group(log, "Run evaluations"), commands_stopped(log):
-        try:
-            request = pipeline_request(run)
-        except Exception as exc:  # noqa: BLE001 - published below, as any stop
-            outcome = _stopped(run, exc)
-        else:
-            outcome = pipeline(request)
+        outcome = pipeline(run.request, run.target)
     return _publish(run, outcome, make_client)
 
 
-def _install(run: ActionRun, environ: MutableMapping[str, str] | None) -> None:
-    """Install the user's requirements. The installer gets the agent's environment (no
-    token); what it prints quotes the requirements, repository content.
+def _install(
+    run: ActionRun, environ: MutableMapping[str, str] | None, skip_requirements: bool,
+) -> bool:
+    """Install the user's requirements (the ``requirements`` input; not when
+    ``skip_requirements``: the restarted process); whether it did, so the process restarts.
+    The installer gets the agent's environment (no token); what it prints quotes the
+    requirements, repository content.
 
     Raises:
         RequirementsError: the install failed."""
+    if not run.settings.requirements or skip_requirements:
+        return False
     installer_env = dict(os.environ if environ is None else environ)
     scrub_environment(installer_env)
     with group(log, "Install the agent's requirements"), commands_stopped(log):
         install_requirements(run.settings.requirements, run.workdir,
                              root=repository_root(run.workdir), env=installer_env)
+    return True
 
 
-def _stopped(run: ActionRun, exc: Exception) -> Outcome:
+def _stopped(run: ActionRun, exc: Exception) -> PipelineOutcome:
     """The outcome of a run that ``exc`` stopped before evaluation started: an empty
     results file recording the error, and the "incomplete" comment and summary
-    (``run.outcome.stopped_outcome``), published like any run's.
+    (``run.outcome.stopped_run``), published like any run's."""
+    from adk_eval_action.run.outcome import stopped_run
 
-    Raises:
-        Exception: ``exc`` again when not even the publishing inputs are usable."""
-    from adk_eval_action.run.outcome import stopped_outcome
-
-    request = fallback_request(run.workdir, run.inputs, run.flags, run.secrets)
-    if request is None:
-        raise exc
-    return stopped_outcome(request, exc)
+    return stopped_run(run.request, exc)
 
 
 def _publish(
-    run: ActionRun, outcome: Outcome, make_client: Callable[[str, str], GitHubClient],
+    run: ActionRun, outcome: PipelineOutcome, make_client: Callable[[str, str], GitHubClient],
 ) -> int:
     """Publish ``outcome`` (a shard's as a part: no comment, no gate); the exit code."""
-    if getattr(outcome, "shard", None):
+    if outcome.shard:
         return publish_part(run.target, outcome)
     return publish(run.target, outcome, make_client)
-
-
-def _reexec_without_requirements(start_dir: Path) -> None:
-    """Start this command again, in a process that sees the freshly installed packages,
-    from `start_dir`, where this process started (it applies working_directory again)."""
-    argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
-            *sys.argv[1:], "--skip-requirements"]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.chdir(start_dir)
-    os.execv(sys.executable, argv)
-
-
-def _ensure_safe_directory(workspace: Path | None) -> None:
-    """Let git work on the runner's checkout, which another user created (:mod:`.git`).
-
-    The image already trusts /github/workspace; a different GITHUB_WORKSPACE is added to
-    the container's system config. Best effort: outside a container this may not be ours
-    to change, and git is then usually fine anyway.
-    """
-    if workspace is None:
-        return
-    git = Git(workspace)
-    listed = (git.value("config", "--system", "--get-all", "safe.directory") or "").split()
-    if str(workspace) in listed or "*" in listed:
-        return
-    try:
-        git("config", "--system", "--add", "safe.directory", str(workspace))
-    except GitError as exc:
-        log.info("git safe.directory not set: %s", exc)
 
 
 # --------------------------------------------------------------------------- click
@@ -390,38 +326,6 @@ def _runner_log() -> Iterator[GitHubFormatter]:
     formatter = GitHubFormatter()
     with log_to(sys.stdout, formatter):
         yield formatter
-
-
-def _run_or_exit(
-    flags: dict[str, Any], formatter: GitHubFormatter, evaluates: bool = False,
-) -> ActionRun:
-    """The action's run from the environment; an unusable input or event payload (or a
-    bug reading them) is exit 2. When the command ``evaluates`` (``action``) and the
-    inputs that say where results and comment go are usable (:meth:`ActionRun.fallback`),
-    the error is published as a run stopped before evaluation (results file, "incomplete"
-    sticky comment, summary, outputs); else it is still in the job summary and the
-    outputs. ``formatter`` redacts the environment's secret values from then on."""
-    env = dict(os.environ)
-    formatter.redact = Redactor(secret_values(env))
-    try:
-        return ActionRun.from_sources(flags, env)
-    except Exception as exc:  # noqa: BLE001 - a named error or a bug: exit 2, never 1
-        fallback = ActionRun.fallback(flags, env) if evaluates else None
-        if fallback is None:
-            _exit_for(exc)
-            report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
-            raise SystemExit(EXIT_USAGE) from None
-        formatter.redact = fallback.redactor
-        for secret in fallback.secrets:
-            mask(log, secret)
-        client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
-        try:
-            code = _publish(fallback, _stopped(fallback, exc), client_for)
-        except Exception as error:  # noqa: BLE001 - publishing failed too: exit 2 still
-            _exit_for(error)
-            report_failure(fallback.runner, exc, fallback.redactor)
-            code = EXIT_USAGE
-        raise SystemExit(code if code in EXIT_CODES else EXIT_USAGE) from None
 
 
 def _exit_for(exc: BaseException) -> int:
@@ -441,31 +345,56 @@ def _exit_for(exc: BaseException) -> int:
 def action_command(skip_requirements: bool, **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
     with _runner_log() as formatter:
-        run = _run_or_exit(flags, formatter, evaluates=True)
-        formatter.redact = run.redactor
-        if run.runner.in_actions:
-            _ensure_safe_directory(run.event.workspace)
-        start_dir = Path.cwd()
-        try:
-            # The agent's own code may read files relative to the current directory.
-            os.chdir(run.workdir)
-        except OSError as exc:
-            log.error("working_directory: %s", exc, extra=annotation(title="adk-eval-action"))
-            report_failure(run.runner, exc)
-            sys.exit(EXIT_USAGE)
-        try:
-            with interrupt_on_signals():
-                try:
-                    code = run_action(
-                        run, reexec=lambda: _reexec_without_requirements(start_dir),
-                        skip_requirements=skip_requirements, environ=os.environ,
-                    )
-                except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure
-                    code = _exit_for(exc)
-                    report_failure(run.runner, exc, run.redactor)
-        finally:
-            os.chdir(start_dir)  # an in-process caller (a test) keeps its directory
+        code = _act(flags, formatter, skip_requirements)
     sys.exit(code if code in EXIT_CODES else EXIT_USAGE)
+
+
+def _act(flags: dict[str, Any], formatter: GitHubFormatter, skip_requirements: bool) -> int:
+    """The action from the process's environment, in its working directory, with signals
+    as ``Interrupted``; the exit code. A refused input or event payload is published as a
+    run stopped before evaluation when the inputs that say where results and comment go
+    are usable (:meth:`ActionRun.start`). The one catch: whatever still escapes (those
+    inputs unusable, publishing failed, a signal before evaluation, a bug) is one
+    annotation, exit 2 (130/143 for a signal), and still said in the job summary and the
+    outputs. ``formatter`` redacts the environment's secret values from the start."""
+    env = dict(os.environ)
+    formatter.redact = Redactor(secret_values(env))
+    start_dir = Path.cwd()
+    run: ActionRun | None = None
+    try:
+        run, stopped_by = ActionRun.start(flags, env)
+        formatter.redact = run.redactor
+        if run.runner.in_actions and stopped_by is None:
+            trust_in_container(run.event.workspace)
+        with _inside(run.workdir, start_dir), interrupt_on_signals():
+            return run_action(
+                run, reexec=lambda: restart_without_requirements(start_dir),
+                skip_requirements=skip_requirements, stopped_by=stopped_by,
+                environ=os.environ if stopped_by is None else None,
+            )
+    except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure: an exit code
+        code = _exit_for(exc)
+        report_failure(run.runner if run else RunnerEnv.files_from_env(env), exc,
+                       formatter.redact)
+        return code
+
+
+@contextmanager
+def _inside(workdir: Path, start_dir: Path) -> Iterator[None]:
+    """The agent's own code may read files relative to the current directory: the run's
+    working directory for the block, ``start_dir`` again after (an in-process caller, a
+    test, keeps its directory).
+
+    Raises:
+        ConfigError: the working directory cannot be entered."""
+    try:
+        os.chdir(workdir)
+    except OSError as exc:
+        raise ConfigError("working_directory", str(exc)) from exc
+    try:
+        yield
+    finally:
+        os.chdir(start_dir)
 
 
 @click.command("comment")
@@ -485,16 +414,21 @@ def comment_command(
     pull_request run uploaded; the PR number and head sha are re-checked with the API.
     """
     with _runner_log() as formatter:
-        run = _run_or_exit({**flags, "comment_artifact": str(artifact)}, formatter)
-        formatter.redact = run.redactor
-        for secret in run.secrets:
-            mask(log, secret)
-        client_for = lambda token, api: GitHubClient(token, api)  # noqa: E731 - one-liner seam
+        env = dict(os.environ)
+        formatter.redact = Redactor(secret_values(env))
+        run: ActionRun | None = None
         try:
+            run = ActionRun.from_sources({**flags, "comment_artifact": str(artifact)}, env)
+            formatter.redact = run.redactor
+            for secret in run.secrets:
+                mask(log, secret)
             code = post_artifact_comment(
-                run.target, artifact, make_client=client_for,
+                run.target, artifact, make_client=lambda token, api: GitHubClient(token, api),
                 pr_number=pr_number, head_sha=head_sha,
             )
         except Exception as exc:  # noqa: BLE001 - every failure: an exit code
             code = _exit_for(exc)
+            if run is None:  # the inputs or the event: still said in the summary, outputs
+                report_failure(RunnerEnv.files_from_env(env), exc, formatter.redact)
+                code = EXIT_USAGE
     sys.exit(code)

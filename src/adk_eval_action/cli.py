@@ -32,7 +32,7 @@ from adk_eval_action.text import without_surrogates
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from adk_eval_action.run.outcome import PipelineOutcome
+    from adk_eval_action.outcome import PipelineOutcome
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def run(**flags: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate.
 
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
-    from adk_eval_action.run.outcome import stopped_outcome
+    from adk_eval_action.run.outcome import stopped_run
     from adk_eval_action.run.pipeline import run_pipeline
 
     with _console() as redact:
@@ -102,7 +102,7 @@ def run(**flags: Any) -> None:
             fallback = fallback_request(Path.cwd(), flags=flags, secrets=redact.values)
             if fallback is None:
                 raise
-            request, outcome = fallback, stopped_outcome(fallback, e)
+            request, outcome = fallback, stopped_run(fallback, e)
         else:
             outcome = run_pipeline(request)
         _show(outcome)
@@ -165,11 +165,12 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                    out: Path | None, html_out: Path | None) -> None:
     """Render the PR comment (or job summary) from results files, and with --html-out the
     HTML report; exits 0 when it rendered, 2 when an input or the template is unusable."""
-    from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
+    from adk_eval_action.report.fallback import short_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.results.scoretable import ScoreTable
     from adk_eval_action.run.pipeline import (
         comment_context,
+        comment_limit,
         load_baseline,
         load_head_table,
         write_text,
@@ -182,19 +183,15 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         results = load_head_table(head, whole=html_out is not None)
         base, note = load_baseline(baseline_path, whole=html_out is not None)
         skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-        heading = "##" if summary else "###"
-        stopped = skeleton.stopped_by()
         # What the action posted for a file of a run that evaluated nothing (run.outcome).
-        if stopped is not None:
-            text = redact(incomplete_markdown(skeleton, stopped,
-                                              str(request.settings.results_path), heading))
-        elif skeleton.metadata.skipped and not skeleton.incomplete_errors():
-            text = redact(skipped_markdown(skeleton.metadata.skipped,
-                                           str(request.settings.results_path), heading))
+        short = short_markdown(skeleton, str(request.settings.results_path),
+                               "##" if summary else "###")
+        if short is not None:
+            text = redact(short)
         else:
             context = comment_context(results, base, note, request)
             text = redact(render_summary(context) if summary else
-                          render_comment(context, template, request.max_comment_chars))
+                          render_comment(context, template, comment_limit()))
             write_html_report(html_out, context, results, base, redact)
         if out:
             write_text(out, text)
@@ -230,18 +227,19 @@ def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
 def plan_command(**flags: Any) -> None:
     """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
     eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
-    and --parallelism; the warnings `run` would give of the suites (an eval config near eval
-    sets left on ADK's default criteria). Exits 2 on the errors `run` would report (config,
+    and --parallelism; what each suite's eval cases x runs can call against a baseline; the
+    warnings `run` would give of the suites (an eval config near eval sets left on ADK's
+    default criteria). Exits 2 on the errors `run` would report (config,
     eval sets, agents).
     """
     import asyncio
 
-    from adk_eval_action.run.evaluation import plan
+    from adk_eval_action.run.evaluation import detection_notes, plan
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
-    click.echo("\n".join(found.lines()))
+    click.echo("\n".join(found.lines(detection_notes(found))))
     warnings = dict.fromkeys(w for record in records for w in record.warnings)
     errors = [e for record in records for e in record.errors]
     with _console():

@@ -6,18 +6,23 @@ the workspace belongs to another uid and git refuses it ("dubious ownership": gi
 ``safe.directory``, https://git-scm.com/docs/git-config#Documentation/git-config.txt-safedirectory;
 the container runs as root, GitHub's "Dockerfile support for GitHub Actions",
 https://docs.github.com/en/actions/reference/workflows-and-actions/dockerfile-support);
-nothing is written to the user's git config. A child process of ours gets the same through
+nothing is written to the user's git config (only the action's own container adds a
+workspace its image does not already trust to its system config: :func:`trust_in_container`).
+A child process of ours gets the same through
 its environment (:func:`trusting_environment`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from adk_eval_action.errors import AdkEvalActionError
+
+log = logging.getLogger(__name__)
 
 #: Seconds a git call may take (a fetch of a large history is the slow one).
 GIT_TIMEOUT = 600.0
@@ -84,3 +89,23 @@ def trusting_environment(environ: Mapping[str, str]) -> dict[str, str]:
         f"GIT_CONFIG_KEY_{count}": "safe.directory",
         f"GIT_CONFIG_VALUE_{count}": "*",
     }
+
+
+def trust_in_container(workspace: Path | None) -> None:
+    """Let git work on the runner's checkout, which another user created (the module's
+    docstring).
+
+    The image already trusts /github/workspace; a different GITHUB_WORKSPACE is added to
+    the container's system config. Best effort: outside a container this may not be ours
+    to change, and git is then usually fine anyway.
+    """
+    if workspace is None:
+        return
+    git = Git(workspace)
+    listed = (git.value("config", "--system", "--get-all", "safe.directory") or "").split()
+    if str(workspace) in listed or "*" in listed:
+        return
+    try:
+        git("config", "--system", "--add", "safe.directory", str(workspace))
+    except GitError as exc:
+        log.info("git safe.directory not set: %s", exc)

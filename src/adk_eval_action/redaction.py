@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 
-__all__ = ["MIN_SECRET_CHARS", "REDACTED", "SECRET_NAME", "Redactor", "secret_values"]
+__all__ = [
+    "MIN_SECRET_CHARS", "REDACTED", "SCRUBBED_NAMES", "SCRUBBED_PREFIXES", "SECRET_NAME",
+    "Redactor", "scrub_environment", "secret_values",
+]
 
 #: Names of environment variables whose values are secrets (case-insensitive search).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
@@ -61,3 +64,18 @@ class Redactor:
     def found_in(self, text: str) -> bool:
         """Whether ``text`` holds a known secret value."""
         return self._pattern is not None and self._pattern.search(text) is not None
+
+
+#: Variables removed from the environment before the agent is imported: the action's own
+#: inputs (the token among them) and the runner's tokens, which an agent never needs.
+SCRUBBED_PREFIXES = ("INPUT_",)
+SCRUBBED_NAMES = ("GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+
+
+def scrub_environment(environ: MutableMapping[str, str]) -> list[str]:
+    """Remove :data:`SCRUBBED_PREFIXES`/:data:`SCRUBBED_NAMES` from ``environ`` (the
+    process environment the agent is imported in); returns the names removed."""
+    names = [n for n in environ if n.startswith(SCRUBBED_PREFIXES) or n in SCRUBBED_NAMES]
+    for name in names:
+        del environ[name]
+    return names

@@ -22,7 +22,6 @@ from pydantic import BaseModel
 
 from adk_eval_action.adk.history import load_any_results
 from adk_eval_action.baseline.models import (
-    RESULTS_FILE_NAME,
     ArtifactDownloadError,
     BaselineContext,
     BaselineUnavailable,
@@ -41,7 +40,7 @@ from adk_eval_action.github.transport import (
     TransientError,
     read_body,
 )
-from adk_eval_action.results.model import RunResults
+from adk_eval_action.results.model import RESULTS_FILE_NAME, RunResults
 
 log = logging.getLogger(__name__)
 ClientFactory = Callable[[str, str], GitHubClient]

@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -36,19 +36,21 @@ from adk_eval_action.github.sticky import (
     upsert_sticky_comment,
 )
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
+from adk_eval_action.outcome import PipelineOutcome
 from adk_eval_action.project.eval_ids import eval_id_line
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.format import md
 from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.results.model import ErrorRecord
+from adk_eval_action.settings import RunSettings
 from adk_eval_action.text import without_surrogates
 
 __all__ = [
     "COMMENT_FILE",
     "MAX_ANNOTATIONS",
     "PR_FILE",
+    "REPORT_FILE",
     "RENDER_MAX_CHARS",
-    "Outcome",
     "PublishTarget",
     "RunnerEnv",
     "annotate_outcome",
@@ -67,6 +69,8 @@ log = logging.getLogger(__name__)
 #: Files the action writes next to the results file; the fork recipe uploads all three.
 COMMENT_FILE = "adk-eval-comment.md"
 PR_FILE = "adk-eval-pr.json"
+#: The HTML report the action writes next to the results file (``--html-out``).
+REPORT_FILE = "adk-eval-report.html"
 #: The rendered comment's bound: GitHub's limit less room for the run link and marker that
 #: `compose_comment_body` adds.
 RENDER_MAX_CHARS = COMMENT_MAX_CHARS - 1_000
@@ -105,21 +109,6 @@ class RunnerEnv(BaseModel):
         )
 
 
-class Outcome(Protocol):
-    """The parts of `pipeline.PipelineOutcome` publishing reads."""
-
-    exit_code: int
-    passed: bool
-    results_path: Path
-    comment_markdown: str
-    summary_markdown: str
-    failures: list[Any]
-    metrics: dict[str, dict[str, Any]]
-    regressed: list[dict[str, Any]]
-    suites: list[str]
-    interrupted: bool
-
-
 class PublishTarget(BaseModel):
     """Where and how a run is published: the runner's environment, the run's working
     directory (absolute; relative paths are relative to it), and the action's options
@@ -149,10 +138,27 @@ class PublishTarget(BaseModel):
         """A path of the run (relative to its working directory) as an absolute one."""
         return path if path.is_absolute() else self.workdir / path
 
+    @classmethod
+    def from_settings(
+        cls, settings: RunSettings, runner: RunnerEnv, workdir: Path, secrets: tuple[str, ...],
+    ) -> PublishTarget:
+        """The target of a run with these resolved ``settings`` (``github_token``,
+        ``comment``, ``comment_key``, ``results_path``), in ``runner``'s environment."""
+        return cls(
+            runner=runner, workdir=workdir, github_token=settings.github_token,
+            comment=settings.comment, comment_key=settings.comment_key,
+            results_path=settings.results_path, secrets=secrets,
+        )
+
+    @property
+    def report_path(self) -> Path:
+        """The HTML report the action writes beside the results file, for upload."""
+        return self.path(self.results_path).parent / REPORT_FILE
+
 
 def publish(
     target: PublishTarget,
-    outcome: Outcome,
+    outcome: PipelineOutcome,
     make_client: Callable[[str, str], GitHubClient],
 ) -> int:
     """Log groups, annotations, PR comment, job summary, outputs; returns the gate's exit
@@ -184,7 +190,7 @@ def publish(
         summary = summary.rstrip("\n") + "\n\n" + target.redactor(note) + "\n"
     write_runner_file("GITHUB_STEP_SUMMARY", target.runner.summary_file,
                       lambda path: append_job_summary(path, summary))
-    skipped = getattr(outcome, "skipped", None)
+    skipped = outcome.skipped
     if skipped:
         log.info("ADK eval skipped: %s", skipped,
                  extra=annotation("notice", title="ADK eval skipped"))
@@ -192,7 +198,7 @@ def publish(
         path, {
             # Empty when skipped: neither a pass nor a failure (docs/action.md).
             "passed": "" if skipped else "true" if outcome.passed else "false",
-            "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
+            "results_path": shown(outcome.results_path, event.workspace, target.workdir),
             "comment_path": shown(comment_path, event.workspace, target.workdir),
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
@@ -201,40 +207,37 @@ def publish(
     return outcome.exit_code
 
 
-def publish_part(target: PublishTarget, outcome: Outcome) -> int:
+def publish_part(target: PublishTarget, outcome: PipelineOutcome) -> int:
     """One shard of a sharded run (``shard`` input): no comment and no gate (the merge job
     posts and gates once); the step outputs name the part's results file. Returns 2 when
     errors kept scores from being computed, else 0."""
     event = target.runner.event
-    shard = getattr(outcome, "shard", None)
     annotate_outcome(outcome, event.workspace, target.workdir)
     log.info(
         "shard %s finished: upload %s as an artifact and merge the parts in one job "
         "(docs/scaling.md, \"Sharding on a matrix\")",
-        shard, shown(Path(outcome.results_path), event.workspace, target.workdir),
+        outcome.shard, shown(outcome.results_path, event.workspace, target.workdir),
     )
     write_runner_file("GITHUB_OUTPUT", target.runner.output_file, lambda path: write_outputs(
         path, {
             "passed": "true" if outcome.passed else "false",
-            "results_path": shown(Path(outcome.results_path), event.workspace, target.workdir),
+            "results_path": shown(outcome.results_path, event.workspace, target.workdir),
             "comment_path": "", "comment_url": "", "metrics": "{}", "regressed": "[]",
         }))
     return outcome.exit_code
 
 
-def annotate_outcome(outcome: Outcome, workspace: Path | None, workdir: Path) -> None:
+def annotate_outcome(outcome: PipelineOutcome, workspace: Path | None, workdir: Path) -> None:
     """An error annotation for what stopped an incomplete run (``outcome.error``), on its
     file and line when known (``error_file``, relative to ``workdir``; the annotation's
     ``file`` is relative to the repository root, ``workspace``: workflow commands,
     "error"), and a warning annotation for each of its ``warnings`` (a baseline asked for
     by name and not used). Printed after the run's log window, where the runner obeys
     commands again; the formatter escapes them (github.logs)."""
-    error = getattr(outcome, "error", None)
-    if error:
-        log.error("%s", error, extra=annotation(title="adk-eval-action", **place(
-            getattr(outcome, "error_file", None), getattr(outcome, "error_line", None),
-            workspace, workdir)))
-    for warning in getattr(outcome, "warnings", None) or []:
+    if outcome.error:
+        log.error("%s", outcome.error, extra=annotation(title="adk-eval-action", **place(
+            outcome.error_file, outcome.error_line, workspace, workdir)))
+    for warning in outcome.warnings:
         log.warning("%s", warning, extra=annotation("warning", title="adk-eval-action"))
 
 
@@ -255,13 +258,13 @@ def _write_files(results_dir: Path, body: str, event: EventContext, key: str) ->
 
 
 def log_suites(
-    outcome: Outcome, workspace: Path | None, workdir: Path,
+    outcome: PipelineOutcome, workspace: Path | None, workdir: Path,
 ) -> None:
     """One log group per suite, then an error annotation per suite whose agent could not be
     had (``outcome.error_annotations``: at the file and line it raised, when known), then
     one per failing eval case at the line of its eval_id, worst first: the runner attaches
     only 10 per step (ExecutionContext.cs)."""
-    errors = list(getattr(outcome, "error_annotations", None) or [])
+    errors = outcome.error_annotations
     for suite in outcome.suites:
         with group(log, f"Suite {suite}"):
             failed = [f for f in outcome.failures if f.suite == suite]
@@ -271,8 +274,9 @@ def log_suites(
             for failure in failed:
                 log.info("  %s: %s", failure.eval_id, failure.message)
     for error in errors[:MAX_ANNOTATIONS]:
+        title = case_title(error.suite, error.kind) if error.suite else "adk-eval-action"
         log.error("%s", error.message, extra=annotation(
-            title=error.title, **place(error.file, error.line, workspace, workdir)))
+            title=title, **place(error.file, error.line, workspace, workdir)))
     room = max(0, MAX_ANNOTATIONS - len(errors))
     ranked = sorted(outcome.failures, key=lambda f: -f.severity)
     if len(ranked) > room:

@@ -11,7 +11,7 @@ from adk_eval_action.report.format import md, strip_markers
 from adk_eval_action.report.headline import stopped_headline
 from adk_eval_action.results.model import ErrorRecord, RunResults
 
-__all__ = ["incomplete_markdown", "skipped_markdown"]
+__all__ = ["incomplete_markdown", "short_markdown", "skipped_markdown"]
 
 
 def incomplete_markdown(
@@ -58,3 +58,15 @@ def skipped_markdown(reason: str, results_path: str, heading: str = "###") -> st
         f"(`on_missing_credentials: skip`). The run is recorded in {md(results_path, 200)}.",
     ]
     return strip_markers("\n".join(lines) + "\n")
+
+
+def short_markdown(results: RunResults, results_path: str, heading: str = "###") -> str | None:
+    """The report of results of a run that evaluated nothing: stopped before evaluation
+    started (:meth:`RunResults.stopped_by`: :func:`incomplete_markdown`) or skipped on
+    purpose (:meth:`RunResults.skipped_reason`: :func:`skipped_markdown`); None for
+    results that have something to compare."""
+    stopped = results.stopped_by()
+    if stopped is not None:
+        return incomplete_markdown(results, stopped, results_path, heading)
+    reason = results.skipped_reason()
+    return None if reason is None else skipped_markdown(reason, results_path, heading)

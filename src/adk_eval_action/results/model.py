@@ -39,6 +39,9 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = 2
+#: The results file's name when none is given (the ``results_path`` setting), and the
+#: member a baseline artifact holds.
+RESULTS_FILE_NAME = "adk-eval-results.json"
 #: The versions a file may have; older ones are brought to :data:`SCHEMA_VERSION` as they
 #: load (results.io).
 READABLE_SCHEMA_VERSIONS = (1, 2)
@@ -365,7 +368,7 @@ class RunResults(BaseModel):
     (or whoever wrote it marked it so). Whether the gate passed does not enter: a run whose
     gate failed is a complete record of its commit, and a usable baseline. A run stopped
     before evaluation started (a config or input error) writes no suites and the error in
-    ``errors`` (``run.outcome.stopped_outcome``).
+    ``errors`` (``run.outcome.stopped_run``).
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -386,10 +389,16 @@ class RunResults(BaseModel):
 
     def stopped_by(self) -> ErrorRecord | None:
         """The error that stopped the run before evaluation started (a config or input
-        error: ``run.outcome.stopped_outcome`` writes no suites), or None when the run got to
+        error: ``run.outcome.stopped_run`` writes no suites), or None when the run got to
         evaluate: the file holds no suites and an error of :data:`INCOMPLETE_ERROR_KINDS`."""
         errors = self.incomplete_errors()
         return errors[0] if errors and not self.suites else None
+
+    def skipped_reason(self) -> str | None:
+        """Why the run evaluated nothing on purpose (``metadata.skipped``: no model
+        credentials with ``on_missing_credentials: skip``), or None: it was not skipped, or
+        an error of :data:`INCOMPLETE_ERROR_KINDS` makes it incomplete anyway."""
+        return None if self.incomplete_errors() else self.metadata.skipped
 
     def is_complete(self) -> bool:
         """Whether every score could be computed: the recorded ``complete`` when the file

@@ -1,8 +1,13 @@
-"""What a run produced (:class:`PipelineOutcome`), and the outcome of a run that could not
-finish normally (:func:`incomplete_outcome`; :func:`stopped_outcome` for a run stopped
-before evaluation started, by a config or input error): the results file, the comment and
-the job summary are still written (exit 2 "incomplete", or 130/143 when a signal stopped
-the run); :func:`skipped_report` for a run that evaluated nothing on purpose (exit 0).
+"""The outcomes of runs that end short of a full report, and the one stop path.
+
+:func:`stopped_run` is the outcome of every run that an error or a signal stopped: before
+evaluation started (a config or input error: an empty results file that records it) or
+after (what was evaluated is kept); the results file, the comment and the job summary are
+still written (exit 2 "incomplete", or 130/143 when a signal stopped the run). Each entry
+point catches once and calls it (the pipeline for what stops it, the CLI's ``run`` and the
+action for what stops them before the pipeline). :func:`short_report` is the outcome of a
+results file of a run that evaluated nothing (stopped before evaluation, or skipped on
+purpose: exit 0); :func:`part_outcome` that of one shard of a sharded run.
 
 The error that stopped a run (``PipelineOutcome.error``) and why a run was skipped
 (``skipped``) are not logged here: the entry point shows each once (the CLI as a line, the
@@ -12,29 +17,23 @@ action as an annotation after the run's log window).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, Field
-
-from adk_eval_action.analysis.compare import Comparison
-from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.errors import (
     EXIT_PASS,
     EXIT_USAGE,
     AdkEvalActionError,
     ConfigError,
     EvalSetError,
+    Interrupted,
     OutputError,
     describe_exception,
     error_kind,
 )
 from adk_eval_action.files import OutsideRoot, write_atomic
-from adk_eval_action.github.logs import case_title
+from adk_eval_action.outcome import PipelineOutcome, error_annotations, with_hint
 from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
-from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
     CaseStatus,
@@ -43,161 +42,20 @@ from adk_eval_action.results.model import (
     RunResults,
 )
 from adk_eval_action.results.status import case_status
+from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.settings import RunRequest
 from adk_eval_action.text import without_surrogates
 
 __all__ = [
-    "CaseFailure",
-    "ErrorAnnotation",
-    "PipelineOutcome",
-    "case_failures",
-    "error_annotations",
-    "error_record",
-    "incomplete_outcome",
-    "incomplete_report",
-    "metrics_output",
     "part_outcome",
+    "short_report",
     "skipped_report",
-    "stop_error",
-    "stopped_outcome",
+    "stopped_report",
+    "stopped_run",
     "write_text",
 ]
 
 log = logging.getLogger(__name__)
-
-
-class CaseFailure(BaseModel):
-    """A failing eval case, for annotations. ``severity``: larger is worse."""
-
-    suite: str
-    eval_set_file: str
-    eval_id: str
-    line: int | None
-    message: str
-    severity: float
-
-
-class ErrorAnnotation(BaseModel):
-    """An error that annotates the place that caused it rather than eval cases: an agent
-    that did not import (``file``/``line`` where it raised when known), or another error
-    naming a file (an eval set, an eval config, a baseline file). ``file`` is relative to
-    the run's working directory, as the records' are; ``suite`` is "" for a run-wide
-    error. ``message`` is redacted."""
-
-    suite: str
-    kind: str = "agent"
-    title: str
-    message: str
-    file: str | None = None
-    line: int | None = None
-
-
-def error_annotations(
-    results: RunResults, redact: Callable[[str], str] = str,
-    leave_out: ErrorRecord | None = None,
-) -> list[ErrorAnnotation]:
-    """One annotation per suite whose agent could not be had (error kind ``agent``): that
-    is why its eval cases have no runs, so they get none of their own (:func:`case_failures`
-    leaves them out); then one per other error that names a file and no eval case (an eval
-    case's errors are in its own annotation), in the results' order, run-wide last.
-    ``leave_out`` is an error annotated otherwise (what stopped the run:
-    ``PipelineOutcome.error``)."""
-    agents = [
-        ErrorAnnotation(
-            suite=e.suite, title=case_title(e.suite, "agent"), file=e.file, line=e.line,
-            message=redact(_with_hint(e)),
-        )
-        for s in results.suites for e in s.errors if e.kind == "agent" and e.suite
-    ]
-    placed = [
-        ErrorAnnotation(
-            suite=e.suite or "", kind=e.kind, file=e.file, line=e.line,
-            title=case_title(e.suite, e.kind) if e.suite else "adk-eval-action",
-            message=redact(_with_hint(e)),
-        )
-        for e in [*(e for s in results.suites for e in s.errors), *results.errors]
-        if e.kind != "agent" and e.file and e.eval_id is None and e is not leave_out
-    ]
-    return agents + placed
-
-
-class PipelineOutcome(BaseModel):
-    """What a run produced. ``exit_code``: 0 the gate passed, 1 the gate failed on
-    computed scores, 2 incomplete (config, eval set, agent or internal error), 130/143 a
-    signal stopped it (``interrupted``). ``error`` is what stopped an incomplete run
-    (:func:`incomplete_outcome`; redacted), for the action's error annotation;
-    ``error_annotations`` say why suites have no runs (:func:`error_annotations`);
-    ``error_file``/``error_line`` say where ``error`` is (the file relative to the working
-    directory, the line from 1) when its record knows; ``warnings`` are the run's warnings
-    the action shows as annotations too (a baseline that was asked for by name and not
-    used)."""
-
-    exit_code: int
-    passed: bool
-    results_path: Path
-    comment_markdown: str
-    summary_markdown: str
-    comment_path: Path | None = None
-    failures: list[CaseFailure] = Field(default_factory=list)
-    error_annotations: list[ErrorAnnotation] = Field(default_factory=list)
-    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    #: The ``regressed`` step output (report.headline.regressed_output).
-    regressed: list[dict[str, Any]] = Field(default_factory=list)
-    suites: list[str] = Field(default_factory=list)
-    comparison: Comparison | None = None
-    gate: GateResult | None = None
-    shard: str | None = None
-    skipped: str | None = None
-    interrupted: bool = False
-    error: str | None = None
-    error_file: str | None = None
-    error_line: int | None = None
-    warnings: list[str] = Field(default_factory=list)
-
-
-def case_failures(gate: GateResult, without: Collection[str] = ()) -> list[CaseFailure]:
-    """The gate's failing cases, worst first, for annotations and the suite log; those of
-    the suites ``without`` are left out (an :class:`ErrorAnnotation` says why they have no
-    runs)."""
-    failures = []
-    for index, case in enumerate(gate.failing_cases):
-        if case.suite in without:
-            continue
-        failed = [
-            f"{d.metric_name} {format(d.head, '.3g') if d.head is not None else 'n/a'}"
-            + (f" ({d.reason})" if d.reason else "")
-            for d in case.metrics
-            if d.head_status and d.head_status.value in ("failed", "error", "not_evaluated")
-        ]
-        message = f"eval case {case.eval_id} {case.change.replace('_', ' ')}: " + (
-            "; ".join(failed) or case.error or case.head_status.value if case.head_status else ""
-        )
-        failures.append(
-            CaseFailure(
-                suite=case.suite,
-                eval_set_file=case.file or "",
-                eval_id=case.eval_id,
-                line=case.line,
-                message=message,
-                severity=float(len(gate.failing_cases) - index),
-            )
-        )
-    return failures
-
-
-def metrics_output(comparison: Comparison) -> dict[str, dict[str, Any]]:
-    """The ``metrics`` step output: per ``suite/metric``, head, baseline, delta, threshold
-    and the call."""
-    return {
-        f"{m.suite}/{m.metric_name}": {
-            "head": m.head.mean if m.head else None,
-            "baseline": m.baseline.mean if m.baseline else None,
-            "delta": m.delta,
-            "threshold": side.threshold if (side := m.head or m.baseline) else None,
-            "classification": m.classification,
-        }
-        for m in comparison.metrics
-    }
 
 
 def write_text(path: Path | None, text: str) -> None:
@@ -216,37 +74,70 @@ def write_text(path: Path | None, text: str) -> None:
         raise OutputError(path, e) from e
 
 
-def incomplete_outcome(
-    results: RunResults, request: RunRequest, error: ErrorRecord, exit_code: int = EXIT_USAGE,
+def stopped_run(
+    request: RunRequest, error: BaseException, writer: ResultsWriter | None = None,
 ) -> PipelineOutcome:
-    """The outcome of a run that stopped after evaluation started: ``error`` is added to
-    ``results``, which are saved (marked incomplete); a short comment and summary say what
-    was evaluated and what stopped the run. Never raises for a file it cannot write (it
-    logs it): this is the last resort of the pipeline."""
-    results.errors.append(error)
-    results_path = request.path(request.settings.results_path)
+    """The outcome of a run that ``error`` stopped: the one stop path of every entry point.
+
+    ``writer`` is the run's results writer (run.pipeline.results_writer), which holds what
+    was evaluated. Not started (or None): the run stopped before evaluation started
+    (nothing was evaluated): an empty results file (the run's versions and commit, no
+    suites) records the error (:func:`_before_record`: its kind, the file it names), exit
+    2; a shard's run stays a shard's (no comment is posted for it). Else a signal
+    (``Interrupted``, exit 130/143) is recorded with how much was done, any other error as
+    :func:`_after_record` (exit 2). The writer flushes what it holds with the error
+    (marked incomplete), and a short comment and summary say what was evaluated and what
+    stopped the run (:func:`stopped_report`). Never raises for a file it cannot write (it
+    logs it): this is the last resort of a run.
+    """
+    path = request.settings.results_path
+    writer = writer or ResultsWriter(request.path(path), request.redactor, shown=path)
+    exit_code, before = EXIT_USAGE, not writer.started
+    if before:
+        writer.start(_metadata(request.workdir))
+        record = _before_record(error, request)
+    elif isinstance(error, Interrupted):
+        record, exit_code = _interruption(writer.results(), error), error.exit_code
+    else:
+        record = _after_record(error, request.workdir)
     try:
-        save_results(results, results_path)
+        results = writer.flush(record)
     except Exception as e:  # noqa: BLE001 - last resort: say it and go on with the comment
-        log.error("the results file %s could not be written: %s", results_path, e)
-    return incomplete_report(results, request, error, exit_code)
+        log.error("%s", e)
+        results = writer.results()
+    outcome = stopped_report(results, request, record, exit_code)
+    shard = request.settings.shard
+    if shard and before:
+        return outcome.model_copy(update={"shard": f"{shard.index}/{shard.count}"})
+    return outcome
 
 
-def incomplete_report(
+def short_report(results: RunResults, request: RunRequest) -> PipelineOutcome | None:
+    """The outcome of results of a run that evaluated nothing: stopped before evaluation
+    started (:meth:`RunResults.stopped_by`: :func:`stopped_report`, exit 2) or skipped on
+    purpose with no error that makes it incomplete (:func:`skipped_report`, exit 0); None
+    for results that have something to compare. ``compare`` of such a file shows what the
+    action posted."""
+    stopped = results.stopped_by()
+    if stopped is not None:
+        return stopped_report(results, request, stopped)
+    return None if results.skipped_reason() is None else skipped_report(results, request)
+
+
+def stopped_report(
     results: RunResults, request: RunRequest, error: ErrorRecord, exit_code: int = EXIT_USAGE,
 ) -> PipelineOutcome:
     """The comment, job summary and console of a run that ``error`` (in ``results``)
-    stopped: :func:`incomplete_outcome`, and ``compare``/``render`` of the results file such
-    a run wrote (:meth:`RunResults.stopped_by`), so they show what the action posted. Writes
-    the comment and summary files, not the results file. Never raises for a file it cannot
-    write."""
+    stopped: :func:`stopped_run`, and ``compare`` of the results file such a run wrote
+    (:func:`short_report`), so it shows what the action posted. Writes the comment and
+    summary files, not the results file. Never raises for a file it cannot write."""
     settings = request.settings
     results_path = request.path(settings.results_path)
     redact = request.redactor
     comment, summary = (redact(incomplete_markdown(results, error, str(settings.results_path),
                                                    heading)) for heading in ("###", "##"))
     _write_reports(request, comment, summary)
-    said = redact(_with_hint(error))
+    said = redact(with_hint(error))
     for warning in results.warnings:  # an eval config's lint warnings, say
         log.warning("%s", redact(warning))
     log.info("%s", stopped_headline(results, error).console(exit_code=exit_code))
@@ -293,34 +184,34 @@ def _write_reports(request: RunRequest, comment: str, summary: str) -> None:
             log.error("%s", e)
 
 
-def _with_hint(error: ErrorRecord) -> str:
-    """An error's message with its hint in brackets, as an annotation shows it."""
-    return error.message + (f" ({error.hint})" if error.hint else "")
-
-
-def error_record(error: BaseException) -> ErrorRecord:
+def _before_record(error: BaseException, request: RunRequest) -> ErrorRecord:
     """The results file's record of an error that stopped a run before evaluation started:
     kind ``eval_set`` for an EvalSetError, ``internal`` for an unexpected exception
     (naming where; "please report this as a bug"), else ``config`` (adk-eval.yaml, an
-    option or input, a path). ``file`` is the file a ConfigError or EvalSetError names,
-    ``line`` the line a ConfigError knows."""
+    option or input, a path). ``file`` is the file a ConfigError or EvalSetError names
+    (when it is one, relative to the working directory), ``line`` the line a ConfigError
+    knows; the message is redacted."""
     kind = error_kind(error)
     if kind == "internal":
-        return _internal_record(error)
-    path = getattr(error, "path", None)
-    return ErrorRecord(kind=kind, message=str(error),
-                       file=str(path) if path is not None and isinstance(
-                           error, (ConfigError, EvalSetError)) else None,
-                       line=error.line if isinstance(error, ConfigError) else None)
+        record = _internal_record(error)
+    else:
+        path = getattr(error, "path", None)
+        named = path is not None and isinstance(error, (ConfigError, EvalSetError))
+        record = ErrorRecord(kind=kind, message=str(error), file=str(path) if named else None,
+                             line=error.line if isinstance(error, ConfigError) else None)
+    record.message = request.redactor(record.message)
+    record.file = _existing_file(record.file, request.workdir)
+    record.line = record.line if record.file else None
+    return record
 
 
-def stop_error(error: Exception, workdir: Path) -> ErrorRecord:
+def _after_record(error: BaseException, workdir: Path) -> ErrorRecord:
     """The error record of an exception that stopped a run after evaluation started: a
     file that could not be written as ``output``, a named error as ``config`` or
-    ``internal``, anything else an "internal error" naming
-    where it was raised. A ConfigError's file (a comment template, say) is named relative
-    to ``workdir`` when inside it, in the message and as the record's ``file``, with its
-    ``line`` when known."""
+    ``internal``, anything else an "internal error" naming where it was raised. A
+    ConfigError's file (a comment template, say) is named relative to ``workdir`` when
+    inside it, in the message and as the record's ``file``, with its ``line`` when
+    known."""
     if isinstance(error, ConfigError):
         shown = error.relative_to(workdir)
         file = _existing_file(error.path, workdir)
@@ -340,27 +231,24 @@ def _internal_record(error: BaseException) -> ErrorRecord:
                        hint="please report this as a bug")
 
 
-def stopped_outcome(request: RunRequest, error: BaseException) -> PipelineOutcome:
-    """The outcome of a run that a config, input or other error stopped before evaluation
-    started (nothing was evaluated): :func:`incomplete_outcome` of an empty results file
-    (the run's versions and commit, no suites) that records ``error`` (:func:`error_record`),
-    so the results file, the comment and the job summary say "incomplete" and why, as
-    for a run stopped later (exit 2). A shard's run stays a shard's (no comment is posted
-    for it). Never raises for a file it cannot write."""
+def _interruption(results: RunResults, stop: Interrupted) -> ErrorRecord:
+    """The error of a run a signal stopped, saying how much of it was done."""
+    cases = [c for s in results.suites for e in s.eval_sets for c in e.eval_cases]
+    done = sum(1 for c in cases if c.runs)
+    return ErrorRecord(kind="interrupted", message=(
+        f"the run was stopped by {stop.name}: {done} of {len(cases)} eval case(s) were "
+        "evaluated and are in the results file; the others were not"))
+
+
+def _metadata(workdir: Path) -> RunMetadata:
+    """The run's versions and commit (``run.evaluation.run_metadata``), or none: the record
+    of the error matters more than its metadata."""
     from adk_eval_action.run.evaluation import run_metadata
 
     try:
-        metadata = run_metadata(request.workdir)
-    except Exception:  # noqa: BLE001 - the record of the error matters more than its metadata
-        metadata = RunMetadata()
-    record = error_record(error)
-    record.message = request.redactor(record.message)
-    record.file = _existing_file(record.file, request.workdir)
-    record.line = record.line if record.file else None
-    outcome = incomplete_outcome(RunResults(metadata=metadata), request, record)
-    shard = request.settings.shard
-    return outcome.model_copy(update={"shard": f"{shard.index}/{shard.count}"}) if shard \
-        else outcome
+        return run_metadata(workdir)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return RunMetadata()
 
 
 def _existing_file(path: str | None, workdir: Path) -> str | None:

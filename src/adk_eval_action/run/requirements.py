@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import logging
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,10 @@ from adk_eval_action.files import inside_root
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.results.model import package_version
 
-__all__ = ["RequirementsError", "install_requirements", "supported_adk_range"]
+__all__ = [
+    "RequirementsError", "install_requirements", "restart_without_requirements",
+    "supported_adk_range",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,3 +120,14 @@ def supported_adk_range() -> str | None:
 
 def _in_range(version: str, specifier: str) -> bool:
     return SpecifierSet(specifier).contains(version, prereleases=True)
+
+
+def restart_without_requirements(start_dir: Path) -> None:
+    """Start this command again, in a process that sees the freshly installed packages,
+    from `start_dir`, where this process started (it applies working_directory again)."""
+    argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
+            *sys.argv[1:], "--skip-requirements"]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(start_dir)
+    os.execv(sys.executable, argv)
