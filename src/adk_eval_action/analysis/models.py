@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, PlainSerializer
 
+from adk_eval_action.analysis.cost import CostComparison
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, MetricStatus, RunMetadata
@@ -223,7 +224,9 @@ class Comparison(BaseModel):
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
     interval (e.g. one matched case), None when some do or there is no baseline; ``tests``
     records how the calls were made (None without a baseline); ``adaptive`` what adaptive
-    repeats spent (None when they were off). ``confidence`` is the
+    repeats spent (None when they were off); ``cost`` the run's tokens and dollars and the
+    agent's cost per eval case against the baseline (:mod:`adk_eval_action.analysis.cost`;
+    None when the head recorded no usage). ``confidence`` is the
     nominal one-sided level of each interval end (1 − the per-direction error rate)."""
 
     has_baseline: bool
@@ -241,6 +244,7 @@ class Comparison(BaseModel):
     no_interval_reason: str | None = None
     tests: TestMethod | None = None
     adaptive: AdaptiveRuns | None = None
+    cost: CostComparison | None = None
 
     @property
     def undecided(self) -> list[MetricComparison | RubricComparison]:

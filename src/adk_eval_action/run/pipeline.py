@@ -67,7 +67,7 @@ from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
-from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
+from adk_eval_action.run.evaluation import evaluate, find_suites, model_calls, run_metadata
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
@@ -264,6 +264,7 @@ def finish(
         gate=gate,
         warnings=requested_baseline_unused(
             baseline_request(request, _event(target)), baseline is not None, baseline_note),
+        model_calls=skeleton.metadata.model_calls,
     )
 
 
@@ -334,11 +335,9 @@ async def run_pipeline_async(
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
             parts that do not merge (results.shards.MergeError).
     """
-    from adk_eval_action.adk.model_calls import ModelCalls
-
     settings = request.settings
     writer = writer or results_writer(request)
-    calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
+    calls = model_calls(request)  # one retry budget, token count and budget for the run
     found: ResolvedBaseline | None = None
     if settings.merge:
         writer.take(merge_files(request.workdir, settings.merge))
