@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -125,13 +126,17 @@ def _suite_input(
         flat = np.asarray([v for r in runs for v in r], dtype=np.float64)
         start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         means = np.asarray([sum(r) / len(r) if r else 0.0 for r in runs])
-        sides.append((means, counts, RunScores(flat, start)))
+        sides.append((means, counts, RunScores(partial(_columns, flat, start))))
     (b_mean, b_runs, b_scores), (h_mean, h_runs, h_scores) = sides
     return PairedInput(
         baseline_mean=b_mean, baseline_runs=b_runs, head_mean=h_mean, head_runs=h_runs,
         baseline_scores=b_scores, head_scores=h_scores, relative_min_effect=relative,
         higher_is_better=False, informational=True,
     )
+
+
+def _columns(values: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return values, start
 
 
 def _only(values: dict[CaseKey, list[float]], keys: list[CaseKey]) -> dict[CaseKey, list[float]]:

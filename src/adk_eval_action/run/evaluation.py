@@ -204,6 +204,31 @@ def budget_check(request: RunRequest, baseline: RunResults | None) -> PlanCheck 
     return check
 
 
+def budget_left(calls: ModelCalls) -> dict[str, float | int]:
+    """What is left of each limit of the run's budget (``max_model_calls``, ``max_tokens``,
+    ``max_usd``: only those set), for a re-run of the base commit
+    (``BaselineRequest``)."""
+    spend = calls.spend
+    budget = spend.budget
+    left: dict[str, float | int] = {}
+    if budget.model_calls is not None:
+        left["max_model_calls"] = budget.model_calls - spend.requests
+    if budget.tokens is not None:
+        left["max_tokens"] = budget.tokens - spend.tokens
+    if budget.usd is not None:
+        left["max_usd"] = budget.usd - (spend.usd or 0.0)
+    return left
+
+
+def record_budget_stop(calls: ModelCalls, writer: ResultsWriter) -> None:
+    """Adds the run's budget error (:func:`budget_error`) to ``writer`` once, when the
+    budget stopped model calls (evaluating, re-scoring the baseline or adaptive repeats)."""
+    stopped = budget_error(calls)
+    said = any(e.kind == "budget" and e.suite is None for e in writer.errors())
+    if stopped is not None and not said:
+        writer.add_error(stopped)
+
+
 def budget_error(calls: ModelCalls) -> ErrorRecord | None:
     """The run's error when its budget stopped model calls: which limit, and what was
     spent; None when it did not."""
@@ -340,9 +365,7 @@ async def evaluate(
         )
     if reused and not refused:
         writer.add_reused(reused, [s.name for s in order or suites])
-    stopped = budget_error(calls)
-    if stopped is not None:
-        writer.add_error(stopped)
+    record_budget_stop(calls, writer)
     counts = calls.summary()
     writer.set_model_calls(counts)
     if counts.calls:

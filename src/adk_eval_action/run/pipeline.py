@@ -67,7 +67,14 @@ from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
-from adk_eval_action.run.evaluation import evaluate, find_suites, model_calls, run_metadata
+from adk_eval_action.run.evaluation import (
+    budget_left,
+    evaluate,
+    find_suites,
+    model_calls,
+    record_budget_stop,
+    run_metadata,
+)
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
@@ -273,8 +280,9 @@ def _event(target: PublishTarget | None) -> EventContext | None:
     return target.runner.event if target is not None else None
 
 
-def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
-    """Re-scoring of the baseline under the head's suites (imported late: google-adk)."""
+def _rescorer(suites: list[Suite], request: RunRequest, calls: ModelCalls) -> Rescore:
+    """Re-scoring of the baseline under the head's suites (imported late: google-adk), its
+    judge calls retried, counted and budgeted in the run's ``calls``."""
     from adk_eval_action.adk.rescore import rescore_baseline
 
     async def rescore(baseline: RunResults, head: RunResults) -> list[str]:
@@ -284,6 +292,7 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
             suites=suites,
             parallelism=request.settings.parallelism,
             repo_root=request.workdir,
+            calls=calls,
         )
 
     return rescore
@@ -354,8 +363,8 @@ async def run_pipeline_async(
         return finish(_saved(writer, request), None, "", request, target=target)
     try:
         baseline, note = await resolve_baseline(
-            baseline_request(request, _event(target)), results,
-            rescore=_rescorer(suites, request), found=found,
+            baseline_request(request, _event(target)).model_copy(update=budget_left(calls)),
+            results, rescore=_rescorer(suites, request, calls), found=found,
         )
     except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
         writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))
@@ -368,7 +377,9 @@ async def run_pipeline_async(
         adaptive = await repeat_undecided(
             writer, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )
-        writer.set_model_calls(calls.summary())
+    # Re-scoring the baseline and adaptive repeats call models too: counted, budgeted.
+    record_budget_stop(calls, writer)
+    writer.set_model_calls(calls.summary())
     return finish(_saved(writer, request), baseline, note, request, adaptive, target)
 
 
