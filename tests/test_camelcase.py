@@ -86,6 +86,9 @@ def _verdicts(results: dict[str, Any]) -> dict[str, tuple[Any, str, dict[str, An
         rubric = metric(run, RUBRIC)
         verdicts = {r["rubric_id"]: r["score"] for r in rubric["rubrics"]}
         out[eval_id] = (rubric["score"], rubric["status"], verdicts)
+        assert rubric["judge_model"] == JUDGE
+        assert {r["text"] for r in rubric["rubrics"]} == {
+            "The answer responds to what the user asked.", 'The answer says "foggy".'}
     return out
 
 
@@ -169,8 +172,8 @@ def test_earlier_records_and_either_spelling_are_the_same_effective_config() -> 
     camel = load_eval_config(PACK / CONFIG)
     # What this tool recorded before it read criteria with ADK's models: the criterion as
     # ADK's EvalConfig keeps it (BaseCriterion, its extra keys as the file spelt them).
+    # (google-adk 2.x's BaseCriterion adds include_intermediate_responses_in_final to it.)
     earlier = EvalConfig.model_validate(SNAKE_TWIN).model_dump(mode="json", exclude_none=True)
-    assert earlier != camel.recorded()
     assert effective_eval_config(earlier) == effective_eval_config(camel.recorded())
     changed = json.loads(json.dumps(SNAKE_TWIN))
     changed["criteria"][RUBRIC]["judge_model_options"]["num_samples"] = 3
@@ -211,7 +214,7 @@ def test_every_part_of_a_camelcase_config_is_read_as_its_snake_case_twin(tmp_pat
     from google.adk.evaluation.eval_config import get_eval_metrics_from_config
     from google.adk.evaluation.eval_metrics import ToolTrajectoryCriterion
 
-    from adk_eval_action.adk.criteria import criterion_field, judge_options
+    from adk_eval_action.adk.criteria import criterion_field, judge_options, typed_criterion
 
     loaded = {}
     for name, data in (("camel", CAMEL_EVERYTHING), ("snake", SNAKE_EVERYTHING)):
@@ -224,7 +227,8 @@ def test_every_part_of_a_camelcase_config_is_read_as_its_snake_case_twin(tmp_pat
     assert (camel.metric_meta["tone"].min_value, camel.metric_meta["tone"].max_value) == (-1, 1)
     assert camel.warnings == snake.warnings == []
     metrics = {m.metric_name: m for m in get_eval_metrics_from_config(camel.eval_config)}
-    trajectory = camel.eval_config.criteria["tool_trajectory_avg_score"]
+    trajectory = typed_criterion(
+        "tool_trajectory_avg_score", camel.eval_config.criteria["tool_trajectory_avg_score"])
     assert trajectory.match_type == ToolTrajectoryCriterion.MatchType.IN_ORDER
     options = judge_options(metrics["hallucinations_v1"])
     assert options is not None and (options.judge_model, options.num_samples) == (JUDGE, 2)
@@ -232,3 +236,21 @@ def test_every_part_of_a_camelcase_config_is_read_as_its_snake_case_twin(tmp_pat
     simulator = camel.eval_config.user_simulator_config
     assert simulator is not None
     assert (simulator.model, simulator.max_allowed_invocations) == ("gemini-2.5-pro", 3)
+
+
+def test_the_read_criterion_survives_adks_own_copy_of_it() -> None:
+    """LocalEvalService builds each EvalMetricResult from ``eval_metric.model_dump()``
+    (google.adk.evaluation.local_eval_service); google-adk 1.x dumps the criterion as a plain
+    BaseCriterion, so what the loader keeps must survive that copy on every version."""
+    from google.adk.evaluation.eval_config import get_eval_metrics_from_config
+    from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalStatus
+
+    from adk_eval_action.adk.criteria import criterion_rubrics
+    from adk_eval_action.adk.lint import judge_model_for
+
+    config = load_eval_config(PACK / CONFIG).eval_config
+    [metric] = [m for m in get_eval_metrics_from_config(config) if m.metric_name == RUBRIC]
+    copied = EvalMetricResult(eval_status=EvalStatus.PASSED, **metric.model_dump())
+    assert judge_model_for(copied) == JUDGE
+    assert [r.rubric_id for r in criterion_rubrics(RUBRIC, copied.criterion)] == [
+        "on_topic", "names_the_fog"]

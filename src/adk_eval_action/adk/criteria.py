@@ -7,9 +7,14 @@ Each evaluator re-reads the criterion as its own model (``criterion_type`` of th
 class its ``MetricEvaluatorRegistry`` holds: ``RubricsBasedCriterion``,
 ``ToolTrajectoryCriterion``, …; google.adk.evaluation.llm_as_judge,
 trajectory_evaluator), which accepts both spellings through the models' camelCase aliases.
-:func:`typed_criterion` does that read once, when the eval config is loaded, so every
-reader of the criterion (rubrics, judge model and options, ``match_type``, the plan, the
-preflight) sees the same typed values ADK's evaluator will.
+:func:`normalized_criterion` does that read when the eval config is loaded (a value the
+model refuses is a config error there) and keeps the result in ADK's own shape, a
+``BaseCriterion`` whose keys are the model's snake_case field names: google-adk 1.x
+serializes ``EvalMetric.criterion`` as a plain ``BaseCriterion`` (``LocalEvalService`` builds
+each ``EvalMetricResult`` from ``eval_metric.model_dump()``), so a typed subclass would lose
+its fields there, while extra keys are kept on every version. Every reader (rubrics, judge
+model and options, ``match_type``, the plan, the preflight) then reads it through
+:func:`typed_criterion`, as ADK's evaluator will.
 """
 
 from __future__ import annotations
@@ -85,6 +90,19 @@ def typed_criterion(metric_name: str, criterion: Any) -> Any:
     if isinstance(criterion, BaseModel):
         criterion = criterion.model_dump(exclude_unset=True)
     return model.model_validate(criterion)
+
+
+def normalized_criterion(metric_name: str, criterion: Any) -> Any:
+    """``criterion`` read by :func:`typed_criterion`, kept as ADK's ``BaseCriterion`` with
+    the fields the file set as snake_case keys (module docstring); a threshold unchanged.
+
+    Raises:
+        pydantic.ValidationError: as :func:`typed_criterion`.
+    """
+    typed = typed_criterion(metric_name, criterion)
+    if not isinstance(typed, BaseModel):
+        return typed
+    return BaseCriterion.model_validate(typed.model_dump(mode="json", exclude_unset=True))
 
 
 def metric_criterion(metric: EvalMetric) -> BaseModel | None:

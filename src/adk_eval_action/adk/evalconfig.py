@@ -22,7 +22,12 @@ from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegis
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adk_eval_action.adk.convert import EFFICIENCY_METRICS, MetricMeta
-from adk_eval_action.adk.criteria import criterion_models, enum_choices, typed_criterion
+from adk_eval_action.adk.criteria import (
+    criterion_models,
+    enum_choices,
+    normalized_criterion,
+    typed_criterion,
+)
 from adk_eval_action.adk.evalsets import content_hash
 from adk_eval_action.adk.lint import criterion_warnings
 from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
@@ -326,19 +331,24 @@ def effective_eval_config(recorded: Any) -> Any:
     try:
         config = EvalConfig.model_validate(recorded)
         custom = set(config.custom_metrics or {})
-        config.criteria = {
+        typed = {
             name: criterion if name in custom else typed_criterion(name, criterion)
             for name, criterion in config.criteria.items()
         }
     except ValidationError:
         return recorded
-    return config.model_dump(mode="json", exclude_none=True)
+    effective = config.model_dump(mode="json", exclude_none=True)
+    effective["criteria"] = {  # each by its own model (1.x dumps them as BaseCriterion)
+        name: c.model_dump(mode="json", exclude_none=True) if isinstance(c, BaseModel) else c
+        for name, c in typed.items()
+    }
+    return effective
 
 
 def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
     """ADK's ``EvalConfig`` of ``data``, each criterion read with its metric's own criterion
-    model (:func:`adk_eval_action.adk.criteria.typed_criterion`; a custom metric's stays a
-    ``BaseCriterion``, its function receives it whole).
+    model and kept in snake_case (:func:`adk_eval_action.adk.criteria.normalized_criterion`;
+    a custom metric's stays as written, its function receives it whole).
 
     Raises:
         ConfigError: ADK's models reject the config or a criterion, naming the field as the
@@ -354,7 +364,7 @@ def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
         if name in custom or name in EFFICIENCY_METRICS:
             continue  # a custom metric's own; an efficiency metric's entry is dropped
         try:
-            eval_config.criteria[name] = typed_criterion(name, criterion)
+            eval_config.criteria[name] = normalized_criterion(name, criterion)
         except ValidationError as e:
             raw = data["criteria"][name]
             field, message = first_error(e, raw)
@@ -364,4 +374,34 @@ def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
                 given = e.errors()[0].get("input")
                 message = f"`{field}` must be one of {', '.join(choices)}, not {given!r}"
             raise ConfigError(path or where, message, field=f"criteria.{name}.{field}") from e
+    _type_user_simulator(eval_config, data, path or where)
     return eval_config
+
+
+def _type_user_simulator(eval_config: EvalConfig, data: dict[str, Any], where: Path | str) -> None:
+    """google-adk 1.x keeps ``user_simulator_config`` as a ``BaseUserSimulatorConfig`` with
+    its keys as the file spelt them, and ``LlmBackedUserSimulator`` re-reads it as its
+    ``LlmBackedUserSimulatorConfig`` (google.adk.evaluation.simulation.user_simulator
+    ``UserSimulator.__init__``); it is read so here (2.x's EvalConfig already does), and kept
+    as a ``BaseUserSimulatorConfig`` with snake_case keys, which 1.x serializes whole.
+
+    Raises:
+        ConfigError: that model refuses it, naming the field.
+    """
+    from google.adk.evaluation.simulation.llm_backed_user_simulator import (
+        LlmBackedUserSimulatorConfig,
+    )
+    from google.adk.evaluation.simulation.user_simulator import BaseUserSimulatorConfig
+
+    config = eval_config.user_simulator_config
+    if type(config) is not BaseUserSimulatorConfig:
+        return
+    raw = data.get("user_simulator_config", data.get("userSimulatorConfig"))
+    try:
+        typed = LlmBackedUserSimulatorConfig.model_validate(config.model_dump(exclude_unset=True))
+    except ValidationError as e:
+        field, message = first_error(e, raw)
+        raise ConfigError(where, message, field=f"user_simulator_config.{field}") from e
+    eval_config.user_simulator_config = BaseUserSimulatorConfig.model_validate(
+        typed.model_dump(mode="json", exclude_unset=True)
+    )
