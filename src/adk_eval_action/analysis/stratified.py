@@ -10,15 +10,15 @@ scores and ``n_i`` baseline scores. The statistic is the same as the sign-flip t
 *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed. 2005; Pesarin &
 Salmaso, *Permutation Tests for Complex Data*, 2010, on stratified designs). When nothing
 changed, a case's ``m_i + n_i`` runs are draws of the same agent on the same case, so any
-``m_i`` of them are as likely to be the head's as the observed ones: each of the ``C(m_i +
-n_i, m_i)`` ways to label them is equally likely, independently across cases. The p-value
+``m_i`` of them are as likely to be the head's as the observed ones: each of the
+``C(m_i + n_i, m_i)`` ways to label them is equally likely, independently across cases. The p-value
 of "the change is below ``θ``" counts the joint labellings whose statistic is at most the
 observed one, with ``θ`` subtracted from every head score first (a shift). With one run on
 each side a case has two labellings, the observed one and the swap, which negates ``d_i``:
 the test is then exactly the paired sign-flip test, which
 :mod:`adk_eval_action.analysis.paired` keeps for that shape. With more runs it uses them:
-one case of three dropping from all-pass to all-fail over 5 runs per side has ``p = 1 /
-C(10, 5) = 1/252`` when the other cases do not move, where the sign flip over three cases
+one case of three dropping from all-pass to all-fail over 5 runs per side has
+``p = 1 / C(10, 5) = 1/252`` when the other cases do not move, where the sign flip over three cases
 can never go below ``1/8``.
 
 **The bounds** invert the same test, as the sign flip's do. A labelling that moves ``k_i``
