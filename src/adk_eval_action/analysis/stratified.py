@@ -6,19 +6,20 @@ scores and ``n_i`` baseline scores. The statistic is the same as the sign-flip t
 (:mod:`adk_eval_action.analysis.signflip`): the mean over cases of ``d_i = mean(head runs)
 − mean(baseline runs)``.
 
-**The test** (a permutation test stratified by case; Good, *Permutation, Parametric and
-Bootstrap Tests of Hypotheses*, 3rd ed. 2005, §3.5 and §5.2; Pesarin & Salmaso,
-*Permutation Tests for Complex Data*, 2010, §1.10). When nothing changed, a case's
-``m_i + n_i`` runs are draws of the same agent on the same case, so any ``m_i`` of them are
-as likely to be the head's as the observed ones: each of the ``C(m_i + n_i, m_i)`` ways to
-label them is equally likely, independently across cases. The p-value of "the change is
-below ``θ``" counts the joint labellings whose statistic is at most the observed one, with
-``θ`` subtracted from every head score first (a shift). With one run on each side a case
-has two labellings, the observed one and the swap, which negates ``d_i``: the test is then
-exactly the paired sign-flip test, which :mod:`adk_eval_action.analysis.paired` keeps for
-that shape. With more runs it uses them: one case of three dropping from all-pass to
-all-fail over 5 runs per side has ``p = 1 / C(10, 5) = 1/252`` when the other cases do not
-move, where the sign flip over three cases can never go below ``1/8``.
+**The test** (a two-sample permutation test within each case, the cases as strata: Good,
+*Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed. 2005; Pesarin &
+Salmaso, *Permutation Tests for Complex Data*, 2010, on stratified designs). When nothing
+changed, a case's ``m_i + n_i`` runs are draws of the same agent on the same case, so any
+``m_i`` of them are as likely to be the head's as the observed ones: each of the
+``C(m_i + n_i, m_i)`` ways to label them is equally likely, independently across cases. The p-value
+of "the change is below ``θ``" counts the joint labellings whose statistic is at most the
+observed one, with ``θ`` subtracted from every head score first (a shift). With one run on
+each side a case has two labellings, the observed one and the swap, which negates ``d_i``:
+the test is then exactly the paired sign-flip test, which
+:mod:`adk_eval_action.analysis.paired` keeps for that shape. With more runs it uses them:
+one case of three dropping from all-pass to all-fail over 5 runs per side has
+``p = 1 / C(10, 5) = 1/252`` when the other cases do not move, where the sign flip over three cases
+can never go below ``1/8``.
 
 **The bounds** invert the same test, as the sign flip's do. A labelling that moves ``k_i``
 runs of case ``i`` from each side to the other changes the case's term by ``−u_i`` with
@@ -27,13 +28,15 @@ shifting the head by ``θ`` adds ``θ k_i g_i`` to it. So the labelling counts a
 exactly when ``θ <= c = Σ u_i / Σ k_i g_i`` (the identity, all ``k_i = 0``, counts against
 every ``θ``), and each bound is a (weighted) order statistic of the ``c``.
 
-**Exact or drawn.** With at most :func:`exact_up_to` cases, the joint distribution of
-``(Σ u_i, Σ k_i g_i)`` is built one case at a time (a convolution: each case's labellings
-enumerated, equal points merged with their counts), and every labelling is counted, when
-it has at most :data:`MAX_STATES` distinct points (scores on a lattice, such as pass/fail
-or thirds of a pass rate, keep it small). Otherwise ``n_resamples`` joint labellings are
-drawn from ``numpy.random.default_rng(seed)`` and the observed one is counted once more
-(Phipson & Smyth 2010), as the sign flip does.
+**Exact or drawn.** With few cases (up to
+:attr:`~adk_eval_action.analysis.paired.TestMethod.exact_up_to`, 10 by default), the joint
+distribution of ``(Σ u_i, Σ k_i g_i)`` is built one case at a time (a convolution: each
+case's labellings enumerated, from its shape's table, or for many runs from the sums of
+each side's subsets of runs over its distinct scores; equal points merged with their
+counts), and every labelling is counted, when it has at most :data:`MAX_STATES` distinct
+points (scores on a lattice, such as pass/fail or thirds of a pass rate, keep it small).
+Otherwise ``n_resamples`` joint labellings are drawn from ``numpy.random.default_rng(seed)``
+and the observed one is counted once more (Phipson & Smyth 2010), as the sign flip does.
 
 **Assumption** (beyond the sign flip's): the runs of a case are independent draws, on
 either side, so that nothing but the agent differs between a baseline run and a head run of
