@@ -399,3 +399,26 @@ def test_the_agents_cost_per_case_is_tested_as_a_metric_is():
     assert agent.interval is not None and agent.interval.low is not None
     assert agent.interval.low > 0
     assert agent.head_usd == pytest.approx(agent.head_tokens / 1e6)
+
+
+@pytest.mark.parametrize(("reported", "counted"), [
+    # Gemini: thoughts beside the answer's tokens; the total is all three.
+    ({"prompt_token_count": 100, "cached_content_token_count": 40,
+      "candidates_token_count": 30, "thoughts_token_count": 20, "total_token_count": 150},
+     (100, 40, 30, 20)),
+    # OpenAI through LiteLLM (google-adk's LiteLlm): completion_tokens include the reasoning.
+    ({"prompt_token_count": 100, "candidates_token_count": 50, "thoughts_token_count": 20,
+      "total_token_count": 150}, (100, 0, 30, 20)),
+    # A tool-use prompt (Gemini's code execution, search) is input.
+    ({"prompt_token_count": 100, "tool_use_prompt_token_count": 7,
+      "candidates_token_count": 5, "total_token_count": 112}, (107, 0, 5, 0)),
+])
+def test_each_token_is_counted_once(reported: dict[str, int], counted: tuple[int, ...]):
+    from google.genai import types
+
+    from adk_eval_action.adk.spend import usage_of
+
+    usage = usage_of("m", "agent", types.GenerateContentResponseUsageMetadata(**reported))
+    assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens,
+            usage.thoughts_tokens) == counted
+    assert usage.tokens == reported["total_token_count"]
