@@ -211,10 +211,10 @@ def test_max_model_calls_is_a_hard_cap_on_the_requests_that_reach_the_api(
             for r in c["runs"]]
     assert len(runs) == 2 and all(r["error_kind"] == "budget" for r in runs)
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
-    assert "**ADK eval incomplete** (budget)" in comment
+    assert "**ADK eval incomplete** (over budget)" in comment
     assert "max\\_model\\_calls 5" in comment
     assert (example_repo / "s.md").is_file()
-    assert "error (budget)" in result.output
+    assert "error (budget)" in result.output and "gate INCOMPLETE (over budget)" in result.output
 
 
 def test_max_tokens_stops_starting_calls_once_spent(
@@ -254,7 +254,7 @@ def test_a_plan_over_the_budget_is_refused_before_any_call(
         f"refused before any model call: the plan needs ~{calls} model calls (agents' and "
         "judges', as `plan` counts them) and the budget allows max_model_calls 5")
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
-    assert "**ADK eval incomplete** (budget)" in comment and f"\\~{calls} model calls" in comment
+    assert "**ADK eval incomplete** (over budget)" in comment and f"\\~{calls} model calls" in comment
     refused = cli("plan", EVAL_SET, "--max-model-calls", "5")
     assert refused.exit_code == 2 and "would refuse" in refused.output
 
