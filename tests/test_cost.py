@@ -211,10 +211,10 @@ def test_max_model_calls_is_a_hard_cap_on_the_requests_that_reach_the_api(
             for r in c["runs"]]
     assert len(runs) == 2 and all(r["error_kind"] == "budget" for r in runs)
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
-    assert "**ADK eval incomplete** (budget)" in comment
+    assert "**ADK eval incomplete** (over budget)" in comment
     assert "max\\_model\\_calls 5" in comment
     assert (example_repo / "s.md").is_file()
-    assert "error (budget)" in result.output
+    assert "error (budget)" in result.output and "gate INCOMPLETE (over budget)" in result.output
 
 
 def test_max_tokens_stops_starting_calls_once_spent(
@@ -254,7 +254,7 @@ def test_a_plan_over_the_budget_is_refused_before_any_call(
         f"refused before any model call: the plan needs ~{calls} model calls (agents' and "
         "judges', as `plan` counts them) and the budget allows max_model_calls 5")
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
-    assert "**ADK eval incomplete** (budget)" in comment and f"\\~{calls} model calls" in comment
+    assert "**ADK eval incomplete** (over budget)" in comment and f"\\~{calls} model calls" in comment
     refused = cli("plan", EVAL_SET, "--max-model-calls", "5")
     assert refused.exit_code == 2 and "would refuse" in refused.output
 
@@ -399,3 +399,26 @@ def test_the_agents_cost_per_case_is_tested_as_a_metric_is():
     assert agent.interval is not None and agent.interval.low is not None
     assert agent.interval.low > 0
     assert agent.head_usd == pytest.approx(agent.head_tokens / 1e6)
+
+
+@pytest.mark.parametrize(("reported", "counted"), [
+    # Gemini: thoughts beside the answer's tokens; the total is all three.
+    ({"prompt_token_count": 100, "cached_content_token_count": 40,
+      "candidates_token_count": 30, "thoughts_token_count": 20, "total_token_count": 150},
+     (100, 40, 30, 20)),
+    # OpenAI through LiteLLM (google-adk's LiteLlm): completion_tokens include the reasoning.
+    ({"prompt_token_count": 100, "candidates_token_count": 50, "thoughts_token_count": 20,
+      "total_token_count": 150}, (100, 0, 30, 20)),
+    # A tool-use prompt (Gemini's code execution, search) is input.
+    ({"prompt_token_count": 100, "tool_use_prompt_token_count": 7,
+      "candidates_token_count": 5, "total_token_count": 112}, (107, 0, 5, 0)),
+])
+def test_each_token_is_counted_once(reported: dict[str, int], counted: tuple[int, ...]):
+    from google.genai import types
+
+    from adk_eval_action.adk.spend import usage_of
+
+    usage = usage_of("m", "agent", types.GenerateContentResponseUsageMetadata(**reported))
+    assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens,
+            usage.thoughts_tokens) == counted
+    assert usage.tokens == reported["total_token_count"]

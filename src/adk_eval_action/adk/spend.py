@@ -64,19 +64,27 @@ class Budget:
 def usage_of(model: str, role: Role, metadata: Any) -> ModelUsage:
     """One answered call's :class:`ModelUsage` from its ``usage_metadata`` (google-genai's
     ``GenerateContentResponseUsageMetadata``, as google-adk's ``Gemini`` and ``LiteLlm``
-    give it); None: the call reported nothing (``unreported``)."""
+    give it); None: the call reported nothing (``unreported``). Thought tokens are counted
+    once: Gemini reports them beside the answer's (``total = prompt + candidates +
+    thoughts``), LiteLLM's ``completion_tokens`` hold them (``total = prompt +
+    candidates``), and are then taken out of the output."""
     if metadata is None:
         return ModelUsage(model=model, role=role, calls=1, unreported=1)
-    prompt = metadata.prompt_token_count or 0
-    tool_prompt = metadata.tool_use_prompt_token_count or 0
+    prompt = (metadata.prompt_token_count or 0) + (metadata.tool_use_prompt_token_count or 0)
+    output = metadata.candidates_token_count or 0
+    thoughts = metadata.thoughts_token_count or 0
+    if thoughts and metadata.total_token_count == prompt + output:
+        # The answer's count already holds the reasoning (OpenAI's completion_tokens, as
+        # google-adk's LiteLlm maps it; Gemini reports them apart): counted once.
+        output = max(0, output - thoughts)
     return ModelUsage(
         model=model,
         role=role,
         calls=1,
-        input_tokens=prompt + tool_prompt,
+        input_tokens=prompt,
         cached_tokens=metadata.cached_content_token_count or 0,
-        output_tokens=metadata.candidates_token_count or 0,
-        thoughts_tokens=metadata.thoughts_token_count or 0,
+        output_tokens=output,
+        thoughts_tokens=thoughts,
     )
 
 

@@ -60,6 +60,7 @@ UNSURE_REASONS = {
     "metric": "a metric or rubric without a score",
     "metric_code": "a metric's code failed",
     "output": "files not written",
+    "budget": "over budget",
 }
 """Words for the error kinds (:data:`adk_eval_action.results.model.ErrorKind`) that keep an
 eval case from being evaluated, as the headline names them; ``baseline`` never does."""
