@@ -64,6 +64,7 @@ from adk_eval_action.github.publish import (
 from adk_eval_action.github.transport import GitHubClient
 from adk_eval_action.outcome import PipelineOutcome
 from adk_eval_action.redaction import Redactor, scrub_environment, secret_values
+from adk_eval_action.results.history import HISTORY_FILE_NAME
 from adk_eval_action.run.requirements import install_requirements, restart_without_requirements
 from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
@@ -235,7 +236,9 @@ def pipeline_request(run: ActionRun) -> RunRequest:
 
     The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
     GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
-    `publish` writes the comment and summary; the pipeline the HTML report, for upload.
+    `publish` writes the comment and summary; the pipeline the HTML report and, in a
+    recording run, the default branch's history (``adk-eval-history.json`` beside the
+    results), for upload.
 
     Raises:
         ConfigError: adk-eval.yaml is unreadable or invalid, or a value is out of range.
@@ -243,10 +246,13 @@ def pipeline_request(run: ActionRun) -> RunRequest:
     request = load_request(run.workdir, run.inputs, run.flags, secrets=run.secrets)
     event = run.event
     base_ref = request.settings.base_ref or event.base_ref
+    beside = request.settings.results_path.parent
     settings = request.settings.model_copy(update={
         "record": run.records_baseline, "base_ref": base_ref,
         "comment_out": None, "summary_out": None,
-        "html_out": request.settings.results_path.parent / "adk-eval-report.html",
+        "html_out": beside / "adk-eval-report.html",
+        # A recording run carries the default branch's history forward for the upload.
+        "history_out": beside / HISTORY_FILE_NAME if run.records_baseline else None,
     })
     return request.model_copy(update={
         "settings": settings,
@@ -254,6 +260,8 @@ def pipeline_request(run: ActionRun) -> RunRequest:
             repository=event.repository, api_url=event.api_url, server_url=event.server_url,
             token=settings.github_token, head_sha=event.head_sha, base_ref=base_ref,
             event_name=event.event_name,
+            branch=event.ref.removeprefix("refs/heads/")
+            if event.ref.startswith("refs/heads/") else None,
         ),
         "run_url": event.run_url,
         "max_comment_chars": RENDER_MAX_CHARS,

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, PlainSerializer
 
+from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, MetricStatus, RunMetadata
@@ -223,8 +224,12 @@ class Comparison(BaseModel):
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
     interval (e.g. one matched case), None when some do or there is no baseline; ``tests``
     records how the calls were made (None without a baseline); ``adaptive`` what adaptive
-    repeats spent (None when they were off). ``confidence`` is the
-    nominal one-sided level of each interval end (1 − the per-direction error rate)."""
+    repeats spent (None when they were off); ``history`` what the default branch's history
+    says (trends, known flaky eval cases, pooled baseline runs:
+    :mod:`adk_eval_action.analysis.history`; None without one); ``baseline_trust`` the
+    baseline's commit, run, age and distance from the merge-base, with what to doubt.
+    ``confidence`` is the nominal one-sided level of each interval end (1 − the
+    per-direction error rate)."""
 
     has_baseline: bool
     baseline_note: str
@@ -241,6 +246,10 @@ class Comparison(BaseModel):
     no_interval_reason: str | None = None
     tests: TestMethod | None = None
     adaptive: AdaptiveRuns | None = None
+    history: HistoryFacts | None = None
+    baseline_trust: BaselineTrust | None = None
+    #: Baseline scores pooled from earlier recorded runs (0: none; ``compare``'s ``pool``).
+    pooled_scores: int = 0
 
     @property
     def undecided(self) -> list[MetricComparison | RubricComparison]:

@@ -23,7 +23,7 @@ from adk_eval_action.baseline.resolve import (
     Rescore,
     file_baseline,
     find_baseline,
-    resolve_baseline,
+    resolved_baseline,
 )
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
@@ -45,6 +45,7 @@ from adk_eval_action.outcome import (
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.headline import regressed_output
+from adk_eval_action.report.history import trend_charts_markdown
 from adk_eval_action.report.render import (
     CommentContext,
     render_comment,
@@ -59,10 +60,16 @@ from adk_eval_action.results.model import (
     ShardInfo,
 )
 from adk_eval_action.results.scoretable import ScoreTable
-from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
+from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
+from adk_eval_action.run.history import (
+    RunHistory,
+    history_context,
+    pull_request_history,
+    recording_history,
+)
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
@@ -158,12 +165,14 @@ def comment_context(
     baseline_note: str,
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
+    history: RunHistory | None = None,
 ) -> CommentContext:
     """Compares and gates (the ``gate`` setting), and returns what the comment and summary
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
-    comparison."""
+    comparison; ``history`` the default branch's history and the baseline's trust record
+    (trends, known flaky cases, pooled baseline runs: :func:`run.history.history_context`)."""
     gate_config = request.settings.gate
-    comparison = compare_for_gate(results, baseline, baseline_note, gate_config)
+    comparison = history_context(results, baseline, baseline_note, gate_config, history)
     comparison.adaptive = adaptive
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     gate = decide(comparison, gate_config)
@@ -175,6 +184,7 @@ def comment_context(
         run_url=request.run_url,
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
+        trend_chart=trend_charts_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
         summary_written=request.settings.summary_out is not None if summary is None else summary,
         html_report=request.settings.html_out.name if request.settings.html_out else None,
@@ -192,9 +202,10 @@ def finish(
     baseline_note: str,
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
+    history: RunHistory | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
-    their tables: :func:`load_table`)."""
+    their tables: :func:`load_table`); ``history`` as :func:`comment_context`."""
     settings = request.settings
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     # Nothing evaluated (stopped, or skipped on purpose): the comment the action posted
@@ -204,7 +215,8 @@ def finish(
         return short
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
-        context = comment_context(results, baseline, baseline_note, request, adaptive)
+        context = comment_context(results, baseline, baseline_note, request, adaptive,
+                                  history)
         comparison, gate = context.comparison, context.gate
         template = _out(request, settings.template)
         comment = request.redactor(render_comment(context, template, request.max_comment_chars))
@@ -347,14 +359,7 @@ async def run_pipeline_async(
         return part_outcome(results, request)
     if results.stopped_by() is not None or results.metadata.skipped:
         return finish(results, None, "", request)  # nothing evaluated: no baseline to find
-    try:
-        baseline, note = await resolve_baseline(
-            baseline_request(request), results, rescore=_rescorer(suites, request), found=found
-        )
-    except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
-        results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
-        _save(results, request)
-        baseline, note = None, str(e)
+    baseline, note, history = await _baseline_and_history(results, request, suites, found)
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
     adaptive = None
@@ -365,7 +370,27 @@ async def run_pipeline_async(
         )
         results.metadata.model_calls = calls.summary()
         _save(results, request)
-    return finish(results, baseline, note, request, adaptive)
+    return finish(results, baseline, note, request, adaptive, history)
+
+
+async def _baseline_and_history(
+    results: RunResults, request: RunRequest, suites: list[Suite],
+    found: ResolvedBaseline | None,
+) -> tuple[RunResults | None, str, RunHistory | None]:
+    """The baseline, its note and the default branch's history of a run that evaluated:
+    a recording run writes its history first (``run.history.recording_history``); a
+    baseline file named but unreadable is an error of the results (exit 2, scores shown)."""
+    carried = await recording_history(results, request)
+    try:
+        resolved = await resolved_baseline(
+            baseline_request(request), results, rescore=_rescorer(suites, request), found=found
+        )
+    except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
+        results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
+        _save(results, request)
+        return None, str(e), carried
+    history = carried or pull_request_history(request, resolved, results)
+    return resolved.results, resolved.note(), history
 
 
 def _save(results: RunResults, request: RunRequest) -> None:
