@@ -59,7 +59,6 @@ from click.testing import CliRunner, Result
 from adk_eval_action.adk.history import read_eval_history
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
-from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.cli import main
 from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, log_to
 from adk_eval_action.project.config import GateConfig
@@ -480,11 +479,10 @@ def runner_log() -> Iterator[Console]:
         yield out
 
 
-def request_for(github: BaselineContext | None = None, **flags: Any) -> RunRequest:
+def request_for(**flags: Any) -> RunRequest:
     """The pipeline's run in the current directory, with these CLI flags (option names,
     as :data:`adk_eval_action.settings.OPTIONS`) over its adk-eval.yaml."""
-    request = load_request(Path.cwd(), flags=flags)
-    return request.model_copy(update={"github": github}) if github else request
+    return load_request(Path.cwd(), flags=flags)
 
 
 @pytest.fixture

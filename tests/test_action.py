@@ -23,16 +23,18 @@ from adk_eval_action.action import (
     ActionRun,
     action_command,
     comment_command,
-    pipeline_request,
     run_action,
 )
+from adk_eval_action.baseline.request import baseline_request
 from adk_eval_action.github.fork import ArtifactError, post_artifact_comment
 from adk_eval_action.github.logs import GitHubFormatter, log_to
+from adk_eval_action.github.publish import PublishTarget
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.github.transport import GitHubClient
 from adk_eval_action.outcome import CaseFailure, PipelineOutcome
 from adk_eval_action.run import requirements as requirements_module
+from adk_eval_action.run.pipeline import comment_limit, html_path
 from adk_eval_action.run.requirements import RequirementsError, install_requirements
 from adk_eval_action.settings import RunRequest, read_inputs
 from adk_eval_action.testing.runner import runner_inputs
@@ -284,12 +286,14 @@ def settings_for(tmp_path: Path, stub: GitHubStub, event: Path | None = None,
 
 
 def run_fake(run: ActionRun, outcome: PipelineOutcome, seen: list[RunRequest] | None = None,
-             **kw: Any) -> tuple[int, list]:
+             targets: list[PublishTarget] | None = None, **kw: Any) -> tuple[int, list]:
     """run_action with a pipeline that returns `outcome`; the request it was given is
-    appended to `seen`."""
-    def pipeline(request: RunRequest) -> PipelineOutcome:
+    appended to `seen`, where it publishes to `targets`."""
+    def pipeline(request: RunRequest, target: PublishTarget) -> PipelineOutcome:
         if seen is not None:
             seen.append(request)
+        if targets is not None:
+            targets.append(target)
         return outcome
 
     def client(token: str, api: str) -> GitHubClient:
@@ -459,28 +463,33 @@ def test_pipeline_options_follow_inputs(tmp_path, stub):
     settings = settings_for(tmp_path, stub, comment="off", num_runs="3", fail_on="any",
                             results_path="out/r.json", template="t.md.j2")
     seen: list[RunRequest] = []
-    run_fake(settings, fake_outcome(tmp_path), seen)
-    [request] = seen
+    targets: list[PublishTarget] = []
+    run_fake(settings, fake_outcome(tmp_path), seen, targets)
+    [request], [target] = seen, targets
     assert request.settings.num_runs == 3 and request.settings.gate.fail_on == "any"
     assert request.settings.results_path == Path("out/r.json")
     assert request.settings.template == Path("t.md.j2")
     assert request.workdir == tmp_path.resolve()
-    assert request.max_comment_chars < 65_536
-    assert request.run_url == "https://github.example/octo/agents/actions/runs/4242"
+    # The pipeline renders for where the action publishes: room for the run link and
+    # marker, the run link, the HTML report beside the results file.
+    assert comment_limit(target) < 65_536
+    assert target.runner.event.run_url == "https://github.example/octo/agents/actions/runs/4242"
+    assert html_path(request, target) == tmp_path.resolve() / "out" / "adk-eval-report.html"
 
 
 def test_baseline_search_gets_the_pr_context(tmp_path, stub):
-    request = pipeline_request(settings_for(tmp_path, stub))
-    settings = request.settings
-    assert (settings.baseline, settings.record, settings.base_ref) == ("auto", False, "main")
+    run = settings_for(tmp_path, stub)
+    request = baseline_request(run.request, run.event)
+    assert (request.spec, request.record, request.base_ref) == ("auto", False, "main")
     github = request.github
+    assert github is not None
     assert (github.repository, github.head_sha, github.api_url) == (REPO, HEAD, stub.api_url)
     assert github.token.get_secret_value() == TOKEN and TOKEN not in repr(github)
-    settings = pipeline_request(settings_for(
-        tmp_path, stub, baseline="main.json", artifact_name="evals", baseline_rerun="true"
-    )).settings
-    assert (settings.baseline, settings.artifact_name, settings.baseline_rerun) == (
-        "main.json", "evals", True)
+    run = settings_for(tmp_path, stub, baseline="main.json", artifact_name="evals",
+                       baseline_rerun="true", base_ref="release")
+    request = baseline_request(run.request, run.event)
+    assert (request.spec, request.artifact_name, request.baseline_rerun, request.base_ref) == (
+        "main.json", "evals", True, "release")
 
 
 @pytest.mark.parametrize(("ref", "record", "expected"), [
@@ -493,7 +502,8 @@ def test_push_to_the_default_branch_records(tmp_path, stub, ref, record, expecte
                                  "repository": {"default_branch": "main"}}))
     env = runner_env(tmp_path, stub, event, "push", files=tmp_path, record=record)
     env["GITHUB_REF"] = ref
-    assert ActionRun.from_sources({}, env).records_baseline is expected
+    run = ActionRun.from_sources({}, env)
+    assert baseline_request(run.request, run.event).record is expected
 
 
 # --------------------------------------------------------------------------- requirements

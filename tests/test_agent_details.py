@@ -26,7 +26,7 @@ from adk_eval_action.adk.rescore import rescore_suite
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import RunResults, SuiteRecord
 from adk_eval_action.results.shards import merge_parts
-from adk_eval_action.run.adaptive import merge_runs
+from adk_eval_action.results.writer import merge_runs
 from adk_eval_action.run.evaluation import find_suites
 from conftest import SharedRun, request_for, shared_run, working_directory
 

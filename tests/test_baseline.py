@@ -36,6 +36,8 @@ from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.git import Git, trusting_environment
+from adk_eval_action.github.event import EventContext
+from adk_eval_action.github.publish import PublishTarget, RunnerEnv
 from adk_eval_action.github.transport import GitHubClient
 from adk_eval_action.report.render import md
 from adk_eval_action.results.io import load_results, save_results
@@ -119,6 +121,12 @@ def stub():
         server.add_commits([MERGE_BASE, PARENT, GRANDPARENT])
         server.set_merge_base("main", HEAD_SHA, MERGE_BASE)
         yield server
+
+
+def event_for(stub: ArtifactStub) -> EventContext:
+    """The pull request event of the run (the head, the base branch) on the stub."""
+    return EventContext(repository=REPO, api_url=stub.api_url, server_url=stub.base_url,
+                        head_sha=HEAD_SHA, base_ref="main", event_name="pull_request")
 
 
 def context_for(stub: ArtifactStub, **kw) -> BaselineContext:
@@ -263,10 +271,11 @@ def test_reading_an_artifact_stops_at_the_lookups_deadline(good_results):
 def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_path):
     stub.add_artifact(MERGE_BASE, zipped({"adk-eval-results.json": good_results.read_bytes()}))
     os.chdir(EXAMPLES)
-    outcome = run_pipeline(request_for(
-        baseline="artifact", github=context_for(stub), config=Path("regressed.adk-eval.yaml"),
-        results_path=tmp_path / "head.json",
-    ))
+    request = request_for(baseline="artifact", github_token=TOKEN,
+                          config=Path("regressed.adk-eval.yaml"),
+                          results_path=tmp_path / "head.json")
+    outcome = run_pipeline(request, PublishTarget.from_settings(
+        request.settings, RunnerEnv(event=event_for(stub)), request.workdir, ()))
     assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
     comment = outcome.comment_markdown
     assert "Baseline: artifact adk-eval-results, commit " + MERGE_BASE[:12] in comment

@@ -502,3 +502,28 @@ def test_wall_clock_noise_never_loosens_a_gated_call() -> None:
     assert noisy.tests is not None and alone.tests is not None
     assert (noisy.tests.tests, noisy.tests.informational_tests) == (1, 1)
     assert noisy.tests.level_worse == alone.tests.level_worse == pytest.approx(0.05 / 1.05)
+
+
+def test_runs_without_a_score_are_left_out_of_the_labellings() -> None:
+    """A run whose metric was not evaluated (a judge without a verdict) or errored has no
+    score: the case is tested on the runs that have one (unequal runs a side), as the
+    enumeration of those runs alone gives; rubric verdicts are tested over their own runs."""
+    def run(score: float | None, status: MetricStatus | None = None):
+        return [metric("response_match_score", score, status=status)]
+
+    head = results({
+        "a": [run(0.1), run(None), run(0.2)],
+        "b": [run(0.9), run(0.3, MetricStatus.ERROR), run(0.8)],
+        "c": [run(0.4)],
+    })
+    base = results({
+        "a": [run(0.6), run(0.7), run(0.5)],
+        "b": [run(0.9), run(1.0)],
+        "c": [run(0.6), run(None), run(0.7)],
+    })
+    row = _row(compare(head, base, "b"))
+    cases = [([0.1, 0.2], [0.6, 0.7, 0.5]), ([0.9, 0.8], [0.9, 1.0]), ([0.4], [0.6, 0.7])]
+    assert row.interval.n_cases == 3 and row.interval.exact
+    assert row.interval.n_resamples == 10 * 6 * 3  # C(5, 2) x C(4, 2) x C(3, 1)
+    assert row.interval.p_worse == pytest.approx(enumerated_p(cases, 0.0, less=True))
+    assert row.interval.p_better == pytest.approx(enumerated_p(cases, 0.0, less=False))

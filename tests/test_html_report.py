@@ -208,6 +208,10 @@ def test_the_headline_says_what_the_comment_says() -> None:
     assert context.gate.count_text in words and context.gate.count_text in comment
     for reason in context.gate.reasons:
         assert reason in words
+    # The drops the gate did not fail on, as the comment and the console name them.
+    assert ("worse: tool_trajectory_avg_score −0.778, politeness −1.000 vs baseline "
+            "(not gated: fail_on threshold)") in words
+    assert "`tool_trajectory_avg_score` −0.778, `politeness` −1.000 vs baseline" in comment
 
 
 def test_trend_is_shown_only_when_given() -> None:

@@ -124,6 +124,14 @@ def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
         assert "3 eval case(s) x 3 run(s) = 9 case run(s)" in result.output
         assert "~24 agent model calls" in result.output
         assert "~69 judge model calls" in result.output
+        # 3 cases x 3 runs a side, 4 gated metrics: a lone call needs p <= 0.05/1.05/4;
+        # the smallest p is C(6, 3)**-3, one case collapsing has p = 1/C(6, 3) = 0.05.
+        assert (
+            "  can call (each of its 4 gated metrics, against its baseline): 3 paired cases "
+            "x 3 runs a side: the smallest possible p is 0.000125; a call needs p ≤ 0.0119 "
+            "with 4 gated tests (more with rubrics); one case collapsing from all-pass to "
+            "all-fail would not be called (p = 0.05); 5 runs would call it"
+        ) in result.output
         assert CALLS.calls == []
         (project / "planned" / "eval" / "broken.evalset.json").write_text("{not json")
         broken = cli("plan", "planned")

@@ -31,9 +31,9 @@ from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.outcome import PipelineOutcome, error_annotations
 from adk_eval_action.results.io import load_results
-from adk_eval_action.results.model import ErrorRecord, RunResults, SuiteRecord
+from adk_eval_action.results.model import ErrorRecord, RunMetadata, RunResults, SuiteRecord
 from adk_eval_action.run.outcome import stopped_run
-from adk_eval_action.run.pipeline import run_pipeline
+from adk_eval_action.run.pipeline import results_writer, run_pipeline
 from adk_eval_action.settings import load_request
 from conftest import working_directory
 from github_stub import GitHubStub, Token
@@ -306,8 +306,10 @@ def test_a_stopped_runs_annotation_is_on_the_templates_line(tmp_path):
     workdir.mkdir(parents=True)
     (workdir / "t,1.j2").write_text("ok\n{{ x }\n")
     request = load_request(workdir)
+    writer = results_writer(request)
+    writer.start(RunMetadata())  # evaluation started
     outcome = stopped_run(request, ConfigError(workdir / "t,1.j2", "template error: E: x",
-                                               line=2), RunResults())
+                                               line=2), writer)
     [record] = load_results(request.path(request.settings.results_path)).errors
     assert (record.kind, record.file, record.line) == ("config", "t,1.j2", 2)
     assert (outcome.error_file, outcome.error_line) == ("t,1.j2", 2)

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
     EXIT_PASS,
@@ -43,7 +42,7 @@ from adk_eval_action.errors import (
     describe_exception,
 )
 from adk_eval_action.git import trust_in_container
-from adk_eval_action.github.event import EventContext, EventContextError, credentials_note
+from adk_eval_action.github.event import EventContext, EventContextError
 from adk_eval_action.github.fork import post_artifact_comment
 from adk_eval_action.github.logs import (
     GitHubFormatter,
@@ -54,7 +53,6 @@ from adk_eval_action.github.logs import (
     mask,
 )
 from adk_eval_action.github.publish import (
-    RENDER_MAX_CHARS,
     PublishTarget,
     RunnerEnv,
     publish,
@@ -64,7 +62,6 @@ from adk_eval_action.github.publish import (
 from adk_eval_action.github.transport import GitHubClient
 from adk_eval_action.outcome import PipelineOutcome
 from adk_eval_action.redaction import Redactor, scrub_environment, secret_values
-from adk_eval_action.results.history import HISTORY_FILE_NAME
 from adk_eval_action.run.requirements import install_requirements, restart_without_requirements
 from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
@@ -72,21 +69,19 @@ from adk_eval_action.settings import (
     RunRequest,
     RunSettings,
     click_options,
-    fallback_request,
     hide_secrets,
     input_option,
     load_request,
     publishing_settings,
     read_inputs,
     repository_root,
-    resolve,
+    where_settings,
 )
 
 __all__ = [
     "ActionRun",
     "action_command",
     "comment_command",
-    "pipeline_request",
     "run_action",
 ]
 
@@ -97,22 +92,19 @@ EXIT_CODES = (EXIT_PASS, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_SIGINT, EXIT_SIGTERM
 
 class ActionRun(BaseModel):
     """One start of the action: the option layers it was given (``inputs`` from
-    ``INPUT_*``, ``flags`` from the command line), the settings they resolve to without
-    adk-eval.yaml (enough for the action's own options, which the file does not hold), the
-    runner's environment, and the working directory (absolute).
-
-    The pipeline's settings are resolved again over adk-eval.yaml by :func:`pipeline_request`
-    in the working directory, before the user's requirements are installed (a config error
-    stops the run before a long install; the restarted process resolves them again).
+    ``INPUT_*``, ``flags`` from the command line), the run they make, its settings resolved
+    once over the working directory's adk-eval.yaml (``request``), and the runner's
+    environment. Everything else is built from these by the stage that uses it: where the
+    run is published (:attr:`target`, ``github.publish.PublishTarget.from_settings``),
+    what the baseline search is asked (``baseline.request.baseline_request``).
     """
 
     model_config = ConfigDict(frozen=True)
 
     inputs: dict[str, Any] = Field(default_factory=dict)
     flags: dict[str, Any] = Field(default_factory=dict)
-    settings: RunSettings = Field(default_factory=RunSettings)
+    request: RunRequest
     runner: RunnerEnv = Field(default_factory=RunnerEnv)
-    workdir: Path = Path(".")
     secrets: tuple[str, ...] = Field(default=(), repr=False)
 
     @property
@@ -120,26 +112,41 @@ class ActionRun(BaseModel):
         """Redacts the token and the environment's secret values (``redaction``)."""
         return Redactor(self.secrets)
 
+    @property
+    def settings(self) -> RunSettings:
+        return self.request.settings
+
+    @property
+    def workdir(self) -> Path:
+        """The run's working directory (absolute)."""
+        return self.request.workdir
+
     @classmethod
     def from_sources(
         cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
     ) -> ActionRun:
-        """Read the inputs and the runner's environment once; ``start`` is the folder the
-        process started in (``working_directory`` is relative to it).
+        """Read the inputs and the runner's environment once, and resolve the settings
+        once over adk-eval.yaml (not for posting a comment artifact, which evaluates
+        nothing); ``start`` is the folder the process started in (``working_directory`` is
+        relative to it). Where the run works and writes is checked to be inside the
+        workspace before any file of it is read.
 
-        Raises ConfigError for an invalid input or flag and EventContextError for an
-        unreadable event payload.
+        Raises:
+            ConfigError: an invalid input or flag, a path outside the workspace, an
+                unreadable or invalid adk-eval.yaml.
+            EventContextError: an unreadable event payload.
         """
         inputs = read_inputs(env)
         given = hide_secrets({k: v for k, v in flags.items() if v is not None and v != ()})
-        settings = resolve(None, inputs, given)
-        workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
-        if outside := settings.outside_workspace(env, workdir.resolve()):
+        where = where_settings(inputs, given)
+        workdir = ((start if start is not None else Path.cwd()) / where.working_directory)
+        if outside := where.outside_workspace(env, workdir.resolve()):
             raise outside
-        return cls(
-            inputs=inputs, flags=given, settings=settings, runner=RunnerEnv.from_env(env),
-            workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])),
-        )
+        runner = RunnerEnv.from_env(env)
+        secrets = tuple(secret_values(env, [where.token]))
+        request = load_request(workdir, inputs, given, secrets,
+                               read_config=where.comment_artifact is None)
+        return cls(inputs=inputs, flags=given, request=request, runner=runner, secrets=secrets)
 
     @classmethod
     def fallback(
@@ -163,17 +170,20 @@ class ActionRun(BaseModel):
         workdir = ((start if start is not None else Path.cwd()) / settings.working_directory)
         if not workdir.is_dir() or settings.outside_workspace(env, workdir.resolve()):
             return None  # (never a results file or comment outside the checkout)
-        return cls(inputs=inputs, flags=given, settings=settings, runner=runner,
-                   workdir=workdir.resolve(), secrets=tuple(secret_values(env, [settings.token])))
+        secrets = tuple(secret_values(env, [settings.token]))
+        request = RunRequest(settings=settings, workdir=workdir.resolve(),
+                             root=repository_root(workdir.resolve()),
+                             secrets=tuple(SecretStr(s) for s in secrets))
+        return cls(inputs=inputs, flags=given, request=request, runner=runner, secrets=secrets)
 
     @classmethod
     def start(
         cls, flags: Mapping[str, Any], env: Mapping[str, str], start: Path | None = None,
     ) -> tuple[ActionRun, Exception | None]:
         """The run from its sources (:meth:`from_sources`) and None; when they refuse it
-        (an invalid input or flag, an unreadable event payload, a bug reading them), the
-        run as far as recording that error needs it (:meth:`fallback`) and the error,
-        which :func:`run_action` publishes as the run's stop.
+        (an invalid input or flag, an unreadable event payload or adk-eval.yaml, a bug
+        reading them), the run as far as recording that error needs it (:meth:`fallback`)
+        and the error, which :func:`run_action` publishes as the run's stop.
 
         Raises:
             Exception: the error again when not even the publishing inputs are usable.
@@ -190,85 +200,28 @@ class ActionRun(BaseModel):
     def event(self) -> EventContext:
         return self.runner.event
 
-    @property
-    def records_baseline(self) -> bool:
-        """Whether this run's results are the next baseline: the `record` input, else a
-        push to the repository's default branch (the event names it), else any push."""
-        if self.settings.record is not None:
-            return self.settings.record
-        event = self.event
-        if event.event_name != "push":
-            return False
-        default = event.default_branch
-        return not default or event.ref == f"refs/heads/{default}"
-
     def path(self, path: Path) -> Path:
         """A setting's path (relative to the working directory) as an absolute one."""
-        return path if path.is_absolute() else self.workdir / path
+        return self.request.path(path)
 
     @property
     def target(self) -> PublishTarget:
-        """Where and how this run is published."""
-        settings = self.settings
-        return PublishTarget(
-            runner=self.runner, workdir=self.workdir, github_token=settings.github_token,
-            comment=settings.comment, comment_key=settings.comment_key,
-            results_path=settings.results_path, secrets=self.secrets,
-        )
+        """Where and how this run is published (``PublishTarget.from_settings``)."""
+        return PublishTarget.from_settings(self.settings, self.runner, self.workdir,
+                                           self.secrets)
 
 
 # --------------------------------------------------------------------------- pipeline seam
 
-PipelineRunner = Callable[[RunRequest], PipelineOutcome]
+PipelineRunner = Callable[[RunRequest, PublishTarget], PipelineOutcome]
 
 
-def _run_real_pipeline(request: RunRequest) -> PipelineOutcome:
+def _run_real_pipeline(request: RunRequest, target: PublishTarget) -> PipelineOutcome:
     """Import late: the pipeline imports google-adk, which the user's requirements may
     have just replaced."""
     from adk_eval_action.run.pipeline import run_pipeline
 
-    return run_pipeline(request)
-
-
-def pipeline_request(run: ActionRun) -> RunRequest:
-    """The pipeline's run: the inputs resolved over adk-eval.yaml in the working directory,
-    with what the action decides itself.
-
-    The baseline search gets the GitHub context (docs/baselines.md): the PR head, not
-    GITHUB_SHA's merge commit, and the base branch of the PR unless `base_ref` says.
-    `publish` writes the comment and summary; the pipeline the HTML report and, in a
-    recording run, the default branch's history (``adk-eval-history.json`` beside the
-    results), for upload.
-
-    Raises:
-        ConfigError: adk-eval.yaml is unreadable or invalid, or a value is out of range.
-    """
-    request = load_request(run.workdir, run.inputs, run.flags, secrets=run.secrets)
-    event = run.event
-    base_ref = request.settings.base_ref or event.base_ref
-    beside = request.settings.results_path.parent
-    settings = request.settings.model_copy(update={
-        "record": run.records_baseline, "base_ref": base_ref,
-        "comment_out": None, "summary_out": None,
-        "html_out": beside / "adk-eval-report.html",
-        # A recording run carries the default branch's history forward for the upload.
-        "history_out": beside / HISTORY_FILE_NAME if run.records_baseline else None,
-    })
-    return request.model_copy(update={
-        "settings": settings,
-        "github": BaselineContext(
-            repository=event.repository, api_url=event.api_url, server_url=event.server_url,
-            token=settings.github_token, head_sha=event.head_sha, base_ref=base_ref,
-            event_name=event.event_name,
-            branch=event.ref.removeprefix("refs/heads/")
-            if event.ref.startswith("refs/heads/") else None,
-        ),
-        "run_url": event.run_url,
-        "max_comment_chars": RENDER_MAX_CHARS,
-        "credentials_note": credentials_note(
-            event, skipping=settings.on_missing_credentials == "skip"),
-        "job_summary": run.runner.summary_file is not None,
-    })
+    return run_pipeline(request, target)
 
 
 # --------------------------------------------------------------------------- the action
@@ -310,8 +263,7 @@ def run_action(
             "never check out and evaluate pull request code here (docs/action.md, Security).",
             extra=annotation("warning"),
         )
-    try:  # the action's one stop path: its settings, then the requirements
-        request = pipeline_request(run)
+    try:  # the action's one stop path (its settings were refused before: stopped_by)
         restart = _install(run, environ, skip_requirements)
     except Exception as exc:  # noqa: BLE001 - published as any stop
         return _publish(run, _stopped(run, exc), make_client)
@@ -322,7 +274,7 @@ def run_action(
     # Agent output is untrusted text in this log: the runner obeys no workflow command
     # in it until the run is over. What stops the pipeline is its own to record.
     with group(log, "Run evaluations"), commands_stopped(log):
-        outcome = pipeline(request)
+        outcome = pipeline(run.request, run.target)
     return _publish(run, outcome, make_client)
 
 
@@ -349,16 +301,10 @@ def _install(
 def _stopped(run: ActionRun, exc: Exception) -> PipelineOutcome:
     """The outcome of a run that ``exc`` stopped before evaluation started: an empty
     results file recording the error, and the "incomplete" comment and summary
-    (``run.outcome.stopped_run``), published like any run's.
-
-    Raises:
-        Exception: ``exc`` again when not even the publishing inputs are usable."""
+    (``run.outcome.stopped_run``), published like any run's."""
     from adk_eval_action.run.outcome import stopped_run
 
-    request = fallback_request(run.workdir, run.inputs, run.flags, run.secrets)
-    if request is None:
-        raise exc
-    return stopped_run(request, exc)
+    return stopped_run(run.request, exc)
 
 
 def _publish(

@@ -176,6 +176,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
     from adk_eval_action.run.history import file_history
     from adk_eval_action.run.pipeline import (
         comment_context,
+        comment_limit,
         load_baseline,
         load_head_table,
         write_text,
@@ -198,7 +199,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
             context = comment_context(results, base, note, request,
                                       history=file_history(request, base, baseline_path))
             text = redact(render_summary(context) if summary else
-                          render_comment(context, template, request.max_comment_chars))
+                          render_comment(context, template, comment_limit()))
             write_html_report(html_out, context, results, base, redact)
         if out:
             write_text(out, text)
@@ -234,18 +235,19 @@ def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
 def plan_command(**flags: Any) -> None:
     """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
     eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
-    and --parallelism; the warnings `run` would give of the suites (an eval config near eval
-    sets left on ADK's default criteria). Exits 2 on the errors `run` would report (config,
+    and --parallelism; what each suite's eval cases x runs can call against a baseline; the
+    warnings `run` would give of the suites (an eval config near eval sets left on ADK's
+    default criteria). Exits 2 on the errors `run` would report (config,
     eval sets, agents).
     """
     import asyncio
 
-    from adk_eval_action.run.evaluation import plan
+    from adk_eval_action.run.evaluation import detection_notes, plan
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
-    click.echo("\n".join(found.lines()))
+    click.echo("\n".join(found.lines(detection_notes(found))))
     warnings = dict.fromkeys(w for record in records for w in record.warnings)
     errors = [e for record in records for e in record.errors]
     with _console():

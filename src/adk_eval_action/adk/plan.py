@@ -33,7 +33,7 @@ model's bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from google.adk.evaluation.eval_case import IntermediateData, Invocation, InvocationEvents
@@ -42,7 +42,7 @@ from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalCase
 from pydantic import BaseModel, Field
 
-from adk_eval_action.adk.convert import judge_model
+from adk_eval_action.adk.convert import EFFICIENCY_METRICS, judge_model
 from adk_eval_action.adk.criteria import criterion_field, criterion_rubrics, judge_options
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
@@ -113,6 +113,12 @@ class SuitePlan(BaseModel):
         """Cases × runs."""
         return len(self.cases) * self.num_runs
 
+    @property
+    def gated_metrics(self) -> list[str]:
+        """The metrics a comparison tests as gated (ADK's efficiency metrics are
+        informational)."""
+        return [m for m in self.metrics if m not in EFFICIENCY_METRICS]
+
 
 class Plan(BaseModel):
     """What an evaluation will cost (module docstring). ``latency_s``: seconds per model
@@ -182,9 +188,10 @@ class Plan(BaseModel):
             f"{self.latency_s:g} s per call and parallelism {self.parallelism}"
         )
 
-    def lines(self) -> list[str]:
-        """The ``plan`` command's printout: one block per suite, the totals, the estimate,
-        and what is not estimated."""
+    def lines(self, notes: Mapping[str, list[str]] | None = None) -> list[str]:
+        """The ``plan`` command's printout: one block per suite (with ``notes[suite name]``
+        at its end, e.g. what its cases x runs can detect), the totals, the estimate, and
+        what is not estimated."""
         out = []
         for suite in self.suites:
             judges = _sum_dicts(c.judge_calls for c in suite.cases)
@@ -203,6 +210,7 @@ class Plan(BaseModel):
             if scenarios:
                 out.append(f"  {scenarios} conversation scenario case(s): not estimated")
             out += [f"  not estimated: {m} ({why})" for m, why in suite.not_estimated.items()]
+            out += [f"  {note}" for note in (notes or {}).get(suite.name, [])]
         limits = ", ".join(f"{n} {k}" for n, k in self.model_limits.items())
         out += [
             f"total: {self.case_runs} case run(s), ~{self.agent_calls} agent model calls (up "
@@ -264,9 +272,12 @@ def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
 
 def _judge_options(metric: EvalMetric) -> tuple[int, int]:
     """``(num_samples, parallelism_limit)`` of a judge metric, as its evaluator reads them
-    (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1)."""
+    (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1, and 1
+    where google-adk has no ``parallelism_limit``)."""
     options = judge_options(metric) or JudgeModelOptions()
-    return options.num_samples, options.parallelism_limit
+    # google-adk 1.x's JudgeModelOptions has no parallelism_limit: its judge calls one
+    # sample after another, as the default of 1 says.
+    return options.num_samples, getattr(options, "parallelism_limit", 1)
 
 
 def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:

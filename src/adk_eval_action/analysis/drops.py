@@ -178,6 +178,8 @@ def dropped_cases(
     for case in comparison.cases:
         if case.suite not in suites or case.baseline_status is None or case.head_status is None:
             continue
+        if case.largest_drop <= 0:
+            continue  # no gated metric of it got worse: its rows need not be built
         own = []
         for d in case.metrics:
             rule = wanted.get((case.suite, d.metric_name))

@@ -199,7 +199,8 @@ def paired_tests(
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     prepared = [_prepare(one, order) for one in inputs]
-    _distribute(prepared, seed, n_resamples)
+    tables = SubsetTables()
+    _distribute(prepared, seed, n_resamples, tables)
     gated, informational = (
         [p for p in prepared if p.dist is not None and p.informational == flag]
         for flag in (False, True)
@@ -215,7 +216,7 @@ def paired_tests(
         informational_level_worse=_level(informational, _p_worse, alpha),
         informational_level_better=_level(informational, _p_better, alpha),
     )
-    results = [_result(p, method) for p in prepared]
+    results = [_result(p, method, tables) for p in prepared]
     return results, method
 
 
@@ -276,7 +277,9 @@ def _moves(p: _Prepared) -> bool:
     return bool(np.any(highs > lows))
 
 
-def _distribute(prepared: list[_Prepared], seed: int, n_resamples: int) -> None:
+def _distribute(
+    prepared: list[_Prepared], seed: int, n_resamples: int, tables: SubsetTables
+) -> None:
     """Sets ``dist`` of every test that can reject: one product per shared case set for
     the sign flip; for the stratified test, exact when it can be, else one draw per shape
     of cases and runs."""
@@ -286,7 +289,6 @@ def _distribute(prepared: list[_Prepared], seed: int, n_resamples: int) -> None:
             key = p.paired.tobytes() + (b"" if p.strata is None else b"|" + p.strata.shape_key)
             groups.setdefault(key, []).append(p)
     flips: dict[int, SignFlips] = {}
-    tables = SubsetTables()
     draws: dict[bytes, Drawn] = {}
     exact_up_to = max(0, n_resamples.bit_length() - 1)
     for members in groups.values():
@@ -316,7 +318,7 @@ def _distribute_strata(
     for p in members:
         assert p.strata is not None
         if p.strata.size <= exact_up_to:
-            p.dist = exact_distribution(p.strata, tables, exact_mean(p.diffs.tolist()))
+            p.dist = exact_distribution(p.strata, exact_mean(p.diffs.tolist()), tables)
         if p.dist is None:
             drawn.append((p, p.strata))
     if not drawn:
@@ -348,7 +350,7 @@ def _p_better(p: _Prepared) -> float:
     return p.dist.p_less(-p.min_effect)
 
 
-def _result(p: _Prepared, method: TestMethod) -> PairedResult:
+def _result(p: _Prepared, method: TestMethod, tables: SubsetTables) -> PairedResult:
     n = int(p.paired.size)
     confidence = 1.0 - method.alpha
     delta = exact_mean(p.diffs.tolist()) if n and p.reason != TOO_LARGE_REASON else 0.0
@@ -365,7 +367,7 @@ def _result(p: _Prepared, method: TestMethod) -> PairedResult:
         )
     else:
         interval = _bounded(p, p.dist, method, fields)
-    advice = _advice(p, interval, method)
+    advice = _advice(p, interval, method, tables)
     if advice is not None:
         interval = interval.model_copy(update={"to_decide": advice})
     return PairedResult(interval, p.baseline_mean, p.head_mean, p.min_effect)
@@ -404,7 +406,9 @@ def _bounded(
     return DeltaInterval(low=low, high=high, **common, **fields)
 
 
-def _advice(p: _Prepared, interval: DeltaInterval, method: TestMethod) -> str | None:
+def _advice(
+    p: _Prepared, interval: DeltaInterval, method: TestMethod, tables: SubsetTables
+) -> str | None:
     """What sample would decide a gated change beyond ``min_effect`` the test did not call
     (:func:`adk_eval_action.analysis.sample.to_decide`); None for any other."""
     if p.informational or p.means is None or p.reason not in (None, ONE_CASE_REASON):
@@ -436,4 +440,4 @@ def _advice(p: _Prepared, interval: DeltaInterval, method: TestMethod) -> str | 
         exact_up_to=method.exact_up_to,
         word="drop" if worse else "gain",
     )
-    return to_decide(undecided)
+    return to_decide(undecided, tables)

@@ -32,6 +32,7 @@ from adk_eval_action.analysis.stratified import (
     Strata,
     SubsetTables,
     exact_distribution,
+    positions,
 )
 
 MAX_RUNS = 8
@@ -39,6 +40,7 @@ MAX_RUNS = 8
 test's tables; more runs than that are rarely the cheaper way)."""
 MAX_CASES_FACTOR = 20
 """The most "times the eval cases" a suggestion names."""
+_HOPELESS = 20.0
 
 
 def sample_text(cases: int, runs: tuple[int, int]) -> str:
@@ -55,18 +57,19 @@ def sample_text(cases: int, runs: tuple[int, int]) -> str:
 def projected(s: Strata, runs: int) -> Strata:
     """``s`` with each side of each case stretched (or shrunk) to ``runs`` scores: the
     side's sorted scores at the quantiles ``(j + 0.5) / runs``."""
-    sides = []
-    for first, count in ((s.start[:-1], s.head_runs), (s.start[:-1] + s.head_runs, s.base_runs)):
-        picks = np.floor((np.arange(runs) + 0.5)[None, :] * count[:, None] / runs).astype(np.int64)
-        sorted_side = [np.sort(s.values[a : a + c]) for a, c in zip(first, count, strict=True)]
-        sides.append(np.concatenate([v[p] for v, p in zip(sorted_side, picks, strict=True)]))
+    layout = np.empty((s.size, 2, runs))
+    case = np.arange(s.size)
+    for side, (first, count) in enumerate(
+        ((s.start[:-1], s.head_runs), (s.start[:-1] + s.head_runs, s.base_runs))
+    ):
+        scores = s.values[positions(first, count)]
+        ordered = scores[np.lexsort((scores, np.repeat(case, count)))]
+        offsets = np.cumsum(count) - count
+        steps = np.floor((np.arange(runs) + 0.5)[None, :] * count[:, None] / runs)
+        layout[:, side, :] = ordered[offsets[:, None] + steps.astype(np.int64)]
     full = np.full(s.size, runs, dtype=np.int64)
     start = np.arange(s.size + 1, dtype=np.int64) * 2 * runs
-    values = np.empty(2 * runs * s.size)
-    layout = values.reshape(s.size, 2, runs)
-    layout[:, 0, :] = sides[0].reshape(s.size, runs)
-    layout[:, 1, :] = sides[1].reshape(s.size, runs)
-    return Strata(head_runs=full, base_runs=full.copy(), values=values, start=start)
+    return Strata(head_runs=full, base_runs=full.copy(), values=layout.ravel(), start=start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +92,14 @@ class Undecided:
     word: str
 
 
-def to_decide(u: Undecided) -> str | None:
+def to_decide(u: Undecided, tables: SubsetTables | None = None) -> str | None:
     """The sentence on what would decide ``u`` (module docstring); None when no sample
-    within the limits would."""
+    within the limits would. ``tables``: the comparison's labelling tables, to share."""
+    tables = tables if tables is not None else SubsetTables()
     need = f"a call needs p ≤ {u.level:.3g}"
     if u.strata is not None:
         runs = int(max(u.strata.head_runs.max(), u.strata.base_runs.max()))
-        found = _runs_to_decide(u, runs)
+        found = _runs_to_decide(u, runs, tables)
         if found is not None:
             now = f"with {runs} the smallest possible p is {u.p_min:.3g}"
             if u.p_min <= u.level:
@@ -111,41 +115,51 @@ def to_decide(u: Undecided) -> str | None:
     )
 
 
-def _runs_to_decide(u: Undecided, runs: int) -> int | None:
+def _runs_to_decide(u: Undecided, runs: int, tables: SubsetTables) -> int | None:
     """The fewest runs per case in ``runs + 1 .. MAX_RUNS`` whose projected test rejects
-    (a bisection: more runs of the same results never raise the p-value much), or None."""
+    (a bisection: more runs of the same results never raise the p-value much), or None.
+    A change whose normal approximation at :data:`MAX_RUNS` is far from the level
+    (:data:`_HOPELESS` times it) is not computed exactly."""
     assert u.strata is not None
     low, high = runs + 1, MAX_RUNS
-    if low > high or not _decides(u, u.strata, high):
+    if low > high or _normal_p(u, projected(u.strata, high)) > _HOPELESS * u.level:
+        return None
+    if not _decides(u, u.strata, high, tables):
         return None
     while low < high:
         middle = (low + high) // 2
-        if _decides(u, u.strata, middle):
+        if _decides(u, u.strata, middle, tables):
             high = middle
         else:
             low = middle + 1
     return low
 
 
-def _decides(u: Undecided, s: Strata, runs: int) -> bool:
+def _normal_p(u: Undecided, s: Strata) -> float:
+    """The normal approximation of the stratified test's p-value of ``s`` in ``u``'s
+    direction (the statistic's permutation mean is 0, its variance
+    :func:`_permutation_variance`)."""
+    spread = math.sqrt(_permutation_variance(s, u.theta))
+    centred = float(np.sum(s.diffs() - u.theta))
+    z = (-centred if u.less else centred) / spread if spread > 0 else 0.0
+    return NormalDist().cdf(-z)
+
+
+def _decides(u: Undecided, s: Strata, runs: int, tables: SubsetTables) -> bool:
     """Whether the test of ``s`` projected to ``runs`` runs a side rejects at ``u.level``:
-    exactly with at most ``u.exact_up_to`` cases, else by the normal approximation of the
-    stratified statistic (its permutation mean is 0, its variance
-    :func:`_permutation_variance`), never below the smallest possible p."""
+    exactly with at most ``u.exact_up_to`` cases, else by :func:`_normal_p`, never below
+    the smallest possible p."""
     if math.comb(2 * runs, runs) > MAX_SUBSETS:
         return False
     p = projected(s, runs)
     dist = None
     if p.size <= u.exact_up_to:
-        dist = exact_distribution(p, SubsetTables(), float(np.mean(p.diffs())))
+        dist = exact_distribution(p, float(np.mean(p.diffs())), tables)
     if dist is not None:
         value = dist.p_less(u.theta) if u.less else dist.p_greater(u.theta)
         return bool(value <= u.level)
     floor = max(math.comb(2 * runs, runs) ** -float(p.size), 1.0 / (u.n_resamples + 1))
-    spread = math.sqrt(_permutation_variance(p, u.theta))
-    centred = float(np.sum(p.diffs() - u.theta))
-    z = (-centred if u.less else centred) / spread if spread > 0 else 0.0
-    return bool(max(NormalDist().cdf(-z), floor) <= u.level)
+    return bool(max(_normal_p(u, p), floor) <= u.level)
 
 
 def _cases_factor(u: Undecided) -> int | None:
@@ -169,14 +183,14 @@ def _cases_factor(u: Undecided) -> int | None:
 def _permutation_variance(s: Strata, theta: float) -> float:
     """The variance of the stratified statistic's sum over random labellings, with
     ``theta`` taken off the head scores: per case ``σ² L / (L − 1) (1/m + 1/n)``, ``σ²``
-    the pooled scores' variance."""
-    total = 0.0
-    for i, (m, n) in enumerate(zip(s.head_runs.tolist(), s.base_runs.tolist(), strict=True)):
-        z = s.values[s.start[i] : s.start[i + 1]].copy()
-        z[:m] -= theta
-        size = m + n
-        total += float(np.var(z)) * size / (size - 1) * (1.0 / m + 1.0 / n)
-    return total
+    the variance of its ``L = m + n`` pooled scores."""
+    z = s.values.copy()
+    z[positions(s.start[:-1], s.head_runs)] -= theta
+    size = s.head_runs + s.base_runs
+    mean = np.add.reduceat(z, s.start[:-1]) / size
+    spread = np.add.reduceat((z - np.repeat(mean, size)) ** 2, s.start[:-1]) / size
+    weight = np.where(size > 1, size / np.maximum(size - 1, 1), 0.0)
+    return float(np.sum(spread * weight * (1.0 / s.head_runs + 1.0 / s.base_runs)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,12 +54,15 @@ from threadpoolctl import threadpool_limits
 from adk_eval_action.analysis.signflip import BLOCK_ELEMENTS, TIE, FlipDistribution
 
 MAX_SUBSETS = 1 << 14
-"""Most labellings of one case enumerated as a table (8 runs a side: 12,870); a case with
-more (9 runs a side: 48,620) is drawn by sorting random keys instead, and is never
-exact."""
+"""Most labellings of one case drawn from a table (8 runs a side: 12,870; with more, 9 runs
+a side: 48,620, they are drawn by sorting random keys instead), and most subsets of one
+side's runs an exact distribution enumerates (14 runs)."""
 MAX_STATES = 1 << 14
 """Most distinct ``(Σ u, Σ k g)`` points an exact distribution may hold."""
 _MAX_CANDIDATES = 1 << 18
+# A case with at most this many labellings is enumerated from its table, one product (the
+# subset sums' many small steps cost more there); with more, by its sides' subset sums.
+_TABLED = 1024
 # Points are merged on a grid of 2**-36 of the scaled scores (|z| <= 1): far below any
 # difference of two scores, far above the rounding of sums in different orders.
 _GRID = 2.0**36
@@ -119,12 +122,12 @@ def strata(head: tuple[np.ndarray, np.ndarray], base: tuple[np.ndarray, np.ndarr
     start = np.zeros(m.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=start[1:])
     values = np.empty(int(start[-1]), dtype=np.float64)
-    values[_positions(start[:-1], m)] = h
-    values[_positions(start[:-1] + m, n)] = b
+    values[positions(start[:-1], m)] = h
+    values[positions(start[:-1] + m, n)] = b
     return Strata(head_runs=m, base_runs=n, values=values, start=start)
 
 
-def _positions(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def positions(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``first[i], first[i] + 1, …`` (``counts[i]`` of them) for every ``i``, concatenated."""
     total = int(counts.sum())
     offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -171,19 +174,85 @@ def _merge(u: np.ndarray, d: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...
     return u[order][new], d[order][new], np.bincount(group, weights=w[order])
 
 
-def exact_distribution(s: Strata, tables: SubsetTables, delta: float) -> FlipDistribution | None:
+def _subset_sums(z: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For ``k = 0 .. len(z)``: the distinct sums of the ``k``-subsets of ``z`` and how
+    many subsets have each. Built over the distinct scores: taking ``t`` of a score held
+    ``c`` times adds ``t`` times it, in ``C(c, t)`` ways (pass/fail scores: two steps)."""
+    values, counts = np.unique(z, return_counts=True)
+    levels = [(np.zeros(1), np.ones(1))]
+    for value, count in zip(values.tolist(), counts.tolist(), strict=True):
+        grown: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(len(levels) + count)]
+        for k, (sums, weights) in enumerate(levels):
+            for t in range(count + 1):
+                grown[k + t].append((sums + t * value, weights * math.comb(count, t)))
+        levels = [_merge1(parts) for parts in grown]
+    return levels
+
+
+def _merge1(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Sums with their counts, equal sums (on the grid) merged."""
+    sums = np.concatenate([p[0] for p in parts])
+    weights = np.concatenate([p[1] for p in parts])
+    if sums.size == 1:
+        return sums, weights
+    keys, first, index = np.unique(
+        np.rint(sums * _GRID).astype(np.int64), return_index=True, return_inverse=True
+    )
+    return sums[first], np.bincount(index.ravel(), weights=weights, minlength=keys.size)
+
+
+def _case_points(head: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """One case's labellings as distinct ``(u, k g)`` points with their counts: moving
+    ``k`` runs each way, ``u = g (Σ head moved − Σ baseline moved)``, for every pair of a
+    ``k``-subset of the head's runs and one of the baseline's. None when a side has more
+    than :data:`MAX_SUBSETS` subsets or the pairs are too many to count."""
+    if 2 ** max(head.size, base.size) > MAX_SUBSETS:
+        return None
+    g = 1.0 / head.size + 1.0 / base.size
+    moved_head, moved_base = _subset_sums(head), _subset_sums(base)
+    shared = range(min(head.size, base.size) + 1)
+    pairs = sum(moved_head[k][0].size * moved_base[k][0].size for k in shared)
+    if pairs > _MAX_CANDIDATES:
+        return None
+    u, d, w = [], [], []
+    for k in shared:
+        (hs, hw), (bs, bw) = moved_head[k], moved_base[k]
+        u.append(((hs[:, None] - bs[None, :]) * g).ravel())
+        d.append(np.full(hs.size * bs.size, k * g))
+        w.append(np.outer(hw, bw).ravel())
+    return _merge(np.concatenate(u), np.concatenate(d), np.concatenate(w))
+
+
+def _tabled_points(
+    case: np.ndarray, m: int, n: int, tables: SubsetTables
+) -> tuple[np.ndarray, ...]:
+    """One case's labellings as distinct ``(u, k g)`` points with their counts, from its
+    shape's table (every labelling once)."""
+    moved, k = tables.get(m, n)
+    g = 1.0 / m + 1.0 / n
+    return _merge(-(moved @ case) * g, k * g, np.ones(k.size))
+
+
+def exact_distribution(
+    s: Strata, delta: float, tables: SubsetTables | None = None
+) -> FlipDistribution | None:
     """Every joint labelling of ``s`` counted (module docstring); None when a case has more
-    than :data:`MAX_SUBSETS` labellings or the distribution more than :data:`MAX_STATES`
-    points. ``delta`` is the observed mean change, recorded on the result."""
+    than 14 runs a side (:data:`MAX_SUBSETS` subsets) or the distribution more than
+    :data:`MAX_STATES` points. ``delta`` is the observed mean change, recorded on the
+    result."""
     scale = _scale(s.values)
     z = s.values / scale
+    tables = tables if tables is not None else SubsetTables()
     u_all, d_all, w_all = np.zeros(1), np.zeros(1), np.ones(1)
     for i, (m, n) in enumerate(zip(s.head_runs.tolist(), s.base_runs.tolist(), strict=True)):
-        if math.comb(m + n, m) > MAX_SUBSETS:
+        case = z[s.start[i] : s.start[i + 1]]
+        if math.comb(m + n, m) <= _TABLED:
+            points: tuple[np.ndarray, ...] | None = _tabled_points(case, m, n, tables)
+        else:
+            points = _case_points(case[:m], case[m:])
+        if points is None:
             return None
-        moved, k = tables.get(m, n)
-        g = 1.0 / m + 1.0 / n
-        u, d, w = _merge(-(moved @ z[s.start[i] : s.start[i + 1]]) * g, k * g, np.ones(k.size))
+        u, d, w = points
         if u_all.size * u.size > _MAX_CANDIDATES:
             return None
         u_all, d_all, w_all = _merge(
@@ -281,7 +350,7 @@ def _layout(members: list[Strata], drawn: Drawn) -> tuple[np.ndarray, np.ndarray
     first = members[0]
     slots, g, base = [], [], []
     for m, n, cases in drawn.groups:
-        slots.append(_positions(first.start[cases], np.full(cases.size, m + n)))
+        slots.append(positions(first.start[cases], np.full(cases.size, m + n)))
         g.append(np.full(cases.size * (m + n), 1.0 / m + 1.0 / n))
         base.append(np.tile(np.r_[np.zeros(m), np.ones(n)], cases.size))
     order, weight = np.concatenate(slots), np.concatenate(g)

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict
 
 from adk_eval_action.adk.history import load_any_results
 from adk_eval_action.baseline.models import (
-    RESULTS_FILE_NAME,
     ArtifactDownloadError,
     BaselineContext,
     BaselineUnavailable,
@@ -43,7 +42,7 @@ from adk_eval_action.github.transport import (
 )
 from adk_eval_action.results.history import HISTORY_FILE_NAME, MAX_HISTORY_BYTES, History
 from adk_eval_action.results.history_io import HistoryUnusable, history_from_bytes
-from adk_eval_action.results.model import RunResults
+from adk_eval_action.results.model import RESULTS_FILE_NAME, RunResults
 
 log = logging.getLogger(__name__)
 ClientFactory = Callable[[str, str], GitHubClient]

@@ -18,9 +18,8 @@ from adk_eval_action.report.format import cut
 from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.results.history import History
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
+from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
 
-DEFAULT_ARTIFACT_NAME = "adk-eval-results"
-RESULTS_FILE_NAME = "adk-eval-results.json"
 MODES = ("auto", "artifact", "rerun", "none")
 
 BaselineSource = Literal["file", "artifact", "rerun", "none"]

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from adk_eval_action.adk.history import load_any_results
 from adk_eval_action.baseline.models import (
-    RESULTS_FILE_NAME,
     BaselineRequest,
     RerunError,
     ResolvedBaseline,
@@ -25,6 +24,7 @@ from adk_eval_action.baseline.models import (
 from adk_eval_action.children import run_child
 from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.git import Git, GitError, trusting_environment
+from adk_eval_action.results.model import RESULTS_FILE_NAME
 
 log = logging.getLogger(__name__)
 

@@ -31,11 +31,11 @@ the note; it never fails the run. When the eval sets are unchanged and only the 
 changed, the baseline is re-scored under the head's eval config (the ``rescore`` the
 pipeline passes: :func:`adk_eval_action.adk.rescore.rescore_baseline`).
 
-The pipeline builds the :class:`~adk_eval_action.baseline.models.BaselineRequest` from the
-run's settings (``run.pipeline.baseline_request``); the action adds the GitHub context
-(``action.pipeline_request``): the repository, API and server URLs (GHES works), the token
-(needs ``actions: read`` for artifacts), the PR head (not ``GITHUB_SHA``'s merge commit) and
-the PR's base branch.
+The :class:`~adk_eval_action.baseline.models.BaselineRequest` is built from the run's
+resolved settings and, in the action, its event (:func:`.request.baseline_request`): the
+GitHub context is the repository, API and server URLs (GHES works), the token (needs
+``actions: read`` for artifacts), the PR head (not ``GITHUB_SHA``'s merge commit) and the
+PR's base branch.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from pathlib import Path
 from adk_eval_action.adk.history import load_any_results
 from adk_eval_action.baseline.artifact import ClientFactory, artifact_baseline
 from adk_eval_action.baseline.models import (
-    DEFAULT_ARTIFACT_NAME,
     BaselineContext,
     BaselineRequest,
     BaselineUnavailable,
@@ -62,6 +61,7 @@ from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
 from adk_eval_action.results.identity import baseline_renames, rename_suites
 from adk_eval_action.results.model import RunResults
+from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
 
 log = logging.getLogger(__name__)
 Rescore = Callable[[RunResults, RunResults], Awaitable[list[str]]]

@@ -112,6 +112,15 @@ class EventContext(BaseModel):
     def is_pull_request_event(self) -> bool:
         return self.event_name in ("pull_request", "pull_request_target")
 
+    @property
+    def records_baseline(self) -> bool:
+        """Whether a run of this event records the next baseline when the ``record``
+        setting does not say: a push to the repository's default branch (the payload names
+        it), else any push."""
+        if self.event_name != "push":
+            return False
+        return not self.default_branch or self.ref == f"refs/heads/{self.default_branch}"
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> EventContext:
         """Build from the runner's variables; reads the file ``GITHUB_EVENT_PATH`` names

@@ -42,12 +42,14 @@ from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.format import md
 from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.results.model import ErrorRecord
+from adk_eval_action.settings import RunSettings
 from adk_eval_action.text import without_surrogates
 
 __all__ = [
     "COMMENT_FILE",
     "MAX_ANNOTATIONS",
     "PR_FILE",
+    "REPORT_FILE",
     "RENDER_MAX_CHARS",
     "PublishTarget",
     "RunnerEnv",
@@ -67,6 +69,8 @@ log = logging.getLogger(__name__)
 #: Files the action writes next to the results file; the fork recipe uploads all three.
 COMMENT_FILE = "adk-eval-comment.md"
 PR_FILE = "adk-eval-pr.json"
+#: The HTML report the action writes next to the results file (``--html-out``).
+REPORT_FILE = "adk-eval-report.html"
 #: The rendered comment's bound: GitHub's limit less room for the run link and marker that
 #: `compose_comment_body` adds.
 RENDER_MAX_CHARS = COMMENT_MAX_CHARS - 1_000
@@ -133,6 +137,23 @@ class PublishTarget(BaseModel):
     def path(self, path: Path) -> Path:
         """A path of the run (relative to its working directory) as an absolute one."""
         return path if path.is_absolute() else self.workdir / path
+
+    @classmethod
+    def from_settings(
+        cls, settings: RunSettings, runner: RunnerEnv, workdir: Path, secrets: tuple[str, ...],
+    ) -> PublishTarget:
+        """The target of a run with these resolved ``settings`` (``github_token``,
+        ``comment``, ``comment_key``, ``results_path``), in ``runner``'s environment."""
+        return cls(
+            runner=runner, workdir=workdir, github_token=settings.github_token,
+            comment=settings.comment, comment_key=settings.comment_key,
+            results_path=settings.results_path, secrets=secrets,
+        )
+
+    @property
+    def report_path(self) -> Path:
+        """The HTML report the action writes beside the results file, for upload."""
+        return self.path(self.results_path).parent / REPORT_FILE
 
 
 def publish(

@@ -5,7 +5,9 @@ comment's verdict line (``templates/_macros.md.j2``, ``verdict_line``), without 
   incomplete (cause)``, ``and failed`` when computed scores failed the gate too;
 * else ``ADK eval report only`` (``fail_on: none``), ``passed with warnings`` (some cases
   could not be evaluated), ``passed`` or ``failed``, with the count of eval cases, the
-  runs each, why some could not be evaluated and the removed cases; the gate's reasons.
+  runs each, why some could not be evaluated and the removed cases, then the drops the
+  gate did not fail on (:func:`adk_eval_action.report.headline.drops_text`, ``worse: …``,
+  as the console says them); the gate's reasons.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from adk_eval_action.report.headline import incomplete_headline
+from adk_eval_action.report.headline import drops_text, incomplete_headline
 from adk_eval_action.report.render import CommentContext
 
 
@@ -53,4 +55,6 @@ def verdict(context: CommentContext) -> Verdict:
     if comparison.num_runs > 1 and gate.cases_evaluated:
         parts[0] += f" ({comparison.num_runs} runs each)"
     parts += [note for note in (gate.unsure_note, comparison.removed_note) if note]
+    drops = drops_text(gate, comparison, markdown=False)
+    parts += [f"worse: {drops}"] if drops else []
     return Verdict(tone=tone, title=title, text="; ".join(parts), reasons=gate.reasons)

@@ -39,6 +39,9 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = 2
+#: The results file's name when none is given (the ``results_path`` setting), and the
+#: member a baseline artifact holds.
+RESULTS_FILE_NAME = "adk-eval-results.json"
 #: The versions a file may have; older ones are brought to :data:`SCHEMA_VERSION` as they
 #: load (results.io).
 READABLE_SCHEMA_VERSIONS = (1, 2)

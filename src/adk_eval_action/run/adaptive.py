@@ -26,6 +26,7 @@ from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import RunResults, SuiteRecord
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
+from adk_eval_action.results.writer import ResultsWriter
 
 log = logging.getLogger(__name__)
 Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
@@ -58,19 +59,21 @@ def planned_runs(results: RunResults) -> int:
 
 
 async def repeat_undecided(
-    results: RunResults,
+    writer: ResultsWriter,
     baseline: RunResults | ScoreTable,
     suites: list[Suite],
     gate_config: GateConfig,
     max_runs: int,
     evaluate: Evaluate,
 ) -> AdaptiveRuns:
-    """Adds head runs to ``results`` in place (module docstring) and says what it spent.
+    """Hands more head runs to ``writer`` (module docstring) and says what it spent.
 
-    Each round compares ``results`` with ``baseline`` as the gate does (same
-    ``min_effect``), plans at most the remaining budget of cases, and runs each planned
-    case once through ``evaluate``; new runs are numbered after the case's last run.
+    Each round compares the head's results (``writer.results()``) with ``baseline`` as the
+    gate does (same ``min_effect``), plans at most the remaining budget of cases, and runs
+    each planned case once through ``evaluate``; new runs are numbered after the case's
+    last run (:meth:`ResultsWriter.add_runs`).
     """
+    results = writer.results()
     summary = AdaptiveRuns(max_runs=max_runs, budget=planned_runs(results))
     by_name = {s.name: s for s in suites}
     touched: set[CaseKey] = set()
@@ -84,7 +87,7 @@ async def repeat_undecided(
         added = 0
         for suite_name, wanted in _by_suite(keys).items():
             record = await evaluate(by_name[suite_name], wanted)
-            added += merge_runs(results, record)
+            added += writer.add_runs(record)
         summary.rounds += 1
         summary.extra_runs += added
         touched.update(keys)
@@ -109,34 +112,6 @@ def _by_suite(keys: list[CaseKey]) -> dict[str, dict[str, list[str]]]:
     for suite, eval_set_id, eval_id in keys:
         out.setdefault(suite, {}).setdefault(eval_set_id, []).append(eval_id)
     return out
-
-
-def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
-    """Appends ``extra``'s runs to the same cases of ``results`` (numbered after each
-    case's last run) and its errors, warnings and agent details to the suite; returns the
-    runs added."""
-    suite = next((s for s in results.suites if s.name == extra.name), None)
-    if suite is None:
-        return 0
-    sets = {e.eval_set_id: e for e in suite.eval_sets}
-    added = 0
-    for extra_set in extra.eval_sets:
-        target = sets.get(extra_set.eval_set_id)
-        if target is None:
-            continue
-        cases = {c.eval_id: c for c in target.eval_cases}
-        for extra_case in extra_set.eval_cases:
-            case = cases.get(extra_case.eval_id)
-            if case is None:
-                continue
-            for run in extra_case.runs:
-                last = max((r.run for r in case.runs), default=0)
-                case.runs.append(run.model_copy(update={"run": last + 1}))
-                added += 1
-    suite.errors.extend(extra.errors)
-    suite.warnings.extend(w for w in extra.warnings if w not in suite.warnings)
-    suite.agent_details.update(extra.agent_details)  # what the added runs refer to
-    return added
 
 
 def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None) -> Evaluate:

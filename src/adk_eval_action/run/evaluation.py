@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adk_eval_action.analysis.paired import DEFAULT_ALPHA, DEFAULT_RESAMPLES, WITHIN_CASES_UP_TO
+from adk_eval_action.analysis.sample import detectable
 from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
@@ -27,11 +29,11 @@ from adk_eval_action.results.model import (
     ErrorRecord,
     ModelCallCounts,
     RunMetadata,
-    RunResults,
     SuiteRecord,
     package_version,
     utc_now,
 )
+from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
@@ -156,29 +158,30 @@ def engine_hooks(request: RunRequest) -> EngineHooks:
     return EngineHooks(on_progress=None if request.settings.quiet else _progress)
 
 
-async def _preflight(request: RunRequest, suites: list[Suite], results: RunResults) -> bool:
+async def _preflight(
+    request: RunRequest, suites: list[Suite], writer: ResultsWriter, note: str | None,
+) -> bool:
     """The preflight on every suite; its problems become the run's errors (each names its
     file and field). Missing model credentials with ``on_missing_credentials: skip`` are no
-    error: the run is marked skipped (``results.metadata.skipped``). What the event says
-    about credentials (``request.credentials_note``: a fork's pull request) is added to their
-    message. True when it found nothing that cannot work."""
+    error: the run is marked skipped (``RunMetadata.skipped``). ``note`` (what the event
+    says about credentials: a fork's pull request) is added to their message. True when
+    it found nothing that cannot work."""
     from adk_eval_action.adk.model_calls import quiet_client_cleanup
     from adk_eval_action.adk.preflight import check_suites
 
     quiet_client_cleanup(asyncio.get_running_loop())
     report = await check_suites(suites, request.workdir, os.environ)
     problems = [
-        p.model_copy(update={"message": f"{p.message}. {request.credentials_note}"})
-        if p.kind == "credentials" and request.credentials_note
+        p.model_copy(update={"message": f"{p.message}. {note}"})
+        if p.kind == "credentials" and note
         else p
         for p in report.problems
     ]
     if request.settings.on_missing_credentials == "skip" and report.missing_credentials:
-        credentials = [p.message for p in problems if p.kind == "credentials"]
-        results.metadata.skipped = "; ".join(credentials)
+        writer.skip("; ".join(p.message for p in problems if p.kind == "credentials"))
         problems = [p for p in problems if p.kind != "credentials"]
     for problem in problems:
-        results.errors.append(
+        writer.add_error(
             ErrorRecord(
                 kind=problem.kind,
                 suite=problem.suite,
@@ -191,27 +194,29 @@ async def _preflight(request: RunRequest, suites: list[Suite], results: RunResul
 
 
 async def _evaluate_all(
-    request: RunRequest, suites: list[Suite], calls: ModelCalls, results: RunResults
+    request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter,
+    note: str | None,
 ) -> bool:
     """The preflight, then every suite in one pool when it found nothing that cannot work;
     else no suite is evaluated nor recorded: the run stopped before evaluation started
     (``RunResults.stopped_by``: its errors are the preflight's; what was found is still
-    said, and the eval configs' lint warnings kept in ``results.warnings``), or was skipped
-    on purpose (``results.metadata.skipped``, quietly). False when the preflight refused
-    the run."""
+    said, and the eval configs' lint warnings kept in the results' ``warnings``), or was
+    skipped on purpose (``RunMetadata.skipped``, quietly). False when the preflight
+    refused the run."""
     from adk_eval_action.adk.engine import open_suite
     from adk_eval_action.adk.scheduler import evaluate_suites
 
     settings = engine_settings(request)
-    if not await _preflight(request, suites, results):
-        if results.errors:
+    if not await _preflight(request, suites, writer, note):
+        if writer.errors():
             found = [open_suite(suite, settings)[0] for suite in suites]
-            results.warnings.extend(w for record in found for w in record.warnings)
+            writer.add_warnings(w for record in found for w in record.warnings)
         return False
-    # The records are the results' from the start, so a signal keeps what was done.
+    # The writer holds each suite's record from the moment it is opened, with each case
+    # run placed in it as it finishes: a signal keeps what was done.
     evaluation = await evaluate_suites(suites, settings, engine_hooks(request), calls,
-                                       records=results.suites)
-    results.suites, results.shard = evaluation.suites, evaluation.shard
+                                       records=writer.suites)
+    writer.set_shard(evaluation.shard)
     return True
 
 
@@ -219,27 +224,25 @@ async def evaluate(
     request: RunRequest,
     suites: list[Suite],
     calls: ModelCalls,
+    writer: ResultsWriter,
     reused: list[SuiteRecord] | None = None,
     order: list[Suite] | None = None,
-    into: RunResults | None = None,
-) -> RunResults:
+    credentials_note: str | None = None,
+) -> None:
     """Evaluates ``suites`` in one work pool on the running event loop, every model call
-    retried and counted in ``calls``; never loses a suite's results to another's error.
-    ``reused`` records (taken from the baseline, run.changed) join the evaluated ones in
-    the order of ``order``. ``into`` is the results object to fill (the caller keeps what
-    was evaluated when a signal stops the event loop).
-
-    Raises:
-        AdkEvalActionError: the config is invalid (exit 2, nothing ran).
+    retried and counted in ``calls``, handing the suites' records, the run's errors and
+    warnings to ``writer`` (started: :meth:`ResultsWriter.start`); never loses a suite's
+    results to another's error. ``reused`` records (taken from the baseline, run.changed)
+    join the evaluated ones in the order of ``order``. ``credentials_note`` is what the
+    event says about missing model credentials, added to the preflight's message.
     """
-    results = into if into is not None else RunResults(metadata=run_metadata(request.workdir))
     start = time.monotonic()
     refused = False
     try:
         if suites:
-            refused = not await _evaluate_all(request, suites, calls, results)
+            refused = not await _evaluate_all(request, suites, calls, writer, credentials_note)
     except Exception as e:  # noqa: BLE001 - a bug of ours: say so, keep the run's files
-        results.errors.append(
+        writer.add_error(
             ErrorRecord(
                 kind="internal",
                 message=f"internal error: {describe_exception(e)}",
@@ -247,24 +250,22 @@ async def evaluate(
             )
         )
     if reused and not refused:
-        names = [s.name for s in order or suites]
-        results.suites = sorted([*results.suites, *reused], key=lambda s: names.index(s.name))
-    results.metadata.model_calls = calls.summary()
-    if results.metadata.model_calls.calls:
-        log.info("%s", model_calls_line(results.metadata.model_calls))
-    results.warnings.extend(w for s in results.suites for w in s.warnings)
-    results.metadata.finished_at = utc_now()
-    results.metadata.duration_seconds = round(time.monotonic() - start, 3)
-    cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)
-    if cases == 0 and not results.all_errors() and results.shard is None and not refused:
-        results.errors.append(
+        writer.add_reused(reused, [s.name for s in order or suites])
+    counts = calls.summary()
+    writer.set_model_calls(counts)
+    if counts.calls:
+        log.info("%s", model_calls_line(counts))
+    writer.add_warnings(w for s in writer.suites for w in s.warnings)
+    writer.finished(utc_now(), round(time.monotonic() - start, 3))
+    cases = sum(len(e.eval_cases) for s in writer.suites for e in s.eval_sets)
+    if cases == 0 and not writer.errors() and writer.shard is None and not refused:
+        writer.add_error(
             ErrorRecord(
                 kind="config",
                 message="the eval sets found hold no eval cases, so nothing was evaluated",
                 hint="add eval cases, or point PATHS or adk-eval.yaml at eval sets that have them",
             )
         )
-    return results
 
 
 async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
@@ -277,6 +278,31 @@ async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
     from adk_eval_action.adk.scheduler import plan_suites
 
     return await plan_suites(find_suites(request), engine_settings(request), engine_hooks(request))
+
+
+def detection_notes(found: Plan) -> dict[str, list[str]]:
+    """Per suite, what its planned eval cases x runs can call on each gated metric before
+    any model is called (:func:`adk_eval_action.analysis.sample.detectable`), in a family
+    of every suite's gated metrics, as compare tests them."""
+    tests = sum(len(s.gated_metrics) for s in found.suites)
+    notes = {}
+    for suite in found.suites:
+        if not suite.gated_metrics:
+            continue
+        can = detectable(
+            len(suite.cases),
+            suite.num_runs,
+            tests,
+            alpha=DEFAULT_ALPHA,
+            n_resamples=DEFAULT_RESAMPLES,
+            within_cases_up_to=WITHIN_CASES_UP_TO,
+        )
+        count = len(suite.gated_metrics)
+        notes[suite.name] = [
+            f"can call (each of its {count} gated metric{'s' if count != 1 else ''}, "
+            f"against its baseline): {can.line}"
+        ]
+    return notes
 
 
 def model_calls_line(counts: ModelCallCounts) -> str:

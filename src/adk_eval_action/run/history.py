@@ -26,11 +26,18 @@ from adk_eval_action.analysis.history import history_facts, pooled_runs
 from adk_eval_action.analysis.history_models import BaselineTrust, PoolNote
 from adk_eval_action.analysis.models import Comparison
 from adk_eval_action.baseline.history import previous_history
-from adk_eval_action.baseline.models import ResolvedBaseline
+from adk_eval_action.baseline.models import BaselineContext, BaselineRequest, ResolvedBaseline
 from adk_eval_action.baseline.trust import baseline_trust
+from adk_eval_action.github.publish import PublishTarget
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.inputs import folder_digest
-from adk_eval_action.results.history import History, appended, inputs_hash, recorded_run
+from adk_eval_action.results.history import (
+    HISTORY_FILE_NAME,
+    History,
+    appended,
+    inputs_hash,
+    recorded_run,
+)
 from adk_eval_action.results.history_io import HistoryUnusable, load_history, save_history
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import ScoreTable
@@ -53,31 +60,33 @@ class RunHistory(BaseModel):
     rescored: list[str] = Field(default_factory=list)
 
 
-def _repository(request: RunRequest) -> str | None:
-    return request.github.repository if request.github is not None else None
+def _repository(context: BaselineContext | None) -> str | None:
+    return (context.repository or None) if context is not None else None
 
 
-def given_history(request: RunRequest) -> RunHistory | None:
-    """The history named with ``--history`` (None: none named); one that cannot be used
-    is a warning and no history, the note saying why."""
+def given_history(request: RunRequest, context: BaselineContext | None = None
+                  ) -> RunHistory | None:
+    """The history named with ``--history`` (None: none named), checked against the
+    repository of the GitHub ``context`` (when there is one); one that cannot be used is
+    a warning and no history, the note saying why."""
     path = request.settings.history
     if path is None:
         return None
     try:
-        history = load_history(request.path(path), repository=_repository(request) or None)
+        history = load_history(request.path(path), repository=_repository(context))
     except HistoryUnusable as e:
         log.warning("history not used: %s", e)
         return RunHistory(note=f"not used: {e}")
     return RunHistory(history=history, note=f"from {path}")
 
 
-async def history_to_carry(request: RunRequest) -> RunHistory:
+async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> RunHistory:
     """The history a recording run adds its run to: ``--history``'s, else the previous
     recorded artifact's (the GitHub context; looked up in a worker thread), else none."""
-    given = given_history(request)
+    context = asked.github
+    given = given_history(request, context)
     if given is not None:
         return given
-    context = request.github
     if context is None or not context.usable:
         return RunHistory(note="no --history given and no GitHub context: a new history "
                           "starts")
@@ -99,25 +108,25 @@ def suite_hashes(results: RunResults, root: Path) -> dict[str, str | None]:
     return hashes
 
 
-def record_history(results: RunResults, request: RunRequest, carried: RunHistory) -> Path | None:
-    """Writes the history of a recording run (module docstring) to ``history_out``; the
-    path written, or None (not a recording run, nothing to write, or it failed: a
-    warning)."""
+def record_history(results: RunResults, request: RunRequest, carried: RunHistory,
+                   out: Path, context: BaselineContext | None, run_url: str | None,
+                   ) -> Path | None:
+    """Writes the history of a recording run (module docstring) to ``out``: ``carried``
+    with this run added (recorded by ``run_url`` in the repository and on the branch of
+    the GitHub ``context``, when there is one). The path written, or None (nothing to
+    write, or it failed: a warning)."""
     settings = request.settings
-    if not settings.record or settings.history_out is None:
-        return None
-    out = request.path(settings.history_out)
     history = carried.history
     if results.is_complete():
         meta = results.metadata
-        branch = (request.github.branch if request.github is not None else None) or (
+        branch = (context.branch if context is not None else None) or (
             meta.git_ref if meta.git_ref and meta.git_ref != "HEAD" else None)
         run = recorded_run(results, suite_hashes(results, request.repository_root),
-                           run_url=request.run_url)
+                           run_url=run_url)
         if run.ref in (None, "HEAD"):
             run.ref = branch
         history, notes = appended(history, run, max_runs=settings.history_runs,
-                                  repository=_repository(request) or None, branch=branch)
+                                  repository=_repository(context), branch=branch)
         for note in notes:
             log.info("%s", note)
     elif history is None:
@@ -129,31 +138,65 @@ def record_history(results: RunResults, request: RunRequest, carried: RunHistory
     try:
         save_history(history, out)
     except OSError as e:
-        log.warning("history not written to %s: %s", settings.history_out, e.strerror or e)
+        log.warning("history not written to %s: %s", _shown(out, request), e.strerror or e)
         return None
-    log.info("history: %s (%d recorded run(s))", settings.history_out, len(history.runs))
+    log.info("history: %s (%d recorded run(s))", _shown(out, request), len(history.runs))
     return out
 
 
-async def recording_history(results: RunResults, request: RunRequest) -> RunHistory | None:
-    """A recording run's history: with ``history_out``, the history carried forward
-    (:func:`history_to_carry`) and written with this run (:func:`record_history`); else
-    ``--history``'s, for the trends of its summary. None when not recording."""
-    if not request.settings.record:
+def _shown(path: Path, request: RunRequest) -> str:
+    try:
+        return str(path.relative_to(request.workdir))
+    except ValueError:
+        return str(path)
+
+
+def history_path(request: RunRequest, target: PublishTarget | None) -> Path | None:
+    """Where a recording run writes the history: the ``history_out`` setting, else, for
+    the action (``target``), ``adk-eval-history.json`` beside the results file (for the
+    workflow's upload step); None: not written."""
+    if request.settings.history_out is not None:
+        return request.path(request.settings.history_out)
+    if target is None:
         return None
-    if request.settings.history_out is None:
-        return given_history(request)
-    carried = await history_to_carry(request)
-    record_history(results, request, carried)
+    return request.path(request.settings.results_path).parent / HISTORY_FILE_NAME
+
+
+async def run_history(
+    results: RunResults, request: RunRequest, asked: BaselineRequest,
+    resolved: ResolvedBaseline, target: PublishTarget | None,
+) -> RunHistory | None:
+    """The history of a run that evaluated (``results``, written): a recording run's
+    (``asked.record``) is carried forward and written (:func:`recording_history`); a pull
+    request's is ``--history``'s or the baseline artifact's, with the ``resolved``
+    baseline's trust record (:func:`pull_request_history`)."""
+    if asked.record:
+        run_url = target.runner.event.run_url if target is not None else None
+        return await recording_history(results, request, asked, history_path(request, target),
+                                       run_url)
+    return pull_request_history(request, resolved, results, asked.github)
+
+
+async def recording_history(
+    results: RunResults, request: RunRequest, asked: BaselineRequest, out: Path | None,
+    run_url: str | None,
+) -> RunHistory | None:
+    """A recording run's history: with a path to write it to (``out``), the history
+    carried forward (:func:`history_to_carry`) and written with this run
+    (:func:`record_history`); else ``--history``'s, for the trends of its summary."""
+    if out is None:
+        return given_history(request, asked.github)
+    carried = await history_to_carry(request, asked)
+    record_history(results, request, carried, out, asked.github, run_url)
     return carried
 
 
-def pull_request_history(request: RunRequest, resolved: ResolvedBaseline,
-                         head: RunResults) -> RunHistory:
+def pull_request_history(request: RunRequest, resolved: ResolvedBaseline, head: RunResults,
+                         context: BaselineContext | None = None) -> RunHistory:
     """A pull request's history: ``--history``'s, else the one the baseline artifact held
     (or why it held none); with the baseline's trust record
     (:func:`adk_eval_action.baseline.trust.baseline_trust`) and re-scored suites."""
-    given = given_history(request)
+    given = given_history(request, context)
     if given is None:
         given = RunHistory(history=resolved.history, note=_artifact_note(resolved))
     trust = baseline_trust(resolved, head, request.settings.baseline_max_age)

@@ -34,7 +34,6 @@ from adk_eval_action.files import OutsideRoot, write_atomic
 from adk_eval_action.outcome import PipelineOutcome, error_annotations, with_hint
 from adk_eval_action.report.fallback import incomplete_markdown, skipped_markdown
 from adk_eval_action.report.headline import stopped_headline
-from adk_eval_action.results.io import clean_results, save_results
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
     CaseStatus,
@@ -43,6 +42,7 @@ from adk_eval_action.results.model import (
     RunResults,
 )
 from adk_eval_action.results.status import case_status
+from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.settings import RunRequest
 from adk_eval_action.text import without_surrogates
 
@@ -75,35 +75,36 @@ def write_text(path: Path | None, text: str) -> None:
 
 
 def stopped_run(
-    request: RunRequest, error: BaseException, results: RunResults | None = None,
+    request: RunRequest, error: BaseException, writer: ResultsWriter | None = None,
 ) -> PipelineOutcome:
     """The outcome of a run that ``error`` stopped: the one stop path of every entry point.
 
-    ``results`` None: the run stopped before evaluation started (nothing was evaluated):
-    an empty results file (the run's versions and commit, no suites) records the error
-    (:func:`_before_record`: its kind, the file it names), exit 2; a shard's run stays a
-    shard's (no comment is posted for it). Else ``results`` are what was evaluated: a
-    signal (``Interrupted``, exit 130/143) is recorded with how much was done, any other
-    error as :func:`_after_record` (exit 2). The error is added to the results, which are
-    saved (marked incomplete), and a short comment and summary say what was evaluated
-    and what stopped the run (:func:`stopped_report`). Never raises for a file it cannot
-    write (it logs it): this is the last resort of a run.
+    ``writer`` is the run's results writer (run.pipeline.results_writer), which holds what
+    was evaluated. Not started (or None): the run stopped before evaluation started
+    (nothing was evaluated): an empty results file (the run's versions and commit, no
+    suites) records the error (:func:`_before_record`: its kind, the file it names), exit
+    2; a shard's run stays a shard's (no comment is posted for it). Else a signal
+    (``Interrupted``, exit 130/143) is recorded with how much was done, any other error as
+    :func:`_after_record` (exit 2). The writer flushes what it holds with the error
+    (marked incomplete), and a short comment and summary say what was evaluated and what
+    stopped the run (:func:`stopped_report`). Never raises for a file it cannot write (it
+    logs it): this is the last resort of a run.
     """
-    exit_code, before = EXIT_USAGE, results is None
-    if results is None:
-        results = RunResults(metadata=_metadata(request.workdir))
+    path = request.settings.results_path
+    writer = writer or ResultsWriter(request.path(path), request.redactor, shown=path)
+    exit_code, before = EXIT_USAGE, not writer.started
+    if before:
+        writer.start(_metadata(request.workdir))
         record = _before_record(error, request)
     elif isinstance(error, Interrupted):
-        results = clean_results(results, request.redactor)
-        record, exit_code = _interruption(results, error), error.exit_code
+        record, exit_code = _interruption(writer.results(), error), error.exit_code
     else:
         record = _after_record(error, request.workdir)
-    results.errors.append(record)
-    results_path = request.path(request.settings.results_path)
     try:
-        save_results(results, results_path)
+        results = writer.flush(record)
     except Exception as e:  # noqa: BLE001 - last resort: say it and go on with the comment
-        log.error("the results file %s could not be written: %s", results_path, e)
+        log.error("%s", e)
+        results = writer.results()
     outcome = stopped_report(results, request, record, exit_code)
     shard = request.settings.shard
     if shard and before:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
@@ -19,6 +20,7 @@ from adk_eval_action.baseline.models import (
     ResolvedBaseline,
     parse_spec,
 )
+from adk_eval_action.baseline.request import baseline_request
 from adk_eval_action.baseline.resolve import (
     Rescore,
     file_baseline,
@@ -32,10 +34,12 @@ from adk_eval_action.errors import (
     AdkEvalActionError,
     ConfigError,
     Interrupted,
-    OutputError,
     ResultsFileError,
 )
 from adk_eval_action.files import expand_glob
+from adk_eval_action.github.event import EventContext, credentials_note
+from adk_eval_action.github.publish import RENDER_MAX_CHARS, PublishTarget
+from adk_eval_action.github.sticky import COMMENT_MAX_CHARS
 from adk_eval_action.outcome import (
     PipelineOutcome,
     case_failures,
@@ -52,7 +56,7 @@ from adk_eval_action.report.render import (
     render_summary,
     with_evidence,
 )
-from adk_eval_action.results.io import clean_results, gc_paused, save_results
+from adk_eval_action.results.io import clean_results, gc_paused
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
     ErrorRecord,
@@ -60,19 +64,18 @@ from adk_eval_action.results.model import (
     ShardInfo,
 )
 from adk_eval_action.results.scoretable import ScoreTable
+from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
-from adk_eval_action.run.history import (
-    RunHistory,
-    history_context,
-    pull_request_history,
-    recording_history,
-)
+from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
+
+if TYPE_CHECKING:
+    from adk_eval_action.adk.model_calls import ModelCalls
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -165,29 +168,34 @@ def comment_context(
     baseline_note: str,
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
+    target: PublishTarget | None = None,
     history: RunHistory | None = None,
 ) -> CommentContext:
     """Compares and gates (the ``gate`` setting), and returns what the comment and summary
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
-    comparison; ``history`` the default branch's history and the baseline's trust record
-    (trends, known flaky cases, pooled baseline runs: :func:`run.history.history_context`)."""
+    comparison. ``target`` is where the action publishes the run (the run link, whether
+    the runner takes a job summary, the HTML report beside the results file); None for
+    the CLI (the ``summary_out`` and ``html_out`` settings). ``history`` is the default
+    branch's history and the baseline's trust record (trends, known flaky cases, pooled
+    baseline runs: :func:`adk_eval_action.run.history.history_context`)."""
     gate_config = request.settings.gate
     comparison = history_context(results, baseline, baseline_note, gate_config, history)
     comparison.adaptive = adaptive
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     gate = decide(comparison, gate_config)
-    summary = request.job_summary
+    html = html_path(request, target)
     context = CommentContext(
         comparison=comparison,
         gate=gate,
         failed_on_scores=failed_on_scores(gate),
-        run_url=request.run_url,
+        run_url=target.runner.event.run_url if target else None,
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
         trend_chart=trend_charts_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
-        summary_written=request.settings.summary_out is not None if summary is None else summary,
-        html_report=request.settings.html_out.name if request.settings.html_out else None,
+        summary_written=request.settings.summary_out is not None if target is None
+        else target.runner.summary_file is not None,
+        html_report=html.name if html else None,
     )
     return with_evidence(context, results, baseline)
 
@@ -196,16 +204,32 @@ def _out(request: RunRequest, path: Path | None) -> Path | None:
     return None if path is None else request.path(path)
 
 
+def html_path(request: RunRequest, target: PublishTarget | None = None) -> Path | None:
+    """Where the HTML report goes: beside the results file for the action
+    (``PublishTarget.report_path``, for upload), else the ``html_out`` setting (None: no
+    report)."""
+    return target.report_path if target is not None else _out(request, request.settings.html_out)
+
+
+def comment_limit(target: PublishTarget | None = None) -> int:
+    """The rendered comment's bound in characters: GitHub's limit
+    (``github.sticky.COMMENT_MAX_CHARS``), less room for what the action adds around it
+    when it publishes (``github.publish.RENDER_MAX_CHARS``)."""
+    return COMMENT_MAX_CHARS if target is None else RENDER_MAX_CHARS
+
+
 def finish(
     results: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
+    target: PublishTarget | None = None,
     history: RunHistory | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
-    their tables: :func:`load_table`); ``history`` as :func:`comment_context`."""
+    their tables: :func:`load_table`); ``target`` and ``history`` as
+    :func:`comment_context`."""
     settings = request.settings
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     # Nothing evaluated (stopped, or skipped on purpose): the comment the action posted
@@ -215,16 +239,16 @@ def finish(
         return short
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
-        context = comment_context(results, baseline, baseline_note, request, adaptive,
+        context = comment_context(results, baseline, baseline_note, request, adaptive, target,
                                   history)
         comparison, gate = context.comparison, context.gate
         template = _out(request, settings.template)
-        comment = request.redactor(render_comment(context, template, request.max_comment_chars))
+        comment = request.redactor(render_comment(context, template, comment_limit(target)))
         summary = request.redactor(render_summary(context))
     write_text(_out(request, settings.comment_out), comment)
     write_text(_out(request, settings.summary_out), summary)
     with gc_paused():
-        write_html_report(_out(request, settings.html_out), context, results, baseline,
+        write_html_report(html_path(request, target), context, results, baseline,
                           request.redactor)
     # schemas/comparison.schema.json describes this file (docs/gating.md).
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
@@ -247,28 +271,14 @@ def finish(
         suites=[s.name for s in skeleton.suites],
         comparison=comparison,
         gate=gate,
-        warnings=requested_baseline_unused(request, baseline is not None, baseline_note),
+        warnings=requested_baseline_unused(
+            baseline_request(request, _event(target)), baseline is not None, baseline_note),
     )
 
 
-def baseline_request(request: RunRequest) -> BaselineRequest:
-    """What the baseline stage needs of the run. A re-run of the base commit repeats the
-    options a flag or input gave; the base commit's own adk-eval.yaml gives the rest."""
-    settings = request.settings
-    config = request.config_path if settings.config is not None else None
-    return BaselineRequest(
-        spec=settings.baseline,
-        record=bool(settings.record),
-        base_ref=settings.base_ref,
-        artifact_name=settings.artifact_name,
-        baseline_rerun=settings.baseline_rerun,
-        github=request.github,
-        workdir=request.workdir,
-        paths=settings.paths,
-        config=config,
-        num_runs=settings.explicit("num_runs"),
-        parallelism=settings.parallelism,
-    )
+def _event(target: PublishTarget | None) -> EventContext | None:
+    """The event of the GitHub run the action publishes to; None for the CLI."""
+    return target.runner.event if target is not None else None
 
 
 def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
@@ -287,45 +297,47 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
     return rescore
 
 
-class RunState:
-    """The results of a run once evaluation started (``results``; None before), kept by
-    :func:`run_pipeline` so that whatever stops the run later still writes them."""
-
-    def __init__(self) -> None:
-        self.results: RunResults | None = None
+def results_writer(request: RunRequest) -> ResultsWriter:
+    """The run's one results writer, for its ``results_path``, redacting its secrets."""
+    path = request.settings.results_path
+    return ResultsWriter(request.path(path), request.redactor, shown=path)
 
 
-def run_pipeline(request: RunRequest) -> PipelineOutcome:
+def run_pipeline(request: RunRequest, target: PublishTarget | None = None) -> PipelineOutcome:
     """Runs the whole job (module docstring) in ``request.workdir``: the entry point of
     synchronous callers (the CLI, the action), which owns the event loop
-    (:func:`run_pipeline_async`).
+    (:func:`run_pipeline_async`). ``target`` is where the action publishes the run (its
+    event: the baseline's GitHub context, the run link; its job summary); None for the CLI.
 
     This returns an outcome whatever happens but a signal before evaluation started: a
     signal (exit 130/143; what was evaluated is kept), an unusable template or results path
     (exit 2), an unexpected exception (exit 2, "internal error" naming where) all still
-    write the results file (marked incomplete), the comment and the summary
-    (:func:`run.outcome.stopped_run`, the one stop path); so does an error that stops the
-    run before evaluation started (invalid config, nothing to evaluate: exit 2, an empty
-    results file that records the error).
+    write the results file (marked incomplete: the writer's flush), the comment and the
+    summary (:func:`run.outcome.stopped_run`, the one stop path); so does an error that
+    stops the run before evaluation started (invalid config, nothing to evaluate: exit 2,
+    an empty results file that records the error).
 
     Raises:
         Interrupted: a signal arrived before evaluation started.
     """
-    state = RunState()
+    writer = results_writer(request)
     try:
-        return asyncio.run(run_pipeline_async(request, state))
+        return asyncio.run(run_pipeline_async(request, writer, target))
     except (Exception, Interrupted) as e:  # noqa: BLE001 - every stop is an outcome
-        if isinstance(e, Interrupted) and state.results is None:
+        if isinstance(e, Interrupted) and not writer.started:
             raise
-        return stopped_run(request, e, state.results)
+        return stopped_run(request, e, writer)
 
 
 async def run_pipeline_async(
-    request: RunRequest, state: RunState | None = None,
+    request: RunRequest, writer: ResultsWriter | None = None,
+    target: PublishTarget | None = None,
 ) -> PipelineOutcome:
-    """:func:`run_pipeline` on the running event loop. With the ``merge`` setting the head
-    is the merged parts of a sharded run instead of an evaluation; with ``shard`` the part
-    is written and the run ends there (``merge`` compares and gates).
+    """:func:`run_pipeline` on the running event loop; what the run produces is handed to
+    ``writer`` (the caller's, which flushes it when the run is stopped), and the results
+    file written once, at the end. With the ``merge`` setting the head is the merged parts
+    of a sharded run instead of an evaluation; with ``shard`` the part is written and the
+    run ends there (``merge`` compares and gates).
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
@@ -334,85 +346,95 @@ async def run_pipeline_async(
     from adk_eval_action.adk.model_calls import ModelCalls
 
     settings = request.settings
-    state = state or RunState()
+    writer = writer or results_writer(request)
     calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
     found: ResolvedBaseline | None = None
     if settings.merge:
-        results = state.results = merge_files(request.workdir, settings.merge)
+        writer.take(merge_files(request.workdir, settings.merge))
         suites = _suites_for_rescoring(request)
     else:
         suites = find_suites(request)
-        state.results = RunResults(metadata=run_metadata(request.workdir))
-        if settings.only_changed:
-            found = await asyncio.to_thread(find_baseline, baseline_request(request))
-            selection = await select_changed(request, suites, found.results)
-            results = await evaluate(request, selection.evaluate, calls, selection.reused, suites,
-                                     into=state.results)
-            if selection.reused:
-                found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
-        else:
-            results = await evaluate(request, suites, calls, into=state.results)
-    results = state.results = clean_results(results, request.redactor)
-    _save(results, request)
-    log.info("results: %s", settings.results_path)
+        writer.start(run_metadata(request.workdir))
+        found = await _evaluate_head(request, suites, calls, writer, target)
+    results = writer.results()
     if results.shard is not None:
-        return part_outcome(results, request)
+        return part_outcome(_saved(writer, request), request)
     if results.stopped_by() is not None or results.metadata.skipped:
-        return finish(results, None, "", request)  # nothing evaluated: no baseline to find
-    baseline, note, history = await _baseline_and_history(results, request, suites, found)
+        # Nothing evaluated: no baseline to find.
+        return finish(_saved(writer, request), None, "", request, target=target)
+    asked = baseline_request(request, _event(target))
+    resolved = await _resolve(asked, results, request, suites, found, writer)
+    baseline = resolved.results
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
     adaptive = None
     if settings.adaptive_runs and baseline is not None:
         evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls)
         adaptive = await repeat_undecided(
-            results, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
+            writer, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )
-        results.metadata.model_calls = calls.summary()
-        _save(results, request)
-    return finish(results, baseline, note, request, adaptive, history)
+        writer.set_model_calls(calls.summary())
+    saved = _saved(writer, request)
+    history = await run_history(saved, request, asked, resolved, target)
+    return finish(saved, baseline, resolved.note(), request, adaptive, target, history)
 
 
-async def _baseline_and_history(
-    results: RunResults, request: RunRequest, suites: list[Suite],
-    found: ResolvedBaseline | None,
-) -> tuple[RunResults | None, str, RunHistory | None]:
-    """The baseline, its note and the default branch's history of a run that evaluated:
-    a recording run writes its history first (``run.history.recording_history``); a
-    baseline file named but unreadable is an error of the results (exit 2, scores shown)."""
-    carried = await recording_history(results, request)
+async def _resolve(
+    asked: BaselineRequest, results: RunResults, request: RunRequest, suites: list[Suite],
+    found: ResolvedBaseline | None, writer: ResultsWriter,
+) -> ResolvedBaseline:
+    """The baseline of the head's ``results``; a baseline file named but unreadable is an
+    error of the results (exit 2, the scores still shown) and no baseline."""
     try:
-        resolved = await resolved_baseline(
-            baseline_request(request), results, rescore=_rescorer(suites, request), found=found
-        )
-    except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
-        results.errors.append(ErrorRecord(kind="config", file=e.path, message=str(e)))
-        _save(results, request)
-        return None, str(e), carried
-    history = carried or pull_request_history(request, resolved, results)
-    return resolved.results, resolved.note(), history
+        return await resolved_baseline(asked, results, rescore=_rescorer(suites, request),
+                                       found=found)
+    except ConfigError as e:
+        writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))
+        return ResolvedBaseline(reason=str(e))
 
 
-def _save(results: RunResults, request: RunRequest) -> None:
-    """Writes the run's results file (``results_path``).
+async def _evaluate_head(
+    request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter,
+    target: PublishTarget | None,
+) -> ResolvedBaseline | None:
+    """Evaluates the head's suites into ``writer``: with ``only_changed``, those that
+    changed since the baseline, which is found first and returned (the unchanged suites'
+    records are taken from it); else all of them (None: no baseline found yet). What the
+    event says about missing model credentials (a fork's pull request gets no secrets)
+    is added to the preflight's message."""
+    event = _event(target)
+    note = None if event is None else credentials_note(
+        event, skipping=request.settings.on_missing_credentials == "skip")
+    if not request.settings.only_changed:
+        await evaluate(request, suites, calls, writer, credentials_note=note)
+        return None
+    found = await asyncio.to_thread(find_baseline, baseline_request(request, event))
+    selection = await select_changed(request, suites, found.results)
+    await evaluate(request, selection.evaluate, calls, writer, selection.reused, suites,
+                   credentials_note=note)
+    if selection.reused:
+        found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
+    return found
+
+
+def _saved(writer: ResultsWriter, request: RunRequest) -> RunResults:
+    """The run's results, written (once: :meth:`ResultsWriter.save`), and said.
 
     Raises:
-        OutputError: it cannot be written (names it, and a full disk as such).
+        OutputError: the file cannot be written (names it, and a full disk as such).
     """
-    path = request.settings.results_path
-    try:
-        save_results(results, request.path(path))
-    except OSError as e:
-        raise OutputError(path, e, "the results file") from e
+    results = writer.save()
+    log.info("results: %s", request.settings.results_path)
+    return results
 
 
-def requested_baseline_unused(request: RunRequest, found: bool, note: str) -> list[str]:
+def requested_baseline_unused(baseline: BaselineRequest, found: bool, note: str) -> list[str]:
     """The warning of a baseline asked for by name (``artifact``, ``rerun``) that the run
     could not use, as the comment's line says it (``No baseline: <note>``); the action
     shows it as a warning annotation. The check's colour stays the evaluation's: a
     missing baseline never fails it (docs/baselines.md)."""
-    mode, _ = parse_spec(request.settings.baseline)
-    if found or request.settings.record or mode not in ("artifact", "rerun"):
+    mode, _ = parse_spec(baseline.spec)
+    if found or baseline.record or mode not in ("artifact", "rerun"):
         return []
     return [f"No baseline: {note}"]
 
@@ -463,7 +485,7 @@ def _shown_path(path: Path, workdir: Path) -> str:
 __all__ = [
     "AdkEvalActionError",
     "RunRequest",
-    "RunState",
+    "results_writer",
     "run_pipeline",
     "run_pipeline_async",
     "write_text",

@@ -39,6 +39,7 @@ from adk_eval_action.settings.resolve import (
     read_inputs,
     repository_root,
     resolve,
+    where_settings,
 )
 
 __all__ = [
@@ -61,4 +62,5 @@ __all__ = [
     "read_inputs",
     "repository_root",
     "resolve",
+    "where_settings",
 ]

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 
-from adk_eval_action.baseline.models import DEFAULT_ARTIFACT_NAME, RESULTS_FILE_NAME
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import (
     MAX_PARALLELISM,
@@ -22,7 +21,12 @@ from adk_eval_action.project.config import (
     ModelRetrySettings,
 )
 from adk_eval_action.results.history import DEFAULT_HISTORY_RUNS, MAX_HISTORY_RUNS
+from adk_eval_action.results.model import RESULTS_FILE_NAME
 from adk_eval_action.results.shards import ShardSpec
+
+#: The name of the artifact the recording workflow uploads the results file as (the
+#: ``artifact_name`` setting's default; baseline.artifact looks for it).
+DEFAULT_ARTIFACT_NAME = "adk-eval-results"
 
 Source = Literal["default", "config", "input", "flag"]
 #: The layers of :func:`resolve`, lowest first: a later one wins.

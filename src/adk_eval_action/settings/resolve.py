@@ -10,11 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from adk_eval_action.baseline.models import BaselineContext
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
-from adk_eval_action.github.sticky import COMMENT_MAX_CHARS
 from adk_eval_action.project.config import (
     ProjectConfig,
     find_project_config,
@@ -126,17 +124,16 @@ def _error(error: ValidationError, sources: Mapping[str, Source]) -> ConfigError
 
 
 class RunRequest(BaseModel):
-    """A run as the pipeline takes it: the resolved settings, the adk-eval.yaml they were
-    resolved with, the working directory every relative path is relative to, and what
-    the GitHub run says (the entry point knows it; none of it is an option).
+    """A run as the pipeline takes it: the settings, resolved once (:func:`load_request`),
+    the adk-eval.yaml they were resolved with, and the working directory every relative
+    path is relative to. Where the run is published (the GitHub side: the event, the job
+    summary, the comment's bound) is not here: the entry point gives it to the pipeline
+    beside the request (``github.publish.PublishTarget``).
 
-    ``max_comment_chars`` bounds the rendered comment (GitHub's 65,536 less what the
-    action adds around it). ``secrets`` are the values redacted from everything the run
-    writes (``redaction.secret_values`` of the environment, and the token); ``root`` is
-    the repository root every repository path must stay inside (the git top level of the
-    working directory, else the working directory). ``job_summary`` says whether a job
-    summary is written (the action: when the runner gives a summary file); None: when
-    ``summary_out`` is set.
+    ``secrets`` are the values redacted from everything the run writes
+    (``redaction.secret_values`` of the environment, and the token); ``root`` is the
+    repository root every repository path must stay inside (the git top level of the
+    working directory, else the working directory).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -145,15 +142,8 @@ class RunRequest(BaseModel):
     workdir: Path
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     config_path: Path | None = None
-    github: BaselineContext | None = None
-    run_url: str | None = None
-    #: What the event says about missing model credentials (a fork's or Dependabot's pull
-    #: request gets no secrets), added to the preflight's message; None elsewhere.
-    credentials_note: str | None = None
-    max_comment_chars: int = COMMENT_MAX_CHARS
     secrets: tuple[SecretStr, ...] = ()
     root: Path | None = None
-    job_summary: bool | None = None
 
     @property
     def redactor(self) -> Redactor:
@@ -176,10 +166,13 @@ def load_request(
     inputs: Mapping[str, Any] | None = None,
     flags: Mapping[str, Any] | None = None,
     secrets: Iterable[str] = (),
+    read_config: bool = True,
 ) -> RunRequest:
-    """Finds and reads adk-eval.yaml (the ``config`` option, else
-    :data:`~adk_eval_action.project.config.PROJECT_CONFIG_NAMES` in ``workdir``) and
-    resolves the settings over it.
+    """The run in ``workdir``: its adk-eval.yaml found and read (the ``config`` option as
+    a flag or input gives it, else
+    :data:`~adk_eval_action.project.config.PROJECT_CONFIG_NAMES` in ``workdir``; not when
+    ``read_config`` is False: a run that evaluates nothing), and the settings resolved
+    over it, once.
 
     Raises:
         ConfigError: an invalid option, or adk-eval.yaml is unreadable or invalid.
@@ -188,15 +181,14 @@ def load_request(
     """
     workdir = workdir.resolve()
     root = repository_root(workdir)
-    early = resolve(None, inputs, flags)
-    path = workdir / early.config if early.config is not None else find_project_config(workdir)
+    path = _config_path(workdir, inputs, flags) if read_config else None
     if path is not None:
         path = inside_root(path, root, "config")
     try:
         project = load_project_config(path) if path is not None else ProjectConfig(root=workdir)
     except ConfigError as e:
         raise e.relative_to(root) from e
-    settings = resolve(project, inputs, flags)
+    settings = resolve(project if read_config else None, inputs, flags)
     for what, given in [("template", settings.template)] + [
             ("path", p) for p in settings.paths]:
         if given is not None:
@@ -207,24 +199,49 @@ def load_request(
     )
 
 
+def _config_path(
+    workdir: Path, inputs: Mapping[str, Any] | None, flags: Mapping[str, Any] | None,
+) -> Path | None:
+    """The adk-eval.yaml of a run in ``workdir``: the ``config`` option (a flag wins over
+    an input; the file itself cannot name it), else the one found in ``workdir``."""
+    for layer in (flags or {}, inputs or {}):
+        given = layer.get("config")
+        if not _absent(given) and str(given).strip():
+            return workdir / Path(str(given).strip())
+    return find_project_config(workdir)
+
+
 #: The options that say where a run's results, comment and summary go and how the comment
 #: is posted: enough to record an error that stopped the run (:func:`fallback_request`).
 PUBLISHING_OPTIONS = (
     "results_path", "comment_out", "summary_out", "print_comment", "comment", "comment_key",
-    "github_token", "working_directory", "shard",
+    "github_token", "working_directory", "shard", "comment_artifact",
 )
+
+
+def where_settings(
+    inputs: Mapping[str, Any] | None = None, flags: Mapping[str, Any] | None = None,
+) -> RunSettings:
+    """The settings of the :data:`PUBLISHING_OPTIONS` alone (the other options at their
+    defaults): where a run works and writes, read before its adk-eval.yaml (which sets none
+    of them) is found, so that a working directory outside the checkout is refused before
+    any of its files is read.
+
+    Raises:
+        ConfigError: one of these options is invalid.
+    """
+    def kept(layer: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {k: v for k, v in (layer or {}).items() if k in PUBLISHING_OPTIONS}
+
+    return resolve(None, kept(inputs), kept(flags))
 
 
 def publishing_settings(
     inputs: Mapping[str, Any] | None = None, flags: Mapping[str, Any] | None = None,
 ) -> RunSettings | None:
-    """The settings of the :data:`PUBLISHING_OPTIONS` that ``inputs`` and ``flags`` give
-    (the other options at their defaults); None when one of these is invalid too."""
-    def kept(layer: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {k: v for k, v in (layer or {}).items() if k in PUBLISHING_OPTIONS}
-
+    """:func:`where_settings`, or None when one of these options is invalid too."""
     try:
-        return resolve(None, kept(inputs), kept(flags))
+        return where_settings(inputs, flags)
     except ConfigError:
         return None
 
