@@ -213,6 +213,11 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
         (False, "not gated: fail_on threshold")}
     assert (ws / "adk-eval-results.json").is_file()
     assert "ADK eval" in (tmp_path / "summary.md").read_text()
+    usage = json.loads((ws / "adk-eval-results.json").read_text())["metadata"]["model_calls"]
+    tokens = sum(u["input_tokens"] + u["output_tokens"] + u["thoughts_tokens"]
+                 for u in usage["usage"])
+    assert tokens > 0 and outputs["tokens"] == str(tokens)
+    assert outputs["cost_usd"] == ""  # adk-eval.yaml prices no model
     # The HTML report beside the results, which the comment and the summary link to (the
     # run page's artifacts); every eval case of the results has its row.
     report = (ws / "adk-eval-report.html").read_text()

@@ -509,6 +509,20 @@ def test_rerun_on_a_shallow_clone_evaluates_the_merge_base_in_a_worktree(
     assert rows["response_match_score"].delta < 0  # "Celsius" dropped from the replies
 
 
+def test_a_rerun_spends_only_what_is_left_of_the_runs_budget(good_results, tmp_path):
+    """The head spent part of the budget: the base commit's run gets the rest as its own
+    flags, and none is made once a limit is spent."""
+    request = BaselineRequest(spec="rerun", max_model_calls=7, max_tokens=1200, max_usd=0.25)
+    command = rerun_command(request, tmp_path, tmp_path, tmp_path / "tree", tmp_path / "r.json")
+    assert command[-6:] == ["--max-model-calls", "7", "--max-tokens", "1200",
+                            "--max-usd", "0.25"]
+    os.chdir(tmp_path)
+    spent = BaselineRequest(spec="rerun", max_model_calls=0)
+    baseline, note = resolve(spent, head_of(good_results))
+    assert baseline is None
+    assert "the run's budget (max_model_calls) was spent on the head" in note
+
+
 def test_rerun_outside_git_is_no_baseline(good_results, tmp_path):
     os.chdir(tmp_path)
     baseline, note = resolve(

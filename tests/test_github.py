@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from adk_eval_action.github import transport
+from adk_eval_action.github.answers import Answer
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.logs import escape_property, workflow_command
@@ -599,3 +600,22 @@ def test_a_retry_after_that_is_not_whole_seconds_is_not_waited_for(stub, header)
     stub.fail_next(429, headers={"retry-after": header})
     assert client.get_json("/user")["login"] == "octocat"
     assert sleeps == [60.0]
+
+
+def test_an_answer_keeps_its_body_and_reads_it_in_the_charset_it_names(stub):
+    """The transport keeps the body it read itself (github.answers.Answer): a page's JSON
+    and its next link as GitHub sent them, and a body that is not JSON in the charset its
+    Content-Type names (a proxy's Latin-1 page) rather than as UTF-8."""
+    for index in range(3):
+        stub.add_comment(7, f"comment {index}", "octocat")
+    client, _ = client_for(stub)
+    answer = client.request("GET", f"/repos/{REPO}/issues/7/comments", params={"per_page": 2})
+    assert [c["body"] for c in answer.json()] == ["comment 0", "comment 1"]
+    assert "page=2" in answer.links["next"]["url"]
+    text = "Zugriff verweigert für Gäste"
+    page = Answer(status_code=403, url="", links={}, content=text.encode("latin-1"),
+                  headers=requests.structures.CaseInsensitiveDict(
+                      {"Content-Type": "text/html; charset=ISO-8859-1"}))
+    assert page.text == text
+    with pytest.raises(ValueError):
+        page.json()

@@ -99,6 +99,15 @@ def test_new_rubric_and_metric_are_rescored_not_missing(baseline_file, tmp_path,
             assert row.delta == 0, row.metric_name
     # Scored under one config, so the eval config is no longer a comparability note.
     assert not any("eval config changed" in note for note in comparison.comparability)
+    # The re-scoring judges' calls are the run's too (retried, counted, budgeted), outside
+    # any case run of the head.
+    head = load_results(tmp_path / "head.json")
+    counts = head.metadata.model_calls
+    in_cases = sum(u.calls for s in head.suites for e in s.eval_sets for c in e.eval_cases
+                   for r in c.runs for u in r.usage or [])
+    judged = sum(u.calls for u in counts.usage if u.role == "judge") if counts else 0
+    assert counts is not None and counts.calls == sum(u.calls for u in counts.usage)
+    assert counts.calls > in_cases and judged > 0
     # The baseline file itself is unchanged.
     recorded = load_results(baseline_file)
     names = {m.metric_name for s in recorded.suites for e in s.eval_sets for c in e.eval_cases

@@ -236,18 +236,21 @@ def plan_command(**flags: Any) -> None:
     """Print what evaluating PATHS will cost, without calling any model: suites, eval sets,
     eval cases x runs, metrics, agent and judge model calls, and the wall time at --latency
     and --parallelism; what each suite's eval cases x runs can call against a baseline; the
-    warnings `run` would give of the suites (an eval config near eval sets left on ADK's
-    default criteria). Exits 2 on the errors `run` would report (config,
-    eval sets, agents).
+    tokens and dollars estimated from --baseline FILE (a results file of the base branch);
+    the warnings `run` would give of the suites (an eval config near eval sets left on ADK's
+    default criteria). Exits 2 on the errors `run` would report (config, eval sets, agents)
+    and on a plan the budget (--max-model-calls, --max-tokens, --max-usd, budget: in
+    adk-eval.yaml) would refuse.
     """
     import asyncio
 
-    from adk_eval_action.run.evaluation import detection_notes, plan
+    from adk_eval_action.run.evaluation import detection_notes, plan, plan_cost
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records = asyncio.run(plan(request))
-    click.echo("\n".join(found.lines(detection_notes(found))))
+        cost, refused = plan_cost(request, found)
+    click.echo("\n".join([*found.lines(detection_notes(found)), cost]))
     warnings = dict.fromkeys(w for record in records for w in record.warnings)
     errors = [e for record in records for e in record.errors]
     with _console():
@@ -255,7 +258,10 @@ def plan_command(**flags: Any) -> None:
             log.warning("%s", warning)
         for error in errors:
             log.error("%s", error.message)
-    if errors:
+        if refused:
+            log.error("budget: `run` would refuse this plan before any model call: %s",
+                      refused)
+    if errors or refused:
         sys.exit(EXIT_USAGE)
 
 

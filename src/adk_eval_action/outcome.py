@@ -18,13 +18,14 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
-from adk_eval_action.results.model import ErrorRecord, RunResults
+from adk_eval_action.results.model import ErrorRecord, ModelCallCounts, RunResults
 
 __all__ = [
     "CaseFailure",
     "ErrorAnnotation",
     "PipelineOutcome",
     "case_failures",
+    "cost_outputs",
     "error_annotations",
     "metrics_output",
     "with_hint",
@@ -75,7 +76,9 @@ class PipelineOutcome(BaseModel):
     that was asked for by name and not used). ``skipped`` is why a run evaluated nothing
     on purpose (``on_missing_credentials: skip``); ``shard`` is ``K/N`` for one shard of
     a sharded run (no comment, no gate). ``metrics`` and ``regressed`` are those step
-    outputs (:func:`metrics_output`; ``report.headline.regressed_output``).
+    outputs (:func:`metrics_output`; ``report.headline.regressed_output``); ``model_calls``
+    the run's model calls and tokens, for the ``tokens`` and ``cost_usd`` outputs
+    (:func:`cost_outputs`; None: no model was called).
     """
 
     exit_code: int
@@ -98,6 +101,19 @@ class PipelineOutcome(BaseModel):
     error_file: str | None = None
     error_line: int | None = None
     warnings: list[str] = Field(default_factory=list)
+    model_calls: ModelCallCounts | None = None
+
+
+def cost_outputs(outcome: PipelineOutcome | None) -> dict[str, str]:
+    """The ``tokens`` and ``cost_usd`` step outputs (action.yml): every token the run's
+    models reported ("0" when none answered), and their dollars at the prices of
+    adk-eval.yaml ("" when no model that answered has a price)."""
+    counts = outcome.model_calls if outcome is not None else None
+    usd = counts.usd if counts is not None else None
+    return {
+        "tokens": str(counts.tokens if counts is not None else 0),
+        "cost_usd": "" if usd is None else f"{usd:.6f}",
+    }
 
 
 def with_hint(error: ErrorRecord) -> str:

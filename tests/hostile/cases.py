@@ -1064,6 +1064,16 @@ CASES: list[Case] = [
          r"IN_ORDER, ANY_ORDER", check=_refused_before_any_case),
     Case("k5-bad-input-before-evaluation", 5, lambda ws: ws.inputs.update(num_runs="abc"),
          2, r"invalid input num_runs", evaluated=False, check=_stop_posted()),
+    Case("k5-budget-input-nan", 5, lambda ws: ws.inputs.update(max_usd="nan"),
+         2, r"invalid input max_usd", evaluated=False, check=_stop_posted()),
+    Case("k5-price-nan-in-adk-eval-yaml", 5, lambda ws: ws.config({"models": {
+        "gemini-2.5-flash": {"input_usd_per_1m_tokens": math.nan,
+                             "output_usd_per_1m_tokens": 1.0}}}),
+         2, r"models\.gemini-2\.5-flash\.input_usd_per_1m_tokens", evaluated=False,
+         check=_stop_posted()),
+    Case("k5-budget-below-the-plan", 5, lambda ws: ws.inputs.update(max_model_calls="1"),
+         2, r"refused before any model call: the plan needs ~\d+ model calls", evaluated=False,
+         check=_stop_posted("max\\_model\\_calls 1")),
     # 6. Secrets
     Case("k6-agent-echoes-secrets", 6, lambda ws: ws.hostile_agent(
         "token=<{env[INPUT_GITHUB_TOKEN]}{env[GITHUB_TOKEN]}> key=<{env[GOOGLE_API_KEY]}> "

@@ -45,6 +45,7 @@ from adk_eval_action.adk.model_faults import (
     is_unknown_model,
 )
 from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
+from adk_eval_action.adk.spend import case_usage
 from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
@@ -63,6 +64,7 @@ from adk_eval_action.results.records import (
     metric_errors,
 )
 from adk_eval_action.results.shards import ShardSpec
+from adk_eval_action.results.usage import merge_usage
 
 log = logging.getLogger(__name__)
 
@@ -191,18 +193,28 @@ async def run_case(
     repo_root: Path = Path("."),
 ) -> CaseRunOutcome:
     """Runs one eval case once (inference, then its metrics at once) and converts the
-    outcome. Never raises for the agent's or a metric's sake."""
+    outcome, with what its model calls used (:func:`~.spend.case_usage`). Never raises for
+    the agent's or a metric's sake."""
     where: ErrorPlace = {
         "suite": suite,
         "file": item.eval_set.file,
         "eval_set_id": item.eval_set.eval_set_id,
         "eval_id": item.case.eval_id,
     }
-    with failure_slot() as slot:
-        inference = await harness.infer(item.eval_set.eval_set_id, item.case.eval_id)
-    if inference.status == InferenceStatus.FAILURE:
-        return _failed_inference(item, slot.error, inference.error_message or "", repo_root, where)
-    return evaluation_outcome(item, await harness.evaluate(inference), metric_meta, where)
+    with case_usage() as usage:
+        with failure_slot() as slot:
+            inference = await harness.infer(item.eval_set.eval_set_id, item.case.eval_id)
+        if inference.status == InferenceStatus.FAILURE:
+            outcome = _failed_inference(
+                item, slot.error, inference.error_message or "", repo_root, where
+            )
+        else:
+            outcome = evaluation_outcome(
+                item, await harness.evaluate(inference), metric_meta, where
+            )
+    prices = harness.calls.spend.prices if harness.calls is not None else {}
+    outcome.run.usage = usage.records(prices) or None
+    return outcome
 
 
 def evaluation_outcome(
@@ -267,10 +279,10 @@ def _failed_inference(
 
 def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
     """Puts each outcome's run into its case (runs in run order) and its error into the
-    suite's errors, in the order of ``outcomes``; then adds the metric and model error
-    records (:func:`metric_errors`, :func:`model_errors`) and the suite's warnings: ADK's
-    judge warnings (with the case) and the note on thought parts left out
-    (:func:`~.thoughts.thoughts_note`)."""
+    suite's errors, in the order of ``outcomes``, and its usage into the suite's; then adds
+    the metric and model error records (:func:`metric_errors`, :func:`model_errors`) and
+    the suite's warnings: ADK's judge warnings (with the case) and the note on thought
+    parts left out (:func:`~.thoughts.thoughts_note`)."""
     outcomes = list(outcomes)
     found = []
     for outcome in outcomes:
@@ -281,11 +293,24 @@ def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
         found += [f"eval case `{outcome.item.case.eval_id}`: {w}" for w in outcome.warnings]
     record.errors.extend(metric_errors(record))
     record.errors.extend(model_errors(record, outcomes))
+    record.usage = merge_usage(record.usage or [], *(o.run.usage or [] for o in outcomes)) or None
     thoughts = [o.thoughts for o in outcomes if o.thoughts]
     if thoughts and adk_scores_thoughts():
         found.append(thoughts_note(sum(thoughts), len(thoughts)))
     # Said on the console with the results' other warnings (run.pipeline).
     record.warnings.extend(dict.fromkeys(w for w in found if w not in record.warnings))
+
+
+_FAULT_TEXT = {
+    "model": ("could not reach the model",
+              "no score was recorded for them; see model_retries in docs/action.md"),
+    "credentials": ("had no usable credentials",
+                    "no score was recorded for them; see Model credentials in docs/action.md"),
+    "budget": ("were stopped by the run's budget",
+               "their calls were not made; raise the budget or evaluate fewer eval cases "
+               "(docs/scaling.md, \"Cost and budgets\")"),
+}
+"""What a suite's summary of case runs without scores says per kind, and its hint."""
 
 
 def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> list[ErrorRecord]:
@@ -302,9 +327,7 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
     runs = sum(len(c.runs) for s in record.eval_sets for c in s.eval_cases)
     errors = []
     for kind, counted in causes.items():
-        what = "could not reach the model" if kind == "model" else "had no usable credentials"
-        hint = "no score was recorded for them; see " + (
-            "model_retries" if kind == "model" else "Model credentials") + " in docs/action.md"
+        what, hint = _FAULT_TEXT.get(kind, _FAULT_TEXT["model"])
         if all(map(is_unknown_model, counted)):
             # Not an outage: the name is wrong or not offered; no retry would have helped.
             what, hint = "named a model the API does not know", UNKNOWN_MODEL_HINT

@@ -20,6 +20,10 @@ goes through :class:`RetryingLlm`, which wraps the ``BaseLlm`` ADK would call:
   :class:`ModelCallError` is raised: a fault of the model service (kind ``model``) or of the
   credentials (kind ``credentials``), never a score.
 
+Each answered call's token usage is counted, and every request is first admitted by the
+run's budget (:mod:`.spend`, with the call's slot held): a request the budget refuses is
+never sent and ends the call with :class:`ModelCallError` of kind ``budget``.
+
 google-genai's own retries (``HttpRetryOptions``; google-adk's evaluation adds 7 attempts
 from 5 s, ``google.adk.evaluation._retry_options_utils``) are switched off on the requests
 this wrapper sends, so faults are retried once, here, and counted in :class:`ModelCalls`.
@@ -36,8 +40,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import aclosing, contextmanager
+from typing import Any, NoReturn
 
 from google.adk.evaluation.simulation.user_simulator_provider import UserSimulatorProvider
 from google.adk.models import BaseLlm
@@ -59,6 +63,7 @@ from .model_faults import (
 )
 from .model_limits import slot_and_model
 from .model_reads import bound_reads, limit_request
+from .spend import Spend
 
 
 class ModelCalls:
@@ -69,6 +74,7 @@ class ModelCalls:
         settings: The retry settings of the run.
         rng: Source of jitter (a seeded ``random.Random`` makes waits reproducible).
         sleep: Awaited with the seconds of each wait (``asyncio.sleep``).
+        spend: The run's token counts and budget (default: counts, no budget).
     """
 
     def __init__(
@@ -76,9 +82,11 @@ class ModelCalls:
         settings: ModelRetrySettings,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        spend: Spend | None = None,
     ):
         self.settings = settings
         self.sleep = sleep
+        self.spend = spend or Spend()
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._summary = ModelCallCounts()
@@ -125,13 +133,17 @@ class ModelCalls:
                 self._failure_causes[fault.summary] += 1
 
     def summary(self) -> ModelCallCounts:
-        """A snapshot of the counts."""
+        """A snapshot of the counts, with the tokens used (priced) and the requests the
+        budget refused."""
+        usage = self.spend.usage()
         with self._lock:
             return self._summary.model_copy(
                 update={
                     "retry_causes": dict(self._retry_causes),
                     "failure_causes": dict(self._failure_causes),
                     "waited_s": round(self._summary.waited_s, 3),
+                    "refused_calls": self.spend.refused,
+                    "usage": usage,
                 }
             )
 
@@ -185,7 +197,7 @@ class RetryingLlm(BaseLlm):
     ) -> AsyncGenerator[LlmResponse, None]:
         """Yields the inner model's responses; retries a try that failed before its first
         response (once a response went out, the turn is the caller's and a fault propagates
-        as :class:`ModelCallError`)."""
+        as :class:`ModelCallError`). Each try is admitted by the run's budget first."""
         quiet_litellm()
         stats = self._calls or ModelCalls(ModelRetrySettings())
         timeout = stats.settings.call_timeout_s or None
@@ -194,37 +206,29 @@ class RetryingLlm(BaseLlm):
         while True:
             attempt += 1
             _without_sdk_retries(llm_request, timeout or 0)
-            yielded = False
-            # The attempt's timeout starts once a slot is held (adk.model_limits): a call
-            # queued behind others is not a model that fails to answer.
-            slot, model = slot_and_model(self.inner)
-            started = None
+            answer = _Answer()
             try:
-                async with slot:
-                    started = time.monotonic()
-                    if bound_reads(model):  # google-genai's answers read within limits
-                        limit_request(llm_request, timeout)
-                    calls = model.generate_content_async(llm_request, stream)
-                    async for response in _with_timeout(calls, timeout):
-                        if not yielded and is_empty_answer(response):
-                            raise EmptyAnswer(f"{self.model} answered without a candidate")
-                        yielded = True
+                # Closed with the call (a caller that stops early), so the slot is freed.
+                async with aclosing(
+                    self._attempt(llm_request, stream, stats, timeout, answer)
+                ) as responses:
+                    async for response in responses:
                         yield response
-                    if not yielded:
-                        raise EmptyAnswer(f"{self.model} gave no response")
             except GeneratorExit:
                 # The caller stopped reading (ADK's judge returns at its first response):
                 # the call succeeded and counts.
                 stats.finished(attempt, None)
                 raise
+            except _Refused as refused:
+                self._refused(stats, attempt, refused.fault)
             except Exception as error:  # noqa: BLE001 - classified; anything else re-raised
                 fault = classify_fault(error)
                 if fault is None:
                     stats.finished(attempt, None)
                     raise
-                if fault.timed_out and started is not None:  # waited for: the run's budget
-                    stats.lost(time.monotonic() - started)
-                wait = None if yielded else stats.backoff(attempt, fault)
+                if fault.timed_out and answer.started is not None:  # the run's budget
+                    stats.lost(time.monotonic() - answer.started)
+                wait = None if answer.yielded else stats.backoff(attempt, fault)
                 if wait is None:
                     stats.finished(attempt, fault)
                     raise ModelCallError(fault, self.model, self.role, attempt) from error
@@ -233,8 +237,73 @@ class RetryingLlm(BaseLlm):
                 # next try sends what the caller built.
                 llm_request.contents = [c.model_copy(deep=True) for c in contents]
                 continue
+            finally:
+                if answer.yielded:
+                    stats.spend.answered(self.model, self.role, answer.usage)
             stats.finished(attempt, None)
             return
+
+    async def _attempt(
+        self,
+        llm_request: LlmRequest,
+        stream: bool,
+        stats: ModelCalls,
+        timeout: float | None,
+        answer: _Answer,
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """One try: a slot held (adk.model_limits), the budget's admission, then the inner
+        model's responses; ``answer`` notes when it started, that a response went out and
+        the last usage reported.
+
+        Raises:
+            _Refused: the budget refused the request (it was not sent).
+            EmptyAnswer: the first response has no candidate, or there is none.
+        """
+        # The attempt's timeout starts once a slot is held (adk.model_limits): a call
+        # queued behind others is not a model that fails to answer.
+        slot, model = slot_and_model(self.inner)
+        async with slot:
+            refusal = stats.spend.admit()
+            if refusal is not None:
+                raise _Refused(refusal)
+            answer.started = time.monotonic()
+            if bound_reads(model):  # google-genai's answers read within limits
+                limit_request(llm_request, timeout)
+            calls = model.generate_content_async(llm_request, stream)
+            async for response in _with_timeout(calls, timeout):
+                if not answer.yielded and is_empty_answer(response):
+                    raise EmptyAnswer(f"{self.model} answered without a candidate")
+                answer.yielded = True
+                answer.usage = response.usage_metadata or answer.usage
+                yield response
+            if not answer.yielded:
+                raise EmptyAnswer(f"{self.model} gave no response")
+
+    def _refused(self, stats: ModelCalls, attempt: int, fault: ModelFault) -> NoReturn:
+        """Ends a call whose try the budget refused: a retry counts the call as failed, a
+        first try counts no call (none was made)."""
+        if attempt > 1:
+            stats.finished(attempt - 1, fault)
+        raise ModelCallError(fault, self.model, self.role, attempt - 1)
+
+
+class _Refused(Exception):
+    """The budget refused a try (:meth:`adk_eval_action.adk.spend.Spend.admit`)."""
+
+    def __init__(self, fault: ModelFault) -> None:
+        super().__init__(fault.summary)
+        self.fault = fault
+
+
+class _Answer:
+    """What one try gave: when it started (``time.monotonic()``, once a slot was held and
+    the budget admitted it), whether a response went out, and the last usage it
+    reported."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.yielded = False
+        self.usage: Any = None
 
 
 async def _with_timeout(

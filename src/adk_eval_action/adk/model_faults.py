@@ -40,8 +40,9 @@ class ModelFault(BaseModel):
     """What went wrong in one model call.
 
     Attributes:
-        kind: ``model`` (the service or the connection failed) or ``credentials`` (the key or
-            the identity was refused or missing).
+        kind: ``model`` (the service or the connection failed), ``credentials`` (the key or
+            the identity was refused or missing) or ``budget`` (the run's budget was spent,
+            so the call was not made: adk.spend).
         summary: Short cause for people, e.g. ``503 UNAVAILABLE``, ``timeout after 30s``.
         retryable: Whether waiting and trying again can cure it.
         server_delay_s: Seconds the server asked to wait (RetryInfo or Retry-After), if any.
@@ -52,7 +53,7 @@ class ModelFault(BaseModel):
             seconds count against the run's retry budget.
     """
 
-    kind: Literal["model", "credentials"]
+    kind: Literal["model", "credentials", "budget"]
     summary: str
     retryable: bool
     server_delay_s: float | None = None

@@ -30,6 +30,7 @@ from adk_eval_action.adk.agent import AgentLoadError, LoadedAgent, load_agent
 from adk_eval_action.adk.engine import infer_directions
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, effective_eval_config
 from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
+from adk_eval_action.adk.model_calls import ModelCalls
 from adk_eval_action.adk.prepare import load_suite_inputs
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.discovery import Suite
@@ -125,10 +126,12 @@ async def rescore_suite(
     *,
     parallelism: int,
     repo_root: Path,
+    calls: ModelCalls | None = None,
 ) -> SuiteRecord:
     """A copy of ``baseline`` whose recorded runs are scored under ``head``'s eval config
     (the suite's files as they are now); eval sets the head no longer has, and runs
-    without recorded invocations, stay as recorded.
+    without recorded invocations, stay as recorded. With ``calls``, the judges' calls are
+    retried, counted and budgeted there (:mod:`adk_eval_action.adk.model_calls`).
 
     Raises:
         RescoreError: the suite's eval config or an eval set does not load.
@@ -150,6 +153,7 @@ async def rescore_suite(
             agent.app_name if agent else (suite.agent_dir or Path(suite.name)).name,
             config.eval_config,
             [s.eval_set for s in inputs.eval_sets],
+            calls=calls,
         )
         await bounded(
             parallelism,
@@ -185,9 +189,11 @@ async def rescore_baseline(
     suites: list[Suite],
     parallelism: int,
     repo_root: Path,
+    calls: ModelCalls | None = None,
 ) -> list[str]:
     """Re-scores, in place, each suite of ``baseline`` whose eval config alone changed
     (:func:`rescore_reason`) under the head's eval config; returns the suites re-scored.
+    With ``calls``, the judges' calls are retried, counted and budgeted there.
 
     A suite is replaced only once its re-score completed, so a failure leaves it as it was
     recorded.
@@ -216,6 +222,7 @@ async def rescore_baseline(
             baseline.suites[index],
             parallelism=parallelism,
             repo_root=repo_root,
+            calls=calls,
         )
         done.append(suite.name)
     return done

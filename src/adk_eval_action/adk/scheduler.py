@@ -64,6 +64,15 @@ from adk_eval_action.results.shards import assign_shards, plan_id
 
 log = logging.getLogger(__name__)
 
+PlanCheck = Callable[[Plan, set[CaseKey] | None], str | None]
+"""Why a plan may not be evaluated (None: it may), given the plan and the shard's cases."""
+
+
+class PlanRefused(Exception):
+    """The evaluation was refused before any model call: ``EngineHooks.check_plan`` gave
+    this reason (the message)."""
+
+
 CASE_RUNS_PER_SLOT = 2
 """Case runs in progress per slot of ``parallelism`` (module docstring)."""
 
@@ -82,11 +91,15 @@ def _log_progress(snapshot: ProgressSnapshot) -> None:
 class EngineHooks:
     """How an evaluation talks to its caller: ``section(title)`` wraps each suite's log
     lines (the caller makes it a ``::group::`` in GitHub Actions); ``on_progress`` gets a
-    snapshot every ``progress_interval_s`` seconds (None: no progress lines)."""
+    snapshot every ``progress_interval_s`` seconds (None: no progress lines);
+    ``check_plan`` is asked about the plan (and the eval cases of the shard, None: all)
+    before any agent is imported, and its reason refuses the evaluation
+    (:class:`PlanRefused`; the run's budget: :mod:`.estimate`)."""
 
     section: Callable[[str], AbstractContextManager[None]] = _plain_section
     on_progress: ProgressSink | None = _log_progress
     progress_interval_s: float = 10.0
+    check_plan: PlanCheck | None = None
 
 
 @dataclass
@@ -327,6 +340,9 @@ async def evaluate_suites(
 
     Never raises for a problem in the user's files: config, eval set, agent, inference,
     model and metric failures become error records and every other result is kept.
+
+    Raises:
+        PlanRefused: ``hooks.check_plan`` refused the plan (no model was called).
     ``sys.path``, ``sys.modules`` and the judge logger are as before when it returns.
     """
     hooks = hooks or EngineHooks()
@@ -336,6 +352,10 @@ async def evaluate_suites(
     plan = make_plan(opened, settings)
     log.info("%s", plan.summary())
     shard = select_shard(opened, plan, settings) if settings.shard else None
+    if hooks.check_plan is not None:
+        reason = hooks.check_plan(plan, set(shard.cases) if shard else None)
+        if reason is not None:
+            raise PlanRefused(reason)
     chains = {(c.suite, c.eval_set_id, c.eval_id): c.chain for s in plan.suites for c in s.cases}
     pool = WorkPool(
         settings.parallelism * CASE_RUNS_PER_SLOT,

@@ -27,6 +27,8 @@ Rules (all scores in the metric's own range):
   seed, pattern count and levels are recorded in ``Comparison.tests``. Informational
   metrics (durations, tokens) use at least ``informational_min_effect`` of their matched
   baseline mean as min_effect.
+* The agent's own tokens per eval case get the same paired test, apart
+  (:mod:`adk_eval_action.analysis.cost`).
 * A case is flaky on a side when its pass/fail status, overall or for one metric, differs
   across runs (:func:`adk_eval_action.analysis.noise.flaky_cases`).
 
@@ -52,6 +54,7 @@ from typing import TypeVar
 import numpy as np
 
 from adk_eval_action.analysis.cases import compare_cases
+from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
 from adk_eval_action.analysis.models import (
     CHANGE_ORDER,
     DEFAULT_CONFIDENCE,
@@ -307,9 +310,8 @@ def _input(
 
 
 def _scores(dense: Dense, row: int) -> RunScores:
-    """Key ``row``'s scores run by run."""
-    n_ids = dense.mean.shape[1]
-    return RunScores(dense.values, dense.start[row * n_ids : (row + 1) * n_ids + 1])
+    """Key ``row``'s scores run by run (sorted when a test first reads them)."""
+    return RunScores(dense.run_values, row * dense.mean.shape[1])
 
 
 def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
@@ -474,6 +476,11 @@ def _compare(
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,
         pooled_scores=pooled,
+        cost=compare_cost(
+            head_table, base_table,
+            lambda suite: options.informational_min_effect(suite, AGENT_TOKENS),
+            seed=options.seed, alpha=options.alpha,
+        ),
     )
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, PlainSerializer
 
+from adk_eval_action.analysis.cost import CostComparison
 from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
@@ -224,7 +225,9 @@ class Comparison(BaseModel):
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
     interval (e.g. one matched case), None when some do or there is no baseline; ``tests``
     records how the calls were made (None without a baseline); ``adaptive`` what adaptive
-    repeats spent (None when they were off); ``history`` what the default branch's history
+    repeats spent (None when they were off); ``cost`` the run's tokens and dollars and the
+    agent's cost per eval case against the baseline (:mod:`adk_eval_action.analysis.cost`;
+    None when the head recorded no usage); ``history`` what the default branch's history
     says (trends, known flaky eval cases, pooled baseline runs:
     :mod:`adk_eval_action.analysis.history`; None without one); ``baseline_trust`` the
     baseline's commit, run, age and distance from the merge-base, with what to doubt.
@@ -250,6 +253,7 @@ class Comparison(BaseModel):
     baseline_trust: BaselineTrust | None = None
     #: Baseline scores pooled from earlier recorded runs (0: none; ``compare``'s ``pool``).
     pooled_scores: int = 0
+    cost: CostComparison | None = None
 
     @property
     def undecided(self) -> list[MetricComparison | RubricComparison]:

@@ -115,17 +115,20 @@ class TestMethod(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class RunScores:
-    """One side's scores of one metric or rubric, run by run: case id ``i``'s scored runs
-    are ``values[start[i]:start[i + 1]]`` (metric units)."""
+    """One side's scores of one metric or rubric, run by run, loaded on first use:
+    ``load()`` gives ``(values, start)`` and case id ``i``'s scored runs are
+    ``values[start[offset + i]:start[offset + i + 1]]`` (metric units)."""
 
-    values: np.ndarray
-    start: np.ndarray
+    load: Callable[[], tuple[np.ndarray, np.ndarray]]
+    offset: int = 0
 
     def of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, runs)`` of the case ids ``ids``, in that order."""
-        first, runs = self.start[ids], self.start[ids + 1] - self.start[ids]
+        values, start = self.load()
+        first = start[self.offset + ids]
+        runs = start[self.offset + ids + 1] - first
         offsets = np.arange(int(runs.sum())) - np.repeat(np.cumsum(runs) - runs, runs)
-        return self.values[np.repeat(first, runs) + offsets], runs
+        return values[np.repeat(first, runs) + offsets], runs
 
 
 @dataclass(frozen=True, slots=True)

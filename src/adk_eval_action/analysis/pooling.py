@@ -59,25 +59,18 @@ def pooled_dense(
 
 def _with_runs(dense: Dense, added: dict[int, np.ndarray]) -> Dense:
     """``dense`` with ``added[slot]`` appended to slot ``slot``'s runs (a slot is ``key *
-    n_ids + case id``), means and run counts updated."""
-    size = dense.start.size - 1
-    extra_counts = np.zeros(size, dtype=np.int64)
-    for slot, values in added.items():
-        extra_counts[slot] = values.size
-    old_counts = np.diff(dense.start)
-    start = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(old_counts + extra_counts, out=start[1:])
-    values = np.empty(int(start[-1]), dtype=np.float64)
-    # Each slot's own runs first, then its pooled ones.
-    own = np.repeat(start[:-1] - dense.start[:-1], old_counts) + np.arange(dense.values.size)
-    values[own] = dense.values
-    mean, runs = dense.mean.copy(), dense.runs.copy()
+    n_ids + case id``; after its own runs, as the runs are sorted stably), means and run
+    counts updated."""
     n_ids = dense.mean.shape[1]
+    mean, runs = dense.mean.copy(), dense.runs.copy()
+    keys, ids, scores = [dense.source[0]], [dense.source[1]], [dense.source[2]]
     for slot, more in added.items():
-        first = int(start[slot] + old_counts[slot])
-        values[first:first + more.size] = more
         key, case = divmod(slot, n_ids)
-        scores = values[int(start[slot]):int(start[slot + 1])]
-        mean[key, case] = float(np.mean(scores))
-        runs[key, case] = scores.size
-    return Dense(mean=mean, runs=runs, values=values, start=start)
+        own = int(runs[key, case])
+        mean[key, case] = (mean[key, case] * own + float(np.sum(more))) / (own + more.size)
+        runs[key, case] = own + more.size
+        keys.append(np.full(more.size, key, dtype=dense.source[0].dtype))
+        ids.append(np.full(more.size, case, dtype=dense.source[1].dtype))
+        scores.append(more)
+    source = (np.concatenate(keys), np.concatenate(ids), np.concatenate(scores))
+    return Dense(mean=mean, runs=runs, source=source)

@@ -237,13 +237,22 @@ def metric_sides(table: ScoreTable) -> list[MetricSide]:
 @dataclass(slots=True)
 class Dense:
     """Per-key, per-case-id values of one side: ``mean[key, case id]`` over the case's
-    scored runs and ``runs[key, case id]``, how many (0: not scored); the scores run by run
-    are ``values[start[key * n_ids + id]:start[key * n_ids + id + 1]]``, in run order."""
+    scored runs and ``runs[key, case id]``, how many (0: not scored); ``source`` holds the
+    scored runs (key, case id, score) that :meth:`run_values` sorts when first asked."""
 
     mean: np.ndarray
     runs: np.ndarray
-    values: np.ndarray
-    start: np.ndarray
+    source: tuple[np.ndarray, np.ndarray, np.ndarray]
+    _sorted: tuple[np.ndarray, np.ndarray] | None = None
+
+    def run_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, start)``: key ``k``'s scores of case id ``i`` are
+        ``values[start[k * n_ids + i]:start[k * n_ids + i + 1]]``, in run order. Sorted on
+        first use: only the test within cases reads them (at most 100 matched cases)."""
+        if self._sorted is None:
+            shape = (self.mean.shape[0], self.mean.shape[1])
+            self._sorted = _run_values(*self.source, shape)
+        return self._sorted
 
 
 def _run_values(
@@ -270,10 +279,8 @@ def dense_metrics(side: Side, n_ids: int) -> Dense:
     runs[groups.key[scored], side.ids[case_rows]] = groups.scored[scored]
     table = side.table
     rows = _averaged(table)
-    values, start = _run_values(
-        table.m_key[rows], side.ids[table.m_case[rows]], table.m_score[rows], shape
-    )
-    return Dense(mean=mean, runs=runs, values=values, start=start)
+    source = (table.m_key[rows], side.ids[table.m_case[rows]], table.m_score[rows])
+    return Dense(mean=mean, runs=runs, source=source)
 
 
 def dense_rubrics(side: Side, n_ids: int) -> Dense:
@@ -288,10 +295,8 @@ def dense_rubrics(side: Side, n_ids: int) -> Dense:
     sums = np.bincount(flat, weights=table.r_score[has], minlength=size)[:size].reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(runs > 0, sums / np.maximum(runs, 1), 0.0)
-    values, start = _run_values(
-        table.r_key[has], side.ids[table.r_case[has]], table.r_score[has], shape
-    )
-    return Dense(mean=mean, runs=runs, values=values, start=start)
+    source = (table.r_key[has], side.ids[table.r_case[has]], table.r_score[has])
+    return Dense(mean=mean, runs=runs, source=source)
 
 
 def rubric_totals(table: ScoreTable) -> tuple[list[float | None], list[int]]:

@@ -30,6 +30,7 @@ from adk_eval_action.baseline.models import (
     ResolvedBaseline,
 )
 from adk_eval_action.errors import ResultsFileError
+from adk_eval_action.github.answers import read_body
 from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.publish import PR_FILE
 from adk_eval_action.github.rest import repo_path
@@ -38,7 +39,6 @@ from adk_eval_action.github.transport import (
     GitHubError,
     NotFound,
     TransientError,
-    read_body,
 )
 from adk_eval_action.results.history import HISTORY_FILE_NAME, MAX_HISTORY_BYTES, History
 from adk_eval_action.results.history_io import HistoryUnusable, history_from_bytes

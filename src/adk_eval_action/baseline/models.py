@@ -80,7 +80,9 @@ class BaselineRequest(BaseModel):
     ``spec`` is the ``baseline`` setting (:func:`parse_spec`); ``paths``, ``config``,
     ``num_runs`` and ``parallelism`` are the head run's, which a re-run repeats on the base
     commit. ``workdir`` is the head run's working directory: relative paths (a baseline
-    file, ``paths``, ``config``) are relative to it.
+    file, ``paths``, ``config``) are relative to it. ``max_model_calls``, ``max_tokens``
+    and ``max_usd`` are what is left of the run's budget once the head was evaluated
+    (None: no limit): a re-run may spend at most that, and none is made when it is spent.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -96,6 +98,9 @@ class BaselineRequest(BaseModel):
     config: Path | None = None
     num_runs: int | None = None
     parallelism: int | None = None
+    max_model_calls: int | None = None
+    max_tokens: int | None = None
+    max_usd: float | None = None
 
 
 class ResolvedBaseline(BaseModel):

@@ -98,7 +98,8 @@ def rerun_command(
     request: BaselineRequest, repo_root: Path, cwd: Path, worktree: Path, results: Path,
 ) -> list[str]:
     """The ``adk-eval-action run`` command line that evaluates the worktree with the
-    head run's suites and settings (paths, config, num_runs, parallelism)."""
+    head run's suites and settings (paths, config, num_runs, parallelism) and what is left
+    of the run's budget."""
     command = [sys.executable, "-m", "adk_eval_action.cli", "run"]
     command += [_map_into(p, repo_root, cwd, worktree) for p in request.paths]
     if request.config is not None:
@@ -108,7 +109,21 @@ def rerun_command(
         command += ["--num-runs", str(request.num_runs)]
     if request.parallelism:
         command += ["--parallelism", str(request.parallelism)]
+    for flag, left in (("--max-model-calls", request.max_model_calls),
+                       ("--max-tokens", request.max_tokens), ("--max-usd", request.max_usd)):
+        if left is not None:
+            command += [flag, f"{left:g}" if isinstance(left, float) else str(left)]
     return command
+
+
+def budget_spent(request: BaselineRequest) -> str | None:
+    """Which limit of the run's budget nothing is left of (a re-run would be refused), or
+    None."""
+    for name, left in (("max_model_calls", request.max_model_calls),
+                       ("max_tokens", request.max_tokens), ("max_usd", request.max_usd)):
+        if left is not None and left <= 0:
+            return name
+    return None
 
 
 def rerun_baseline(request: BaselineRequest) -> ResolvedBaseline:
@@ -125,6 +140,10 @@ def rerun_baseline(request: BaselineRequest) -> ResolvedBaseline:
 
 
 def _rerun(request: BaselineRequest) -> ResolvedBaseline:
+    spent = budget_spent(request)
+    if spent is not None:
+        raise RerunError(f"rerun: the run's budget ({spent}) was spent on the head, so the "
+                         "merge-base was not evaluated")
     context = request.github
     cwd = request.workdir.resolve()
     git = Git(cwd)

@@ -12,12 +12,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from adk_eval_action.github.transport import (
-    GitHubClient,
-    GitHubError,
-    TransientError,
-    decode_json,
-)
+from adk_eval_action.github.answers import decode_json
+from adk_eval_action.github.transport import GitHubClient, GitHubError, TransientError
 from adk_eval_action.github.urls import on_api_origin, origin, shown_path
 
 __all__ = ["MAX_PAGES", "paginate"]

@@ -36,7 +36,7 @@ from adk_eval_action.github.sticky import (
     upsert_sticky_comment,
 )
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
-from adk_eval_action.outcome import PipelineOutcome
+from adk_eval_action.outcome import PipelineOutcome, cost_outputs
 from adk_eval_action.project.eval_ids import eval_id_line
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.format import md
@@ -203,6 +203,7 @@ def publish(
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),
             "regressed": json.dumps(outcome.regressed, default=str),
+            **cost_outputs(outcome),
         }))
     return outcome.exit_code
 
@@ -223,6 +224,7 @@ def publish_part(target: PublishTarget, outcome: PipelineOutcome) -> int:
             "passed": "true" if outcome.passed else "false",
             "results_path": shown(outcome.results_path, event.workspace, target.workdir),
             "comment_path": "", "comment_url": "", "metrics": "{}", "regressed": "[]",
+            **cost_outputs(outcome),
         }))
     return outcome.exit_code
 
@@ -412,5 +414,5 @@ def report_failure(
         f"({cause}): adk-eval-action could not run: {md(said, 2000)}\n"))
     write_runner_file("GITHUB_OUTPUT", runner.output_file, lambda path: write_outputs(path, {
         "passed": "false", "results_path": "", "comment_path": "", "comment_url": "",
-        "metrics": "{}", "regressed": "[]",
+        "metrics": "{}", "regressed": "[]", **cost_outputs(None),
     }))

@@ -19,9 +19,17 @@ from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import requests
-import urllib3
 
-from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.github.answers import Answer, decode_json, read_body
+from adk_eval_action.github.errors import (
+    BadCredentials,
+    GitHubError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    TransientError,
+    ValidationFailed,
+)
 from adk_eval_action.github.urls import on_api_origin, origin, shown_path
 
 __all__ = [
@@ -38,8 +46,6 @@ __all__ = [
     "TransientError",
     "ValidationFailed",
     "check_api_url",
-    "decode_json",
-    "read_body",
 ]
 
 #: Seconds one client (the baseline lookup, publishing) may spend on GitHub in all: calls,
@@ -52,60 +58,6 @@ REQUEST_TIMEOUT_S = (10.0, 30.0)
 #: Bytes of one answer read at most (decoded): a page of 100 comments of 65,536 characters
 #: is under 30 MB; an answer past this is not one GitHub gives.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
-_CHUNK_BYTES = 64 * 1024
-
-
-class GitHubError(AdkEvalActionError):
-    """A GitHub REST call failed; ``str()`` is a message fit for the job log (exit 2).
-
-    Attributes: ``status`` (HTTP status, 0 when no response arrived), ``method``, ``path``
-    (never with credentials or a query), ``github_message`` (GitHub's own ``message``).
-    """
-
-    def __init__(
-        self, message: str, *, status: int = 0, method: str = "", path: str = "",
-        github_message: str = "",
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.method = method
-        self.path = path
-        self.github_message = github_message
-
-
-class BadCredentials(GitHubError):
-    """401: the token is missing, expired or revoked."""
-
-
-class PermissionDenied(GitHubError):
-    """403 that is not a rate limit: the token may not do this.
-
-    ``read_only_token`` is True for "Resource not accessible by integration", what the
-    read-only ``GITHUB_TOKEN`` of a fork (or Dependabot) pull request gets on writes
-    (GitHub's "GITHUB_TOKEN reference": pull requests from public forks get at most read,
-    https://docs.github.com/en/actions/reference/github_token-reference).
-    """
-
-    @property
-    def read_only_token(self) -> bool:
-        return "resource not accessible by integration" in self.github_message.lower()
-
-
-class NotFound(GitHubError):
-    """404: missing, or invisible to this token (GitHub hides private resources as 404)."""
-
-
-class ValidationFailed(GitHubError):
-    """422: GitHub refused the request body (for example a comment over 65,536 characters)."""
-
-
-class RateLimited(GitHubError):
-    """Primary or secondary rate limit still in force after the waits allowed."""
-
-
-class TransientError(GitHubError):
-    """5xx, a network failure, an answer that is not the JSON asked for, or the time
-    budget spent: retries did not cure it, or it was unsafe to retry."""
 
 
 class ApiBudget:
@@ -209,8 +161,8 @@ class GitHubClient:
     def request(
         self, method: str, path: str, *, json_body: Any = None,
         params: Mapping[str, Any] | None = None,
-    ) -> requests.Response:
-        """One REST call with the retry rule above; returns the 2xx/3xx response.
+    ) -> Answer:
+        """One REST call with the retry rule above; returns the 2xx/3xx answer.
 
         Raises:
             GitHubError: (a subclass of) as the class docstring lists.
@@ -235,7 +187,7 @@ class GitHubClient:
     def _send(
         self, method: str, url: str, shown: str, json_body: Any,
         params: Mapping[str, Any] | None, attempt: int,
-    ) -> requests.Response | None:
+    ) -> Answer | None:
         """One HTTP exchange within the budget; None when a network error may be retried."""
         left = self.budget.remaining
         if left <= 0:
@@ -250,7 +202,7 @@ class GitHubClient:
             response = self.session.request(
                 method, url, json=json_body, params=params, timeout=timeout, stream=True,
             )
-            read_body(response, started + left, MAX_ANSWER_BYTES, f"{method} {shown}")
+            body = read_body(response, started + left, MAX_ANSWER_BYTES, f"{method} {shown}")
         except (requests.ConnectionError, requests.Timeout) as exc:
             self.budget.spend(time.monotonic() - started)
             malformed = _malformed_head(exc)
@@ -277,7 +229,7 @@ class GitHubClient:
         self.budget.spend(time.monotonic() - started)
         if method in _WRITE_METHODS:
             self._last_write = self._clock()
-        return response
+        return Answer.of(response, body)
 
     def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         """``GET path`` decoded (raises TransientError when the answer is not JSON)."""
@@ -307,7 +259,7 @@ class GitHubClient:
         """Exponential backoff for the ``attempt``-th failure: backoff * 2**(attempt-1)."""
         return min(self.backoff * 2.0 ** (attempt - 1), self.max_wait)
 
-    def _retry_wait(self, response: requests.Response, attempt: int, method: str) -> float | None:
+    def _retry_wait(self, response: Answer, attempt: int, method: str) -> float | None:
         """Seconds to wait before retrying ``response``, or None when it must not be retried."""
         status = response.status_code
         if status == 429 or (status == 403 and _is_rate_limit(response)):
@@ -322,48 +274,6 @@ class GitHubClient:
         if status >= 500 and method in _IDEMPOTENT:
             return self.backoff_seconds(attempt)
         return None
-
-
-def read_body(response: requests.Response, deadline: float, limit: int, what: str) -> bytes:
-    """The body of a ``stream=True`` ``response``, read before ``deadline`` (monotonic
-    seconds) and up to ``limit`` bytes (decoded), then kept as the response's content so
-    ``json()``, ``text`` and ``content`` work as after an ordinary request.
-
-    Each read returns what has arrived (urllib3's ``read1``), so a body that trickles in
-    is stopped at the first read after ``deadline`` (a read waits at most the request's
-    read timeout), not when it ends.
-
-    Raises:
-        TransientError: the deadline passed or the body passed ``limit`` (``what`` names
-            the call); the connection is closed.
-        requests.ConnectionError: the connection broke or timed out while reading.
-    """
-    raw = response.raw
-    read = getattr(raw, "read1", None) or raw.read  # read1: urllib3 >= 2
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while chunk := read(_CHUNK_BYTES, decode_content=True):
-            size += len(chunk)
-            if size > limit:
-                raise TransientError(f"GitHub's answer to {what} passed {limit:,} bytes")
-            if time.monotonic() > deadline:
-                raise TransientError(
-                    f"GitHub's answer to {what} was still arriving when the API time budget "
-                    "was spent")
-            chunks.append(chunk)
-    except TransientError:
-        response.close()
-        raise
-    except (urllib3.exceptions.HTTPError, OSError) as exc:  # as requests maps them
-        response.close()
-        raise requests.ConnectionError(f"{what}: {type(exc).__name__}") from exc
-    # What requests keeps once it has read a body itself (Response.content); read to its
-    # end, the connection goes back to the pool.
-    response._content = b"".join(chunks)
-    response._content_consumed = True  # type: ignore[attr-defined]  # requests' own, unstubbed
-    response.close()
-    return response._content
 
 
 def check_api_url(url: str) -> str:
@@ -400,30 +310,14 @@ def _malformed_head(exc: BaseException) -> str:
     return ""
 
 
-def decode_json(response: requests.Response, method: str = "GET") -> Any:
-    """The JSON body of a 2xx answer.
-
-    Raises:
-        TransientError: the body is not JSON (a proxy's HTML page, a cut answer).
-    """
-    try:
-        return response.json()
-    except ValueError as exc:
-        path = shown_path(response.url or "", "")
-        raise TransientError(
-            f"GitHub answered {method} {path} ({response.status_code}) with a body that is "
-            "not JSON", status=response.status_code, method=method, path=path,
-        ) from exc
-
-
-def _is_rate_limit(response: requests.Response) -> bool:
+def _is_rate_limit(response: Answer) -> bool:
     """A 403 is a rate limit when GitHub says so in headers or message (rate-limits doc)."""
     if response.headers.get("retry-after") or response.headers.get("x-ratelimit-remaining") == "0":
         return True
     return "rate limit" in _github_message(response).lower()
 
 
-def _github_message(response: requests.Response) -> str:
+def _github_message(response: Answer) -> str:
     try:
         body = response.json()
     except ValueError:
@@ -449,7 +343,7 @@ class _ErrorFields(TypedDict):
 
 
 def _error_for(
-    response: requests.Response, method: str, path: str, wait: float | None,
+    response: Answer, method: str, path: str, wait: float | None,
 ) -> GitHubError:
     """The named exception, with a message that says what to do (401/403/404/422)."""
     status = response.status_code

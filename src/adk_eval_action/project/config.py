@@ -23,6 +23,10 @@ conventions (see :mod:`adk_eval_action.project.discovery`). Example::
       on_token_increase: warn   # warn | fail
       metrics:              # per-metric overrides; `suite/metric` for one suite
         response_match_score: {max_regression: 0.1}
+    models:                 # per model: calls in flight, prices (docs/scaling.md)
+      gemini-2.5-flash: {max_concurrency: 8, input_usd_per_1m_tokens: 0.3,
+                         output_usd_per_1m_tokens: 2.5}
+    budget: {model_calls: 500, tokens: 2000000, usd: 5}   # never started past these
     model_retries:          # model calls (agents, judges, user simulator): docs/action.md
       attempts: 5           # tries per call, the first included
       initial_delay_s: 1    # first backoff step; doubles, half of it random (jitter)
@@ -43,7 +47,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 from adk_eval_action.errors import ConfigError, field_location, json_problem
@@ -226,14 +237,67 @@ class ModelRetrySettings(BaseModel):
     run_budget_s: float = Field(default=300.0, ge=0)
 
 
-class ModelLimit(BaseModel):
-    """Limits of one model (``models: {NAME: {max_concurrency: N}}`` in adk-eval.yaml):
-    at most ``max_concurrency`` calls of it in flight at once, across suites, eval cases,
-    runs and judges (adk_eval_action.adk.model_limits)."""
+class ModelSettings(BaseModel):
+    """One model's settings (``models: {NAME: {...}}`` in adk-eval.yaml, NAME as the agent
+    or the eval config names the model).
 
-    model_config = ConfigDict(extra="forbid")
+    Attributes:
+        max_concurrency: At most this many calls of the model in flight at once, across
+            suites, eval cases, runs and judges (adk_eval_action.adk.model_limits); None:
+            only ``parallelism`` bounds them.
+        input_usd_per_1m_tokens: Dollars per million input (prompt) tokens; with it the
+            model's calls have dollars (adk_eval_action.results.usage), without it tokens
+            only.
+        output_usd_per_1m_tokens: Dollars per million output tokens (thought tokens
+            included, as Gemini and OpenAI bill them).
+        cached_input_usd_per_1m_tokens: Dollars per million input tokens read from the
+            context cache (default: the input price).
+    """
 
-    max_concurrency: int = Field(ge=1, le=MAX_PARALLELISM)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    max_concurrency: int | None = Field(default=None, ge=1, le=MAX_PARALLELISM)
+    input_usd_per_1m_tokens: float | None = Field(default=None, ge=0)
+    output_usd_per_1m_tokens: float | None = Field(default=None, ge=0)
+    cached_input_usd_per_1m_tokens: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _prices_together(self) -> ModelSettings:
+        """An output or cached price without an input price would price nothing."""
+        others = (self.output_usd_per_1m_tokens, self.cached_input_usd_per_1m_tokens)
+        if self.input_usd_per_1m_tokens is None and any(p is not None for p in others):
+            raise ValueError(
+                "input_usd_per_1m_tokens is missing: give the input price with the others"
+            )
+        if self.input_usd_per_1m_tokens is not None and self.output_usd_per_1m_tokens is None:
+            raise ValueError(
+                "output_usd_per_1m_tokens is missing: give the output price with the input's"
+            )
+        return self
+
+    @property
+    def priced(self) -> bool:
+        """Whether the model has prices (its calls have dollars)."""
+        return self.input_usd_per_1m_tokens is not None
+
+
+class BudgetConfig(BaseModel):
+    """What one run may spend at most (``budget:`` in adk-eval.yaml; the flags
+    ``--max-model-calls``, ``--max-tokens``, ``--max-usd`` and the action inputs of the same
+    names win). None: no limit. How each is enforced: docs/scaling.md, "Cost and budgets".
+
+    Attributes:
+        model_calls: Requests sent to models (each retry is one), agents, judges and user
+            simulator together: a hard cap.
+        tokens: Tokens all models reported (input, output and thoughts).
+        usd: Dollars at the prices of ``models:`` (models without a price count nothing).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    model_calls: int | None = Field(default=None, ge=1)
+    tokens: int | None = Field(default=None, ge=1)
+    usd: float | None = Field(default=None, gt=0)
 
 
 class SuiteConfig(BaseModel):
@@ -268,8 +332,10 @@ class ProjectConfig(BaseModel):
     history_runs: int | None = Field(default=None, ge=1, le=10_000)
     #: Days after which the comment flags the baseline as old (``baseline_max_age``).
     baseline_max_age: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    #: Per-model concurrency limits by model name (as the agent or the eval config names it).
-    models: dict[str, ModelLimit] = Field(default_factory=dict)
+    #: Per-model concurrency limits and prices by model name (as the agent or the eval
+    #: config names it).
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets
     #: that discovery skips.
     exclude: list[str] = Field(default_factory=list)

@@ -230,3 +230,31 @@ def delta(
 def pct(value: float | None) -> str:
     """A fraction as a whole percentage, or an em dash."""
     return "—" if value is None else f"{value:.0%}"
+
+
+def tokens(value: float | None) -> str:
+    """A token count with thousands separators, rounded to a whole token (``12,920``), or
+    an em dash."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{round(value):,}"
+
+
+def usd(value: float | None) -> str:
+    """Dollars: four decimals below $1 (``$0.0041``; runs cost cents), else two
+    (``$12.34``); an em dash for None."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def change_pct(value: float | None, call: str | None = None) -> str:
+    """A relative change of a cost (lower is better) as a signed whole percentage and its
+    :func:`direction` (``+23% (worse)``, ``+41% 🔴`` when called regressed); an em dash for
+    None."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if round(abs(value), 2) == 0:
+        return "±0%"
+    sign = "+" if value > 0 else "−"
+    return f"{sign}{abs(value):.0%} {direction(value, False, 2, call)}".rstrip()

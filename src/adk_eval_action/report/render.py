@@ -32,6 +32,7 @@ from adk_eval_action.report.cells import (
 from adk_eval_action.report.diffblock import evidence_diff, evidence_summary
 from adk_eval_action.report.evidence import CaseEvidence, collect_evidence
 from adk_eval_action.report.format import (
+    change_pct,
     code,
     decimals,
     delta,
@@ -43,6 +44,8 @@ from adk_eval_action.report.format import (
     score,
     signed,
     strip_markers,
+    tokens,
+    usd,
 )
 from adk_eval_action.report.headline import drops_text, incomplete_headline
 from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
@@ -158,6 +161,9 @@ def template_environment() -> SandboxedEnvironment:
         decimals=decimals,
         delta=delta,
         pct=pct,
+        tokens=tokens,
+        usd=usd,
+        change_pct=change_pct,
         code=code,
         label=label,
         flaky_counts=flaky_counts,

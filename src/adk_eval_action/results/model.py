@@ -38,6 +38,14 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from adk_eval_action.results.usage import (
+    ModelUsage,
+    by_model,
+    total_tokens,
+    total_usd,
+    unpriced_models,
+)
+
 SCHEMA_VERSION = 2
 #: The results file's name when none is given (the ``results_path`` setting), and the
 #: member a baseline artifact holds.
@@ -204,6 +212,28 @@ class RunRecord(BaseModel):
     #: The invocations ADK's evaluators received, each an ADK ``Invocation`` as JSON whose
     #: ``app_details.agent_details`` name keys of the suite's ``agent_details``.
     actual_invocations: list[dict[str, Any]] | None = None
+    #: What this run's model calls used, per (model, role): the agent's, its judges' and the
+    #: user simulator's (:mod:`adk_eval_action.results.usage`); absent in files written
+    #: before tokens were recorded.
+    usage: list[ModelUsage] | None = None
+
+    def agent_tokens(self) -> int | None:
+        """The agent's own tokens in this run, or None when unknown (not recorded, or a
+        call of the agent reported no usage)."""
+        agent = self._agent_usage()
+        return None if agent is None else total_tokens(agent)
+
+    def agent_usd(self) -> float | None:
+        """The dollars of the agent's own tokens in this run, or None when unknown (as
+        :meth:`agent_tokens`, or a model of the agent has no price)."""
+        agent = self._agent_usage()
+        if agent is None or any(u.usd is None for u in agent):
+            return None
+        return total_usd(agent)
+
+    def _agent_usage(self) -> list[ModelUsage] | None:
+        agent = [u for u in self.usage or [] if u.role == "agent"]
+        return None if not agent or any(u.unreported for u in agent) else agent
 
 
 class EvalCaseRecord(BaseModel):
@@ -247,6 +277,7 @@ ErrorKind = Literal[
     "internal",
     "interrupted",
     "output",
+    "budget",
 ]
 
 INCOMPLETE_ERROR_KINDS = frozenset(get_args(ErrorKind)) - {"metric", "baseline"}
@@ -266,8 +297,10 @@ class ErrorRecord(BaseModel):
     its metrics, for another reason), ``metric`` (a metric ADK's evaluator left NOT_EVALUATED),
     ``metric_code`` (a metric that raised while scoring, gave a non-finite score or no
     per-invocation result per invocation: its code failed, not the agent), ``baseline``,
-    ``internal`` (a bug here). ``file`` is relative to the repository root; ``line`` (from
-    1) is set when the place in it is known (an agent's import error), for the annotation.
+    ``internal`` (a bug here), ``interrupted`` (a signal), ``budget`` (the run's budget
+    was spent, or the plan needed more than it: calls were not made). ``file`` is relative
+    to the repository root; ``line`` (from 1) is set when the place in it is known (an
+    agent's import error), for the annotation.
     """
 
     kind: ErrorKind
@@ -301,6 +334,10 @@ class SuiteRecord(BaseModel):
     eval_sets: list[EvalSetRecord] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    #: What the suite's case runs' model calls used, per (model, role): the sum of its runs'
+    #: ``usage`` (None in files written before tokens were recorded, and for a suite
+    #: reused from the baseline: that run's record has it).
+    usage: list[ModelUsage] | None = None
 
 
 class ModelCallCounts(BaseModel):
@@ -314,6 +351,9 @@ class ModelCallCounts(BaseModel):
         retry_causes: Retries by cause (``{"429 RESOURCE_EXHAUSTED": 3}``).
         failure_causes: Failed calls by cause.
         waited_s: Seconds spent waiting between attempts (of the run's retry budget).
+        refused_calls: Requests the run's budget refused (never sent).
+        usage: Tokens (and dollars, for models with prices) per (model, role), of every
+            answered call of the run (:mod:`adk_eval_action.results.usage`).
     """
 
     calls: int = 0
@@ -323,6 +363,28 @@ class ModelCallCounts(BaseModel):
     retry_causes: dict[str, int] = Field(default_factory=dict)
     failure_causes: dict[str, int] = Field(default_factory=dict)
     waited_s: float = 0.0
+    refused_calls: int = 0
+    usage: list[ModelUsage] = Field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        """All tokens the run's models reported."""
+        return total_tokens(self.usage)
+
+    @property
+    def usd(self) -> float | None:
+        """The dollars of the models with prices (None: none has one)."""
+        return total_usd(self.usage)
+
+    @property
+    def unpriced(self) -> list[str]:
+        """The models that answered without a price (tokens only)."""
+        return unpriced_models(self.usage)
+
+    @property
+    def models(self) -> list[ModelUsage]:
+        """:attr:`usage` per model, its roles summed."""
+        return by_model(self.usage)
 
 
 class RunMetadata(BaseModel):

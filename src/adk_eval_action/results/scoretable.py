@@ -109,7 +109,10 @@ class ScoreTable:
     ``case_files`` (eval set file), ``case_lines``.
 
     Runs (``r`` rows): ``run_case`` (case row), ``run_status`` (code into
-    :data:`CASE_STATUSES`), ``run_errors`` (run row -> error, only for runs with one).
+    :data:`CASE_STATUSES`), ``run_errors`` (run row -> error, only for runs with one),
+    ``run_agent_tokens`` and ``run_agent_usd`` (the agent's own tokens and their dollars in
+    the run, :meth:`~adk_eval_action.results.model.RunRecord.agent_tokens`; NaN when
+    unknown).
 
     Metric results (``m`` rows): ``m_case`` (case row), ``m_run`` (run row), ``m_key`` (index into
     ``metric_keys``), ``m_score`` (metric units; 0.0 where ``m_has_score`` is False),
@@ -135,6 +138,8 @@ class ScoreTable:
     run_case: np.ndarray
     run_status: np.ndarray
     run_errors: dict[int, str]
+    run_agent_tokens: np.ndarray
+    run_agent_usd: np.ndarray
     metric_keys: list[MetricKey]
     metric_info: list[MetricInfo]
     reasons: list[str]
@@ -241,6 +246,8 @@ class TableBuilder:
     run_case: array[int] = field(default_factory=lambda: array("i"))
     run_status: array[int] = field(default_factory=lambda: array("b"))
     run_errors: dict[int, str] = field(default_factory=dict)
+    run_agent_tokens: array[float] = field(default_factory=lambda: array("d"))
+    run_agent_usd: array[float] = field(default_factory=lambda: array("d"))
     metric_ids: dict[MetricKey, int] = field(default_factory=dict)
     metric_info: list[MetricInfo] = field(default_factory=list)
     reason_ids: dict[str, int] = field(default_factory=dict)
@@ -282,6 +289,9 @@ class TableBuilder:
                 self.run_errors[len(self.run_case)] = run.error
             self.run_case.append(row)
             self.run_status.append(_CASE_CODE[run.status])
+            tokens, usd = run.agent_tokens(), run.agent_usd()
+            self.run_agent_tokens.append(math.nan if tokens is None else float(tokens))
+            self.run_agent_usd.append(math.nan if usd is None else usd)
             for metric in run.metrics:
                 name = metric.metric_name
                 k = metric_ids.get((suite, name))
@@ -343,6 +353,8 @@ class TableBuilder:
             run_case=np.array(self.run_case, dtype=np.int32),
             run_status=np.array(self.run_status, dtype=np.int8),
             run_errors=self.run_errors,
+            run_agent_tokens=np.array(self.run_agent_tokens, dtype=np.float64),
+            run_agent_usd=np.array(self.run_agent_usd, dtype=np.float64),
             metric_keys=list(self.metric_ids),
             metric_info=self.metric_info,
             reasons=list(self.reason_ids),

@@ -31,6 +31,7 @@ from adk_eval_action.results.model import (
     ShardInfo,
     SuiteRecord,
 )
+from adk_eval_action.results.usage import merge_usage
 
 __all__ = ["ResultsWriter", "merge_runs"]
 
@@ -164,8 +165,8 @@ class ResultsWriter:
 
 def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
     """Appends ``extra``'s runs to the same cases of ``results`` (numbered after each
-    case's last run) and its errors, warnings and agent details to the suite; returns the
-    runs added."""
+    case's last run) and its errors, warnings, agent details and usage to the suite;
+    returns the runs added."""
     suite = next((s for s in results.suites if s.name == extra.name), None)
     if suite is None:
         return 0
@@ -187,4 +188,5 @@ def merge_runs(results: RunResults, extra: SuiteRecord) -> int:
     suite.errors.extend(extra.errors)
     suite.warnings.extend(w for w in extra.warnings if w not in suite.warnings)
     suite.agent_details.update(extra.agent_details)  # what the added runs refer to
+    suite.usage = merge_usage(suite.usage or [], extra.usage or []) or None
     return added

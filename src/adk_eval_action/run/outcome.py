@@ -148,6 +148,7 @@ def stopped_report(
         error_annotations=error_annotations(results, redact, leave_out=error),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",
         error=said, error_file=error.file, error_line=error.line,
+        model_calls=results.metadata.model_calls,
     )
 
 
@@ -302,4 +303,5 @@ def part_outcome(results: RunResults, request: RunRequest) -> PipelineOutcome:
         summary_markdown="",
         suites=[s.name for s in results.suites],
         shard=shard,
+        model_calls=results.metadata.model_calls,
     )

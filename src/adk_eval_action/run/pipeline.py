@@ -68,7 +68,14 @@ from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
-from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
+from adk_eval_action.run.evaluation import (
+    budget_left,
+    evaluate,
+    find_suites,
+    model_calls,
+    record_budget_stop,
+    run_metadata,
+)
 from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
@@ -175,9 +182,8 @@ def comment_context(
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
     comparison. ``target`` is where the action publishes the run (the run link, whether
     the runner takes a job summary, the HTML report beside the results file); None for
-    the CLI (the ``summary_out`` and ``html_out`` settings). ``history`` is the default
-    branch's history and the baseline's trust record (trends, known flaky cases, pooled
-    baseline runs: :func:`adk_eval_action.run.history.history_context`)."""
+    the CLI (the ``summary_out`` and ``html_out`` settings). ``history``: the default
+    branch's history and the baseline's trust record (:func:`.history.history_context`)."""
     gate_config = request.settings.gate
     comparison = history_context(results, baseline, baseline_note, gate_config, history)
     comparison.adaptive = adaptive
@@ -228,8 +234,7 @@ def finish(
     history: RunHistory | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
-    their tables: :func:`load_table`); ``target`` and ``history`` as
-    :func:`comment_context`."""
+    their tables: :func:`load_table`); ``target``, ``history``: :func:`comment_context`."""
     settings = request.settings
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     # Nothing evaluated (stopped, or skipped on purpose): the comment the action posted
@@ -273,6 +278,7 @@ def finish(
         gate=gate,
         warnings=requested_baseline_unused(
             baseline_request(request, _event(target)), baseline is not None, baseline_note),
+        model_calls=skeleton.metadata.model_calls,
     )
 
 
@@ -281,8 +287,9 @@ def _event(target: PublishTarget | None) -> EventContext | None:
     return target.runner.event if target is not None else None
 
 
-def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
-    """Re-scoring of the baseline under the head's suites (imported late: google-adk)."""
+def _rescorer(suites: list[Suite], request: RunRequest, calls: ModelCalls) -> Rescore:
+    """Re-scoring of the baseline under the head's suites (imported late: google-adk), its
+    judge calls retried, counted and budgeted in the run's ``calls``."""
     from adk_eval_action.adk.rescore import rescore_baseline
 
     async def rescore(baseline: RunResults, head: RunResults) -> list[str]:
@@ -292,6 +299,7 @@ def _rescorer(suites: list[Suite], request: RunRequest) -> Rescore:
             suites=suites,
             parallelism=request.settings.parallelism,
             repo_root=request.workdir,
+            calls=calls,
         )
 
     return rescore
@@ -343,11 +351,9 @@ async def run_pipeline_async(
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
             parts that do not merge (results.shards.MergeError).
     """
-    from adk_eval_action.adk.model_calls import ModelCalls
-
     settings = request.settings
     writer = writer or results_writer(request)
-    calls = ModelCalls(settings.model_retries)  # one retry budget for the whole run
+    calls = model_calls(request)  # one retry budget, token count and budget for the run
     found: ResolvedBaseline | None = None
     if settings.merge:
         writer.take(merge_files(request.workdir, settings.merge))
@@ -362,8 +368,8 @@ async def run_pipeline_async(
     if results.stopped_by() is not None or results.metadata.skipped:
         # Nothing evaluated: no baseline to find.
         return finish(_saved(writer, request), None, "", request, target=target)
-    asked = baseline_request(request, _event(target))
-    resolved = await _resolve(asked, results, request, suites, found, writer)
+    asked = baseline_request(request, _event(target)).model_copy(update=budget_left(calls))
+    resolved = await _resolve(asked, results, request, suites, found, writer, calls)
     baseline = resolved.results
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
@@ -373,7 +379,9 @@ async def run_pipeline_async(
         adaptive = await repeat_undecided(
             writer, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )
-        writer.set_model_calls(calls.summary())
+    # Re-scoring the baseline and adaptive repeats call models too: counted, budgeted.
+    record_budget_stop(calls, writer)
+    writer.set_model_calls(calls.summary())
     saved = _saved(writer, request)
     history = await run_history(saved, request, asked, resolved, target)
     return finish(saved, baseline, resolved.note(), request, adaptive, target, history)
@@ -381,12 +389,12 @@ async def run_pipeline_async(
 
 async def _resolve(
     asked: BaselineRequest, results: RunResults, request: RunRequest, suites: list[Suite],
-    found: ResolvedBaseline | None, writer: ResultsWriter,
+    found: ResolvedBaseline | None, writer: ResultsWriter, calls: ModelCalls,
 ) -> ResolvedBaseline:
-    """The baseline of the head's ``results``; a baseline file named but unreadable is an
-    error of the results (exit 2, the scores still shown) and no baseline."""
+    """The head's baseline; a named baseline file that is unreadable is no baseline and
+    an error of the results (exit 2, scores shown)."""
     try:
-        return await resolved_baseline(asked, results, rescore=_rescorer(suites, request),
+        return await resolved_baseline(asked, results, rescore=_rescorer(suites, request, calls),
                                        found=found)
     except ConfigError as e:
         writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))

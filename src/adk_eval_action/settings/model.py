@@ -17,8 +17,8 @@ from adk_eval_action.project.config import (
     MAX_PARALLELISM,
     MAX_RUNS,
     GateConfig,
-    ModelLimit,
     ModelRetrySettings,
+    ModelSettings,
 )
 from adk_eval_action.results.history import DEFAULT_HISTORY_RUNS, MAX_HISTORY_RUNS
 from adk_eval_action.results.model import RESULTS_FILE_NAME
@@ -84,7 +84,8 @@ class RunSettings(BaseModel):
     )] = None
     baseline: Annotated[str, Option(
         "auto | artifact | rerun | none | a results file of the base branch (ours, or ADK "
-        "eval_history file/folder). See docs/baselines.md.",
+        "eval_history file/folder). See docs/baselines.md. `plan` estimates tokens and "
+        "dollars from a results file's recorded usage.", commands=RUN_AND_PLAN,
     )] = "auto"
     record: Annotated[bool | None, Option(
         "This run records the baseline (push to the default branch): no lookup.",
@@ -150,10 +151,25 @@ class RunSettings(BaseModel):
         "Model calls in flight at once (one pool for all suites, eval sets and runs).",
         commands=RUN_AND_PLAN, config="parallelism",
     )] = 4
-    models: Annotated[dict[str, ModelLimit], Option(
-        "Per-model limits, e.g. {gemini-2.5-flash: {max_concurrency: 8}}.",
+    models: Annotated[dict[str, ModelSettings], Option(
+        "Per-model limits and prices, e.g. {gemini-2.5-flash: {max_concurrency: 8, "
+        "input_usd_per_1m_tokens: 0.3, output_usd_per_1m_tokens: 2.5}}.",
         commands=(), input=False, config="models",
     )] = Field(default_factory=dict)
+    max_model_calls: Annotated[int | None, Field(ge=1), Option(
+        "Budget: send at most this many requests to models (agents, judges, user simulator; "
+        "each retry is one); past it the run stops starting calls and ends incomplete.",
+        commands=RUN_AND_PLAN, config="budget.model_calls",
+    )] = None
+    max_tokens: Annotated[int | None, Field(ge=1), Option(
+        "Budget: stop starting model calls once the models reported this many tokens; the "
+        "run then ends incomplete.", commands=RUN_AND_PLAN, config="budget.tokens",
+    )] = None
+    max_usd: Annotated[float | None, Field(gt=0), Option(
+        "Budget: stop starting model calls once they cost this many dollars (at the prices of "
+        "models: in adk-eval.yaml); the run then ends incomplete.",
+        commands=RUN_AND_PLAN, config="budget.usd",
+    )] = None
     quiet: Annotated[bool, Option(
         "No progress lines while evaluating (the plan, notes, results and table are "
         "still printed).", input=False,

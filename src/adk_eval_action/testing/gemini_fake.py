@@ -58,9 +58,9 @@ class CallRecord(BaseModel):
         api_key: Whether an ``x-goog-api-key`` header (or a bearer token) came with it.
         started: ``time.monotonic()`` seconds at arrival.
         duration_s: Seconds until the answer was written (or the connection dropped).
-        client_gone: The client closed the connection before the answer was written (it
-            gave up on a slow answer).
+        client_gone: The client closed the connection before the answer (gave up on it).
         request: The request JSON (camelCase, as google-genai sent it).
+        usage: The answer's ``usageMetadata`` (tokens reported); None when none was sent.
     """
 
     seq: int
@@ -73,6 +73,7 @@ class CallRecord(BaseModel):
     duration_s: float = 0.0
     client_gone: bool = False
     request: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] | None = None
 
 
 class _State:
@@ -252,6 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
             cut = whole[: len(whole) // 2].encode()
             self._send(200, b"data: " + cut + b"\r\n\r\n" if stream else cut)
             return
+        record.usage = response.get("usageMetadata")
         if stream:
             self._send(200, _sse(response), "text/event-stream")
         else:

@@ -27,7 +27,7 @@ from google.genai import types as genai_types
 from pydantic import BaseModel, Field
 
 from .judge import StandInJudge, judge_prompt_kind
-from .scripted import ScriptedLlm, ScriptRule
+from .scripted import ScriptedLlm, ScriptRule, usage_metadata
 
 Role = Literal["agent", "judge", "user_simulator", "unscripted"]
 
@@ -155,7 +155,7 @@ def answer(
     Returns:
         ``(role, response)``: who called (see :func:`classify`) and a
         ``GenerateContentResponse`` JSON (one candidate, ``finishReason`` STOP, usage as the
-        stand-ins count it).
+        stand-ins count it: whitespace words, for every role).
     """
     role, script = classify(body, agents)
     usage = None
@@ -171,6 +171,7 @@ def answer(
             else UNSCRIPTED_REPLY
         )
         content = genai_types.Content(role="model", parts=[genai_types.Part(text=text)])
+        usage = usage_metadata(_llm_request(body, model), content.parts or [])
     response: dict[str, Any] = {
         "candidates": [
             {
