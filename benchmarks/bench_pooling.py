@@ -16,7 +16,12 @@ probability (probabilities of 0 and 1 clipped to 0.01 / 0.99 first when there is
 * ``none``: every evaluation draws from the same probabilities (what the test assumes);
 * ``day σ``: each evaluation adds its own N(0, σ²) shift (independent days);
 * ``walk σ``: a random walk back in time: the baseline is one step of N(0, σ²) from the
-  head's day, each older recorded run one more step (the older, the further).
+  head's day, each older recorded run one more step (the older, the further);
+* ``update σ``: the model behind a name was updated (a provider's alias moved) at a random
+  point among the pooled recorded runs: every evaluation before it has one shift per metric,
+  N(0, σ²), the same for every case (the inputs hash, the google-adk version and the judge
+  names do not see it). Without pooling nothing changes: the update lies before the
+  baseline.
 
 "False 🔴" counts PRs of an unchanged agent with any metric called regressed; "power" the
 share of metrics called regressed when every metric's pass probability drops by 10 points
@@ -72,6 +77,13 @@ def _shifts(rng: np.random.Generator, s: Setup, shape: tuple[int, int]) -> list[
     n = s.pool + 2
     if s.drift == "none":
         return [np.zeros(shape)] * n
+    if s.drift == "update":
+        out = [np.zeros(shape)] * n
+        if s.pool:
+            shared = np.broadcast_to(rng.normal(0.0, s.sigma, (1, shape[1])), shape)
+            cut = int(rng.integers(2, s.pool + 2))  # the first evaluation before the update
+            out = out[:cut] + [shared] * (n - cut)
+        return out
     steps = rng.normal(0.0, s.sigma, (n, *shape))
     if s.drift == "day":
         return list(steps)
@@ -126,7 +138,7 @@ def grid(cases: int) -> list[Setup]:
     under each drift model, unchanged and with a 10-point drop."""
     rows = []
     for drift, sigma in (("none", 0.0), ("day", 0.3), ("day", 0.6), ("walk", 0.15),
-                         ("walk", 0.3)):
+                         ("walk", 0.3), ("update", 0.3), ("update", 0.6)):
         for effect in (0.0, 0.1):
             for pool in (0, 4, 8):
                 rows.append(Setup(cases=cases, pool=pool, drift=drift, sigma=sigma,
@@ -141,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cases", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pool", type=int, default=4)
-    parser.add_argument("--drift", choices=("none", "day", "walk"), default="none")
+    parser.add_argument("--drift", choices=("none", "day", "walk", "update"), default="none")
     parser.add_argument("--sigma", type=float, default=0.0)
     parser.add_argument("--effect", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=1)
