@@ -278,8 +278,13 @@ def test_artifact_end_to_end_comment_names_the_baseline(stub, good_results, tmp_
         request.settings, RunnerEnv(event=event_for(stub)), request.workdir, ()))
     assert outcome.exit_code == 1  # the regressed agent fails its gate against the baseline
     comment = outcome.comment_markdown
-    assert "Baseline: artifact adk-eval-results, commit " + MERGE_BASE[:12] in comment
+    # The trust line: the commit linked, its run, its age, its distance from the merge-base.
+    assert (f"Baseline: artifact adk-eval-results · commit [`{MERGE_BASE[:7]}`]"
+            f"({stub.base_url}/{REPO}/commit/{MERGE_BASE}) · [recorded run](") in comment
+    assert "the merge-base with main itself" in comment
     assert "/actions/runs/" in comment
+    assert outcome.comparison.baseline_note.startswith(
+        "artifact adk-eval-results, commit " + MERGE_BASE[:12])
     assert outcome.comparison and outcome.comparison.has_baseline
 
 

@@ -106,7 +106,7 @@ def test_init_on_the_bundled_example_in_a_subfolder(
     assert steps[1]["with"] == {"working_directory": "examples"}
     assert steps[2]["with"]["path"].split() == [
         "examples/adk-eval-results.json", "examples/adk-eval-comment.md",
-        "examples/adk-eval-pr.json"]
+        "examples/adk-eval-pr.json", "examples/adk-eval-history.json"]
     done = lint(node, path)
     assert done.returncode == 0 and "0 problem(s)" in done.stdout, done.stdout + done.stderr
     planned = cli("plan")

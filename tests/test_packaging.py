@@ -167,7 +167,8 @@ def test_ci_workflow_tests_every_version_inside_the_declared_range() -> None:
 
 @pytest.mark.parametrize(("kind", "file"), [("config", "adk-eval.schema.json"),
                                             ("results", "results.schema.json"),
-                                            ("comparison", "comparison.schema.json")])
+                                            ("comparison", "comparison.schema.json"),
+                                            ("history", "history.schema.json")])
 def test_schemas_are_current(kind: str, file: str) -> None:
     done = CliRunner().invoke(main, ["schema", kind], catch_exceptions=False)
     assert done.exit_code == 0

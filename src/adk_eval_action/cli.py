@@ -135,6 +135,7 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
     """Compare a HEAD results file with --baseline and gate, without running any agent.
 
     The gate is adk-eval.yaml's `gate:` (--config, else ./adk-eval.yaml) under these flags."""
+    from adk_eval_action.run.history import file_history
     from adk_eval_action.run.pipeline import finish, load_baseline, load_head_table
 
     with _console() as redact:
@@ -144,7 +145,8 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
         whole = request.settings.html_out is not None  # every case's evidence in the report
         results = load_head_table(head, whole)
         base, note = load_baseline(baseline_path, whole)
-        outcome = finish(results, base, note, request)
+        outcome = finish(results, base, note, request,
+                         history=file_history(request, base, baseline_path))
         _show(outcome)
     if request.settings.print_comment:
         _echo(outcome.comment_markdown, redact)
@@ -161,13 +163,17 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Write here instead of stdout.")
 @click.option("--html-out", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the HTML report here too (one self-contained file).")
+@click.option("--history", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The default branch's history (adk-eval-history.json): trends, known "
+              "flaky eval cases, pooled baseline runs (docs/baselines.md).")
 def render_command(head: Path, baseline: Path | None, template: Path | None, summary: bool,
-                   out: Path | None, html_out: Path | None) -> None:
+                   out: Path | None, html_out: Path | None, history: Path | None) -> None:
     """Render the PR comment (or job summary) from results files, and with --html-out the
     HTML report; exits 0 when it rendered, 2 when an input or the template is unusable."""
     from adk_eval_action.report.fallback import short_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.results.scoretable import ScoreTable
+    from adk_eval_action.run.history import file_history
     from adk_eval_action.run.pipeline import (
         comment_context,
         comment_limit,
@@ -178,7 +184,8 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
     from adk_eval_action.run.report_file import write_html_report
 
     with _console() as redact:
-        request = load_request(Path.cwd(), flags={"results_path": head}, secrets=redact.values)
+        request = load_request(Path.cwd(), flags={"results_path": head, "history": history},
+                               secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
         results = load_head_table(head, whole=html_out is not None)
         base, note = load_baseline(baseline_path, whole=html_out is not None)
@@ -189,7 +196,8 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         if short is not None:
             text = redact(short)
         else:
-            context = comment_context(results, base, note, request)
+            context = comment_context(results, base, note, request,
+                                      history=file_history(request, base, baseline_path))
             text = redact(render_summary(context) if summary else
                           render_comment(context, template, comment_limit()))
             write_html_report(html_out, context, results, base, redact)
@@ -285,18 +293,21 @@ SCHEMA_FILES = {
     "config": "adk-eval.schema.json",
     "results": "results.schema.json",
     "comparison": "comparison.schema.json",
+    "history": "history.schema.json",
 }
 
 
 def json_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``adk-eval.yaml`` (``config``, from
     project.config.ProjectConfig), of a results file (``results``, from
-    results.model.RunResults), both as pydantic generates them for validation, or of the
+    results.model.RunResults), of the default branch's history (``history``, from
+    results.history.History), as pydantic generates them for validation, or of the
     comparison file ``--comparison-out`` writes (``comparison``, from
     analysis.models.Comparison, as it is serialized); ``$id`` is the file's URL under
     schemas/ on the v1 tag. Raises KeyError for another kind."""
     from adk_eval_action.analysis.models import Comparison
     from adk_eval_action.project.config import ProjectConfig
+    from adk_eval_action.results.history import History
     from adk_eval_action.results.model import RunResults
 
     kinds: dict[str, tuple[type[BaseModel], str, str]] = {
@@ -307,6 +318,10 @@ def json_schema(kind: str) -> dict[str, Any]:
         "comparison": (Comparison, "adk-eval-action comparison",
                        "The comparison --comparison-out writes: per metric, per rubric and "
                        "per eval case, head against baseline, with the gate's tests."),
+        "history": (History, "adk-eval-action history",
+                    "The default branch's recorded runs (adk-eval-history.json), schema_version "
+                    "1: per run the commit, versions, judges, suite inputs hashes, metric means "
+                    "and each eval case's run scores."),
     }
     model, title, about = kinds[kind]
     mode: Literal["validation", "serialization"] = (
@@ -320,8 +335,9 @@ def json_schema(kind: str) -> dict[str, Any]:
 @main.command()
 @click.argument("kind", type=click.Choice(sorted(SCHEMA_FILES)))
 def schema(kind: str) -> None:
-    """Print the JSON Schema of adk-eval.yaml (config), of results files (results) or of
-    the comparison file --comparison-out writes (comparison).
+    """Print the JSON Schema of adk-eval.yaml (config), of results files (results), of
+    the comparison file --comparison-out writes (comparison) or of the default branch's
+    history file (history).
 
     The repository keeps them under schemas/ (tests check that they are current); point an
     editor at the config one with `# yaml-language-server: $schema=<its $id>`.

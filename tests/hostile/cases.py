@@ -456,6 +456,67 @@ def _no_baseline_said(run: Run) -> None:
     assert "not JSON" in run.comment_file or "not JSON" in run.log
 
 
+def _history_zip(ws: Workspace, commit: str, history: bytes) -> bytes:
+    """A recorded artifact: a usable results file of the workspace's suite (recorded at
+    ``commit``) and ``history`` as its adk-eval-history.json."""
+    import io
+    import zipfile
+
+    from results_builder import metric, results
+
+    baseline = results({"a": [[metric("m", 0.8)]]}, suite="travel_agent", sha=commit)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("adk-eval-results.json", baseline.model_dump_json())
+        archive.writestr("adk-eval-history.json", history)
+    return buffer.getvalue()
+
+
+def _history_artifact(history: Callable[[], bytes], push: bool = False,
+                      **inputs: str) -> Callable[[Workspace], None]:
+    """The merge-base's recorded artifact (a pull request), or the pushed commit's
+    parent's (``push``: a recording run), holds ``history()`` beside usable results."""
+    def prepare(ws: Workspace) -> None:
+        base = "c" * 40
+        ws.stub.add_artifact(base, _history_zip(ws, base, history()))
+        ws.inputs.update(baseline="auto", **inputs)
+        if push:
+            ws.stub.add_commits([HEAD, base])
+            ws.write_event({"ref": "refs/heads/main", "after": HEAD,
+                            "repository": {"full_name": REPO, "default_branch": "main"}})
+            ws.env.update(GITHUB_EVENT_NAME="push", GITHUB_REF="refs/heads/main")
+        else:
+            ws.stub.add_commits([base])
+            ws.stub.set_merge_base("main", HEAD, base)
+    return prepare
+
+
+def _history(runs: list[dict[str, Any]], **fields: Any) -> Callable[[], bytes]:
+    return lambda: json.dumps({"schema_version": 1, "runs": runs, **fields}).encode()
+
+
+def _recorded(commit: str, adk: str) -> dict[str, Any]:
+    """A recorded run of the workspace's suite with a known inputs hash."""
+    return {"commit": commit, "adk_version": adk, "suites": [{
+        "name": "travel_agent", "inputs_hash": "sha256:same",
+        "metrics": [{"name": "m", "mean": 0.8, "count": 1}],
+        "cases": [{"eval_set_id": "smoke", "eval_id": "a", "runs": "p", "scores": [[0.8]]}]}]}
+
+
+def _history_said(text: str) -> Callable[[Run], None]:
+    def check(run: Run) -> None:
+        assert text in (run.comment_file or ""), run.comment_file
+    return check
+
+
+def _new_history_recorded(run: Run) -> None:
+    """The recording run is never lost to a bad previous history: it starts a new one
+    holding its own run."""
+    history = json.loads(run.files["adk-eval-history.json"])
+    assert history["repository"] == REPO and len(history["runs"]) == 1
+
+
+# --------------------------------------------------------------------------- 4: sticky
 # --------------------------------------------------------------------------- 4: sticky
 
 
@@ -939,6 +1000,36 @@ CASES: list[Case] = [
     Case("k3-merge-part-with-a-nan-score", 3, _shard_parts(SHA, math.nan), 2,
          r"the code of `m` failed in 1 run of 1 eval case in smoke\.evalset\.json \(b\): "
          r"non-finite score nan in the results file part2\.json \(suite travel\)"),
+    # 3. An unusable history of the default branch (the baseline artifact's, or the one a
+    # recording run carries forward): never the run's loss, always said
+    Case("k3-history-malformed", 3, _history_artifact(lambda: b"{not json"), 0,
+         r"history not used: adk-eval-history\.json of the artifact adk-eval-results is not "
+         r"a history file", check=_history_said("History: not used: adk-eval-history"),
+         twin={}),
+    Case("k3-history-nested-100000-deep", 3, _history_artifact(
+        lambda: b"[" * 100_000 + b"]" * 100_000), 0, r"history not used: .* is not a history "
+         r"file", twin={}),
+    Case("k3-history-member-over-the-limit", 3, _history_artifact(lambda: b" " * 2_000_000), 0,
+         r"history not used: adk-eval-history\.json in the artifact adk-eval-results is too "
+         r"large", limits={"adk_eval_action.baseline.artifact.MAX_HISTORY_BYTES": 1_000_000},
+         twin={}),
+    Case("k3-history-of-another-repository", 3, _history_artifact(_history(
+        [_recorded("c" * 40, "2.13.0")], repository="evil/other")), 0,
+         r"history not used: .*recorded in another repository \(evil/other, not octo/agents\)",
+         twin={}),
+    Case("k3-history-from-the-future", 3, _history_artifact(_history([], schema_version=99)),
+         0, r"history not used: .*written by a newer adk-eval-action \(history schema_version "
+         r"99; this version reads 1\)", twin={}),
+    Case("k3-history-of-another-google-adk-is-not-pooled", 3, _history_artifact(_history(
+        [_recorded("d" * 40, "1.23.0"), _recorded("c" * 40, "2.13.0")]), pool_runs="5"), 0,
+         r"baseline: artifact", check=_history_said(
+             "nothing pooled: no earlier recorded run with the baseline's inputs, google-adk "
+             "and judges"), twin={}),
+    Case("k3-history-push-after-a-malformed-one", 3, _history_artifact(
+        lambda: b"{not json", push=True), 0,
+         r"history: the previous history could not be read: .*not a history file",
+         check=_new_history_recorded, twin={}),
+    # 4. The sticky comment
     # 4. The sticky comment
     Case("k4-marker-in-eval-id", 4, _marker_in_eval_id, 1, r"PR comment created",
          check=_only_our_marker_last),

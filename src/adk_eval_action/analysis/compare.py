@@ -75,6 +75,7 @@ from adk_eval_action.analysis.paired import (
     TestMethod,
     paired_tests,
 )
+from adk_eval_action.analysis.pooling import PoolKey, pooled_dense
 from adk_eval_action.analysis.sides import (
     Dense,
     Side,
@@ -193,6 +194,7 @@ class _TestOptions:
     seed: int
     n_resamples: int
     alpha: float
+    pool: Mapping[PoolKey, list[float]] | None = None
 
 
 def _rubrics_on_both_sides(
@@ -214,14 +216,15 @@ def _attach_intervals(
     rubrics: list[RubricComparison],
     order: np.ndarray,
     options: _TestOptions,
-) -> TestMethod:
+    case_ids: Mapping[CaseKey, int],
+) -> tuple[TestMethod, int]:
     """Sets the delta, matched means, interval and call of every metric and rubric both
     sides have, gated ones as one family and informational ones as another
-    (:func:`adk_eval_action.analysis.paired.paired_tests`)."""
+    (:func:`.paired.paired_tests`), with pooled runs (:func:`_metric_dense`, counted)."""
     n_ids = order.size
-    metric_dense = dense_metrics(baseline, n_ids), dense_metrics(head, n_ids)
-    rubric_dense = dense_rubrics(baseline, n_ids), dense_rubrics(head, n_ids)
     both_metrics = [m for m in metrics if m.head is not None and m.baseline is not None]
+    metric_dense, pooled = _metric_dense(head, baseline, both_metrics, n_ids, options, case_ids)
+    rubric_dense = dense_rubrics(baseline, n_ids), dense_rubrics(head, n_ids)
     both_rubrics = _rubrics_on_both_sides(rubrics, head, baseline)
     inputs = [
         _input(
@@ -264,7 +267,21 @@ def _attach_intervals(
             min_effect=result.min_effect,
             higher_is_better=one.higher_is_better,
         )
-    return method
+    return method, pooled
+
+
+def _metric_dense(
+    head: Side, baseline: Side, both: list[MetricComparison], n_ids: int,
+    options: _TestOptions, case_ids: Mapping[CaseKey, int],
+) -> tuple[tuple[Dense, Dense], int]:
+    """Each side's per-metric, per-case runs (baseline, head), the baseline's gated
+    metrics with ``options.pool``'s runs added; and how many were added."""
+    base = dense_metrics(baseline, n_ids)
+    pooled = 0
+    if options.pool:
+        gated = {(m.suite, m.metric_name) for m in both if not m.informational}
+        base, pooled = pooled_dense(base, options.pool, baseline.metric_rows, case_ids, gated)
+    return (base, dense_metrics(head, n_ids)), pooled
 
 
 def _input(
@@ -348,6 +365,7 @@ def compare(
     seed: int = 0,
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
+    pool: Mapping[PoolKey, list[float]] | None = None,
 ) -> Comparison:
     """Compares ``head`` with ``baseline`` (None: head scores only) by the module's rules.
 
@@ -369,6 +387,11 @@ def compare(
         confidence: ``1 −`` the per-direction error rate the calls are corrected to, in
             ``(0, 1)``; each interval end is a one-sided bound at that level before
             correction.
+        pool: Extra baseline runs by (suite, eval set id, eval id, metric): the runs of
+            earlier recorded runs with the baseline's inputs
+            (:func:`adk_eval_action.analysis.history.pooled_runs`), added to the baseline's
+            runs of each matched case and gated metric before the test
+            (:mod:`adk_eval_action.analysis.pooling`); ``pooled_scores`` counts them.
 
     Raises:
         ValueError: A ``min_effect`` below 0, or a bad ``confidence``, ``n_resamples`` or
@@ -385,6 +408,7 @@ def compare(
         seed=seed,
         n_resamples=n_resamples,
         alpha=round(1.0 - confidence, 12),
+        pool=pool,
     )
     with gc_paused():
         return _compare(head, baseline, baseline_note, options, confidence)
@@ -422,13 +446,14 @@ def _compare(
     base_side = index_side(base_table, case_ids) if base_table is not None else None
     metrics = _compare_metrics(head_side, base_side)
     rubrics = _compare_rubrics(head_side, base_side)
-    tests = None
+    tests, pooled = None, 0
     if base_side is not None:
         # Case ids by sorted case key: the random patterns fall on the same cases whatever
         # order either results file lists them in.
         keys = list(case_ids)
         order = np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
-        tests = _attach_intervals(head_side, base_side, metrics, rubrics, order, options)
+        tests, pooled = _attach_intervals(head_side, base_side, metrics, rubrics, order,
+                                          options, case_ids)
     head_skeleton = head_table.skeleton
     base_skeleton = base_table.skeleton if base_table is not None else None
     return Comparison(
@@ -450,6 +475,7 @@ def _compare(
         confidence=confidence,
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,
+        pooled_scores=pooled,
         cost=compare_cost(
             head_table, base_table,
             lambda suite: options.informational_min_effect(suite, AGENT_TOKENS),

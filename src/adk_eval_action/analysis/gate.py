@@ -91,6 +91,9 @@ class GateResult(BaseModel):
     drops: list[MetricDrop] = Field(default_factory=list)
     #: The eval cases that drove them, each with its own drops, largest drop first.
     dropped_cases: list[tuple[CaseComparison, list[CaseDrop]]] = Field(default_factory=list)
+    #: Failing eval cases that ``quarantine: flaky`` kept from failing the gate (known
+    #: flaky from the default branch's history); still among ``failing_cases``.
+    quarantined: list[CaseComparison] = Field(default_factory=list)
 
     @property
     def ungated_drops(self) -> list[MetricDrop]:
@@ -184,7 +187,9 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
     result.cases_passed = sum(c.head_status == CaseStatus.PASSED for c in head_cases)
     result.failing_cases = sorted(failing, key=_severity, reverse=True)
     result.not_evaluated = config.not_evaluated
-    ok_cases = len(head_cases) - len(failing)
+    result.quarantined = _quarantined(comparison, config, failing)
+    result.warnings += [_quarantine_note(comparison, c) for c in result.quarantined]
+    ok_cases = len(head_cases) - len(failing) + len(result.quarantined)
     result.pass_rate = ok_cases / len(head_cases) if head_cases else None
     unknown = [c for c in head_cases if not was_evaluated(c.head_status)]
     result.cases_unsure = len(unknown)
@@ -193,6 +198,26 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
         result.warnings.append(
             f"{len(unknown)} eval case(s) not evaluated or errored (not_evaluated: warn)"
         )
+
+
+def _quarantined(comparison: Comparison, config: GateConfig,
+                 failing: list[CaseComparison]) -> list[CaseComparison]:
+    """The failing cases ``quarantine: flaky`` keeps from failing the gate: those the
+    default branch's history knows as flaky (:mod:`adk_eval_action.analysis.history`) that
+    failed on their scores (an errored case is not quarantined: that is no flake)."""
+    facts = comparison.history
+    if config.quarantine != "flaky" or facts is None or not facts.flaky:
+        return []
+    return [c for c in failing
+            if c.head_status == CaseStatus.FAILED and facts.flaky_case(c.key) is not None]
+
+
+def _quarantine_note(comparison: Comparison, case: CaseComparison) -> str:
+    facts = comparison.history
+    known = facts.flaky_case(case.key) if facts is not None else None
+    why = known.text if known is not None else "known flaky"
+    return (f"quarantine: eval case `{case.eval_id}` ({case.suite}) failed but is known "
+            f"flaky ({why}): it does not fail the gate (gate.quarantine: flaky)")
 
 
 def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateResult) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, Field, PlainSerializer
 
 from adk_eval_action.analysis.cost import CostComparison
+from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, MetricStatus, RunMetadata
@@ -226,8 +227,12 @@ class Comparison(BaseModel):
     records how the calls were made (None without a baseline); ``adaptive`` what adaptive
     repeats spent (None when they were off); ``cost`` the run's tokens and dollars and the
     agent's cost per eval case against the baseline (:mod:`adk_eval_action.analysis.cost`;
-    None when the head recorded no usage). ``confidence`` is the
-    nominal one-sided level of each interval end (1 − the per-direction error rate)."""
+    None when the head recorded no usage); ``history`` what the default branch's history
+    says (trends, known flaky eval cases, pooled baseline runs:
+    :mod:`adk_eval_action.analysis.history`; None without one); ``baseline_trust`` the
+    baseline's commit, run, age and distance from the merge-base, with what to doubt.
+    ``confidence`` is the nominal one-sided level of each interval end (1 − the
+    per-direction error rate)."""
 
     has_baseline: bool
     baseline_note: str
@@ -244,6 +249,10 @@ class Comparison(BaseModel):
     no_interval_reason: str | None = None
     tests: TestMethod | None = None
     adaptive: AdaptiveRuns | None = None
+    history: HistoryFacts | None = None
+    baseline_trust: BaselineTrust | None = None
+    #: Baseline scores pooled from earlier recorded runs (0: none; ``compare``'s ``pool``).
+    pooled_scores: int = 0
     cost: CostComparison | None = None
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import requests
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from adk_eval_action.adk.history import load_any_results
 from adk_eval_action.baseline.models import (
@@ -40,6 +40,8 @@ from adk_eval_action.github.transport import (
     NotFound,
     TransientError,
 )
+from adk_eval_action.results.history import HISTORY_FILE_NAME, MAX_HISTORY_BYTES, History
+from adk_eval_action.results.history_io import HistoryUnusable, history_from_bytes
 from adk_eval_action.results.model import RESULTS_FILE_NAME, RunResults
 
 log = logging.getLogger(__name__)
@@ -184,12 +186,26 @@ def _no_artifact(name: str, chain: list[str], incomplete: list[ArtifactMatch]) -
     )
 
 
+class ArtifactFound(BaseModel):
+    """The artifact chosen, its results, and the default branch's history it holds (None:
+    none, or unusable, and then ``history_note`` says why)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    match: ArtifactMatch
+    results: RunResults
+    history: History | None = None
+    history_note: str | None = None
+
+
 def find_artifact(
     client: GitHubClient, repository: str, name: str, chain: list[str],
-) -> tuple[ArtifactMatch, RunResults]:
+) -> ArtifactFound:
     """The first of :func:`candidate_artifacts` whose results file says it is complete
-    (:meth:`RunResults.is_complete`), downloaded and read. Incomplete ones are skipped with a
-    log line; an unreadable one ends the search (it says what is wrong with it).
+    (:meth:`RunResults.is_complete`), downloaded and read, with the history in the same zip
+    (:func:`history_from_zip`; one that cannot be used is logged and left out, never the
+    baseline). Incomplete ones are skipped with a log line; an unreadable one ends the
+    search (it says what is wrong with it).
 
     Raises:
         NoArtifact: no candidate, or only incomplete ones.
@@ -201,19 +217,32 @@ def find_artifact(
     for match in candidate_artifacts(client, repository, name, chain):
         data = download_artifact_zip(client, repository, match.artifact_id)
         started = time.monotonic()
+        deadline = started + client.budget.remaining
         try:
-            results = results_from_zip(data, f"artifact {name}",
-                                       started + client.budget.remaining)
+            results = results_from_zip(data, f"artifact {name}", deadline)
+            if results.is_complete():
+                history, note = _history_of(data, f"artifact {name}", deadline, repository)
+                return ArtifactFound(match=match, results=results, history=history,
+                                     history_note=note)
         finally:  # reading counts against the lookup's time budget too
             client.budget.spend(time.monotonic() - started)
-        if results.is_complete():
-            return match, results
         log.warning(
             "baseline: artifact %s of %s skipped: its results are incomplete (errors kept "
             "some scores from being computed)", match.artifact_id, match.head_sha[:12],
         )
         incomplete.append(match)
     raise _no_artifact(name, chain, incomplete)
+
+
+def _history_of(data: bytes, label: str, deadline: float | None,
+                repository: str) -> tuple[History | None, str | None]:
+    """:func:`history_from_zip`, with a history that cannot be used logged and left out
+    (its reason as the note): the baseline is used without it."""
+    try:
+        return history_from_zip(data, label, deadline, repository), None
+    except (HistoryUnusable, BaselineUnreadable) as e:
+        log.warning("history not used: %s", e)
+        return None, str(e)
 
 
 def download_artifact_zip(
@@ -269,7 +298,8 @@ def results_from_zip(data: bytes, label: str = "artifact",
                      deadline: float | None = None) -> RunResults:
     """The results file inside an artifact zip: ``adk-eval-results.json`` (in any folder),
     else the one other JSON member when there is exactly one (a renamed ``results_path``;
-    ``adk-eval-pr.json``, which the upload recipe adds, does not count). That one member
+    ``adk-eval-pr.json`` and ``adk-eval-history.json``, which the upload recipe adds, do not
+    count). That one member
     is read, in memory (never extracted, so a crafted name cannot write outside a
     folder), at most :data:`MAX_RESULTS_BYTES` decompressed, before ``deadline``
     (monotonic seconds; the lookup's time budget).
@@ -285,12 +315,12 @@ def results_from_zip(data: bytes, label: str = "artifact",
         raise BaselineUnreadable(f"the {label} is not a valid zip file ({e})") from e
     preferred = [m for m in members if Path(m.filename).name == RESULTS_FILE_NAME]
     others = [m for m in members if m.filename.endswith(".json")
-              and Path(m.filename).name != PR_FILE]
+              and Path(m.filename).name not in (PR_FILE, HISTORY_FILE_NAME)]
     if not preferred and len(others) != 1:
         several = f" (it holds {len(others)} other JSON files)" if others else ""
         raise BaselineUnreadable(f"the {label} holds no {RESULTS_FILE_NAME}{several}")
     member = (preferred or others)[0]
-    raw = _read_member(archive, member, label, deadline)
+    raw = read_member(archive, member, label, deadline)
     with tempfile.TemporaryDirectory(prefix="adk-eval-artifact-") as folder:
         path = Path(folder) / Path(member.filename).name
         path.write_bytes(raw)
@@ -301,12 +331,17 @@ def results_from_zip(data: bytes, label: str = "artifact",
             raise BaselineUnreadable(f"{member.filename}: {message}") from e
 
 
-def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, label: str,
-                 deadline: float | None) -> bytes:
-    """``member`` decompressed, at most :data:`MAX_RESULTS_BYTES` (its declared size is
-    checked first, and zipfile reads no more than a member declares) and before
-    ``deadline``."""
-    if member.file_size > MAX_RESULTS_BYTES:
+def read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, label: str,
+                deadline: float | None, limit: int | None = None) -> bytes:
+    """``member`` decompressed, at most ``limit`` bytes (default
+    :data:`MAX_RESULTS_BYTES`; its declared size is checked
+    first, and zipfile reads no more than a member declares) and before ``deadline``.
+
+    Raises:
+        BaselineUnreadable: too large, past the deadline, or a corrupt zip.
+    """
+    limit = MAX_RESULTS_BYTES if limit is None else limit
+    if member.file_size > limit:
         raise BaselineUnreadable(f"{member.filename} in the {label} is too large "
                                  f"({member.file_size:,} bytes)")
     chunks: list[bytes] = []
@@ -320,6 +355,32 @@ def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, label: str,
     except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, zlib.error) as e:
         raise BaselineUnreadable(f"the {label} zip is corrupt ({e})") from e
     return b"".join(chunks)
+
+
+def history_from_zip(data: bytes, label: str = "artifact", deadline: float | None = None,
+                     repository: str | None = None) -> History | None:
+    """The default branch's history in an artifact zip: its ``adk-eval-history.json`` (in
+    any folder; no other member is read), at most
+    :data:`~adk_eval_action.results.history.MAX_HISTORY_BYTES` decompressed and before
+    ``deadline``, checked as any history (``results.history_io``); None when the zip
+    holds none (an artifact recorded before histories were, or by a run that wrote none).
+
+    Raises:
+        BaselineUnreadable: not a zip, or the member is too large or corrupt.
+        HistoryUnusable: the history is malformed, from a newer version or another
+            repository.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [m for m in archive.infolist()
+                   if not m.is_dir() and Path(m.filename).name == HISTORY_FILE_NAME]
+    except (zipfile.BadZipFile, OSError) as e:
+        raise BaselineUnreadable(f"the {label} is not a valid zip file ({e})") from e
+    if not members:
+        return None
+    raw = read_member(archive, members[0], label, deadline, MAX_HISTORY_BYTES)
+    return history_from_bytes(raw, f"{members[0].filename} of the {label}",
+                              repository=repository)
 
 
 def unusable_reason(context: BaselineContext) -> str:
@@ -357,9 +418,10 @@ def artifact_baseline(
             chain = first_parent_chain(client, repo, merge_base)
         except NotFound:  # history not listable: the merge-base alone
             chain = [merge_base]
-        match, results = find_artifact(client, repo, name, chain)
+        found = find_artifact(client, repo, name, chain)
     except GitHubError as e:
         raise ArtifactDownloadError(f"artifact search failed: {e}") from e
+    match, results = found.match, found.results
     red = match.conclusion not in (None, "success")
     gate = f" (its run concluded {match.conclusion}; the results are complete)" if red else ""
     log.info("baseline: artifact %s of %s%s", match.artifact_id, match.head_sha[:12], gate)
@@ -373,4 +435,30 @@ def artifact_baseline(
         results=results, source="artifact", label=f"artifact {name}", commit=match.head_sha,
         relation=relation, run_url=match.run_url,
         recorded_at=results.metadata.finished_at or match.created_at,
+        merge_base=merge_base, behind=match.distance, base_ref=base,
+        commit_url=f"{context.server_url.rstrip('/')}/{repo}/commit/{match.head_sha}",
+        changed_since=_changed_files(client, repo, match.head_sha, merge_base),
+        history=found.history, history_note=found.history_note,
     )
+
+
+#: Files of a compare GitHub lists at most (rest/commits/commits#compare-two-commits).
+COMPARE_FILES = 300
+
+
+def _changed_files(client: GitHubClient, repository: str, commit: str,
+                   merge_base: str) -> list[str] | None:
+    """The files changed between ``commit`` (the baseline's) and ``merge_base``: [] when
+    they are the same commit; None when GitHub could not say (or listed its 300 files,
+    which may not be all). ``GET /repos/{o}/{r}/compare/{commit}...{merge_base}``."""
+    if commit == merge_base:
+        return []
+    try:
+        data = client.get_json(f"{repo_path(repository)}/compare/{commit}...{merge_base}")
+    except GitHubError as e:
+        log.info("note: the files changed since the baseline's commit are unknown: %s", e)
+        return None
+    files = (data or {}).get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or len(files) >= COMPARE_FILES:
+        return None
+    return [str(f.get("filename")) for f in files if isinstance(f, dict) and f.get("filename")]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.report.format import cut
 from adk_eval_action.report.headline import incomplete_cause
+from adk_eval_action.results.history import History
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
 from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
 
@@ -63,6 +64,9 @@ class BaselineContext(BaseModel):
     head_sha: str | None = None
     base_ref: str | None = None
     event_name: str = ""
+    #: The branch a push ran on (``GITHUB_REF`` without ``refs/heads/``), None elsewhere:
+    #: the branch the default branch's history is recorded on.
+    branch: str | None = None
 
     @property
     def usable(self) -> bool:
@@ -118,6 +122,18 @@ class ResolvedBaseline(BaseModel):
     reason: str | None = None
     rescored: list[str] = Field(default_factory=list)
     extra: list[str] = Field(default_factory=list)
+    #: The merge-base the baseline stands for, how many first-parent commits before it the
+    #: baseline's commit is, and the base branch (an artifact baseline).
+    merge_base: str | None = None
+    behind: int | None = None
+    base_ref: str | None = None
+    commit_url: str | None = None
+    #: The files changed between the baseline's commit and the merge-base ([]: none, the
+    #: same commit; None: unknown).
+    changed_since: list[str] | None = None
+    #: The default branch's history the artifact held, or why it is not used.
+    history: History | None = None
+    history_note: str | None = None
 
     def note(self, now: dt.datetime | None = None) -> str:
         """One line for the comment: source, commit, run link and age; or why none.
@@ -135,14 +151,24 @@ class ResolvedBaseline(BaseModel):
         age = format_age(self.recorded_at, now)
         if age:
             parts.append(f"recorded {age} ago")
-        parts += self.extra
+        return ", ".join(p for p in parts + self._extras() if p)
+
+    def extras_note(self) -> str:
+        """The note without the commit, run and age (the comment's trust line shows those
+        linked): the label, an incomplete baseline run, and what was reused or
+        re-scored."""
+        parts = [self.label, incomplete_note(self.results)] if self.results else []
+        return ", ".join(p for p in parts + self._extras() if p)
+
+    def _extras(self) -> list[str]:
+        parts = list(self.extra)
         if self.rescored:
             # A re-run baseline did run the base agent; the re-score only skipped a third run.
             how = "" if self.source == "rerun" else ", no agent run"
             parts.append(
                 "re-scored under the head's eval config (" + ", ".join(self.rescored) + ")" + how
             )
-        return ", ".join(p for p in parts if p)
+        return parts
 
 
 def incomplete_note(results: RunResults) -> str:

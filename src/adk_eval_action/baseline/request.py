@@ -37,6 +37,8 @@ def baseline_request(request: RunRequest, event: EventContext | None = None) -> 
             repository=event.repository, api_url=event.api_url, server_url=event.server_url,
             token=settings.github_token, head_sha=event.head_sha, base_ref=base_ref,
             event_name=event.event_name,
+            branch=event.ref.removeprefix("refs/heads/")
+            if event.ref.startswith("refs/heads/") else None,
         ),
         workdir=request.workdir,
         paths=settings.paths,

@@ -181,7 +181,26 @@ async def resolve_baseline(
     found: ResolvedBaseline | None = None,
 ) -> tuple[RunResults | None, str]:
     """The baseline for ``head`` and the note the comment shows (source, commit, run link,
-    age; or why there is none). ``rescore`` (the pipeline passes
+    age; or why there is none): :func:`resolved_baseline`'s results and note.
+
+    Raises:
+        ConfigError: a baseline file named explicitly cannot be read (:func:`find_baseline`).
+    """
+    resolved = await resolved_baseline(request, head, rescore=rescore,
+                                       client_factory=client_factory, found=found)
+    return resolved.results, resolved.note(now)
+
+
+async def resolved_baseline(
+    request: BaselineRequest,
+    head: RunResults,
+    *,
+    rescore: Rescore | None = None,
+    client_factory: ClientFactory | None = None,
+    found: ResolvedBaseline | None = None,
+) -> ResolvedBaseline:
+    """The baseline for ``head``, with where it came from (its note, commit, run, the
+    history its artifact held), or why there is none. ``rescore`` (the pipeline passes
     :func:`adk_eval_action.adk.rescore.rescore_baseline` bound to the head's suites)
     re-scores suites whose eval config alone changed.
 
@@ -203,11 +222,13 @@ async def resolve_baseline(
             check_usable(resolved.results, head)
         except BaselineUnreadable as e:
             log.warning("baseline not used: %s", e)
-            resolved = ResolvedBaseline(reason=f"{resolved.label} not usable: {e}")
+            resolved = ResolvedBaseline(reason=f"{resolved.label} not usable: {e}",
+                                        history=resolved.history,
+                                        history_note=resolved.history_note)
     if resolved.results is not None and rescore is not None:
         try:
             resolved.rescored = await rescore(resolved.results, head)
         except Exception as e:  # noqa: BLE001 - a failed re-score leaves the baseline as it was
             log.warning("re-scoring the baseline failed: %s: %s", type(e).__name__, e)
             resolved.extra.append("re-scoring failed, compared as recorded")
-    return resolved.results, resolved.note(now)
+    return resolved

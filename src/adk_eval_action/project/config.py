@@ -157,7 +157,20 @@ class GateConfig(BaseModel):
         "in adk-eval.yaml wins.",
     )
     metrics: dict[str, MetricGateRule] = Field(default_factory=dict)
-
+    quarantine: Literal["off", "flaky"] = Field(
+        default="off",
+        description="flaky: an eval case the default branch's history knows as flaky "
+        "(it failed in some and passed in others of the recorded runs with unchanged "
+        "inputs) does not fail the gate by failing; it is still shown (docs/baselines.md).",
+    )
+    pool_runs: int = Field(
+        default=0,
+        ge=0,
+        le=100,
+        description="Earlier recorded runs of the default branch whose runs of each eval "
+        "case count as extra baseline runs when their suite inputs, google-adk version and "
+        "judge models are the baseline's (0: off; docs/baselines.md).",
+    )
     def override_for(self, suite: str, metric: str) -> MetricGateRule | None:
         """The ``metrics`` overrides of one metric, field by field: ``suite/metric`` over
         ``metric``; None when neither entry exists."""
@@ -315,6 +328,10 @@ class ProjectConfig(BaseModel):
     # None: not given here; the default is the settings model's (adk_eval_action.settings).
     num_runs: NumRuns | None = None
     parallelism: int | None = Field(default=None, ge=1, le=MAX_PARALLELISM)
+    #: Recorded runs the default branch's history keeps (``history_runs``).
+    history_runs: int | None = Field(default=None, ge=1, le=10_000)
+    #: Days after which the comment flags the baseline as old (``baseline_max_age``).
+    baseline_max_age: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     #: Per-model concurrency limits and prices by model name (as the agent or the eval
     #: config names it).
     models: dict[str, ModelSettings] = Field(default_factory=dict)

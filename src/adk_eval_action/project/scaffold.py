@@ -24,7 +24,8 @@ SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.co
 CONFIG_FILE = PROJECT_CONFIG_NAMES[0]
 WORKFLOW_FILE = Path(".github/workflows/adk-eval.yml")
 ACTION = "adk-eval-action/adk-eval-action@v1"
-RESULT_FILES = ("adk-eval-results.json", "adk-eval-comment.md", "adk-eval-pr.json")
+RESULT_FILES = ("adk-eval-results.json", "adk-eval-comment.md", "adk-eval-pr.json",
+                "adk-eval-history.json")
 
 
 class SuiteEntry(BaseModel):

@@ -127,6 +127,16 @@ def _number(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def mermaid_label(text: str) -> str:
+    """``text`` as a label of any mermaid xychart (:func:`_sanitize`)."""
+    return _sanitize(text)
+
+
+def mermaid_number(value: float) -> str:
+    """``value`` as a number of any mermaid xychart (:func:`_number`)."""
+    return _number(value)
+
+
 def _nice_ceiling(value: float) -> float:
     """The smallest of 1, 2, 2.5, 5 x 10^k that is >= ``value`` (> 0)."""
     exponent = math.floor(math.log10(value))
@@ -285,5 +295,7 @@ __all__ = [
     "ChartSet",
     "MetricChart",
     "build_charts",
+    "mermaid_label",
+    "mermaid_number",
     "metric_chart_markdown",
 ]

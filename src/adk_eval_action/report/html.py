@@ -41,6 +41,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from pydantic import BaseModel, Field, TypeAdapter
 
 from adk_eval_action.analysis.compare import Comparison, MetricComparison
+from adk_eval_action.analysis.history_models import MetricTrend, TrendPoint
 from adk_eval_action.report.format import score
 from adk_eval_action.report.html_cases import (
     CHANGE_LABELS,
@@ -76,22 +77,6 @@ class HtmlLimits(BaseModel):
     packed_bytes: int = Field(default=32_000_000, ge=0)
     chunk_cases: int = Field(default=64, ge=1)
     page_size: int = Field(default=100, ge=1)
-
-
-class TrendPoint(BaseModel):
-    """One earlier run in a metric's history: ``label`` (a short sha or a date) and the
-    head mean it had (None: not measured then)."""
-
-    label: str
-    value: float | None = None
-
-
-class MetricTrend(BaseModel):
-    """A metric's history, oldest first, for the report's trend section."""
-
-    suite: str
-    metric_name: str
-    points: list[TrendPoint] = Field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -48,6 +48,7 @@ from adk_eval_action.report.format import (
     usd,
 )
 from adk_eval_action.report.headline import drops_text, incomplete_headline
+from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
 from adk_eval_action.report.regressions import collect_drop_evidence
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts, RunResults
 from adk_eval_action.results.scoretable import ScoreTable
@@ -92,6 +93,9 @@ class CommentContext(BaseModel):
         html_report: the HTML report's file name when one is written (``--html-out``; the
             action's ``adk-eval-report.html``), which the comment and summary point at (in
             the run's artifacts, on GitHub).
+        trend_chart: mermaid xychart sources of each gated metric over the default
+            branch's recorded runs, then the head ("" without a history:
+            :mod:`adk_eval_action.report.history`).
     """
 
     comparison: Comparison
@@ -111,6 +115,7 @@ class CommentContext(BaseModel):
     dropped_total: int = 0
     summary_written: bool = True
     html_report: str | None = None
+    trend_chart: str = ""
 
 
 def with_evidence(
@@ -171,6 +176,7 @@ def template_environment() -> SandboxedEnvironment:
         evidence_summary=evidence_summary,
         evidence_diff=evidence_diff,
         drops_text=drops_text,
+        **HISTORY_FILTERS,
     )
     return env
 

@@ -14,13 +14,14 @@ on an unchanged agent rise from 2.7% to 4.9% (±0.9) of runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from adk_eval_action.analysis.adaptive import plan_repeats, undecided_metrics
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.models import AdaptiveRuns, Comparison
+from adk_eval_action.analysis.pooling import PoolKey
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import RunResults, SuiteRecord
@@ -38,14 +39,17 @@ def compare_for_gate(
     baseline: RunResults | ScoreTable | None,
     baseline_note: str,
     gate_config: GateConfig,
+    pool: Mapping[PoolKey, list[float]] | None = None,
 ) -> Comparison:
-    """The comparison the gate reads: ``compare`` with the gate's min_effect rules."""
+    """The comparison the gate reads: ``compare`` with the gate's min_effect rules (and
+    ``pool``'s extra baseline runs: :mod:`adk_eval_action.analysis.pooling`)."""
     return compare(
         results,
         baseline,
         baseline_note,
         min_effect=gate_config.min_effect_for,
         informational_min_effect=gate_config.informational_min_effect_for,
+        pool=pool,
     )
 
 

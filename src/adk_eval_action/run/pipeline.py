@@ -25,7 +25,7 @@ from adk_eval_action.baseline.resolve import (
     Rescore,
     file_baseline,
     find_baseline,
-    resolve_baseline,
+    resolved_baseline,
 )
 from adk_eval_action.errors import (
     EXIT_GATE_FAILED,
@@ -49,6 +49,7 @@ from adk_eval_action.outcome import (
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.headline import regressed_output
+from adk_eval_action.report.history import trend_charts_markdown
 from adk_eval_action.report.render import (
     CommentContext,
     render_comment,
@@ -64,7 +65,7 @@ from adk_eval_action.results.model import (
 )
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
-from adk_eval_action.run.adaptive import compare_for_gate, engine_evaluate, repeat_undecided
+from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import (
@@ -75,6 +76,7 @@ from adk_eval_action.run.evaluation import (
     record_budget_stop,
     run_metadata,
 )
+from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.settings import RunRequest
@@ -174,14 +176,16 @@ def comment_context(
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
     target: PublishTarget | None = None,
+    history: RunHistory | None = None,
 ) -> CommentContext:
     """Compares and gates (the ``gate`` setting), and returns what the comment and summary
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
     comparison. ``target`` is where the action publishes the run (the run link, whether
     the runner takes a job summary, the HTML report beside the results file); None for
-    the CLI (the ``summary_out`` and ``html_out`` settings)."""
+    the CLI (the ``summary_out`` and ``html_out`` settings). ``history``: the default
+    branch's history and the baseline's trust record (:func:`.history.history_context`)."""
     gate_config = request.settings.gate
-    comparison = compare_for_gate(results, baseline, baseline_note, gate_config)
+    comparison = history_context(results, baseline, baseline_note, gate_config, history)
     comparison.adaptive = adaptive
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     gate = decide(comparison, gate_config)
@@ -193,6 +197,7 @@ def comment_context(
         run_url=target.runner.event.run_url if target else None,
         results_path=str(request.settings.results_path),
         chart=metric_chart_markdown(comparison),
+        trend_chart=trend_charts_markdown(comparison),
         model_calls=skeleton.metadata.model_calls,
         summary_written=request.settings.summary_out is not None if target is None
         else target.runner.summary_file is not None,
@@ -226,9 +231,10 @@ def finish(
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
     target: PublishTarget | None = None,
+    history: RunHistory | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
-    their tables: :func:`load_table`); ``target`` as :func:`comment_context`."""
+    their tables: :func:`load_table`); ``target``, ``history``: :func:`comment_context`."""
     settings = request.settings
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     # Nothing evaluated (stopped, or skipped on purpose): the comment the action posted
@@ -238,7 +244,8 @@ def finish(
         return short
     # No cyclic GC while these allocate: it would re-scan every loaded result (gc_paused).
     with gc_paused():
-        context = comment_context(results, baseline, baseline_note, request, adaptive, target)
+        context = comment_context(results, baseline, baseline_note, request, adaptive, target,
+                                  history)
         comparison, gate = context.comparison, context.gate
         template = _out(request, settings.template)
         comment = request.redactor(render_comment(context, template, comment_limit(target)))
@@ -361,14 +368,9 @@ async def run_pipeline_async(
     if results.stopped_by() is not None or results.metadata.skipped:
         # Nothing evaluated: no baseline to find.
         return finish(_saved(writer, request), None, "", request, target=target)
-    try:
-        baseline, note = await resolve_baseline(
-            baseline_request(request, _event(target)).model_copy(update=budget_left(calls)),
-            results, rescore=_rescorer(suites, request, calls), found=found,
-        )
-    except ConfigError as e:  # the named baseline file is unreadable: exit 2, scores shown
-        writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))
-        baseline, note = None, str(e)
+    asked = baseline_request(request, _event(target)).model_copy(update=budget_left(calls))
+    resolved = await _resolve(asked, results, request, suites, found, writer, calls)
+    baseline = resolved.results
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
     adaptive = None
@@ -380,7 +382,23 @@ async def run_pipeline_async(
     # Re-scoring the baseline and adaptive repeats call models too: counted, budgeted.
     record_budget_stop(calls, writer)
     writer.set_model_calls(calls.summary())
-    return finish(_saved(writer, request), baseline, note, request, adaptive, target)
+    saved = _saved(writer, request)
+    history = await run_history(saved, request, asked, resolved, target)
+    return finish(saved, baseline, resolved.note(), request, adaptive, target, history)
+
+
+async def _resolve(
+    asked: BaselineRequest, results: RunResults, request: RunRequest, suites: list[Suite],
+    found: ResolvedBaseline | None, writer: ResultsWriter, calls: ModelCalls,
+) -> ResolvedBaseline:
+    """The head's baseline; a named baseline file that is unreadable is no baseline and
+    an error of the results (exit 2, scores shown)."""
+    try:
+        return await resolved_baseline(asked, results, rescore=_rescorer(suites, request, calls),
+                                       found=found)
+    except ConfigError as e:
+        writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))
+        return ResolvedBaseline(reason=str(e))
 
 
 async def _evaluate_head(

@@ -30,6 +30,8 @@ def write_html_report(
     """
     if path is None:
         return
-    text = render_html(context, case_records(head), case_records(baseline),
+    history = context.comparison.history
+    trend = history.trends if history is not None and history.recorded_runs else None
+    text = render_html(context, case_records(head), case_records(baseline), trend=trend,
                        redact=redact if redact else None)
     write_text(path, text)

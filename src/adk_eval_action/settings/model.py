@@ -20,6 +20,7 @@ from adk_eval_action.project.config import (
     ModelRetrySettings,
     ModelSettings,
 )
+from adk_eval_action.results.history import DEFAULT_HISTORY_RUNS, MAX_HISTORY_RUNS
 from adk_eval_action.results.model import RESULTS_FILE_NAME
 from adk_eval_action.results.shards import ShardSpec
 
@@ -99,6 +100,24 @@ class RunSettings(BaseModel):
         "With --baseline auto: re-run the merge-base when no artifact is found "
         "(twice the LLM calls).",
     )] = False
+    history: Annotated[Path | None, Option(
+        "The default branch's history (adk-eval-history.json) to read: trends, known flaky "
+        "eval cases, pooled baseline runs (docs/baselines.md). The action reads the one in "
+        "the baseline artifact.", commands=RUN_AND_COMPARE, input=False, exists=True,
+        dir_okay=False,
+    )] = None
+    history_out: Annotated[Path | None, Option(
+        "With --record: write the history read (--history; the action: the previous "
+        "recorded artifact's) with this run added here (the action writes "
+        "adk-eval-history.json beside the results file).", input=False, dir_okay=False,
+    )] = None
+    history_runs: Annotated[int, Field(ge=1, le=MAX_HISTORY_RUNS), Option(
+        "Recorded runs the history keeps (the oldest go first).", config="history_runs",
+    )] = DEFAULT_HISTORY_RUNS
+    baseline_max_age: Annotated[float, Field(ge=0), Option(
+        "Days after which the comment flags the baseline as old (0: never).",
+        commands=RUN_AND_COMPARE, config="baseline_max_age",
+    )] = 7.0
     results_path: Annotated[Path, Option(
         "Where to write the results JSON.", commands=("run", "merge"), flag="results_out",
     )] = Path(RESULTS_FILE_NAME)

@@ -1,0 +1,258 @@
+"""The default branch's history in a run: which history a run reads, and the history a
+recording run writes (docs/baselines.md, "The default branch's history").
+
+* A pull request's run reads the history named with ``--history``, else the one in the
+  baseline artifact (``baseline.artifact``).
+* A recording run (``--record``, a push to the default branch) with ``history_out`` (the
+  action: ``adk-eval-history.json`` beside the results file) reads the history named with
+  ``--history``, else the previous recorded artifact's (``baseline.history``), adds its
+  own run and writes it. A first recording run, or one whose previous artifact holds no
+  usable history, starts a new one. A run whose results are incomplete carries the
+  history forward unchanged (its partial scores are not a recorded run).
+
+Nothing about the history ever stops a run or changes its exit code: a history that
+cannot be read or written is a warning, and the run goes on without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adk_eval_action.analysis.history import history_facts, pooled_runs
+from adk_eval_action.analysis.history_models import BaselineTrust, PoolNote
+from adk_eval_action.analysis.models import Comparison
+from adk_eval_action.baseline.history import previous_history
+from adk_eval_action.baseline.models import BaselineContext, BaselineRequest, ResolvedBaseline
+from adk_eval_action.baseline.trust import baseline_trust
+from adk_eval_action.github.publish import PublishTarget
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.project.inputs import folder_digest
+from adk_eval_action.results.history import (
+    HISTORY_FILE_NAME,
+    History,
+    appended,
+    inputs_hash,
+    recorded_run,
+)
+from adk_eval_action.results.history_io import HistoryUnusable, load_history, save_history
+from adk_eval_action.results.model import RunResults
+from adk_eval_action.results.scoretable import ScoreTable
+from adk_eval_action.run.adaptive import compare_for_gate
+from adk_eval_action.settings import RunRequest
+
+log = logging.getLogger(__name__)
+
+
+class RunHistory(BaseModel):
+    """What a run knows of the default branch's history and its baseline: the history
+    (None: none), where it came from or why there is none (``note``), the baseline's
+    trust record, and the suites whose baseline was re-scored (never pooled)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    history: History | None = None
+    note: str | None = None
+    trust: BaselineTrust | None = None
+    rescored: list[str] = Field(default_factory=list)
+
+
+def _repository(context: BaselineContext | None) -> str | None:
+    return (context.repository or None) if context is not None else None
+
+
+def given_history(request: RunRequest, context: BaselineContext | None = None
+                  ) -> RunHistory | None:
+    """The history named with ``--history`` (None: none named), checked against the
+    repository of the GitHub ``context`` (when there is one); one that cannot be used is
+    a warning and no history, the note saying why."""
+    path = request.settings.history
+    if path is None:
+        return None
+    try:
+        history = load_history(request.path(path), repository=_repository(context))
+    except HistoryUnusable as e:
+        log.warning("history not used: %s", e)
+        return RunHistory(note=f"not used: {e}")
+    return RunHistory(history=history, note=f"from {path}")
+
+
+async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> RunHistory:
+    """The history a recording run adds its run to: ``--history``'s, else the previous
+    recorded artifact's (the GitHub context; looked up in a worker thread), else none."""
+    context = asked.github
+    given = given_history(request, context)
+    if given is not None:
+        return given
+    if context is None or not context.usable:
+        return RunHistory(note="no --history given and no GitHub context: a new history "
+                          "starts")
+    history, note = await asyncio.to_thread(previous_history, context,
+                                            request.settings.artifact_name)
+    if history is None:
+        log.info("history: %s", note)
+    return RunHistory(history=history, note=note)
+
+
+def suite_hashes(results: RunResults, root: Path) -> dict[str, str | None]:
+    """Each suite's inputs hash (:func:`adk_eval_action.results.history.inputs_hash`): its
+    agent folder (relative to the repository ``root``) digested with its eval sets' and
+    eval config's content hashes."""
+    hashes: dict[str, str | None] = {}
+    for suite in results.suites:
+        digest = folder_digest(root / suite.agent) if suite.agent else None
+        hashes[suite.name] = inputs_hash(digest, suite)
+    return hashes
+
+
+def record_history(results: RunResults, request: RunRequest, carried: RunHistory,
+                   out: Path, context: BaselineContext | None, run_url: str | None,
+                   ) -> Path | None:
+    """Writes the history of a recording run (module docstring) to ``out``: ``carried``
+    with this run added (recorded by ``run_url`` in the repository and on the branch of
+    the GitHub ``context``, when there is one). The path written, or None (nothing to
+    write, or it failed: a warning)."""
+    settings = request.settings
+    history = carried.history
+    if results.is_complete():
+        meta = results.metadata
+        branch = (context.branch if context is not None else None) or (
+            meta.git_ref if meta.git_ref and meta.git_ref != "HEAD" else None)
+        run = recorded_run(results, suite_hashes(results, request.repository_root),
+                           run_url=run_url)
+        if run.ref in (None, "HEAD"):
+            run.ref = branch
+        history, notes = appended(history, run, max_runs=settings.history_runs,
+                                  repository=_repository(context), branch=branch)
+        for note in notes:
+            log.info("%s", note)
+    elif history is None:
+        log.info("history: not written (this run's results are incomplete and there is no "
+                 "earlier history to carry forward)")
+        return None
+    else:
+        log.info("history: carried forward without this run (its results are incomplete)")
+    try:
+        save_history(history, out)
+    except OSError as e:
+        log.warning("history not written to %s: %s", _shown(out, request), e.strerror or e)
+        return None
+    log.info("history: %s (%d recorded run(s))", _shown(out, request), len(history.runs))
+    return out
+
+
+def _shown(path: Path, request: RunRequest) -> str:
+    try:
+        return str(path.relative_to(request.workdir))
+    except ValueError:
+        return str(path)
+
+
+def history_path(request: RunRequest, target: PublishTarget | None) -> Path | None:
+    """Where a recording run writes the history: the ``history_out`` setting, else, for
+    the action (``target``), ``adk-eval-history.json`` beside the results file (for the
+    workflow's upload step); None: not written."""
+    if request.settings.history_out is not None:
+        return request.path(request.settings.history_out)
+    if target is None:
+        return None
+    return request.path(request.settings.results_path).parent / HISTORY_FILE_NAME
+
+
+async def run_history(
+    results: RunResults, request: RunRequest, asked: BaselineRequest,
+    resolved: ResolvedBaseline, target: PublishTarget | None,
+) -> RunHistory | None:
+    """The history of a run that evaluated (``results``, written): a recording run's
+    (``asked.record``) is carried forward and written (:func:`recording_history`); a pull
+    request's is ``--history``'s or the baseline artifact's, with the ``resolved``
+    baseline's trust record (:func:`pull_request_history`)."""
+    if asked.record:
+        run_url = target.runner.event.run_url if target is not None else None
+        return await recording_history(results, request, asked, history_path(request, target),
+                                       run_url)
+    return pull_request_history(request, resolved, results, asked.github)
+
+
+async def recording_history(
+    results: RunResults, request: RunRequest, asked: BaselineRequest, out: Path | None,
+    run_url: str | None,
+) -> RunHistory | None:
+    """A recording run's history: with a path to write it to (``out``), the history
+    carried forward (:func:`history_to_carry`) and written with this run
+    (:func:`record_history`); else ``--history``'s, for the trends of its summary."""
+    if out is None:
+        return given_history(request, asked.github)
+    carried = await history_to_carry(request, asked)
+    record_history(results, request, carried, out, asked.github, run_url)
+    return carried
+
+
+def pull_request_history(request: RunRequest, resolved: ResolvedBaseline, head: RunResults,
+                         context: BaselineContext | None = None) -> RunHistory:
+    """A pull request's history: ``--history``'s, else the one the baseline artifact held
+    (or why it held none); with the baseline's trust record
+    (:func:`adk_eval_action.baseline.trust.baseline_trust`) and re-scored suites."""
+    given = given_history(request, context)
+    if given is None:
+        given = RunHistory(history=resolved.history, note=_artifact_note(resolved))
+    trust = baseline_trust(resolved, head, request.settings.baseline_max_age)
+    return given.model_copy(update={"trust": trust, "rescored": list(resolved.rescored)})
+
+
+def _artifact_note(resolved: ResolvedBaseline) -> str | None:
+    if resolved.history is not None:
+        return f"from the baseline {resolved.label}"
+    if resolved.history_note:
+        return f"not used: {resolved.history_note}"
+    if resolved.source == "artifact":
+        return f"the baseline {resolved.label} holds no history (recorded before histories were)"
+    return None
+
+
+def history_context(
+    results: RunResults | ScoreTable, baseline: RunResults | ScoreTable | None,
+    baseline_note: str, gate: GateConfig, history: RunHistory | None,
+) -> Comparison:
+    """The comparison the gate reads (``run.adaptive.compare_for_gate``), with the
+    baseline's runs pooled with earlier recorded runs' (``gate.pool_runs``:
+    :func:`adk_eval_action.analysis.history.pooled_runs`), and what the history says
+    (:func:`adk_eval_action.analysis.history.history_facts`) and the baseline's trust
+    record attached."""
+    pool: dict[tuple[str, str, str, str], list[float]] = {}
+    note: PoolNote | None = None
+    if history is not None and history.history is not None and baseline is not None:
+        skeleton = baseline.skeleton if isinstance(baseline, ScoreTable) else baseline
+        if gate.pool_runs:
+            pool, note = pooled_runs(history.history, skeleton, gate.pool_runs,
+                                     history.rescored)
+    comparison = compare_for_gate(results, baseline, baseline_note, gate, pool=pool or None)
+    if note is not None:
+        note.case_runs = comparison.pooled_scores
+    if history is not None:
+        comparison.history = history_facts(history.history, comparison, note=history.note,
+                                           pooled=note)
+        comparison.baseline_trust = history.trust
+    return comparison
+
+
+def file_history(request: RunRequest, baseline: RunResults | ScoreTable | None,
+                 baseline_path: Path | None) -> RunHistory | None:
+    """``compare``'s and ``render``'s history: ``--history``'s, with the trust record of
+    a baseline results file (its commit and age, from its own metadata)."""
+    trust = None
+    if baseline is not None:
+        skeleton = baseline.skeleton if isinstance(baseline, ScoreTable) else baseline
+        meta = skeleton.metadata
+        resolved = ResolvedBaseline(
+            results=skeleton, source="file",
+            label=f"file {baseline_path.name}" if baseline_path else "file",
+            commit=meta.git_sha, recorded_at=meta.finished_at)
+        trust = baseline_trust(resolved, skeleton, request.settings.baseline_max_age)
+    given = given_history(request)
+    if given is None and trust is None:
+        return None
+    return (given or RunHistory()).model_copy(update={"trust": trust})
