@@ -238,13 +238,28 @@ def _quarantine_note(comparison: Comparison, case: CaseComparison) -> str:
             f"flaky ({why}): it does not fail the gate (gate.quarantine: flaky)")
 
 
+def _failing_text(result: GateResult) -> str:
+    """What the pass rate counts as failing, in the headline's terms: ``1 of 4 eval case(s)
+    failed and 2 could not be evaluated (not_evaluated: fail)``; a case that could not be
+    evaluated is never counted as "failed" too, and a quarantined one not at all."""
+    quarantined = {id(c) for c in result.quarantined}
+    failing = [c for c in result.failing_cases if id(c) not in quarantined]
+    failed = sum(c.head_status == CaseStatus.FAILED for c in failing)
+    unsure = len(failing) - failed
+    parts = [f"{failed} of {result.cases_total} eval case(s) failed"] if failed or not unsure \
+        else []
+    if unsure:
+        total = "" if parts else f" of {result.cases_total}"
+        parts.append(f"{unsure}{total} could not be evaluated (not_evaluated: fail)")
+    return " and ".join(parts)
+
+
 def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateResult) -> list[str]:
     if config.mode == "status":
-        failing = len(result.failing_cases)
         if result.pass_rate is not None and result.pass_rate < config.min_pass_rate:
             return [
-                f"min_pass_rate: {failing} of {result.cases_total} eval case(s) failed; pass "
-                f"rate {result.pass_rate:.0%} is below min_pass_rate {config.min_pass_rate:.0%}"
+                f"min_pass_rate: {_failing_text(result)}; pass rate {result.pass_rate:.0%} "
+                f"is below min_pass_rate {config.min_pass_rate:.0%}"
             ]
         return []
     reasons = []
