@@ -75,6 +75,7 @@ from adk_eval_action.run.evaluation import (
 from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
+from adk_eval_action.run.signals import run_loop
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
@@ -327,7 +328,7 @@ def run_pipeline(request: RunRequest, target: PublishTarget | None = None) -> Pi
     """
     writer = results_writer(request)
     try:
-        return asyncio.run(run_pipeline_async(request, writer, target))
+        return run_loop(run_pipeline_async(request, writer, target))
     except (Exception, Interrupted) as e:  # noqa: BLE001 - every stop is an outcome
         if isinstance(e, Interrupted) and not writer.started:
             raise
