@@ -89,7 +89,7 @@ from adk_eval_action.analysis.sides import (
     rubric_totals,
 )
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.results.identity import baseline_renames
+from adk_eval_action.results.identity import baseline_renames, place_history_cases
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
@@ -444,6 +444,8 @@ def _compare(
     confidence: float,
 ) -> Comparison:
     head_table = _table(head)
+    if isinstance(baseline, RunResults):  # ADK's eval_history: cases to the head's suites
+        baseline = place_history_cases(baseline, head_table.case_keys)
     base_table = _table(baseline) if baseline is not None else None
     if base_table is not None:
         # A suite renamed since the baseline is still the same suite (results.identity).
