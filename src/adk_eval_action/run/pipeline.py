@@ -148,8 +148,8 @@ def refuse_shard(path: Path | str, shard: ShardInfo | None) -> None:
 
 def load_baseline(path: Path | None, whole: bool = False
                   ) -> tuple[ScoreTable | RunResults | None, str]:
-    """Loads the baseline results file named with ``--baseline`` as a table (``whole``:
-    the results, as :func:`load_table`), with the note ``run`` shows (baseline.resolve).
+    """The ``--baseline`` results file as a table (``whole``, or ADK's eval_history, which
+    compare places in the head's suites: the results), with ``run``'s note (baseline.resolve).
 
     Raises:
         ConfigError: the named file cannot be read (a typo or a broken file would
@@ -160,10 +160,11 @@ def load_baseline(path: Path | None, whole: bool = False
         return None, "none given (pass --baseline with a results file of the base branch)"
     with gc_paused():  # as in load_table
         resolved = file_baseline(Path(path))
-        refuse_shard(path, resolved.results.shard if resolved.results else None)
-        if whole or resolved.results is None:
-            return resolved.results, resolved.note()
-        return ScoreTable.from_results(resolved.results), resolved.note()
+        results = resolved.results
+        refuse_shard(path, results.shard if results else None)
+        if whole or results is None or results.metadata.source == "adk-eval-history":
+            return results, resolved.note()
+        return ScoreTable.from_results(results), resolved.note()
 
 
 def comment_context(
