@@ -608,7 +608,7 @@ def test_a_run_that_would_overwrite_its_baseline_is_refused(
 def test_a_results_file_beside_the_baseline_is_written(good_results, tmp_path):
     """The check compares the files, not their names: ``--results-out head.json`` beside
     a baseline of the same folder runs (and --baseline none never refuses)."""
-    from adk_eval_action.run.pipeline import refuse_overwriting_baseline
+    from adk_eval_action.baseline.request import refuse_overwriting_baseline
 
     shutil.copy(good_results, tmp_path / "adk-eval-results.json")
     for baseline, results in [("adk-eval-results.json", "head.json"),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,7 @@ from adk_eval_action.baseline.models import (
     ResolvedBaseline,
     parse_spec,
 )
-from adk_eval_action.baseline.request import baseline_request
+from adk_eval_action.baseline.request import baseline_request, refuse_overwriting_baseline
 from adk_eval_action.baseline.resolve import (
     Rescore,
     file_baseline,
@@ -35,7 +34,6 @@ from adk_eval_action.errors import (
     AdkEvalActionError,
     ConfigError,
     Interrupted,
-    OverwritesBaseline,
     ResultsFileError,
 )
 from adk_eval_action.files import expand_glob
@@ -351,11 +349,9 @@ async def run_pipeline_async(
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
-            parts that do not merge (results.shards.MergeError); ``OverwritesBaseline``
-            (:func:`refuse_overwriting_baseline`).
+            parts that do not merge (results.shards.MergeError), or OverwritesBaseline.
     """
-    settings = request.settings
-    refuse_overwriting_baseline(request)
+    settings = refuse_overwriting_baseline(request)
     writer = writer or results_writer(request)
     calls = model_calls(request)  # one retry budget, token count and budget for the run
     found: ResolvedBaseline | None = None
@@ -389,27 +385,6 @@ async def run_pipeline_async(
     saved = _saved(writer, request)
     history = await run_history(saved, request, asked, resolved, target)
     return finish(saved, baseline, resolved.note(), request, adaptive, target, history)
-
-
-def refuse_overwriting_baseline(request: RunRequest) -> None:
-    """Refuses a run whose results path is its baseline file (``--baseline FILE`` with the
-    same file as ``--results-out``, or its default ``adk-eval-results.json``; compared
-    once links are resolved, ``os.path.realpath``): the run would compare against the
-    file and then overwrite it, so the next run would compare the head with itself.
-
-    Raises:
-        OverwritesBaseline: the two paths are the same file (nothing is evaluated, and
-            :func:`run.outcome.stopped_run` writes no results file).
-    """
-    mode, path = parse_spec(request.settings.baseline)
-    results = request.settings.results_path
-    if mode != "file" or path is None:
-        return
-    if os.path.realpath(request.path(path)) == os.path.realpath(request.path(results)):
-        raise OverwritesBaseline(
-            results, f"the results file would overwrite the baseline file it compares with "
-            f"(--baseline {path}); pass another --results-out (the action: results_path), "
-            "e.g. --results-out head.json, so the baseline stays for the next run")
 
 
 async def _resolve(
