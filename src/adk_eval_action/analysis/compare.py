@@ -4,8 +4,8 @@ Rules (all scores in the metric's own range):
 
 * A metric's value on one side is the mean of its score over every eval case and run that
   has a score; NOT_EVALUATED and errored runs are counted separately, never averaged as 0.
-* Its pass rate is passed / (passed + failed) over case runs, by the status ADK's evaluator
-  gave the metric.
+* Its pass rate is the share of case runs that passed it, a run without a score never
+  passing (:attr:`~adk_eval_action.analysis.models.MetricSide.pass_rate`).
 * A rubric's value is the mean, by rubric id, of its per-case (overall) score over cases and
   runs.
 * Eval cases match by (suite, eval set id, eval id); a baseline suite of another name but
