@@ -854,6 +854,13 @@ def _partial_results(run: Run) -> None:
     done = [c for s in results["suites"] for e in s["eval_sets"] for c in e["eval_cases"]
             if c["runs"]]
     assert str(len(done)) in stopped[0]["message"]
+    # The headline counts the suites and cases with a finished run, never the others.
+    counted = re.search(r"evaluated before it stopped: (\d+) suite\(s\), (\d+) eval case",
+                        run.log)
+    assert counted, run.log
+    suites = {s["name"] for s in results["suites"] for e in s["eval_sets"]
+              for c in e["eval_cases"] if c["runs"]}
+    assert (int(counted.group(1)), int(counted.group(2))) == (len(suites), len(done))
     assert not _comment_bodies(run), "a stopped run does not post its comment"
 
 
