@@ -1,10 +1,12 @@
-"""The shape of the package, checked: imports point one way (down the stages of the data
-flow, docs/architecture.md), no import cycles, google-adk only behind ``adk/``, the test
-models never imported by the runtime, modules and functions small enough to read, and no
-citation of a document a reader of the public repository cannot open.
+"""The shape of the package, checked: modules and functions small enough to read, no private
+name imported across modules, and no citation of a document a reader of the public
+repository cannot open.
 
-Every import statement counts, including those inside functions and under
-``TYPE_CHECKING``: a late import is still a dependency.
+The import rules (imports point down the stages of docs/architecture.md, every top-level
+module has a stage, no import cycle, Google's libraries only behind ``adk/``, the test
+models never imported by the runtime) are import-linter's contracts in pyproject.toml
+(``[tool.importlinter]``), which ``scripts/test.sh`` checks with ``lint-imports`` beside
+ruff and mypy.
 """
 
 from __future__ import annotations
@@ -15,32 +17,6 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "adk_eval_action"
-
-#: Stage of each top-level module or package, lowest first. A module may import its own
-#: stage and lower ones only. ``testing`` (stand-in models for tests and the offline
-#: example) is outside the stages: nothing in the runtime may import it.
-STAGES: dict[str, int] = {
-    "errors": 0,
-    "git": 0,
-    "files": 0,
-    "text": 0,
-    "redaction": 0,
-    "children": 0,
-    "logscope": 0,
-    "project": 1,
-    "results": 2,
-    "settings": 3,
-    "adk": 4,
-    "analysis": 5,
-    "report": 6,
-    "outcome": 7,
-    "github": 8,
-    "baseline": 9,
-    "run": 10,
-    "cli": 11,
-    "action": 11,
-}
-GOOGLE_ADK_ALLOWED = {"adk", "testing"}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
@@ -62,120 +38,6 @@ def _modules() -> dict[str, Path]:
 def _tree(path: Path) -> ast.Module:
     """A module's syntax tree, parsed once for all the checks here."""
     return ast.parse(path.read_text(encoding="utf-8"))
-
-
-def _imports(name: str, path: Path) -> set[str]:
-    """Absolute module names imported anywhere in a file (relative imports resolved)."""
-    tree = _tree(path)
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = ["adk_eval_action", *package[: len(package) - node.level + 1]]
-                module = ".".join([*base, node.module] if node.module else base)
-            else:
-                module = node.module or ""
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
-    return found
-
-
-@functools.cache
-def _graph() -> dict[str, set[str]]:
-    """Internal import graph: module -> modules of this package it imports."""
-    modules = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        targets = set()
-        for imported in _imports(name, path):
-            if imported.startswith("adk_eval_action."):
-                dotted = imported.removeprefix("adk_eval_action.")
-                # `from pkg import module` names a module; `from module import func` does not.
-                while dotted and dotted not in modules:
-                    dotted = dotted.rpartition(".")[0]
-                if dotted and dotted != name:
-                    targets.add(dotted)
-        graph[name] = targets
-    return graph
-
-
-def _stage(module: str) -> str:
-    return module.split(".")[0]
-
-
-def test_every_module_has_a_stage() -> None:
-    unknown = sorted({_stage(m) for m in _modules()} - set(STAGES) - {"testing", ""})
-    assert not unknown, f"give these a stage in STAGES (and docs/architecture.md): {unknown}"
-
-
-def test_imports_point_down_the_stages() -> None:
-    wrong = [
-        f"{module} ({_stage(module)}) imports {target} ({_stage(target)})"
-        for module, targets in _graph().items()
-        for target in sorted(targets)
-        if _stage(target) == "testing"
-        and _stage(module) != "testing"
-        or _stage(module) in STAGES
-        and _stage(target) in STAGES
-        and STAGES[_stage(target)] > STAGES[_stage(module)]
-    ]
-    assert not wrong, "a lower stage imports a higher one:\n" + "\n".join(wrong)
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in graph.get(node, ()):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.append(top)
-                if top == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
-
-
-def test_no_import_cycles() -> None:
-    assert _cycles(_graph()) == []
-
-
-def test_the_cycle_finder_finds_a_cycle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-
-
-def test_google_adk_only_behind_the_adk_package() -> None:
-    wrong = sorted(
-        name
-        for name, path in _modules().items()
-        if _stage(name) not in GOOGLE_ADK_ALLOWED
-        and any(i.startswith(("google.adk", "google.genai")) for i in _imports(name, path))
-    )
-    assert not wrong, f"import google-adk only in adk/ (these do): {wrong}"
 
 
 def test_modules_and_functions_stay_small() -> None:
