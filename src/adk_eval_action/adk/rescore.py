@@ -141,6 +141,7 @@ async def rescore_suite(
         raise RescoreError(f"suite {suite.name}: {inputs.errors[0].message}")
     config = inputs.config
     record = baseline.model_copy(deep=True)
+    record.recorded_eval_config = baseline.recorded_eval_config or baseline.eval_config
     record.eval_config_hash = head.eval_config_hash
     record.eval_config = head.eval_config
     record.eval_config_file = head.eval_config_file

@@ -55,6 +55,7 @@ import numpy as np
 
 from adk_eval_action.analysis.cases import compare_cases
 from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
+from adk_eval_action.analysis.gatechanges import gate_changes
 from adk_eval_action.analysis.models import (
     CHANGE_ORDER,
     DEFAULT_CONFIDENCE,
@@ -85,6 +86,7 @@ from adk_eval_action.analysis.sides import (
     metric_sides,
     rubric_totals,
 )
+from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.identity import baseline_renames
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
@@ -195,6 +197,7 @@ class _TestOptions:
     n_resamples: int
     alpha: float
     pool: Mapping[PoolKey, list[float]] | None = None
+    gate: GateConfig | None = None
 
 
 def _rubrics_on_both_sides(
@@ -366,6 +369,7 @@ def compare(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     pool: Mapping[PoolKey, list[float]] | None = None,
+    gate: GateConfig | None = None,
 ) -> Comparison:
     """Compares ``head`` with ``baseline`` (None: head scores only) by the module's rules.
 
@@ -392,6 +396,7 @@ def compare(
             (:func:`adk_eval_action.analysis.history.pooled_runs`), added to the baseline's
             runs of each matched case and gated metric before the test
             (:mod:`adk_eval_action.analysis.pooling`); ``pooled_scores`` counts them.
+        gate: The head's gate rules (``Comparison.gate_changes``; None: as recorded).
 
     Raises:
         ValueError: A ``min_effect`` below 0, or a bad ``confidence``, ``n_resamples`` or
@@ -409,6 +414,7 @@ def compare(
         n_resamples=n_resamples,
         alpha=round(1.0 - confidence, 12),
         pool=pool,
+        gate=gate,
     )
     with gc_paused():
         return _compare(head, baseline, baseline_note, options, confidence)
@@ -472,6 +478,10 @@ def _compare(
         ],
         num_runs=head_table.num_runs,
         comparability=_comparability(head_skeleton, base_skeleton) if base_skeleton else [],
+        gate_changes=gate_changes(
+            head_skeleton, base_skeleton, options.gate,
+            {(m.suite, m.metric_name): m.higher_is_better for m in metrics},
+        ) if base_skeleton else [],
         confidence=confidence,
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,

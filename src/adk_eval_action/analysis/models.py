@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, Field, PlainSerializer
 
 from adk_eval_action.analysis.cost import CostComparison
+from adk_eval_action.analysis.gatechanges import GateChange
 from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
@@ -230,7 +231,9 @@ class Comparison(BaseModel):
     None when the head recorded no usage); ``history`` what the default branch's history
     says (trends, known flaky eval cases, pooled baseline runs:
     :mod:`adk_eval_action.analysis.history`; None without one); ``baseline_trust`` the
-    baseline's commit, run, age and distance from the merge-base, with what to doubt.
+    baseline's commit, run, age and distance from the merge-base, with what to doubt;
+    ``gate_changes`` every change of the gate since the baseline (thresholds, criteria,
+    gate rules: :mod:`adk_eval_action.analysis.gatechanges`; [] without a baseline).
     ``confidence`` is the nominal one-sided level of each interval end (1 − the
     per-direction error rate)."""
 
@@ -254,6 +257,18 @@ class Comparison(BaseModel):
     #: Baseline scores pooled from earlier recorded runs (0: none; ``compare``'s ``pool``).
     pooled_scores: int = 0
     cost: CostComparison | None = None
+    gate_changes: list[GateChange] = Field(default_factory=list)
+
+    @property
+    def gate_loosened(self) -> list[GateChange]:
+        """The changes of the gate since the baseline that let a worse head pass (a
+        threshold lowered, a metric removed from the criteria, a rule relaxed)."""
+        return [c for c in self.gate_changes if c.loosens]
+
+    @property
+    def gate_tightened(self) -> list[GateChange]:
+        """The other changes of the gate since the baseline."""
+        return [c for c in self.gate_changes if not c.loosens]
 
     @property
     def undecided(self) -> list[MetricComparison | RubricComparison]:

@@ -47,6 +47,7 @@ from adk_eval_action.report.format import (
     tokens,
     usd,
 )
+from adk_eval_action.report.gatechanges import gate_changes_line
 from adk_eval_action.report.headline import drops_text, incomplete_headline
 from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
 from adk_eval_action.report.regressions import collect_drop_evidence
@@ -176,6 +177,7 @@ def template_environment() -> SandboxedEnvironment:
         evidence_summary=evidence_summary,
         evidence_diff=evidence_diff,
         drops_text=drops_text,
+        gate_changes_line=gate_changes_line,
         **HISTORY_FILTERS,
     )
     return env

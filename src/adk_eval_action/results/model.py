@@ -322,6 +322,11 @@ class SuiteRecord(BaseModel):
     eval_config_file: str | None = None
     eval_config_hash: str | None = None
     eval_config: dict[str, Any] | None = None
+    #: Set on a baseline suite re-scored under the head's eval config
+    #: (:mod:`adk_eval_action.adk.rescore`; ``eval_config`` is then the head's): the eval
+    #: config its runs were recorded under, whose thresholds the comparison sets beside
+    #: the head's (:mod:`adk_eval_action.analysis.gatechanges`).
+    recorded_eval_config: dict[str, Any] | None = None
     judge_models: dict[str, str] = Field(default_factory=dict)
     num_runs: int = 1
     #: Each distinct ADK ``AgentDetails`` (an agent's name, instructions and tool
@@ -400,6 +405,10 @@ class RunMetadata(BaseModel):
     finished_at: str | None = None
     duration_seconds: float | None = None
     model_calls: ModelCallCounts | None = None
+    #: The gate rules the run was judged by (``adk-eval.yaml``'s ``gate`` with inputs and
+    #: flags applied: :class:`adk_eval_action.project.config.GateConfig` as JSON); None in
+    #: files written before it was recorded, and in ADK's eval_history.
+    gate: dict[str, Any] | None = None
     #: Why nothing was evaluated on purpose (no model credentials with
     #: ``on_missing_credentials: skip``); None for a run that evaluated.
     skipped: str | None = None

@@ -42,7 +42,8 @@ def compare_for_gate(
     pool: Mapping[PoolKey, list[float]] | None = None,
 ) -> Comparison:
     """The comparison the gate reads: ``compare`` with the gate's min_effect rules (and
-    ``pool``'s extra baseline runs: :mod:`adk_eval_action.analysis.pooling`)."""
+    ``pool``'s extra baseline runs: :mod:`adk_eval_action.analysis.pooling`), and the
+    gate's changes since the baseline's (``Comparison.gate_changes``)."""
     return compare(
         results,
         baseline,
@@ -50,6 +51,7 @@ def compare_for_gate(
         min_effect=gate_config.min_effect_for,
         informational_min_effect=gate_config.informational_min_effect_for,
         pool=pool,
+        gate=gate_config,
     )
 
 

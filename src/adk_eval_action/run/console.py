@@ -8,6 +8,7 @@ import logging
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, failed_on_scores
+from adk_eval_action.report.gatechanges import gate_changes_line
 from adk_eval_action.report.headline import drops_text, incomplete_headline
 
 __all__ = ["print_table"]
@@ -55,3 +56,9 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
         log.info("gate %s: %s%s", verdict, gate.count_text, notes)
     for reason in gate.reasons if scored or not usage_error else []:
         log.info("  - %s", reason)
+    loosened = gate_changes_line(comparison, markdown=False)
+    if loosened:
+        log.warning("%s", loosened)
+    tightened = gate_changes_line(comparison, loosened=False, markdown=False)
+    if tightened:
+        log.info("%s", tightened)

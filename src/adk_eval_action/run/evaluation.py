@@ -27,6 +27,7 @@ from adk_eval_action.baseline.resolve import file_baseline
 from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
+from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
 from adk_eval_action.results.model import (
     ErrorRecord,
@@ -52,10 +53,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def run_metadata(root: Path) -> RunMetadata:
-    """Versions, git sha and ref, and the start time of a run in ``root``."""
+def run_metadata(root: Path, gate: GateConfig | None = None) -> RunMetadata:
+    """Versions, git sha and ref, and the start time of a run in ``root``; ``gate``, the
+    rules the run is judged by, recorded for the runs that compare with it."""
     sha, ref = _git_head(root)
     return RunMetadata(
+        gate=gate.model_dump(mode="json") if gate is not None else None,
         tool_version=package_version("adk-eval-action"),
         adk_version=package_version("google-adk"),
         python_version=platform.python_version(),

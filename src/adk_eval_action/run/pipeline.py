@@ -360,7 +360,7 @@ async def run_pipeline_async(
         suites = _suites_for_rescoring(request)
     else:
         suites = find_suites(request)
-        writer.start(run_metadata(request.workdir))
+        writer.start(run_metadata(request.workdir, settings.gate))
         found = await _evaluate_head(request, suites, calls, writer, target)
     results = writer.results()
     if results.shard is not None:
