@@ -355,6 +355,61 @@ def test_an_empty_eval_set_beside_others_is_an_error_as_an_empty_list_is(
     assert len(evaluated) == 5
 
 
+def test_an_eval_case_without_turns_is_an_eval_set_error_naming_the_case(
+    example_repo: Path, cli: CliRun,
+) -> None:
+    """An eval case with ``"conversation": []`` (``adk web`` saves one when a case is made
+    before chatting) is refused as an eval set error naming file, line and case (exit 2,
+    "incomplete", not a failing agent); it is never run, and the other eval cases are."""
+    folder = example_repo / "travel_agent/eval"
+    data = _evalset(example_repo)
+    ran = [c["eval_id"] for c in data["eval_cases"]]
+    data["eval_cases"].insert(1, {"eval_id": "nothing", "conversation": [],
+                                  "session_input": data["eval_cases"][0]["session_input"]})
+    _write(folder / "travel.evalset.json", data)
+    _write(folder / "only.evalset.json", {"eval_set_id": "only", "eval_cases": [
+        {"eval_id": "blank", "conversation": []}]})
+    result = cli("run", "travel_agent", "--results-out", "r.json", "--comment-out", "c.md")
+    assert result.exit_code == 2, result.output
+    for name, eval_id in [("travel", "nothing"), ("only", "blank")]:
+        shown = f"travel_agent/eval/{name}.evalset.json"
+        assert (f"error (eval_set: {shown}, {eval_id}): {shown}: eval case `{eval_id}`: the "
+                "eval case has "
+                "no turns (conversation is empty): add turns or remove the case") in result.output
+    assert "NOT_EVALUATED" not in result.output and "gate FAILED" not in result.output
+    results = load_json(example_repo / "r.json")
+    evaluated = {c["eval_id"]: [r["status"] for r in c["runs"]] for s in results["suites"]
+                 for e in s["eval_sets"] for c in e["eval_cases"]}
+    assert "nothing" not in evaluated and "blank" not in evaluated
+    assert {i: evaluated[i] for i in ran} == {i: ["passed"] for i in ran}
+    errors = {e["eval_id"]: e for e in results["suites"][0]["errors"]}
+    lines = (folder / "travel.evalset.json").read_text().splitlines()
+    assert errors["nothing"]["line"] == 1 + next(
+        n for n, line in enumerate(lines) if '"eval_id": "nothing"' in line)
+    assert (errors["nothing"]["kind"], errors["nothing"]["eval_set_id"]) == ("eval_set", "travel")
+    assert errors["blank"]["file"] == "travel_agent/eval/only.evalset.json"
+    comment = (example_repo / "c.md").read_text()
+    assert comment.splitlines()[2].startswith(
+        f"⚠️ **ADK eval incomplete** (eval set error): {len(evaluated)}/{len(evaluated)} "
+        "eval cases passed"), comment
+    assert "the eval case has no turns" in comment
+
+
+def test_a_conversation_scenario_case_is_not_an_empty_case(tmp_path: Path) -> None:
+    """A ``conversation_scenario`` case has no ``conversation``: it is kept, and only the
+    case whose ``conversation`` is an empty list is left out."""
+    from adk_eval_action.adk.evalsets import load_eval_set
+
+    path = _write(tmp_path / "s.evalset.json", {"eval_set_id": "s", "eval_cases": [
+        {"eval_id": "scenario", "conversation_scenario": {
+            "starting_prompt": "Hi", "conversation_plan": "Ask the weather in Paris."}},
+        {"eval_id": "empty", "conversation": []}]})
+    loaded = load_eval_set(path)
+    assert [c.eval_id for c in loaded.eval_set.eval_cases] == ["scenario"]
+    line = 1 + path.read_text().splitlines().index('      "eval_id": "empty",')
+    assert loaded.empty_cases == {"empty": line} and list(loaded.eval_id_lines) == ["scenario"]
+
+
 def test_agent_import_error_names_the_line(example_repo: Path, cli: CliRun) -> None:
     (example_repo / "travel_agent" / "agent.py").write_text("x = 1\nraise RuntimeError('boom')\n")
     result = cli("run", "travel_agent", "--results-out", "r.json")

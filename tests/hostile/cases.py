@@ -210,6 +210,33 @@ def _surrogate_kept(run: Run) -> None:
     assert "bad\ufffdid" in ids
 
 
+EMPTY_CASE_ID = "nothing\n::error::injected @octocat"
+
+
+def _case_without_turns(ws: Workspace) -> None:
+    """A case with ``"conversation": []`` (as ``adk web`` saves one) and a hostile id."""
+    path = _travel_eval_set(ws)
+    data = json.loads(path.read_text())
+    data["eval_cases"].append({"eval_id": EMPTY_CASE_ID, "conversation": []})
+    path.write_text(json.dumps(data, indent=1))
+
+
+def _case_without_turns_named(run: Run) -> None:
+    [error] = [e for e in _all_errors(run.results) if e.get("eval_id") == EMPTY_CASE_ID]
+    assert error["kind"] == "eval_set" and error["file"] == "travel_agent/eval/travel.evalset.json"
+    assert "`nothing\\x0a::error::injected @octocat`" in error["message"]
+    assert error["message"].endswith("the eval case has no turns (conversation is empty): add "
+                                     "turns or remove the case")
+    ids = {c["eval_id"]: c["runs"] for s in run.results["suites"] for e in s["eval_sets"]
+           for c in e["eval_cases"]}
+    assert EMPTY_CASE_ID not in ids and ids and all(ids.values()), ids
+    assert "ADK eval incomplete** (eval set error)" in run.comment_file
+    # Outside code spans (where GitHub links no mention) the mention is made inert.
+    assert "@octocat" not in re.sub(r"`[^`]*`", "", run.comment_file)
+    assert "eval case `nothing\\x0a::error::injected @\u200boctocat`: the eval case has no " \
+        "turns" in run.comment_file
+
+
 def _all_errors(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [*results["errors"], *(e for s in results["suites"] for e in s.get("errors", []))]
 
@@ -904,6 +931,9 @@ CASES: list[Case] = [
     Case("k1-model-answers-an-empty-body", 1, _model_answers(kind="empty"), 2,
          r"answer without a candidate", check=_model_fault_named("empty"),
          marks=(pytest.mark.slow,)),
+    Case("k1-eval-case-without-turns", 1, _case_without_turns, 2,
+         r"eval case `nothing\\x0a::error::injected @octocat`: the eval case has no turns",
+         check=_case_without_turns_named),
     Case("k1-nan-in-eval-set-state-and-timestamp", 1, _nan_in_eval_set, 0,
          r"session_input\.state\.budget is nan", check=_nan_named),
     Case("k7-model-answers-300-mb", 7, _model_answers(kind="huge", size_bytes=300 * 2**20),

@@ -57,7 +57,9 @@ class LoadedEvalSet(BaseModel):
 
     ``eval_id_lines`` maps each eval case id to the 1-based line of its ``eval_id`` in the
     file (for annotations); ``notes`` are things the console should say about the file;
-    ``warnings`` name fields ADK accepts and never evaluates (:mod:`.lint`).
+    ``warnings`` name fields ADK accepts and never evaluates (:mod:`.lint`);
+    ``empty_cases`` maps the eval id of each eval case left out of ``eval_set`` because its
+    ``conversation`` is empty (:data:`NO_TURNS`) to its line, for the caller to report.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -69,6 +71,7 @@ class LoadedEvalSet(BaseModel):
     eval_id_lines: dict[str, int]
     notes: list[str] = []
     warnings: list[str] = []
+    empty_cases: dict[str, int] = {}
 
 
 def content_hash(data: bytes) -> str:
@@ -114,6 +117,24 @@ NO_CASES = (
 """Why an eval set file without eval cases is refused, in either shape: a forgotten or
 half-written eval set (``adk web`` saves a new one empty) would otherwise pass silently
 beside the others."""
+
+
+NO_TURNS = "the eval case has no turns (conversation is empty): add turns or remove the case"
+"""Why an eval case whose ``conversation`` is an empty list is left out (``adk web`` saves
+one when an eval case is created before any chat): ADK runs no invocation for it, and every
+metric comes back NOT_EVALUATED, which would read as a failing agent. A case with a
+``conversation_scenario`` has no ``conversation`` at all and is not concerned."""
+
+
+def _without_empty_cases(eval_set: EvalSet) -> tuple[EvalSet, list[str]]:
+    """``eval_set`` without its eval cases whose ``conversation`` is an empty list, and
+    their eval ids (:data:`NO_TURNS`)."""
+    empty = [c.eval_id for c in eval_set.eval_cases
+             if c.conversation is not None and not c.conversation]
+    if not empty:
+        return eval_set, []
+    kept = [c for c in eval_set.eval_cases if c.eval_id not in empty]
+    return eval_set.model_copy(update={"eval_cases": kept}), empty
 
 
 def _stem(path: Path) -> str:
@@ -198,7 +219,8 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
         EvalSetError: the file is unreadable, not a regular file, larger than
             ``files.MAX_DATA_BYTES``, not JSON (with line and column), or in no accepted
             shape (the message lists the accepted shapes), or without eval cases
-            (:data:`NO_CASES`).
+            (:data:`NO_CASES`). An eval case with an empty ``conversation`` is not an
+            error here: it is left out and named in ``empty_cases``.
     """
     try:
         raw = read_bytes(path, MAX_DATA_BYTES)
@@ -231,14 +253,16 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     ids = _case_ids(path, eval_set)
     warnings += _id_warnings(path, ids) + non_finite_warnings(data, str(path))
     found = eval_id_lines(text)
+    eval_set, empty = _without_empty_cases(eval_set)
     return LoadedEvalSet(
         path=path,
         eval_set=eval_set,
         shape=shape,
         content_hash=content_hash(raw),
-        eval_id_lines={i: found.get(i, 1) for i in ids},
+        eval_id_lines={i: found.get(i, 1) for i in ids if i not in empty},
         notes=notes,
         warnings=warnings,
+        empty_cases={i: found.get(i, 1) for i in empty},
     )
 
 

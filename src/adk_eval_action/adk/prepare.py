@@ -16,12 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from adk_eval_action.adk.criteria import criterion_rubrics
 from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
-from adk_eval_action.adk.evalsets import LoadedEvalSet, load_eval_set
+from adk_eval_action.adk.evalsets import NO_TURNS, LoadedEvalSet, load_eval_set
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
 from adk_eval_action.errors import AdkEvalActionError, ConfigError, EvalSetError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.model import ErrorRecord
+from adk_eval_action.text import visible
 
 
 class SuiteInputs(BaseModel):
@@ -95,10 +96,31 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
                 )
             )
             continue
+        inputs.errors += _empty_case_errors(loaded, suite.name, shown)
         inputs.notes.extend(note.replace(str(path), shown) for note in notes)
-        inputs.eval_sets.append(loaded.model_copy(
-            update={"warnings": [w.replace(str(path), shown) for w in loaded.warnings]}))
+        if loaded.eval_set.eval_cases:
+            inputs.eval_sets.append(loaded.model_copy(
+                update={"warnings": [w.replace(str(path), shown) for w in loaded.warnings]}))
     return inputs
+
+
+def _empty_case_errors(loaded: LoadedEvalSet, suite: str, shown: str) -> list[ErrorRecord]:
+    """An ``eval_set`` error per eval case left out for its empty conversation
+    (:data:`~adk_eval_action.adk.evalsets.NO_TURNS`), naming the file, line and case (its
+    id with line breaks and control characters escaped, ``text.visible``)."""
+    return [
+        ErrorRecord(
+            kind="eval_set",
+            message=f"{shown}: eval case `{visible(eval_id, keep='')}`: {NO_TURNS}",
+            suite=suite,
+            file=shown,
+            line=line,
+            eval_set_id=loaded.eval_set.eval_set_id,
+            eval_id=eval_id,
+            hint="fix the eval case; the other eval cases still ran",
+        )
+        for eval_id, line in loaded.empty_cases.items()
+    ]
 
 
 def prepare_eval_set(loaded: LoadedEvalSet, config: LoadedEvalConfig) -> list[str]:
