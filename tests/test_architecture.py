@@ -114,3 +114,111 @@ def test_the_citation_check_finds_each_kind() -> None:
             "ok: google/adk-python#5732, a shared run\n")
     assert _unseen_citations(text) == [
         "2: contract §", "3: issue 1", "5: ../shared", "6: shared/reference"]
+
+
+#: Another library's private names (one leading underscore: an attribute, a module, a
+#: function) are reached only in ``adk/compat.py``, each behind a named function that says
+#: which google-adk, google-genai, google-auth or httpx module keeps it and for which
+#: versions, so that a rename in a new version shows up in one module. These names of the
+#: standard library are read elsewhere, each for the reason given.
+PRIVATE_NAMES_HOME = "adk.compat"
+STANDARD_PRIVATE_NAMES = {
+    "_asdict": "namedtuple's documented method (analysis/models.py)",
+    "_MAXLINE": "http.client's header line limit, read with a default (github/transport.py)",
+    "_Hash": "hashlib's digest type, in an annotation (project/inputs.py)",
+}
+_ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}
+
+
+def _private(name: str) -> bool:
+    return len(name) > 1 and name.startswith("_") and not name.startswith("__")
+
+
+def _private_strings(node: ast.AST) -> list[str]:
+    """The strings of a tuple, list or set made of private names only (``("_llm", "_x")``:
+    attribute names read in a loop); [] for any other node."""
+    if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or not node.elts:
+        return []
+    names = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+    ok = len(names) == len(node.elts) and all(isinstance(n, str) and _private(n) for n in names)
+    return names if ok else []
+
+
+@functools.cache
+def _own_private_names() -> frozenset[str]:
+    """Every private name the package defines (outside compat.py): functions, classes,
+    assigned names (module, class and pydantic private attributes), ``__slots__`` and the
+    ``self._x``/``cls._x`` its methods assign."""
+    own: set[str] = set()
+    for name, path in _modules().items():
+        if name == PRIVATE_NAMES_HOME:
+            continue  # what compat.py reaches is another library's
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}):
+                own.add(node.attr)
+            elif isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+                own.update(_private_strings(node.value))
+    return frozenset(n for n in own if _private(n))
+
+
+def _reached_private_names(tree: ast.Module, own: frozenset[str]) -> list[str]:
+    """Each private name of another library that ``tree`` reaches, as ``LINE: NAME``: an
+    import of a private module or name; an attribute read or written, or named in a tuple of
+    names (read in a loop), that the package does not define itself (``own``: a name it
+    also defines is not told apart); a constant name given to getattr, hasattr, setattr or
+    delattr on anything but ``self``/``cls``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        reflective = False  # getattr & co. on another object: its name counts even if ours
+        if isinstance(node, ast.Import):
+            names = [p for a in node.names for p in a.name.split(".")]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            if not (node.module or "").startswith("adk_eval_action"):
+                names = [*(node.module or "").split("."), *(a.name for a in node.names)]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in _ATTRIBUTE_FUNCTIONS and len(node.args) >= 2
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            names = [node.args[1].value]
+            reflective = not (isinstance(node.args[0], ast.Name)
+                              and node.args[0].id in {"self", "cls"})
+        else:
+            names = _private_strings(node)
+        always = reflective or isinstance(node, (ast.Import, ast.ImportFrom))
+        found += [(getattr(node, "lineno", 0), n) for n in names
+                  if _private(n) and (always or n not in own)]
+    return [f"{line}: {name}" for line, name in sorted(set(found))]
+
+
+def test_private_names_of_other_libraries_only_in_compat() -> None:
+    found = [f"{path.relative_to(PACKAGE)}:{hit}"
+             for name, path in _modules().items() if name != PRIVATE_NAMES_HOME
+             for hit in _reached_private_names(_tree(path), _own_private_names())
+             if hit.split(": ", 1)[1] not in STANDARD_PRIVATE_NAMES]
+    assert not found, ("reach another library's private names through a function of "
+                       "adk/compat.py:\n" + "\n".join(found))
+
+
+def test_the_private_name_check_finds_each_kind() -> None:
+    tree = ast.parse(
+        "from google.auth import _cloud_sdk\n"
+        "import google.adk.evaluation._retry_options_utils\n"
+        "from google.genai._api_client import BaseApiClient\n"
+        "simulator._llm = RetryingLlm.wrap(llm)\n"
+        "ok = getattr(evaluator, '_metric_function', callable)\n"
+        "for attribute in ('_judge_model', '_other'):\n"
+        "    pass\n"
+        "self._calls = calls  # ok: the package's own\n"
+        "ok = name.endswith('_API_KEY')\n"
+        "registry = getattr(MetricEvaluatorRegistry(), '_calls', None)\n")
+    assert _reached_private_names(tree, frozenset({"_calls", "_judge_model"})) == [
+        "1: _cloud_sdk", "2: _retry_options_utils", "3: _api_client", "4: _llm",
+        "5: _metric_function", "6: _other", "10: _calls"]
