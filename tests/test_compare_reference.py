@@ -166,6 +166,17 @@ def _metric_results(side: RunResults, name: str) -> list[MetricResult]:
     ]
 
 
+def _runs_without(side: RunResults, name: str, informational: bool) -> tuple[int, int]:
+    """Runs that raised (an error) with no result of metric ``name``: (recorded failed, the
+    others); none for an informational metric (one suite holds every case here)."""
+    if informational:
+        return 0, 0
+    runs = [r for s in side.suites for e in s.eval_sets for c in e.eval_cases for r in c.runs
+            if r.error and all(m.metric_name != name for m in r.metrics)]
+    raised = sum(r.status == CaseStatus.FAILED for r in runs)
+    return raised, len(runs) - raised
+
+
 def _rubric_scores(side: RunResults, name: str, rubric_id: str) -> list[float]:
     return [
         v.score
@@ -197,7 +208,9 @@ def _check_metrics(comparison, head: RunResults, base: RunResults) -> None:
                 statuses[MetricStatus.FAILED],
             )
             assert side.not_evaluated == statuses[MetricStatus.NOT_EVALUATED]
-            assert side.errors == statuses[MetricStatus.ERROR]
+            raised, other = _runs_without(results, row.metric_name, found[0].informational)
+            assert side.errors == statuses[MetricStatus.ERROR] + other
+            assert side.crashed == raised
             want = list(dict.fromkeys(m.reason for m in found if m.reason))
             assert [r[: len(w)] for r, w in zip(side.reasons, want, strict=True)] == want
             assert side.threshold == found[0].threshold

@@ -557,6 +557,9 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
     anchor = '    """Politeness of the agent\'s replies, in [-1, 1] (higher is better).\n'
     assert anchor in source
     metrics.write_text(source.replace(anchor, "    " + statement + "\n" + anchor))
+    # The file and line in the user's metric code, as for an exception of the agent's.
+    line = metrics.read_text().splitlines().index("    " + statement) + 1
+    reason += f" (at travel_agent/metrics.py:{line})"
     result = _run_writing_all(cli)
     # The metric's code failed, not the agent: incomplete (exit 2), never a red "failed".
     assert result.exit_code == 2, result.output

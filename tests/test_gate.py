@@ -14,7 +14,13 @@ from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, load_project_config
 from adk_eval_action.results.io import save_results
-from adk_eval_action.results.model import CaseStatus, ErrorRecord, RunRecord, RunResults
+from adk_eval_action.results.model import (
+    CaseStatus,
+    ErrorRecord,
+    MetricStatus,
+    RunRecord,
+    RunResults,
+)
 from results_builder import metric, results, scores_side, tokens
 
 N = 12
@@ -53,6 +59,29 @@ def test_threshold_is_the_default_and_ignores_regressions() -> None:
     assert result.reasons == [
         "min_pass_rate: 1 of 1 eval case(s) failed; pass rate 0% is below min_pass_rate 100%"
     ]
+
+
+@pytest.mark.parametrize("not_evaluated", ["fail", "warn"])
+def test_the_min_pass_rate_reason_counts_as_the_headline_does(not_evaluated: str) -> None:
+    """A case that could not be evaluated is counted once, as such, never again among the
+    cases that failed: 1 failed (0.1 < 0.5), 1 not evaluated, 2 passed."""
+    head = scores_side({"a": [0.1], "b": [0.9], "c": [0.9]}, threshold=0.5)
+    unsure = scores_side({"d": [0.9]}, threshold=0.5).suites[0].eval_sets[0].eval_cases[0]
+    unsure.runs[0].metrics[0].status = MetricStatus.NOT_EVALUATED
+    unsure.runs[0].metrics[0].score = None
+    unsure.runs[0].status = CaseStatus.NOT_EVALUATED
+    head.suites[0].eval_sets[0].eval_cases.append(unsure)
+    result, _ = _gate(head, None, not_evaluated=not_evaluated)
+    assert (result.cases_passed, result.cases_unsure, result.cases_total) == (2, 1, 4)
+    assert result.count_text == "2/3 evaluated eval cases passed"
+    if not_evaluated == "fail":  # 2 of 4 count as passing
+        assert result.reasons == [
+            "min_pass_rate: 1 of 4 eval case(s) failed and 1 could not be evaluated "
+            "(not_evaluated: fail); pass rate 50% is below min_pass_rate 100%"]
+    else:  # the case that could not be evaluated only warns: 3 of 4
+        assert result.reasons == [
+            "min_pass_rate: 1 of 4 eval case(s) failed; pass rate 75% is below "
+            "min_pass_rate 100%"]
 
 
 def test_regression_beyond_max_regression_fails_and_says_by_how_much() -> None:

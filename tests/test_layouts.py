@@ -78,7 +78,8 @@ def test_the_starter_pack_scores_equal_its_make_eval(
         "eval", "./app", "tests/eval/evalsets/basic.evalset.json",
         "--config_file_path=tests/eval/eval_config.json",
     ], catch_exceptions=False)
-    assert "Tests failed: 1" in done.output and done.exit_code == 1, done.output
+    # google-adk 2.x's `adk eval` exits 1 on a failed case; 1.x exits 0 and prints the same.
+    assert "Tests failed: 1" in done.output and done.exit_code in (0, 1), done.output
     adk = _scores(load_any_results(root / "app" / ".adk" / "eval_history"))
     result = cli("run", "--baseline", "none", "--results-out", "ours.json")
     assert result.exit_code == 1, result.output  # the greeting does not mention the weather

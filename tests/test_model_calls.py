@@ -190,9 +190,14 @@ def test_the_run_budget_stops_retries_across_calls(fake: GeminiFake):
     waits = Waits()
     llm = _wrapped(settings, waits)
 
-    for _ in range(12):
-        with pytest.raises(ModelCallError):
-            _call(llm)
+    async def twelve_calls() -> None:
+        # One event loop for all twelve, as in a run: google-adk 1.x's Gemini keeps one
+        # google-genai client, whose pooled connections belong to the loop that opened them.
+        for _ in range(12):
+            with pytest.raises(ModelCallError):
+                [r async for r in llm.generate_content_async(_request())]
+
+    asyncio.run(twelve_calls())
 
     # By hand: every wait is at least 0.5 s (half the first step), so a 5 s budget allows at
     # most 10 retries; 12 calls then include calls whose first retry (a wait of at most 1 s)

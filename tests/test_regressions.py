@@ -27,8 +27,14 @@ import pytest
 from click.testing import CliRunner
 
 from adk_eval_action.action import action_command
+from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.gate import decide
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.report.headline import regressed_output
+from adk_eval_action.results.io import load_results
 from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
+from adk_eval_action.testing.gemini_faults import Fault
 from conftest import (
     SHARED,
     CliRun,
@@ -236,8 +242,8 @@ def test_customer_service_shape_warns_and_shows_the_changed_tool_call(
     regressed: list[dict[str, Any]] = json.loads(outputs["regressed"])
     assert regressed == [{
         "suite": "customer_service", "metric": "tool_trajectory_avg_score", "rubric": None,
-        "delta": pytest.approx(delta), "classification": "inconclusive", "gated": False,
-        "note": "not gated: fail_on threshold"}]
+        "eval_set": None, "eval_case": None, "delta": pytest.approx(delta),
+        "classification": "inconclusive", "gated": False, "note": "not gated: fail_on threshold"}]
     assert ("gate PASSED: 2/2 eval cases passed; worse: tool_trajectory_avg_score −0.550 vs "
             "baseline (not gated: fail_on threshold)") in result.output
     summary = (tmp_path / "summary.md").read_text()
@@ -259,3 +265,105 @@ def test_the_fixture_keeps_the_samples_shape() -> None:
         assert [[(c["tool_name"], c["tool_input"]) for c in t["expected_tool_use"]]
                 for t in ours] == [[(c["tool_name"], c["tool_input"])
                                     for c in t["expected_tool_use"]] for t in theirs]
+
+
+RAISE_FOR_PARIS = ('    if name == "Paris":\n'
+                   '        raise RuntimeError("weather service down")\n')
+
+
+@pytest.fixture(scope="session")
+def crashed_run(good_run: SharedRun, tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The example agent with ``get_weather`` raising for Paris, compared with ``good_run``
+    (every case passed) under ``min_pass_rate: 0.6`` and the default ``fail_on:
+    threshold``."""
+    root = copy_examples(tmp_path_factory.mktemp("crashed") / "repo")
+    agent = root / "travel_agent/agent.py"
+    anchor = "    if name not in _WEATHER:\n"
+    agent.write_text(agent.read_text().replace(anchor, RAISE_FOR_PARIS + anchor))
+    commit_all(root)
+    return shared_run(root, "travel_agent", "--baseline", str(good_run.results),
+                      "--min-pass-rate", "0.6", results="head.json", comment="comment.md")
+
+
+def _crashed_by_hand(base: Path, head: Path) -> dict[str, str]:
+    """Eval id -> the head's run error, for the cases whose every baseline run passed and
+    a head run raised: read from the two results files."""
+    def runs(path: Path) -> dict[str, list[dict[str, Any]]]:
+        return {c["eval_id"]: c["runs"] for s in load_json(path)["suites"]
+                for e in s["eval_sets"] for c in e["eval_cases"]}
+    before, after = runs(base), runs(head)
+    return {
+        eval_id: next(r["error"] for r in head_runs if r.get("error"))
+        for eval_id, head_runs in after.items()
+        if any(r.get("error") for r in head_runs)
+        and all(r["status"] == "passed" for r in before.get(eval_id, [{"status": "x"}]))
+    }
+
+
+def test_cases_that_crash_are_named_though_the_thresholds_pass(
+    good_run: SharedRun, crashed_run: SharedRun
+) -> None:
+    crashed = _crashed_by_hand(good_run.results, crashed_run.results)
+    assert sorted(crashed) == ["legacy_weather", "weather_paris"]
+    assert all(e.startswith("the agent raised RuntimeError: weather service down (at "
+                            "travel_agent/agent.py:") for e in crashed.values())
+    assert crashed_run.exit_code == 0, crashed_run.output  # 3/5 meets min_pass_rate 0.6
+    comment = crashed_run.comment.read_text()
+    assert comment.splitlines()[2] == (
+        "✅ **ADK eval passed**: 3/5 eval cases passed · ⚠️ 2 eval cases newly failing "
+        "(crashed: `legacy_weather`, `weather_paris`; not gated: fail\\_on threshold).")
+    assert ("gate PASSED: 3/5 eval cases passed; worse: 2 eval cases newly failing (crashed: "
+            "legacy_weather, weather_paris; not gated: fail_on threshold)") in crashed_run.output
+    # The metrics the crashed cases never got: 3 of 5 runs passed, 2 crashed (not 100% ✅).
+    row = next(line for line in comment.splitlines() if "| `tool_trajectory_avg_score` |" in line)
+    assert row.endswith("| 60% | ❌ 2 crashed |"), row
+
+
+@pytest.mark.parametrize("fail_on", ["regression", "any"])
+def test_the_regression_rule_fails_on_cases_that_crashed(
+    good_run: SharedRun, crashed_run: SharedRun, cli: CliRun, fail_on: str
+) -> None:
+    out = crashed_run.root / f"{fail_on}.md"
+    result = cli("compare", str(crashed_run.results), "--baseline", str(good_run.results),
+                 "--fail-on", fail_on, "--min-pass-rate", "0.6", "--comment-out", str(out))
+    assert result.exit_code == 1, result.output  # the agent's own code raised
+    crashed = _crashed_by_hand(good_run.results, crashed_run.results)
+    reason = ("newly failing: 2 eval cases passed on the baseline and crashed: "
+              f"`legacy_weather` (travel_agent): {crashed['legacy_weather']}; "
+              f"`weather_paris` (travel_agent): {crashed['weather_paris']}")
+    assert f"  - {reason}" in result.output.splitlines()
+    headline = out.read_text().splitlines()[2]
+    assert headline.startswith("❌ **ADK eval failed**: 3/5 eval cases passed. ")
+    # The action's `regressed` output lists the same cases, gated.
+    comparison = compare(load_results(crashed_run.results), load_results(good_run.results), "")
+    gate = decide(comparison, GateConfig(fail_on=fail_on, min_pass_rate=0.6))
+    suites = {s["name"]: s for s in load_json(crashed_run.results)["suites"]}
+    eval_sets = {c["eval_id"]: e["eval_set_id"] for s in suites.values()
+                 for e in s["eval_sets"] for c in e["eval_cases"]}
+    assert [r for r in regressed_output(gate) if r["eval_case"]] == [
+        {"suite": "travel_agent", "metric": None, "rubric": None,
+         "eval_set": eval_sets[eval_id], "eval_case": eval_id, "delta": None,
+         "classification": None, "gated": True, "note": ""}
+        for eval_id in ("legacy_weather", "weather_paris")]
+    assert "newly failing: 2 eval cases passed on the baseline and crashed: `legacy_weather`" \
+        in headline
+
+
+def test_cases_that_crash_for_a_model_outage_leave_the_run_incomplete(
+    good_run: SharedRun, example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+) -> None:
+    """The same regression rule, but the cases crash because the model cannot be reached:
+    not the agent's doing, so the run is incomplete (exit 2), never "failed"."""
+    (example_repo / "adk-eval.yaml").write_text(
+        "model_retries: {attempts: 1, initial_delay_s: 0.01}\n", encoding="utf-8")
+    gemini_api.faults = [Fault(status=503, role="agent")]
+    result = cli("run", "travel_agent", "--baseline", str(good_run.results), "--fail-on",
+                 "regression", "--results-out", "r.json", "--comment-out", "c.md")
+    assert result.exit_code == 2, result.output
+    crashed = _crashed_by_hand(good_run.results, example_repo / "r.json")
+    assert len(crashed) == 5 and all("503 UNAVAILABLE" in e for e in crashed.values())
+    headline = (example_repo / "c.md").read_text().splitlines()[2]
+    assert headline.startswith("⚠️ **ADK eval incomplete** (model unreachable): ")
+    assert "failed" not in headline.lower()
+    assert "gate INCOMPLETE (model unreachable): " in result.output
+    assert "FAILED" not in result.output

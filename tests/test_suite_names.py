@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from google.adk.cli.cli_tools_click import main as adk_main
 
 from adk_eval_action.github.logs import GitHubFormatter, log_to
 from adk_eval_action.github.publish import log_suites
@@ -193,3 +198,66 @@ def test_three_suites_compared_with_a_baseline_of_their_old_names(
     assert title.replace("%3A", ":") == (
         "home_…:test_files/memorizing_past_events: "
         "tests/integratio…/memorizing_past_events/eval_data.test.json")
+
+
+@pytest.fixture
+def adk_eval_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process as `adk eval home_automation_agent ...` starts it (no agent module of
+    another test), and ADK's logging set-up and agent imports undone afterwards."""
+    def ours(name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in ("agent", ROOT_SUITE))
+
+    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
+    for name in [n for n in sys.modules if ours(n)]:
+        monkeypatch.delitem(sys.modules, name)
+    root, adk_logger = logging.getLogger(), logging.getLogger("google_adk")
+    handlers, root_level, adk_level = root.handlers[:], root.level, adk_logger.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(root_level)
+    adk_logger.setLevel(adk_level)
+    for name in [n for n in sys.modules if ours(n)]:
+        del sys.modules[name]
+
+
+def test_an_adk_eval_history_is_compared_in_the_suite_that_evaluates_its_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun, adk_eval_process: None
+) -> None:
+    """google-adk's own `adk eval` of one eval set of adk-python's layout, as its README
+    runs it from the fixture folder: the history's suite is the app's folder name, which is
+    another suite here; its case is matched in the suite that evaluates it, by eval set id
+    and eval id, never called removed."""
+    agent = adk_python(tmp_path)
+    monkeypatch.chdir(agent.parent)
+    done = CliRunner().invoke(adk_main, [
+        "eval", ROOT_SUITE, f"{ROOT_SUITE}/test_files/simple_test.test.json",
+        "--config_file_path", f"{ROOT_SUITE}/test_files/test_config.json",
+    ], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    history = agent / ".adk" / "eval_history"
+    (written,) = [load_json(p) for p in history.glob("*.evalset_result.json")]
+    (adk_case,) = written["eval_case_results"]
+    adk_score = next(m["score"] for m in adk_case["overall_eval_metric_results"]
+                     if m["metric_name"] == "tool_trajectory_avg_score")
+    files_id = f"{HOME}/test_files/simple_test.test.json"
+    assert (written["eval_set_id"], adk_case["eval_id"]) == ("9100bfc9", files_id)
+
+    monkeypatch.chdir(tmp_path)
+    outcome = run_pipeline(load_request(tmp_path, flags={
+        "baseline": str(history), "results_path": Path("head.json"),
+        "comparison_out": Path("comparison.json")}))
+    assert outcome.exit_code == 0, outcome.comment_markdown
+    comparison = load_json(tmp_path / "comparison.json")
+    changes = {(c["suite"], c["eval_id"]): c["change"] for c in comparison["cases"]}
+    assert changes == {(ROOT_SUITE, f"{HOME}/simple_test.test.json"): "new",
+                       (FILES_SUITE, files_id): "unchanged", (EVENTS_SUITE, EVENTS_ID): "new"}
+    (row,) = [m for m in comparison["metrics"] if m["suite"] == FILES_SUITE
+              and m["metric_name"] == "tool_trajectory_avg_score"]
+    assert (row["baseline"]["mean"], row["head"]["mean"], row["delta"]) == (adk_score, 1.0, 0.0)
+    assert "(removed)" not in outcome.comment_markdown
+    assert f"suite `{FILES_SUITE}` has no baseline" not in comparison["comparability"]
+    assert f"suite `{ROOT_SUITE}` has no baseline" in comparison["comparability"]
+    # `compare` of the head's file with the history matches them the same way.
+    again = cli("compare", "head.json", "--baseline", str(history), "--json-out", "c2.json")
+    assert again.exit_code == 0, again.output
+    assert load_json(tmp_path / "c2.json")["cases"] == comparison["cases"]

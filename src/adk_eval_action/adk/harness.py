@@ -152,6 +152,8 @@ class SuiteHarness:
         on_evaluator: Called with each metric evaluator ADK builds, before its judge is
             retried (to put the judge model behind a concurrency limit,
             :mod:`adk_eval_action.adk.model_limits`).
+        repo_root: The repository root: a custom metric that raised in code under it is
+            named with that file and line (:meth:`.recording.MetricRecorder.raised`).
 
     Raises:
         ValueError: two eval sets share an id, or an eval set repeats an eval id (ADK's
@@ -166,8 +168,10 @@ class SuiteHarness:
         agent: LoadedAgent | None = None,
         calls: ModelCalls | None = None,
         on_evaluator: Callable[[Evaluator], None] | None = None,
+        repo_root: Path | None = None,
     ) -> None:
         self.app_name = app_name
+        self.repo_root = repo_root
         self.agent = agent
         self.calls = calls
         self._on_evaluator = on_evaluator
@@ -243,7 +247,7 @@ class SuiteHarness:
         recorder of its own. Never raises: a failure of the whole evaluation is
         :attr:`CaseEvaluation.error`; a metric that could not run is NOT_EVALUATED in the
         result with its reason in :attr:`CaseEvaluation.reasons`."""
-        recorder = MetricRecorder()
+        recorder = MetricRecorder(self.repo_root)
         registry = RecordingRegistry(self._registry, recorder, self.calls, self._on_evaluator)
         service = self._service(registry)
         request = EvaluateRequest(

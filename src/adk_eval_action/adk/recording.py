@@ -26,12 +26,14 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
 from google.adk.evaluation.evaluator import EvaluationResult, Evaluator
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
+from adk_eval_action.adk.case_failures import innermost_user_frame
 from adk_eval_action.adk.convert import judge_model
 from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
 from adk_eval_action.adk.model_faults import ModelCallError
@@ -69,13 +71,28 @@ class MetricRecorder:
     ``model_error`` (the first judge call that could not reach its model after the retries,
     :mod:`.model_calls`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, repo_root: Path | None = None) -> None:
+        self.repo_root = repo_root
         self.reasons: dict[str, str] = {}
         self.errored: set[str] = set()
         self.verdicts: dict[str, RubricVerdicts] = {}
         self.warnings: list[str] = []
         self.thoughts = 0
         self.model_error: ModelCallError | None = None
+
+    def raised(self, error: BaseException) -> str:
+        """Why a metric that raised has no score (:func:`exception_reason`), with the file
+        and line in the repository's own code where it raised (``ValueError: no (at
+        travel_agent/metrics.py:12)``, ``repo_root`` relative) when it raised there."""
+        reason = exception_reason(error)
+        if self.repo_root is None:
+            return reason
+        root = self.repo_root.resolve()
+        frame = innermost_user_frame(error, root)
+        if frame is None:
+            return reason
+        where = Path(frame.filename).resolve().relative_to(root)
+        return f"{reason} (at {where}:{frame.lineno})"
 
     def record(self, metric_name: str, reason: str, *, errored: bool = False) -> None:
         """Keeps the first reason given for a metric; ``errored``: it raised."""
@@ -206,7 +223,7 @@ class _RecordingEvaluator(Evaluator):
                 cause = cause.__cause__ or cause.__context__
             if isinstance(cause, ModelCallError):
                 _record_model_error(self._recorder, name, cause)
-            self._recorder.record(name, exception_reason(e), errored=True)
+            self._recorder.record(name, self._recorder.raised(e), errored=True)
             raise
 
     async def _invoke(

@@ -155,6 +155,7 @@ async def rescore_suite(
             config.eval_config,
             [s.eval_set for s in inputs.eval_sets],
             calls=calls,
+            repo_root=repo_root,
         )
         await bounded(
             parallelism,

@@ -249,6 +249,7 @@ async def _start(
         agent,
         calls,
         on_evaluator=gate.wrap_evaluator,
+        repo_root=repo_root,
     )
     return True
 

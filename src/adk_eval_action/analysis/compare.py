@@ -4,8 +4,8 @@ Rules (all scores in the metric's own range):
 
 * A metric's value on one side is the mean of its score over every eval case and run that
   has a score; NOT_EVALUATED and errored runs are counted separately, never averaged as 0.
-* Its pass rate is passed / (passed + failed) over case runs, by the status ADK's evaluator
-  gave the metric.
+* Its pass rate is the share of case runs that passed it, a run without a score never
+  passing (:attr:`~adk_eval_action.analysis.models.MetricSide.pass_rate`).
 * A rubric's value is the mean, by rubric id, of its per-case (overall) score over cases and
   runs.
 * Eval cases match by (suite, eval set id, eval id); a baseline suite of another name but
@@ -87,7 +87,7 @@ from adk_eval_action.analysis.sides import (
     rubric_totals,
 )
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.results.identity import baseline_renames
+from adk_eval_action.results.identity import baseline_renames, place_history_cases
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
@@ -442,6 +442,8 @@ def _compare(
     confidence: float,
 ) -> Comparison:
     head_table = _table(head)
+    if isinstance(baseline, RunResults):  # ADK's eval_history: cases to the head's suites
+        baseline = place_history_cases(baseline, head_table.case_keys)
     base_table = _table(baseline) if baseline is not None else None
     if base_table is not None:
         # A suite renamed since the baseline is still the same suite (results.identity).

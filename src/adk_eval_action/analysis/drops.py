@@ -19,6 +19,14 @@ each drop (rules in full: ``docs/gating.md``, "Drops the gate does not fail on")
   is worse than the metric's ``min_effect`` (any worsening when it is 0), largest first as
   a fraction of the metric's value range (metric units when the range is unknown), so
   drops of metrics on different scales order together.
+* **An eval case crashed** (:class:`CaseCrash`) when it passed on the baseline and its head
+  has no verdict of its own scores: a run raised (the agent's own code: the run failed;
+  ADK, the model or the credentials: it errored) or a gated metric errored or was not
+  evaluated. Its scores are missing, so no metric delta can show it (deltas are over the
+  cases scored on both sides); it is named apart. **Gated** under ``fail_on: regression``
+  or ``any`` when the agent raised, or when it has no verdict and ``not_evaluated`` is
+  ``fail``; otherwise ``note`` says why not (``not gated: fail_on threshold``,
+  ``not_evaluated: warn``).
 """
 
 from __future__ import annotations
@@ -37,8 +45,9 @@ from adk_eval_action.analysis.models import (
 )
 from adk_eval_action.analysis.noise import Classification, regression_fails
 from adk_eval_action.project.config import GateConfig
+from adk_eval_action.results.model import CaseStatus, MetricStatus
 
-__all__ = ["CaseDrop", "MetricDrop", "dropped_cases", "find_drops"]
+__all__ = ["CaseCrash", "CaseDrop", "MetricDrop", "crashed_cases", "dropped_cases", "find_drops"]
 
 _TOLERANCE = 1e-9
 """Score differences closer than this count as equal (as in analysis.noise)."""
@@ -194,3 +203,63 @@ def dropped_cases(
             found.append((case, own))
     found.sort(key=lambda item: item[1][0].scaled, reverse=True)
     return found
+
+
+class CaseCrash(BaseModel):
+    """An eval case that passed on the baseline and crashed on the head (module docstring).
+
+    Attributes:
+        why: the head's error of the case (``the agent raised RuntimeError: … (at
+            agent.py:12)``), or which gated metrics got no score.
+        agent_raised: the agent's own code raised (the case failed: the agent's fault);
+            False when it errored or a metric got no verdict.
+        gated: the gate failed on it; ``note`` says why not otherwise.
+    """
+
+    suite: str
+    eval_set_id: str
+    eval_id: str
+    why: str
+    agent_raised: bool = False
+    gated: bool = False
+    note: str = ""
+
+
+def _crash_why(case: CaseComparison) -> str | None:
+    """Why a head case that is not passing has no verdict of its own scores (None when its
+    scores decided it): its run error, or its gated metrics without a score."""
+    if case.error:
+        return case.error
+    if case.head_status not in (CaseStatus.ERROR, CaseStatus.NOT_EVALUATED):
+        return None
+    missing = [d.metric_name for d in case.metrics
+               if d.head_status in (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED)]
+    what = "errored" if case.head_status == CaseStatus.ERROR else "not evaluated"
+    return f"{', '.join(f'`{m}`' for m in missing) or 'its metrics'} {what}"
+
+
+def crashed_cases(comparison: Comparison, config: GateConfig) -> list[CaseCrash]:
+    """The eval cases that passed on the baseline and crashed on the head (module
+    docstring), in case order; none without a baseline."""
+    if not comparison.has_baseline:
+        return []
+    regression = config.fail_on in ("regression", "any")
+    out = []
+    for case in comparison.cases:
+        if case.baseline_status != CaseStatus.PASSED or case.head_status in (
+                None, CaseStatus.PASSED):
+            continue
+        why = _crash_why(case)
+        if why is None:
+            continue
+        raised = case.head_status == CaseStatus.FAILED
+        crash = CaseCrash(suite=case.suite, eval_set_id=case.eval_set_id,
+                          eval_id=case.eval_id, why=why, agent_raised=raised)
+        if not regression:
+            crash.note = f"not gated: fail_on {config.fail_on}"
+        elif raised or config.not_evaluated == "fail":
+            crash.gated = True
+        else:
+            crash.note = "not_evaluated: warn"
+        out.append(crash)
+    return out

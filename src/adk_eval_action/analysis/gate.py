@@ -10,7 +10,11 @@
   ``mode: mean`` instead compares each metric's mean over cases and runs with its threshold,
   in the metric's direction. NOT_EVALUATED and metric errors fail their case by default
   (``not_evaluated: fail``) or only warn (``warn``); they are never counted as passes.
-* ``regression``: a metric whose mean got worse than the baseline's by more than
+* ``regression``: an eval case that passed on the baseline and crashed (the agent raised,
+  or with ``not_evaluated: fail`` a run errored or a metric got no verdict:
+  :func:`adk_eval_action.analysis.drops.crashed_cases`) fails, as ``newly failing``; its
+  scores are missing, so no metric delta shows it. A metric whose mean got worse than the
+  baseline's by more than
   ``max_regression`` (metric units; unset: ``min_effect``) fails; with
   ``require_significance`` only when its whole corrected interval lies beyond
   ``max_regression`` (:func:`adk_eval_action.analysis.noise.regression_fails`). ``gate.metrics``
@@ -36,7 +40,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import CaseComparison, Comparison, MetricComparison
-from adk_eval_action.analysis.drops import CaseDrop, MetricDrop, dropped_cases, find_drops
+from adk_eval_action.analysis.drops import (
+    CaseCrash,
+    CaseDrop,
+    MetricDrop,
+    crashed_cases,
+    dropped_cases,
+    find_drops,
+)
 from adk_eval_action.analysis.noise import DeltaInterval, regression_fails
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, CaseStatus
@@ -91,6 +102,8 @@ class GateResult(BaseModel):
     drops: list[MetricDrop] = Field(default_factory=list)
     #: The eval cases that drove them, each with its own drops, largest drop first.
     dropped_cases: list[tuple[CaseComparison, list[CaseDrop]]] = Field(default_factory=list)
+    #: Eval cases that passed on the baseline and crashed, failing the gate or not.
+    crashes: list[CaseCrash] = Field(default_factory=list)
     #: Failing eval cases that ``quarantine: flaky`` kept from failing the gate (known
     #: flaky from the default branch's history); still among ``failing_cases``.
     quarantined: list[CaseComparison] = Field(default_factory=list)
@@ -100,6 +113,11 @@ class GateResult(BaseModel):
         """The drops the gate did not fail on: what the headline adds, so a pass never
         hides a drop (:mod:`adk_eval_action.report.headline`)."""
         return [d for d in self.drops if not d.gated]
+
+    @property
+    def ungated_crashes(self) -> list[CaseCrash]:
+        """The crashed eval cases the gate did not fail on: named in the headline too."""
+        return [c for c in self.crashes if not c.gated]
 
     @property
     def cases_evaluated(self) -> int:
@@ -220,13 +238,28 @@ def _quarantine_note(comparison: Comparison, case: CaseComparison) -> str:
             f"flaky ({why}): it does not fail the gate (gate.quarantine: flaky)")
 
 
+def _failing_text(result: GateResult) -> str:
+    """What the pass rate counts as failing, in the headline's terms: ``1 of 4 eval case(s)
+    failed and 2 could not be evaluated (not_evaluated: fail)``; a case that could not be
+    evaluated is never counted as "failed" too, and a quarantined one not at all."""
+    quarantined = {id(c) for c in result.quarantined}
+    failing = [c for c in result.failing_cases if id(c) not in quarantined]
+    failed = sum(c.head_status == CaseStatus.FAILED for c in failing)
+    unsure = len(failing) - failed
+    parts = [f"{failed} of {result.cases_total} eval case(s) failed"] if failed or not unsure \
+        else []
+    if unsure:
+        total = "" if parts else f" of {result.cases_total}"
+        parts.append(f"{unsure}{total} could not be evaluated (not_evaluated: fail)")
+    return " and ".join(parts)
+
+
 def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateResult) -> list[str]:
     if config.mode == "status":
-        failing = len(result.failing_cases)
         if result.pass_rate is not None and result.pass_rate < config.min_pass_rate:
             return [
-                f"min_pass_rate: {failing} of {result.cases_total} eval case(s) failed; pass "
-                f"rate {result.pass_rate:.0%} is below min_pass_rate {config.min_pass_rate:.0%}"
+                f"min_pass_rate: {_failing_text(result)}; pass rate {result.pass_rate:.0%} "
+                f"is below min_pass_rate {config.min_pass_rate:.0%}"
             ]
         return []
     reasons = []
@@ -319,6 +352,29 @@ def _regression_rules(comparison: Comparison, config: GateConfig) -> tuple[list[
     return reasons, warnings
 
 
+MAX_CRASHES_NAMED = 5
+"""Crashed eval cases a ``newly failing`` reason names; the others are counted."""
+
+
+def crash_reason(crashes: list[CaseCrash]) -> str | None:
+    """The ``newly failing`` reason of the crashed eval cases the gate fails on, e.g.
+    ``newly failing: 2 eval cases passed on the baseline and crashed: `a` (suite): the
+    agent raised …; `b` (suite): …``; None when there is none."""
+    if not crashes:
+        return None
+    named = "; ".join(f"`{c.eval_id}` ({c.suite}): {_cut(c.why, 160)}"
+                      for c in crashes[:MAX_CRASHES_NAMED])
+    more = len(crashes) - MAX_CRASHES_NAMED
+    cases = "eval case" if len(crashes) == 1 else "eval cases"
+    return (f"newly failing: {len(crashes)} {cases} passed on the baseline and crashed: "
+            f"{named}" + (f"; and {more} more" if more > 0 else ""))
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _beyond_budget(delta: float, base: float, budget: float) -> bool:
     """Whether growth ``delta`` over a baseline mean ``base`` (>= 0) exceeds the relative
     ``budget``. From a baseline of 0 any increase is infinite growth, beyond every budget
@@ -377,6 +433,9 @@ def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     _case_counts(comparison, config, result)
     threshold = _threshold_reasons(comparison, config, result)
     regression, regression_warnings = _regression_rules(comparison, config)
+    result.crashes = crashed_cases(comparison, config)
+    crashed = crash_reason([c for c in result.crashes if c.gated])
+    regression = ([crashed] if crashed else []) + regression
     tokens = _token_rule(comparison, config)
     gating = {
         "threshold": threshold,
@@ -410,4 +469,7 @@ def failed_on_scores(gate: GateResult) -> bool:
     if gate.passed:
         return False
     scored_case = any(c.head_status == CaseStatus.FAILED for c in gate.failing_cases)
-    return scored_case or any(not r.startswith("min_pass_rate") for r in gate.reasons)
+    # A crashed case the agent's own code failed is among the failing cases; one that
+    # errored or got no verdict is no computed score.
+    unscored = ("min_pass_rate", "newly failing")
+    return scored_case or any(not r.startswith(unscored) for r in gate.reasons)

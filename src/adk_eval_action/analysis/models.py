@@ -36,7 +36,10 @@ class MetricSide(BaseModel):
     """One metric on one side (baseline or head) of the comparison.
 
     ``mean`` is over every scored case run (metric units); ``scored`` counts those runs;
-    ``passed``/``failed``/``not_evaluated``/``errors`` count case runs by status.
+    ``passed``/``failed``/``not_evaluated``/``errors`` count case runs by status;
+    ``crashed`` counts the case runs of the suite that raised before this metric got a
+    result (the agent's own code: a failed run; ADK, the model or the credentials:
+    counted in ``errors``). Informational metrics count none.
     """
 
     mean: float | None = None
@@ -45,6 +48,7 @@ class MetricSide(BaseModel):
     failed: int = 0
     not_evaluated: int = 0
     errors: int = 0
+    crashed: int = 0
     threshold: float | None = None
     min_value: float | None = None
     max_value: float | None = None
@@ -54,8 +58,10 @@ class MetricSide(BaseModel):
 
     @property
     def pass_rate(self) -> float | None:
-        """passed / (passed + failed), or None when no run had a verdict."""
-        total = self.passed + self.failed
+        """The share of case runs that passed: passed over every run that should have
+        had a verdict (passed, failed, crashed, errored or not evaluated: a run without
+        a score never passes); None when there is none (an informational metric)."""
+        total = self.passed + self.failed + self.crashed + self.errors + self.not_evaluated
         return self.passed / total if total else None
 
 

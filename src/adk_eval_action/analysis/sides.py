@@ -12,6 +12,7 @@ from adk_eval_action.analysis.models import MetricSide
 from adk_eval_action.analysis.noise import disagree
 from adk_eval_action.results.model import AVERAGED_STATUSES, CaseStatus, MetricStatus
 from adk_eval_action.results.scoretable import (
+    CASE_STATUSES,
     METRIC_STATUSES,
     CaseKey,
     MetricKey,
@@ -212,6 +213,7 @@ def metric_sides(table: ScoreTable) -> list[MetricSide]:
     _, first = np.unique(pairs, return_index=True)
     for row in with_reason[np.sort(first)].tolist():
         reasons[int(key[row])].append(table.reasons[int(table.m_reason[row])])
+    raised, no_result = _runs_without_result(table)
     sides = []
     for k, info in enumerate(table.metric_info):
         count = int(n_scored[k])
@@ -222,7 +224,8 @@ def metric_sides(table: ScoreTable) -> list[MetricSide]:
                 passed=int(passed[k]),
                 failed=int(failed[k]),
                 not_evaluated=int(not_evaluated[k]),
-                errors=int(errors[k]),
+                errors=int(errors[k]) + no_result[k],
+                crashed=raised[k],
                 threshold=info.threshold,
                 min_value=info.min_value,
                 max_value=info.max_value,
@@ -232,6 +235,32 @@ def metric_sides(table: ScoreTable) -> list[MetricSide]:
             )
         )
     return sides
+
+
+def _runs_without_result(table: ScoreTable) -> tuple[list[int], list[int]]:
+    """Per metric key: the runs of its suite that raised (a run error) before the metric got
+    a result, those the agent's own code failed (recorded ``failed``) and the others
+    (``error``: ADK, the model, the credentials); 0 for informational metrics."""
+    n = len(table.metric_keys)
+    raised, other = [0] * n, [0] * n
+    if not table.run_errors:
+        return raised, other
+    failed_runs = np.fromiter(table.run_errors, dtype=np.intp, count=len(table.run_errors))
+    rows = np.flatnonzero(np.isin(table.m_run, failed_runs))
+    present = set(zip(table.m_run[rows].tolist(), table.m_key[rows].tolist(), strict=True))
+    by_suite: dict[str, list[int]] = {}
+    for k, ((suite, _), info) in enumerate(zip(table.metric_keys, table.metric_info,
+                                               strict=True)):
+        if not info.informational:
+            by_suite.setdefault(suite, []).append(k)
+    failed = CASE_STATUSES.index(CaseStatus.FAILED)
+    for run in failed_runs.tolist():
+        suite = table.case_keys[int(table.run_case[run])][0]
+        counts = raised if int(table.run_status[run]) == failed else other
+        for k in by_suite.get(suite, []):
+            if (run, k) not in present:
+                counts[k] += 1
+    return raised, other
 
 
 @dataclass(slots=True)

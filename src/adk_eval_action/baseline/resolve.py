@@ -59,7 +59,12 @@ from adk_eval_action.baseline.models import (
 )
 from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
-from adk_eval_action.results.identity import baseline_renames, rename_suites
+from adk_eval_action.results.identity import (
+    baseline_renames,
+    case_keys,
+    place_history_cases,
+    rename_suites,
+)
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
 
@@ -216,8 +221,10 @@ async def resolved_baseline(
     resolved = (found if found is not None
                 else await asyncio.to_thread(find_baseline, request, client_factory))
     if resolved.results is not None:
-        # A suite renamed since the baseline is still the same suite (results.identity).
+        # A suite renamed since the baseline is still the same suite; an eval_history's
+        # cases go to the head's suites that evaluate them (results.identity).
         rename_suites(resolved.results, baseline_renames(resolved.results.suites, head.suites))
+        resolved.results = place_history_cases(resolved.results, case_keys(head))
         try:
             check_usable(resolved.results, head)
         except BaselineUnreadable as e:

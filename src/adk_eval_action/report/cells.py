@@ -27,7 +27,8 @@ def flaky_counts(flaky: dict[str, tuple[int, int]]) -> str:
 
 def metric_status(side: MetricSide, num_runs: int = 1) -> str:
     """A metric's status cell: ``✅``, or every kind of trouble with its count, e.g.
-    ``❌ 2 failed runs, ⚠️ 1 errored run`` (``runs`` when cases have repeats)."""
+    ``❌ 2 failed runs, ❌ 1 crashed run, ⚠️ 1 errored run`` (``runs`` when cases have
+    repeats; ``crashed``: the agent's own code raised before the metric got a result)."""
     def unit(n: int) -> str:
         return f" {'run' if n == 1 else 'runs'}" if num_runs > 1 else ""
 
@@ -35,6 +36,7 @@ def metric_status(side: MetricSide, num_runs: int = 1) -> str:
         f"{mark} {count} {what}{unit(count)}"
         for mark, count, what in (
             ("❌", side.failed, "failed"),
+            ("❌", side.crashed, "crashed"),
             ("⚠️", side.errors, "errored"),
             ("⚠️", side.not_evaluated, "not evaluated"),
         )

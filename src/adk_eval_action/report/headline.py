@@ -19,8 +19,10 @@ metric or rubric that got worse than the baseline and did not fail the gate
 (:attr:`adk_eval_action.analysis.gate.GateResult.ungated_drops`) follows the verdict, with
 its delta and why the gate did not fail on it (:func:`drops_text`), e.g. ``✅ **ADK eval
 passed**: 2/2 eval cases passed · ⚠️ `tool_trajectory_avg_score` −0.550 vs baseline (not
-gated: fail_on threshold).``; the console's gate line ends the same way, and the action's
-``regressed`` output lists every drop (:func:`regressed_output`).
+gated: fail_on threshold).``; so does an eval case that passed on the baseline and crashed
+(``⚠️ 1 eval case newly failing (crashed: `weather_paris`; not gated: fail_on
+threshold)``); the console's gate line ends the same way, and the action's ``regressed``
+output lists every drop and crash (:func:`regressed_output`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from adk_eval_action.analysis.compare import Comparison
-from adk_eval_action.analysis.drops import MetricDrop
+from adk_eval_action.analysis.drops import CaseCrash, MetricDrop
 from adk_eval_action.analysis.gate import UNSURE_REASONS, GateResult, failed_on_scores
 from adk_eval_action.report.cells import places
 from adk_eval_action.report.format import CALL_MARKS, code, md, signed
@@ -156,37 +158,80 @@ def _drop_delta(drop: MetricDrop, comparison: Comparison, markdown: bool) -> str
 def drops_text(gate: GateResult, comparison: Comparison, markdown: bool = True) -> str:
     """The drops the gate did not fail on (:attr:`GateResult.ungated_drops`), as the
     headline ends: ``⚠️ `a` −0.250, `b` +9 vs baseline (not gated: fail_on threshold)``,
+    after the crashed eval cases it did not fail on (:attr:`GateResult.ungated_crashes`:
+    ``1 eval case newly failing (crashed: `x`; not gated: fail_on threshold)``),
     the drops with the same note grouped (``; `` between groups), at most
     :data:`MAX_HEADLINE_DROPS` named, the suite named beside each when the run has several;
     🔴 beside a drop called regressed (``(regressed)`` on the console, where ``markdown``
     is False and names are plain, not code spans). "" when there is none."""
     drops = gate.ungated_drops
-    if not drops:
+    crashes = gate.ungated_crashes
+    if not drops and not crashes:
         return ""
     name: Callable[[str], str] = code if markdown else str
     plain: Callable[[str], str] = md if markdown else str
     suites = len({m.suite for m in comparison.metrics}) > 1
     groups: dict[str, list[str]] = {}
+    crashed = _crashes_text(crashes, name, plain)
     for drop in drops[:MAX_HEADLINE_DROPS]:
         shown = _drop_name(drop, name, plain, suites)
         groups.setdefault(plain(drop.note), []).append(
             f"{shown} {_drop_delta(drop, comparison, markdown)}")
     more = len(drops) - MAX_HEADLINE_DROPS
-    parts = [f"{', '.join(items)} vs baseline ({note})" for note, items in groups.items()]
+    parts = crashed + [f"{', '.join(items)} vs baseline ({note})"
+                       for note, items in groups.items()]
     text = "; ".join(parts) + (f"; and {more} more (see the table)" if more > 0 else "")
     return f"⚠️ {text}" if markdown else text
 
 
+def _crashes_text(
+    crashes: list[CaseCrash], name: Callable[[str], str], plain: Callable[[str], str]
+) -> list[str]:
+    """The crashed eval cases the gate did not fail on, one part per note: ``2 eval cases
+    newly failing (crashed: `a`, `b`; not gated: fail_on threshold)``, at most
+    :data:`MAX_HEADLINE_DROPS` named."""
+    groups: dict[str, list[CaseCrash]] = {}
+    for crash in crashes:
+        groups.setdefault(crash.note, []).append(crash)
+    parts = []
+    for note, group in groups.items():
+        cases = "eval case" if len(group) == 1 else "eval cases"
+        named = ", ".join(name(c.eval_id) for c in group[:MAX_HEADLINE_DROPS])
+        more = len(group) - MAX_HEADLINE_DROPS
+        named += f" and {more} more" if more > 0 else ""
+        parts.append(f"{len(group)} {cases} newly failing (crashed: {named}; {plain(note)})")
+    return parts
+
+
 def regressed_output(gate: GateResult) -> list[dict[str, Any]]:
-    """The ``regressed`` step output: every gated metric and rubric that got worse than the
-    baseline (:mod:`adk_eval_action.analysis.drops`), failing the gate or not, as
-    ``{"suite", "metric", "rubric" (null for a metric), "delta", "classification",
-    "gated", "note"}``, the largest drop first; ``[]`` when none did."""
-    return [
+    """The ``regressed`` step output: every eval case that passed on the baseline and
+    crashed (:func:`adk_eval_action.analysis.drops.crashed_cases`), then every gated metric
+    and rubric that got worse than the baseline (:mod:`adk_eval_action.analysis.drops`),
+    failing the gate or not, as ``{"suite", "metric", "rubric" (null for a metric),
+    "eval_set", "eval_case" (null for a metric or rubric), "delta", "classification",
+    "gated", "note"}`` (a crash has no metric, delta or classification), the largest drop
+    first; ``[]`` when nothing got worse."""
+    crashes = [
+        {
+            "suite": c.suite,
+            "metric": None,
+            "rubric": None,
+            "eval_set": c.eval_set_id,
+            "eval_case": c.eval_id,
+            "delta": None,
+            "classification": None,
+            "gated": c.gated,
+            "note": c.note,
+        }
+        for c in gate.crashes
+    ]
+    return crashes + [
         {
             "suite": d.suite,
             "metric": d.metric_name,
             "rubric": d.rubric_id,
+            "eval_set": None,
+            "eval_case": None,
             "delta": d.delta,
             "classification": d.classification,
             "gated": d.gated,

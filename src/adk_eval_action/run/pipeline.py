@@ -15,11 +15,7 @@ from typing import TYPE_CHECKING
 
 from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
-from adk_eval_action.baseline.models import (
-    BaselineRequest,
-    ResolvedBaseline,
-    parse_spec,
-)
+from adk_eval_action.baseline.models import BaselineRequest, ResolvedBaseline, parse_spec
 from adk_eval_action.baseline.request import baseline_request
 from adk_eval_action.baseline.resolve import (
     Rescore,
@@ -79,6 +75,7 @@ from adk_eval_action.run.evaluation import (
 from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
+from adk_eval_action.run.signals import run_loop
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
@@ -151,8 +148,8 @@ def refuse_shard(path: Path | str, shard: ShardInfo | None) -> None:
 
 def load_baseline(path: Path | None, whole: bool = False
                   ) -> tuple[ScoreTable | RunResults | None, str]:
-    """Loads the baseline results file named with ``--baseline`` as a table (``whole``:
-    the results, as :func:`load_table`), with the note ``run`` shows (baseline.resolve).
+    """The ``--baseline`` results file as a table (``whole``, or ADK's eval_history, which
+    compare places in the head's suites: the results), with ``run``'s note (baseline.resolve).
 
     Raises:
         ConfigError: the named file cannot be read (a typo or a broken file would
@@ -163,10 +160,11 @@ def load_baseline(path: Path | None, whole: bool = False
         return None, "none given (pass --baseline with a results file of the base branch)"
     with gc_paused():  # as in load_table
         resolved = file_baseline(Path(path))
-        refuse_shard(path, resolved.results.shard if resolved.results else None)
-        if whole or resolved.results is None:
-            return resolved.results, resolved.note()
-        return ScoreTable.from_results(resolved.results), resolved.note()
+        results = resolved.results
+        refuse_shard(path, results.shard if results else None)
+        if whole or results is None or results.metadata.source == "adk-eval-history":
+            return results, resolved.note()
+        return ScoreTable.from_results(results), resolved.note()
 
 
 def comment_context(
@@ -330,7 +328,7 @@ def run_pipeline(request: RunRequest, target: PublishTarget | None = None) -> Pi
     """
     writer = results_writer(request)
     try:
-        return asyncio.run(run_pipeline_async(request, writer, target))
+        return run_loop(run_pipeline_async(request, writer, target))
     except (Exception, Interrupted) as e:  # noqa: BLE001 - every stop is an outcome
         if isinstance(e, Interrupted) and not writer.started:
             raise
