@@ -813,6 +813,18 @@ def _baseline_kept(run: Run) -> None:
     assert "pass another --results-out (the action: results\\_path)" in comment
 
 
+ELSEWHERE = "else <img src=x> @octocat ::error::x"
+
+
+def _paths_select_no_suite(ws: Workspace) -> None:
+    """The paths input names a folder (with markup, a mention and a workflow command in its
+    name) that holds no suite of adk-eval.yaml."""
+    (ws.root / ELSEWHERE).mkdir()
+    ws.config({"suites": [{"name": "travel", "agent": "travel_agent",
+                           "eval_sets": ["travel_agent/eval/travel.evalset.json"]}]})
+    ws.inputs["paths"] = ELSEWHERE
+
+
 # --------------------------------------------------------------------------- 9: waits
 
 API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
@@ -860,6 +872,7 @@ root_agent = LlmAgent(
 def _signal_in_second_suite(name: str) -> Callable[[Workspace], None]:
     def prepare(ws: Workspace) -> None:
         ws.hostile_agent("never answered", extra=SELF_SIGNAL.format(name=name))
+        ws.inputs["paths"] = "."  # both suites of adk-eval.yaml
         ws.config({"suites": [
             {"name": "travel", "agent": "travel_agent",
              "eval_sets": ["travel_agent/eval/travel.evalset.json"]},
@@ -1208,6 +1221,10 @@ CASES: list[Case] = [
          r"invalid input working_directory: .*/\.\./\.\. resolves to .*, outside the "
          r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, recorded=False,
          check=_nothing_outside),
+    Case("k8-paths-select-no-suite-of-adk-eval-yaml", 8, _paths_select_no_suite, 2,
+         r"no suite of adk-eval\.yaml has its agent or an eval set under it \(travel \(agent "
+         r"travel_agent\)\)", evaluated=False,
+         check=_stop_posted("else &lt;img src=x&gt; @\u200boctocat")),
     Case("k8-results-path-is-the-baseline-file", 8, _results_path_is_the_baseline, 2,
          r"the results file would overwrite the baseline file it compares with \(--baseline "
          r"link\.json\)", evaluated=False, recorded=False, check=_baseline_kept),

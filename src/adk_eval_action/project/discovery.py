@@ -355,3 +355,19 @@ def suites_from_config(
         how = f"name it as `eval_config:` of suite `{suite.name}` in {config_path.name}"
         _warn_of_defaults(suite, config.root, used, how)
     return suites
+
+
+def suites_under(suites: list[Suite], paths: list[Path], workdir: Path) -> list[Suite]:
+    """The suites (of adk-eval.yaml) that ``paths`` (the ``run``/``plan`` PATHS, absolute)
+    select: those whose agent folder or one of whose eval sets is a path or lies under
+    one; all of them when a path is ``workdir`` itself (the default ``.``)."""
+    targets = [p.resolve() for p in paths]
+    if workdir.resolve() in targets:
+        return suites
+
+    def under(path: Path) -> bool:
+        resolved = path.resolve()
+        return any(resolved == t or t in resolved.parents for t in targets)
+
+    return [s for s in suites if (s.agent_dir is not None and under(s.agent_dir))
+            or any(under(e) for e in s.eval_set_paths)]

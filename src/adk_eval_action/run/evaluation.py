@@ -33,6 +33,7 @@ from adk_eval_action.project.discovery import (
     Suite,
     discover_suites,
     suites_from_config,
+    suites_under,
 )
 from adk_eval_action.results.model import (
     ErrorRecord,
@@ -83,7 +84,8 @@ def _git_head(root: Path) -> tuple[str | None, str | None]:
 
 def find_suites(request: RunRequest) -> list[Suite]:
     """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
-    directory), else discovered under the ``paths`` setting. A ``num_runs`` given as a flag
+    directory: those the ``paths`` setting selects, :func:`_selected`), else discovered
+    under the ``paths`` setting. A ``num_runs`` given as a flag
     or input wins over each suite's own.
 
     Raises:
@@ -103,6 +105,7 @@ def find_suites(request: RunRequest) -> list[Suite]:
                       if project.suites else [])
         except ConfigError as e:
             raise e.relative_to(request.repository_root) from e
+        suites = _selected(suites, request)
     if not suites:
         suites = discover_suites([request.path(p) for p in paths], root, exclude)
     for pattern in exclude.unused():
@@ -120,6 +123,29 @@ def find_suites(request: RunRequest) -> list[Suite]:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs
     return suites
+
+
+def _selected(suites: list[Suite], request: RunRequest) -> list[Suite]:
+    """The suites of adk-eval.yaml that the ``paths`` setting selects
+    (:func:`~adk_eval_action.project.discovery.suites_under`), said when it leaves some out.
+
+    Raises:
+        ConfigError: the paths select none of them (naming the suites and their agents).
+    """
+    paths = request.settings.paths
+    chosen = suites_under(suites, [request.path(p) for p in paths], request.workdir)
+    if len(chosen) == len(suites):
+        return suites
+    given = ", ".join(str(p) for p in paths)
+    config = _shown(request.config_path or request.workdir, request.workdir)
+    if not chosen:
+        named = "; ".join(f"{s.name} (agent {_shown(s.agent_dir, request.workdir)})"
+                          for s in suites if s.agent_dir is not None)
+        raise ConfigError(given, f"no suite of {config} has its agent or an eval set under "
+                          f"it ({named}): pass one of their folders, or no path for all")
+    log.info("suites under %s: %s (of %d in %s)", given, ", ".join(s.name for s in chosen),
+             len(suites), config)
+    return chosen
 
 
 def check_inside(suites: list[Suite], root: Path) -> None:
