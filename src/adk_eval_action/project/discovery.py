@@ -357,10 +357,16 @@ def suites_from_config(
     return suites
 
 
-def suites_under(suites: list[Suite], paths: list[Path], workdir: Path) -> list[Suite]:
-    """The suites (of adk-eval.yaml) that ``paths`` (the ``run``/``plan`` PATHS, absolute)
-    select: those whose agent folder or one of whose eval sets is a path or lies under
-    one; all of them when a path is ``workdir`` itself (the default ``.``)."""
+def suites_under(
+    suites: list[Suite], paths: list[Path], workdir: Path, config: Path,
+) -> list[Suite]:
+    """The suites of adk-eval.yaml (``config``) that ``paths`` (the ``run``/``plan`` PATHS,
+    absolute) select: those whose agent folder or one of whose eval sets is a path or lies
+    under one; all of them when a path is ``workdir`` itself (the default ``.``).
+
+    Raises:
+        ConfigError: the paths select none (naming the suites and their agents).
+    """
     targets = [p.resolve() for p in paths]
     if workdir.resolve() in targets:
         return suites
@@ -369,5 +375,13 @@ def suites_under(suites: list[Suite], paths: list[Path], workdir: Path) -> list[
         resolved = path.resolve()
         return any(resolved == t or t in resolved.parents for t in targets)
 
-    return [s for s in suites if (s.agent_dir is not None and under(s.agent_dir))
-            or any(under(e) for e in s.eval_set_paths)]
+    chosen = [s for s in suites if (s.agent_dir is not None and under(s.agent_dir))
+              or any(under(e) for e in s.eval_set_paths)]
+    if not chosen:
+        given = ", ".join(relative_path(p, workdir) for p in paths)
+        named = "; ".join(f"{s.name} (agent {relative_path(s.agent_dir, workdir)})"
+                          for s in suites if s.agent_dir is not None)
+        raise ConfigError(given, f"no suite of {relative_path(config, workdir)} has its agent "
+                          f"or an eval set under it ({named}): pass one of their folders, or "
+                          "no path for all")
+    return chosen

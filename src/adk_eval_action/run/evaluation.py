@@ -126,25 +126,13 @@ def find_suites(request: RunRequest) -> list[Suite]:
 
 
 def _selected(suites: list[Suite], request: RunRequest) -> list[Suite]:
-    """The suites of adk-eval.yaml that the ``paths`` setting selects
-    (:func:`~adk_eval_action.project.discovery.suites_under`), said when it leaves some out.
-
-    Raises:
-        ConfigError: the paths select none of them (naming the suites and their agents).
-    """
-    paths = request.settings.paths
-    chosen = suites_under(suites, [request.path(p) for p in paths], request.workdir)
-    if len(chosen) == len(suites):
-        return suites
-    given = ", ".join(str(p) for p in paths)
-    config = _shown(request.config_path or request.workdir, request.workdir)
-    if not chosen:
-        named = "; ".join(f"{s.name} (agent {_shown(s.agent_dir, request.workdir)})"
-                          for s in suites if s.agent_dir is not None)
-        raise ConfigError(given, f"no suite of {config} has its agent or an eval set under "
-                          f"it ({named}): pass one of their folders, or no path for all")
-    log.info("suites under %s: %s (of %d in %s)", given, ", ".join(s.name for s in chosen),
-             len(suites), config)
+    """The suites of adk-eval.yaml that the ``paths`` setting selects (``suites_under``),
+    said when it leaves some out."""
+    paths, config = request.settings.paths, request.config_path or request.workdir
+    chosen = suites_under(suites, [request.path(p) for p in paths], request.workdir, config)
+    if len(chosen) < len(suites):
+        log.info("suites under %s: %s (of %d in %s)", ", ".join(str(p) for p in paths),
+                 ", ".join(s.name for s in chosen), len(suites), _shown(config, request.workdir))
     return chosen
 
 
