@@ -203,6 +203,8 @@ def test_readme_shows_the_workflow_init_writes() -> None:
     steps = text.split("## Getting started", 1)[1].split("\n## ", 1)[0]
     assert "adk-eval-action init" in steps
     assert _readme_workflow() == yaml.safe_load(workflow_text("main", ".", ["requirements.txt"]))
+    # A stuck tool or model ends the job within the limit, not GitHub's 6 hours.
+    assert _readme_workflow()["jobs"]["eval"]["timeout-minutes"] == 30
 
 
 def test_a_suite_on_the_default_criteria_gets_the_config_found_near_as_a_comment(

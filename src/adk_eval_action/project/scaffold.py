@@ -129,6 +129,9 @@ jobs:
   eval:
     name: ADK eval
     runs-on: ubuntu-latest
+    # A tool or model that never answers would hold the runner for GitHub's default 6 hours;
+    # size the limit from `adk-eval-action plan`'s wall time (docs/scaling.md).
+    timeout-minutes: 30
     steps:
       - uses: actions/checkout@v4
 

@@ -125,14 +125,17 @@ def stopped_headline(results: RunResults, error: ErrorRecord) -> IncompleteHeadl
     """The headline of a run that ``error`` stopped (before evaluation started when
     ``results`` has no suites: a config or input error; else a signal, an internal error, an
     unusable template). ``details`` is what was evaluated; the error itself is shown below
-    the headline."""
+    the headline: the suites and eval cases with a finished run.
+    """
     cause = incomplete_cause([error]) or error.kind.replace("_", " ")
     if not results.suites:
         details = "nothing was evaluated: the run stopped before evaluation started"
     else:
-        cases = sum(len(e.eval_cases) for s in results.suites for e in s.eval_sets)
-        details = (f"evaluated before it stopped: {len(results.suites)} suite(s), {cases} "
-                   "eval case(s)")
+        # A case counts once a run of it finished (a stop leaves the others without runs).
+        done = [sum(1 for e in s.eval_sets for c in e.eval_cases if c.runs)
+                for s in results.suites]
+        details = (f"evaluated before it stopped: {sum(1 for n in done if n)} suite(s), "
+                   f"{sum(done)} eval case(s)")
     return IncompleteHeadline(cause=cause, details=details)
 
 
