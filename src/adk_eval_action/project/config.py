@@ -338,7 +338,7 @@ class ProjectConfig(BaseModel):
     models: dict[str, ModelSettings] = Field(default_factory=dict)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets
-    #: that discovery skips.
+    #: that discovery skips and that the suites' ``eval_sets`` globs leave out.
     exclude: list[str] = Field(default_factory=list)
     model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
     root: SkipJsonSchema[Path] = Path(".")  # set by the loader, not a key of the file
