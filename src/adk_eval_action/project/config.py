@@ -123,7 +123,8 @@ class GateConfig(BaseModel):
     not_evaluated: Literal["fail", "warn"] = Field(
         default="fail",
         description="Whether metrics ADK left NOT_EVALUATED fail their case (a metric whose "
-        "code failed makes the run incomplete either way).",
+        "code failed makes the run incomplete either way; left unset, so does a judge model "
+        "that answered off-format).",
     )
     fail_on: Literal["threshold", "regression", "any", "none"] = Field(
         default="threshold", description="Which rule fails the gate."
