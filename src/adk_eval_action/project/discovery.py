@@ -365,10 +365,10 @@ def suites_under(
     under one; all of them when a path is ``workdir`` itself (the default ``.``).
 
     Raises:
-        ConfigError: the paths select none (naming the suites and their agents).
+        ConfigError: there are suites, and the paths select none (naming the suites and their agents).
     """
     targets = [p.resolve() for p in paths]
-    if workdir.resolve() in targets:
+    if not suites or workdir.resolve() in targets:
         return suites
 
     def under(path: Path) -> bool:
