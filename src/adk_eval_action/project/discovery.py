@@ -365,7 +365,8 @@ def suites_under(
     under one; all of them when a path is ``workdir`` itself (the default ``.``).
 
     Raises:
-        ConfigError: there are suites, and the paths select none (naming the suites and their agents).
+        ConfigError: there are suites, and the paths select none (naming the suites
+            and their agents).
     """
     targets = [p.resolve() for p in paths]
     if not suites or workdir.resolve() in targets:
