@@ -574,3 +574,45 @@ def test_run_metadata_records_the_head_sha_and_its_branch(tmp_path: Path) -> Non
     Git(tmp_path)("checkout", "-q", "--detach")
     meta = run_metadata(tmp_path)
     assert (meta.git_sha, meta.git_ref) == (sha, "HEAD")
+
+
+@pytest.mark.parametrize("baseline, results_out", [
+    ("adk-eval-results.json", None),  # the default results path
+    ("base/link.json", "./base/../adk-eval-results.json"),  # a link, another spelling
+])
+def test_a_run_that_would_overwrite_its_baseline_is_refused(
+    good_results, example_repo, gemini_api, baseline, results_out,
+):
+    """``run --baseline adk-eval-results.json`` (the default --results-out) would compare
+    with the file and then overwrite it: refused (exit 2) before any model call, the file
+    byte for byte as it was, the comment saying to pass another --results-out."""
+    shutil.copy(good_results, example_repo / "adk-eval-results.json")
+    (example_repo / "base").mkdir()
+    (example_repo / "base" / "link.json").symlink_to(example_repo / "adk-eval-results.json")
+    before = (example_repo / "adk-eval-results.json").read_bytes()
+    calls = len(gemini_api.calls)
+    flags = ["--results-out", results_out] if results_out else []
+    result = CliRunner().invoke(main, ["run", "travel_agent", "--baseline", baseline, *flags,
+                                       "--comment-out", "c.md"])
+    assert result.exit_code == 2, result.output
+    said = (f"the results file would overwrite the baseline file it compares with "
+            f"(--baseline {baseline}); pass another --results-out")
+    assert said in result.output
+    assert (example_repo / "adk-eval-results.json").read_bytes() == before
+    assert len(gemini_api.calls) == calls
+    comment = (example_repo / "c.md").read_text()
+    assert "ADK eval incomplete** (configuration error): nothing was evaluated" in comment
+    assert md(said) in comment and "recorded in" not in comment
+
+
+def test_a_results_file_beside_the_baseline_is_written(good_results, tmp_path):
+    """The check compares the files, not their names: ``--results-out head.json`` beside
+    a baseline of the same folder runs (and --baseline none never refuses)."""
+    from adk_eval_action.baseline.request import refuse_overwriting_baseline
+
+    shutil.copy(good_results, tmp_path / "adk-eval-results.json")
+    for baseline, results in [("adk-eval-results.json", "head.json"),
+                              ("none", "adk-eval-results.json")]:
+        request = request_for(baseline=baseline, results_path=Path(results))
+        request = request.model_copy(update={"workdir": tmp_path})
+        refuse_overwriting_baseline(request)  # does not raise

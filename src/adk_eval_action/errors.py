@@ -56,6 +56,12 @@ class ConfigError(AdkEvalActionError):
         return ConfigError(shown, self.detail, self.field, self.line)
 
 
+class OverwritesBaseline(ConfigError):
+    """The run's results path is the baseline file it compares with (the same file once
+    links are resolved): the run is refused before it evaluates anything, and its results
+    file is not written, so the baseline is left as it was."""
+
+
 class EvalSetError(AdkEvalActionError):
     """An eval set file cannot be loaded in any accepted shape. The message names the file."""
 

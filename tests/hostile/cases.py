@@ -770,6 +770,23 @@ def _nothing_outside(run: Run) -> None:
     assert not list(tmp.parent.glob("adk-eval-*")) and not list(tmp.glob("adk-eval-*"))
 
 
+def _results_path_is_the_baseline(ws: Workspace) -> None:
+    """The baseline input names, through a link, the file the results_path input names."""
+    (ws.root / "base").mkdir()
+    (ws.root / "base" / "main.json").write_text('{"recorded": "on main"}')
+    (ws.root / "link.json").symlink_to(ws.root / "base" / "main.json")
+    ws.inputs.update(baseline="link.json", results_path="base/../base/main.json")
+    ws.gemini.clear_calls()
+
+
+def _baseline_kept(run: Run) -> None:
+    assert (run.workspace.root / "base" / "main.json").read_text() == '{"recorded": "on main"}'
+    assert not run.workspace.gemini.calls
+    comment = (run.workspace.root / "base" / "adk-eval-comment.md").read_text()
+    assert "ADK eval incomplete** (configuration error)" in comment
+    assert "pass another --results-out (the action: results\\_path)" in comment
+
+
 # --------------------------------------------------------------------------- 9: waits
 
 API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
@@ -1162,6 +1179,9 @@ CASES: list[Case] = [
          r"invalid input working_directory: .*/\.\./\.\. resolves to .*, outside the "
          r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, recorded=False,
          check=_nothing_outside),
+    Case("k8-results-path-is-the-baseline-file", 8, _results_path_is_the_baseline, 2,
+         r"the results file would overwrite the baseline file it compares with \(--baseline "
+         r"link\.json\)", evaluated=False, recorded=False, check=_baseline_kept),
     Case("k8-results-path-above-the-workspace", 8, _results_path_up, 2,
          r"invalid input results_path: \.\./\.\./outside\.json resolves to .*, outside "
          r"the workspace", evaluated=False, recorded=False, check=_nothing_outside),

@@ -4,11 +4,14 @@ baseline search is asked."""
 
 from __future__ import annotations
 
-from adk_eval_action.baseline.models import BaselineContext, BaselineRequest
-from adk_eval_action.github.event import EventContext
-from adk_eval_action.settings import RunRequest
+import os
 
-__all__ = ["baseline_request"]
+from adk_eval_action.baseline.models import BaselineContext, BaselineRequest, parse_spec
+from adk_eval_action.errors import OverwritesBaseline
+from adk_eval_action.github.event import EventContext
+from adk_eval_action.settings import RunRequest, RunSettings
+
+__all__ = ["baseline_request", "refuse_overwriting_baseline"]
 
 
 def baseline_request(request: RunRequest, event: EventContext | None = None) -> BaselineRequest:
@@ -46,3 +49,26 @@ def baseline_request(request: RunRequest, event: EventContext | None = None) -> 
         num_runs=settings.explicit("num_runs"),
         parallelism=settings.parallelism,
     )
+
+
+def refuse_overwriting_baseline(request: RunRequest) -> RunSettings:
+    """Refuses a run whose results path is its baseline file (``--baseline FILE`` with the
+    same file as ``--results-out``, or its default ``adk-eval-results.json``; compared
+    once links are resolved, ``os.path.realpath``): the run would compare against the
+    file and then overwrite it, so the next run would compare the head with itself.
+    Returns the request's settings.
+
+    Raises:
+        OverwritesBaseline: the two paths are the same file (nothing is evaluated, and
+            :func:`run.outcome.stopped_run` writes no results file).
+    """
+    mode, path = parse_spec(request.settings.baseline)
+    results = request.settings.results_path
+    if mode != "file" or path is None:
+        return request.settings
+    if os.path.realpath(request.path(path)) == os.path.realpath(request.path(results)):
+        raise OverwritesBaseline(
+            results, f"the results file would overwrite the baseline file it compares with "
+            f"(--baseline {path}); pass another --results-out (the action: results_path), "
+            "e.g. --results-out head.json, so the baseline stays for the next run")
+    return request.settings

@@ -15,13 +15,13 @@ __all__ = ["incomplete_markdown", "short_markdown", "skipped_markdown"]
 
 
 def incomplete_markdown(
-    results: RunResults, error: ErrorRecord, results_path: str, heading: str = "###",
+    results: RunResults, error: ErrorRecord, results_path: str | None, heading: str = "###",
 ) -> str:
     """A short report under the packaged templates' heading (``###`` in the comment, ``##``
     in the job summary): the incomplete headline with its cause
     (:func:`adk_eval_action.report.headline.stopped_headline`, the form of every
     incomplete run), what stopped the run (and the error's hint), the other errors, and
-    where the results file is. The marker-like text of data is removed
+    where the results file is (None: none was written). The marker-like text of data is removed
     (:func:`adk_eval_action.report.format.strip_markers`), as from every comment."""
     headline = stopped_headline(results, error)
     code = "130/143" if error.kind == "interrupted" else "2"
@@ -40,7 +40,8 @@ def incomplete_markdown(
         lines += ["", "Other errors:", ""]
         lines += [f"- {md(e.kind)}: {md(e.message, 300)}" for e in others]
     kept = "Everything that was computed is" if results.suites else "The error is recorded"
-    lines += ["", f"{kept} in {md(results_path, 200)}."]
+    if results_path is not None:
+        lines += ["", f"{kept} in {md(results_path, 200)}."]
     return strip_markers("\n".join(lines) + "\n")
 
 

@@ -27,6 +27,7 @@ from adk_eval_action.errors import (
     EvalSetError,
     Interrupted,
     OutputError,
+    OverwritesBaseline,
     describe_exception,
     error_kind,
 )
@@ -88,7 +89,8 @@ def stopped_run(
     :func:`_after_record` (exit 2). The writer flushes what it holds with the error
     (marked incomplete), and a short comment and summary say what was evaluated and what
     stopped the run (:func:`stopped_report`). Never raises for a file it cannot write (it
-    logs it): this is the last resort of a run.
+    logs it): this is the last resort of a run. An ``OverwritesBaseline`` error writes no
+    results file: its path is the baseline's.
     """
     path = request.settings.results_path
     writer = writer or ResultsWriter(request.path(path), request.redactor, shown=path)
@@ -101,11 +103,16 @@ def stopped_run(
     else:
         record = _after_record(error, request.workdir)
     try:
-        results = writer.flush(record)
+        if isinstance(error, OverwritesBaseline):  # the results path is the baseline
+            writer.add_error(record)
+            results = writer.results()
+        else:
+            results = writer.flush(record)
     except Exception as e:  # noqa: BLE001 - last resort: say it and go on with the comment
         log.error("%s", e)
         results = writer.results()
-    outcome = stopped_report(results, request, record, exit_code)
+    written = not isinstance(error, OverwritesBaseline)
+    outcome = stopped_report(results, request, record, exit_code, written)
     shard = request.settings.shard
     if shard and before:
         return outcome.model_copy(update={"shard": f"{shard.index}/{shard.count}"})
@@ -126,16 +133,19 @@ def short_report(results: RunResults, request: RunRequest) -> PipelineOutcome | 
 
 def stopped_report(
     results: RunResults, request: RunRequest, error: ErrorRecord, exit_code: int = EXIT_USAGE,
+    written: bool = True,
 ) -> PipelineOutcome:
     """The comment, job summary and console of a run that ``error`` (in ``results``)
     stopped: :func:`stopped_run`, and ``compare`` of the results file such a run wrote
     (:func:`short_report`), so it shows what the action posted. Writes the comment and
-    summary files, not the results file. Never raises for a file it cannot write."""
+    summary files, not the results file (``written``: whether the run wrote one, which the
+    comment then names). Never raises for a file it cannot write."""
     settings = request.settings
     results_path = request.path(settings.results_path)
     redact = request.redactor
-    comment, summary = (redact(incomplete_markdown(results, error, str(settings.results_path),
-                                                   heading)) for heading in ("###", "##"))
+    shown = str(settings.results_path) if written else None
+    comment, summary = (redact(incomplete_markdown(results, error, shown, heading))
+                        for heading in ("###", "##"))
     _write_reports(request, comment, summary)
     said = redact(with_hint(error))
     for warning in results.warnings:  # an eval config's lint warnings, say

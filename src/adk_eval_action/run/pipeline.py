@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.baseline.models import BaselineRequest, ResolvedBaseline, parse_spec
-from adk_eval_action.baseline.request import baseline_request
+from adk_eval_action.baseline.request import baseline_request, refuse_overwriting_baseline
 from adk_eval_action.baseline.resolve import (
     Rescore,
     file_baseline,
@@ -347,9 +347,9 @@ async def run_pipeline_async(
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
-            parts that do not merge (results.shards.MergeError).
+            parts that do not merge (results.shards.MergeError), or OverwritesBaseline.
     """
-    settings = request.settings
+    settings = refuse_overwriting_baseline(request)
     writer = writer or results_writer(request)
     calls = model_calls(request)  # one retry budget, token count and budget for the run
     found: ResolvedBaseline | None = None
