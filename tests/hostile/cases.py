@@ -693,6 +693,32 @@ def _init_round_trips(run: Run) -> None:
     assert "eval sets hostile_agent/ev\\x0a::warning::fake #: 'q'" in run.log  # one line
 
 
+EMPTY_EVAL_SET = "new [1]*?#!\\ .evalset.json"
+
+
+def _empty_eval_set_in_hostile_folder(ws: Workspace) -> None:
+    """``adk web``'s empty eval set, named with gitignore's and YAML's special characters,
+    in the hostile folder beside a real one."""
+    _hostile_folder(ws)
+    (ws.root / "hostile_agent" / HOSTILE_FOLDER / EMPTY_EVAL_SET).write_text(
+        '{"evalSetId": "new", "evalCases": []}')
+
+
+def _empty_eval_set_excluded(run: Run) -> None:
+    """The written ``exclude`` leaves out that one file and nothing else."""
+    from adk_eval_action.project.config import load_project_config
+    from adk_eval_action.project.discovery import suites_from_config
+
+    path = run.workspace.root / "adk-eval.yaml"
+    config = load_project_config(path)
+    assert config.exclude == [f"/hostile_agent/{HOSTILE_FOLDER}/{EMPTY_EVAL_SET}".replace(
+        "\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("*", "\\*")
+        .replace("?", "\\?").replace("#", "\\#").replace("!", "\\!")]
+    suites = {s.name: [p.name for p in s.eval_set_paths] for s in suites_from_config(config, path)}
+    assert suites["hostile_agent"] == ["hostile.evalset.json"], suites
+    assert "new [1]*?#!\\ .evalset.json left out (`exclude`" in run.log
+
+
 # --------------------------------------------------------------------------- 6: secrets
 
 
@@ -1104,6 +1130,9 @@ CASES: list[Case] = [
     Case("k5-init-hostile-folder-name", 5, _hostile_folder, 0, r"wrote adk-eval\.yaml",
          evaluated=False, recorded=False, cli=True, run=lambda ws: ws.cli("init"),
          check=_init_round_trips),
+    Case("k5-init-empty-eval-set-hostile-name", 5, _empty_eval_set_in_hostile_folder, 0,
+         r"wrote adk-eval\.yaml", evaluated=False, recorded=False, cli=True,
+         run=lambda ws: ws.cli("init"), check=_empty_eval_set_excluded),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",

@@ -28,7 +28,12 @@ from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
+from adk_eval_action.project.discovery import (
+    Exclusion,
+    Suite,
+    discover_suites,
+    suites_from_config,
+)
 from adk_eval_action.results.model import (
     ErrorRecord,
     ModelCallCounts,
@@ -90,16 +95,19 @@ def find_suites(request: RunRequest) -> list[Suite]:
     if missing:
         raise ConfigError(", ".join(missing), "no such file or folder")
     suites: list[Suite] = []
+    exclude = Exclusion(project.exclude, project.root)
     if request.config_path is not None:
         log.info("config: %s", _shown(request.config_path, root))
         try:
-            suites = suites_from_config(project, request.config_path) if project.suites else []
+            suites = (suites_from_config(project, request.config_path, exclude)
+                      if project.suites else [])
         except ConfigError as e:
             raise e.relative_to(request.repository_root) from e
     if not suites:
-        suites = discover_suites(
-            [request.path(p) for p in paths], root, project.exclude, exclude_root=project.root
-        )
+        suites = discover_suites([request.path(p) for p in paths], root, exclude)
+    for pattern in exclude.unused():
+        log.warning("`exclude` pattern %r of %s matches no eval set (relative to its folder): "
+                    "fix it or remove it", pattern, _shown(request.config_path or root, root))
     if not suites:
         raise ConfigError(
             ", ".join(str(p) for p in paths),
