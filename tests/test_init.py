@@ -144,7 +144,7 @@ def test_suites_without_an_agent_are_left_out(tmp_path: Path, monkeypatch: pytes
     result = cli("init")
     assert result.exit_code == 2, result.output
     assert "warning: suite no-agent:data left out: no agent module found" in result.output
-    assert "no eval sets with an agent found" in result.output
+    assert "no eval sets with an agent and an eval case found" in result.output
     assert not (tmp_path / "adk-eval.yaml").exists()
     assert not (tmp_path / ".github").exists()
 
@@ -223,3 +223,85 @@ def test_a_suite_on_the_default_criteria_gets_the_config_found_near_as_a_comment
             "    # response_match_score 0.8). Found near the eval sets:\n"
             "    # eval_config: tests/eval/eval_config.json\n") in text
     assert "eval_config" not in yaml.safe_load(text)["suites"][0]
+
+
+def test_init_leaves_empty_eval_sets_out_in_exclude_and_plan_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    """Eval sets ``adk web`` saved without an eval case (camelCase ``evalCases: []``, a
+    case with ``"conversation": []``) go to ``exclude`` with why; a suite with nothing
+    else is left out; ``plan`` with the written file then refuses nothing."""
+    root = copy_examples(tmp_path / "repo")
+    evals = root / "travel_agent" / "eval"
+    (evals / "new.evalset.json").write_text('{"evalSetId": "new", "evalCases": []}')
+    (evals / "blank.evalset.json").write_text(
+        '{"eval_set_id": "blank", "eval_cases": [{"eval_id": "b", "conversation": []}]}')
+    (root / "travel_agent" / "drafts").mkdir()
+    (root / "travel_agent" / "drafts" / "d.evalset.json").write_text("[]")
+    monkeypatch.chdir(root)
+    result = cli("init")
+    assert result.exit_code == 0, result.output
+    text = (root / "adk-eval.yaml").read_text()
+    assert "# Eval sets without an eval case to run (`adk web` saves" in text
+    config = yaml.safe_load(text)
+    assert config["exclude"] == ["/travel_agent/eval/blank.evalset.json",
+                                 "/travel_agent/eval/new.evalset.json"]
+    assert [s["name"] for s in config["suites"]] == ["travel_agent:eval"]
+    assert "suite travel_agent:drafts left out: none of its eval sets holds an eval case" \
+        in result.output
+    assert "warning: travel_agent/eval/new.evalset.json left out (`exclude`" in result.output
+    path = root / "adk-eval.yaml"
+    [suite] = suites_from_config(load_project_config(path), path)
+    assert sorted(p.name for p in suite.eval_set_paths) == [
+        "legacy_weather.test.json", "travel.evalset.json"]
+    planned = cli("plan")
+    assert planned.exit_code == 0, planned.output
+    assert "error" not in planned.output and "matches no eval set" not in planned.output
+    assert re.search(r"^suite travel_agent:eval: 2 eval set\(s\)", planned.output, re.M)
+
+
+def test_exclude_applies_to_a_suites_globs_and_warns_when_it_matches_nothing(
+    example_repo: Path, cli: CliRun,
+) -> None:
+    """The advice of an empty eval set's error works with suites: ``exclude`` leaves the
+    file out of the suite's globs; a pattern that excludes nothing is a warning; one that
+    leaves a suite no eval set is an error naming it."""
+    evals = example_repo / "travel_agent" / "eval"
+    (evals / "test_eval_set.evalset.json").write_text('{"evalSetId": "t", "evalCases": []}')
+    suite = ("suites:\n  - name: t\n    agent: travel_agent\n"
+             "    eval_sets: [travel_agent/eval/*.evalset.json, travel_agent/eval/*.test.json]\n")
+    (example_repo / "adk-eval.yaml").write_text(suite)
+    refused = cli("plan")
+    assert refused.exit_code == 2 and "`eval_cases` is empty" in refused.output
+    (example_repo / "adk-eval.yaml").write_text(
+        'exclude: ["**/test_eval_set.evalset.json", "drafts/", "!keep.json"]\n' + suite)
+    planned = cli("plan")
+    assert planned.exit_code == 0, planned.output
+    assert "suite t: 2 eval set(s)" in planned.output
+    assert ("warning: `exclude` pattern 'drafts/' of adk-eval.yaml matches no eval set"
+            in planned.output)
+    assert "'!keep.json'" not in planned.output and "'**/test_eval_set" not in planned.output
+    (example_repo / "adk-eval.yaml").write_text('exclude: ["travel_agent/"]\n' + suite)
+    none_left = cli("plan")
+    assert none_left.exit_code == 2
+    assert "(field `suites[0].eval_sets`): `exclude` leaves suite `t` no eval set" \
+        in none_left.output
+
+
+@pytest.mark.parametrize("name", ["a*b.evalset.json", "x [1]?.evalset.json", "#n!.evalset.json",
+                                  "back\\slash .evalset.json"])
+def test_an_exclude_pattern_names_its_one_file(tmp_path: Path, name: str) -> None:
+    """``init``'s exclude line for a file names that file and no sibling, whatever its
+    name holds (git's own wildmatch, through ``find_eval_sets``)."""
+    from adk_eval_action.project.discovery import find_eval_sets
+    from adk_eval_action.project.scaffold import exclude_pattern
+
+    folder = tmp_path / "ev [x]"
+    folder.mkdir()
+    for sibling in (name, "ab.evalset.json", "a-b.evalset.json", "x 1a.evalset.json",
+                    "n.evalset.json", "back.evalset.json"):
+        (folder / sibling).write_text("[]")
+    pattern = exclude_pattern(f"ev [x]/{name}")
+    left = find_eval_sets([tmp_path], [pattern], tmp_path)
+    assert sorted(p.name for p in left) == sorted(
+        p.name for p in folder.iterdir() if p.name != name)

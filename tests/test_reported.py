@@ -12,6 +12,7 @@ reference copies in ``../shared`` where those exist.)
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from adk_eval_action.report.format import md as md_text
 from adk_features import JUDGE_LOGS_UNPARSABLE_ANSWER, needs_case_rubrics_alone, needs_ignore_args
 from conftest import CliRun, load_json
 
@@ -156,6 +158,33 @@ def test_judge_no_verdict_one_status_rule_and_the_headline_follows_the_mode(
     why = ("ID/Property/Rationale/Verdict" if JUDGE_LOGS_UNPARSABLE_ANSWER
            else "the judge's answer gave no verdict for it")
     assert "names_total" in output and why in output
+
+
+def test_judge_no_verdict_by_default_is_the_judges_fault_not_the_agents(reported: Run) -> None:
+    """With ``not_evaluated`` left unset, a judge whose answer gives no verdict makes the run
+    incomplete (exit 2), naming the rubric, the eval case and that the judge model answered
+    off-format, never a red "failed"; the rubric keeps its text in the comment's table."""
+    exit_code, output, results = reported("judge_no_verdict", "queue_bot")
+    assert exit_code == 2, output
+    assert results is not None and results["complete"] is False
+    [error] = [e for s in results["suites"] for e in s["errors"]]
+    assert (error["kind"], error["eval_id"]) == ("judge_answer", "waiting_jobs")
+    assert error["message"].startswith(
+        "the judge model answered off-format: `rubric_based_final_response_quality_v1` not "
+        "evaluated in 1 run of 1 eval case in queue.evalset.json (waiting_jobs): no verdict "
+        "for rubric `names_total` (turn 1): ")
+    assert ("gate INCOMPLETE (the judge model answered off-format): 0 of 1 eval case could be "
+            "evaluated (exit 2)") in output
+    assert "FAILED" not in output
+    comment = (Path.cwd() / "comment.md").read_text(encoding="utf-8")
+    assert comment.splitlines()[2].startswith(
+        "⚠️ **ADK eval incomplete** (the judge model answered off-format): ")
+    text = json.loads((Path.cwd() / "queue_bot/eval/test_config.json").read_text())[
+        "criteria"]["rubric_based_final_response_quality_v1"]["rubrics"][0][
+        "rubric_content"]["text_property"]
+    rubric_row = "| `rubric_based_final_response_quality_v1` | `names_total` "
+    [row] = [line for line in comment.splitlines() if line.startswith(rubric_row)]
+    assert row == f"{rubric_row}{md_text(text)} | — |"
 
 
 @pytest.mark.parametrize(("args", "says", "turns"), [

@@ -6,6 +6,7 @@ evaluation on counting stand-in models (tests/counting_models.py)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -253,3 +254,72 @@ def test_model_limits_bound_calls_across_suites_and_judges(tmp_path: Path) -> No
     assert CALLS.max_in_flight("counting-judge") == 1
     assert CALLS.max_in_flight() <= 8
     assert all(not s.errors for s in suites)
+
+
+SLEEPY_AGENT = '''\
+import time
+
+from google.adk.agents import LlmAgent
+
+from adk_eval_action.testing.scripted import ScriptedLlm, ScriptedToolCall, ScriptRule
+
+
+def lookup(query: str) -> str:
+    """Looks something up, synchronously, for a long time."""
+    time.sleep(1.5)
+    return "found"
+
+
+root_agent = LlmAgent(
+    name="sleepy",
+    model=ScriptedLlm(model="scripted-sleepy", rules=[
+        ScriptRule(pattern=r"look up", tool_calls=[ScriptedToolCall(
+            name="lookup", args={"query": "x"})], reply="Done: {result}"),
+        ScriptRule(pattern=r"hello", reply="Hello!"),
+    ]),
+    instruction="You look things up.",
+    tools=[lookup],
+)
+'''
+
+
+def _turn(text: str, reply: str) -> dict[str, Any]:
+    return {"user_content": {"role": "user", "parts": [{"text": text}]},
+            "final_response": {"role": "model", "parts": [{"text": reply}]}}
+
+
+def test_progress_lines_come_and_name_the_case_while_a_sync_tool_blocks_the_loop(
+    tmp_path: Path,
+) -> None:
+    """A sync tool that sleeps blocks google-adk's event loop, and every case run with it;
+    the progress snapshots still come (from their own thread) and name the case runs that
+    have run for more than three intervals."""
+    folder = tmp_path / "sleepy"
+    (folder / "eval").mkdir(parents=True)
+    (folder / "__init__.py").write_text("from . import agent\n")
+    (folder / "agent.py").write_text(SLEEPY_AGENT)
+    cases = {"fast": [_turn("hello", "Hello!")], "slow": [_turn("look up x", "Done: found")]}
+    (folder / "eval" / "s.evalset.json").write_text(json.dumps({
+        "eval_set_id": "s", "eval_cases": [
+            {"eval_id": k, "conversation": v,
+             "session_input": {"app_name": "sleepy", "user_id": "u"}}
+            for k, v in cases.items()]}))
+    (folder / "eval" / "test_config.json").write_text(
+        json.dumps({"criteria": {"response_match_score": 0.5}}))
+    seen: list[ProgressSnapshot] = []
+    suites = discover_suites([tmp_path], tmp_path)
+    engine = EngineSettings(repo_root=tmp_path, parallelism=2)
+    hooks = EngineHooks(on_progress=seen.append, progress_interval_s=0.1)
+    evaluation = asyncio.run(evaluate_suites(suites, engine, hooks))
+    (suite,) = evaluation.suites
+    runs = {c.eval_id: c.runs[0].status.value for e in suite.eval_sets for c in e.eval_cases}
+    assert runs == {"fast": "passed", "slow": "passed"}
+    assert seen[-1].done == 2
+    # During the 1.5 s the loop was blocked, the thread reported every 0.1 s.
+    waiting = [s for s in seen if s.done < 2]
+    assert len(waiting) >= 8, [s.line() for s in seen]
+    named = {name for s in waiting for name, _ in s.long_running}
+    assert "sleepy/s/slow run 1" in named
+    stuck = next(s for s in waiting if s.long_running)
+    assert all(seconds >= 0.3 for _, seconds in stuck.long_running)
+    assert "; running for long: " in stuck.line() and "sleepy/s/slow run 1 (" in stuck.line()

@@ -129,7 +129,8 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     _suite(example_repo, [_turn("What's the weather in Paris?")],
            _judge(judge=f"{OMIT_JUDGE_PREFIX}celsius", rubrics=rubrics))
     result = cli("run", "travel_agent", "--results-out", "r.json")
-    assert result.exit_code == 1, result.output  # not_evaluated: fail (the default)
+    # The judge's fault, not the agent's: incomplete while not_evaluated is left unset.
+    assert result.exit_code == 2, result.output
     [run] = case_runs(load_json(example_repo / "r.json"), "trip")
     m = metric(run, FINAL)
     no_verdict = "the judge's answer gave no verdict for it"
@@ -137,10 +138,10 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     assert _verdicts(invocation) == {"polite": (1.0, None), "celsius": (None, no_verdict)}
     assert (m["status"], run["status"]) == ("not_evaluated", "not_evaluated")
     assert m["reason"] == f"no verdict for rubric `celsius` (turn 1): {no_verdict}"
-    assert f"`{FINAL}` not evaluated in 1 run of 1 eval case in trip.evalset.json (trip): " \
-        "no verdict for rubric `celsius`" in (
-        result.output
-    )
+    assert f"the judge model answered off-format: `{FINAL}` not evaluated in 1 run of 1 eval " \
+        "case in trip.evalset.json (trip): no verdict for rubric `celsius`" in result.output
+    assert "gate INCOMPLETE (the judge model answered off-format): 0 of 1 eval case could be " \
+        "evaluated (exit 2)" in result.output
     warned = cli("run", "travel_agent", "--results-out", "w.json", "--not-evaluated", "warn",
                  "--comment-out", "w.md")
     assert warned.exit_code == 0, warned.output
@@ -152,7 +153,9 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     assert "only warned about (not\\_evaluated: warn)" in comment.split("### Errors")[1]
     assert "gate PASSED with warnings: 0 of 1 eval case could be evaluated (a metric or " \
         "rubric without a score); it is only warned about (not_evaluated: warn)" in warned.output
-    failed = cli("run", "travel_agent", "--results-out", "f.json", "--comment-out", "f.md")
+    # Set explicitly, not_evaluated: fail counts the case as failing, as the user asked.
+    failed = cli("run", "travel_agent", "--results-out", "f.json", "--comment-out", "f.md",
+                 "--not-evaluated", "fail")
     comment = (example_repo / "f.md").read_text()
     assert "❌ **ADK eval failed**: 0 of 1 eval case could be evaluated (a metric or " \
         "rubric without a score); it is counted as failing (not\\_evaluated: fail)" in comment
@@ -172,7 +175,7 @@ def test_a_verdict_neither_yes_nor_no_is_not_a_pass(example_repo: Path, cli: Cli
     )
     # ADK scores the case 1.0 on the one verdict it got, above the threshold: not a pass here.
     assert m["score"] == 1.0 and m["status"] == "not_evaluated"
-    assert result.exit_code == 1
+    assert result.exit_code == 2, result.output  # the judge answered off-format
 
 
 def test_verdicts_given_fail_the_metric_whatever_the_missing_one_says(

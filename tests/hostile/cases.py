@@ -693,6 +693,32 @@ def _init_round_trips(run: Run) -> None:
     assert "eval sets hostile_agent/ev\\x0a::warning::fake #: 'q'" in run.log  # one line
 
 
+EMPTY_EVAL_SET = "new [1]*?#!\\ .evalset.json"
+
+
+def _empty_eval_set_in_hostile_folder(ws: Workspace) -> None:
+    """``adk web``'s empty eval set, named with gitignore's and YAML's special characters,
+    in the hostile folder beside a real one."""
+    _hostile_folder(ws)
+    (ws.root / "hostile_agent" / HOSTILE_FOLDER / EMPTY_EVAL_SET).write_text(
+        '{"evalSetId": "new", "evalCases": []}')
+
+
+def _empty_eval_set_excluded(run: Run) -> None:
+    """The written ``exclude`` leaves out that one file and nothing else."""
+    from adk_eval_action.project.config import load_project_config
+    from adk_eval_action.project.discovery import suites_from_config
+
+    path = run.workspace.root / "adk-eval.yaml"
+    config = load_project_config(path)
+    assert config.exclude == [f"/hostile_agent/{HOSTILE_FOLDER}/{EMPTY_EVAL_SET}".replace(
+        "\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("*", "\\*")
+        .replace("?", "\\?").replace("#", "\\#").replace("!", "\\!")]
+    suites = {s.name: [p.name for p in s.eval_set_paths] for s in suites_from_config(config, path)}
+    assert suites["hostile_agent"] == ["hostile.evalset.json"], suites
+    assert "new [1]*?#!\\ .evalset.json left out (`exclude`" in run.log
+
+
 # --------------------------------------------------------------------------- 6: secrets
 
 
@@ -787,6 +813,18 @@ def _baseline_kept(run: Run) -> None:
     assert "pass another --results-out (the action: results\\_path)" in comment
 
 
+ELSEWHERE = "else <img src=x> @octocat ::error::x"
+
+
+def _paths_select_no_suite(ws: Workspace) -> None:
+    """The paths input names a folder (with markup, a mention and a workflow command in its
+    name) that holds no suite of adk-eval.yaml."""
+    (ws.root / ELSEWHERE).mkdir()
+    ws.config({"suites": [{"name": "travel", "agent": "travel_agent",
+                           "eval_sets": ["travel_agent/eval/travel.evalset.json"]}]})
+    ws.inputs["paths"] = ELSEWHERE
+
+
 # --------------------------------------------------------------------------- 9: waits
 
 API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
@@ -834,6 +872,7 @@ root_agent = LlmAgent(
 def _signal_in_second_suite(name: str) -> Callable[[Workspace], None]:
     def prepare(ws: Workspace) -> None:
         ws.hostile_agent("never answered", extra=SELF_SIGNAL.format(name=name))
+        ws.inputs["paths"] = "."  # both suites of adk-eval.yaml
         ws.config({"suites": [
             {"name": "travel", "agent": "travel_agent",
              "eval_sets": ["travel_agent/eval/travel.evalset.json"]},
@@ -1104,6 +1143,9 @@ CASES: list[Case] = [
     Case("k5-init-hostile-folder-name", 5, _hostile_folder, 0, r"wrote adk-eval\.yaml",
          evaluated=False, recorded=False, cli=True, run=lambda ws: ws.cli("init"),
          check=_init_round_trips),
+    Case("k5-init-empty-eval-set-hostile-name", 5, _empty_eval_set_in_hostile_folder, 0,
+         r"wrote adk-eval\.yaml", evaluated=False, recorded=False, cli=True,
+         run=lambda ws: ws.cli("init"), check=_empty_eval_set_excluded),
     Case("k5-cli-print-comment-in-a-run-step", 5,
          lambda ws: ws.hostile_agent(INJECTION, cases=[INJECTION]), 1, r"gate FAILED",
          run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",
@@ -1179,6 +1221,10 @@ CASES: list[Case] = [
          r"invalid input working_directory: .*/\.\./\.\. resolves to .*, outside the "
          r"workspace .* \(GITHUB_WORKSPACE\)", evaluated=False, recorded=False,
          check=_nothing_outside),
+    Case("k8-paths-select-no-suite-of-adk-eval-yaml", 8, _paths_select_no_suite, 2,
+         r"no suite of adk-eval\.yaml has its agent or an eval set under it \(travel \(agent "
+         r"travel_agent\)\)", evaluated=False,
+         check=_stop_posted("else &lt;img src=x&gt; @\u200boctocat")),
     Case("k8-results-path-is-the-baseline-file", 8, _results_path_is_the_baseline, 2,
          r"the results file would overwrite the baseline file it compares with \(--baseline "
          r"link\.json\)", evaluated=False, recorded=False, check=_baseline_kept),

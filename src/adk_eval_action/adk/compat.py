@@ -1,8 +1,10 @@
-"""What differs between the google-adk versions this package supports, in one place.
+"""What differs between the google-adk versions this package supports, and every private
+name of google-adk, google-genai, google-auth or httpx the package reaches, in one place.
 
 Each helper detects the feature it needs on the installed google-adk (never its version
 string) and otherwise does what that google-adk's own `adk eval` CLI does. The versions
-tested, and what each lacks, are in docs/compatibility.md (scripts/compat.py).
+tested, and what each lacks, are in docs/compatibility.md (scripts/compat.py). No other
+module reaches another library's private names (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 from google.adk.evaluation import custom_metric_evaluator as _custom_metric_module
 from google.adk.evaluation import eval_config as _eval_config_module
 from google.adk.evaluation import metric_evaluator_registry as _registry_module
@@ -21,6 +24,7 @@ from google.adk.evaluation.eval_metrics import EvalStatus, Interval, MetricInfo,
 from google.adk.evaluation.evaluator import EvaluationResult
 from google.adk.evaluation.local_eval_service import LocalEvalService
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
+from google.adk.models import BaseLlm
 
 INFORMATIONAL_STATUS: EvalStatus | None = getattr(EvalStatus, "INFORMATIONAL", None)
 """ADK's status of reference-free metrics (the efficiency metrics); None before google-adk
@@ -175,3 +179,120 @@ def local_eval_service(**kwargs: Any) -> LocalEvalService:
     if "app" not in inspect.signature(LocalEvalService.__init__).parameters:
         kwargs.pop("app", None)
     return LocalEvalService(**kwargs)
+
+
+# google-adk, google-genai, google-auth and httpx keep what follows private: no public hook
+# reaches it. Every such name this package reads or writes is here, each feature-detected
+# (a missing attribute reads as None), so that a rename shows up in one module
+# (tests/test_architecture.py keeps private names of other libraries out of the others).
+
+_JUDGE_ATTRIBUTES = ("_judge_model", "_llm")
+"""Where an ADK evaluator keeps its judge model: ``_judge_model`` (google.adk.evaluation.
+llm_as_judge, hallucinations_v1), ``_llm`` (per_turn_user_simulator_quality_v1); the same
+in google-adk 1.23 to 2.13."""
+
+
+def judge_model(evaluator: Any) -> BaseLlm | None:
+    """The judge model an ADK evaluator built for itself (:data:`_JUDGE_ATTRIBUTES`), or None
+    for an evaluator without one."""
+    for attribute in _JUDGE_ATTRIBUTES:
+        llm = getattr(evaluator, attribute, None)
+        if isinstance(llm, BaseLlm):
+            return llm
+    return None
+
+
+def replace_judge_model(evaluator: Any, wrap: Callable[[BaseLlm], BaseLlm]) -> None:
+    """Puts ``wrap(judge)`` in place of an ADK evaluator's judge model (:func:`judge_model`),
+    in place; nothing for an evaluator without one."""
+    for attribute in _JUDGE_ATTRIBUTES:
+        llm = getattr(evaluator, attribute, None)
+        if isinstance(llm, BaseLlm):
+            setattr(evaluator, attribute, wrap(llm))
+            return
+
+
+def replace_user_simulator_model(simulator: Any, wrap: Callable[[BaseLlm], BaseLlm]) -> None:
+    """Puts ``wrap(model)`` in place of the model of ADK's ``LlmBackedUserSimulator``
+    (``_llm``, google.adk.evaluation.simulation.llm_backed_user_simulator, google-adk 1.23 to
+    2.13), in place; nothing for a simulator without one."""
+    llm = getattr(simulator, "_llm", None)
+    if isinstance(llm, BaseLlm):
+        simulator._llm = wrap(llm)
+
+
+def custom_metric_function_uncallable(evaluator: Any) -> bool:
+    """Whether ``evaluator`` is ADK's custom metric evaluator holding a function that is not
+    callable (``_metric_function``, google.adk.evaluation.custom_metric_evaluator; google-adk
+    1.x imports the function without the check that 2.x makes in ``_get_metric_function``).
+    False for every other evaluator."""
+    return not callable(getattr(evaluator, "_metric_function", callable))
+
+
+def registered_evaluators() -> dict[str, Any]:
+    """The table of a new ``MetricEvaluatorRegistry``: metric name -> (evaluator class,
+    metric info) (``_registry``, google.adk.evaluation.metric_evaluator_registry, google-adk
+    1.23 to 2.13); {} if a later google-adk renames it."""
+    table = getattr(MetricEvaluatorRegistry(), "_registry", None)
+    return table or {}
+
+
+def litellm_args(llm: BaseLlm) -> dict[str, Any]:
+    """The keyword arguments a ``LiteLlm`` passes to LiteLLM on each call (``api_key``,
+    ``api_base``...: ``_additional_args``, google.adk.models.lite_llm, google-adk 1.23 to
+    2.13); {} for any other model."""
+    return getattr(llm, "_additional_args", None) or {}
+
+
+def gcloud_credentials_path() -> str:
+    """Where gcloud keeps Application Default Credentials (google-auth's
+    ``google.auth._cloud_sdk.get_application_default_credentials_path``; raises as it does
+    when gcloud has no config folder)."""
+    from google.auth import _cloud_sdk
+
+    path: str = _cloud_sdk.get_application_default_credentials_path()
+    return path
+
+
+def on_google_cloud_vm() -> bool:
+    """Whether this Linux machine is a Google Cloud VM, from its DMI product name, with no
+    network call (google-auth's
+    ``google.auth.compute_engine._metadata.detect_gce_residency_linux``)."""
+    from google.auth.compute_engine import _metadata
+
+    return bool(_metadata.detect_gce_residency_linux())
+
+
+def genai_httpx_client(model: Any) -> tuple[httpx.AsyncClient, Any] | None:
+    """The ``httpx.AsyncClient`` and the ``HttpOptions`` of the google-genai client of an
+    ADK ``Gemini`` model (its ``api_client``, for the running event loop:
+    ``Client._api_client._async_httpx_client`` and ``._http_options``, google-genai as
+    google-adk 1.23 to 2.13 install it), or None for other models, a client without them or
+    one that cannot be built (the call reports that)."""
+    try:
+        api = getattr(getattr(model, "api_client", None), "_api_client", None)
+    except Exception:  # noqa: BLE001 - a client that cannot be built is the call's to report
+        return None
+    client = getattr(api, "_async_httpx_client", None)
+    options = getattr(api, "_http_options", None)
+    if not isinstance(client, httpx.AsyncClient) or options is None:
+        return None
+    return client, options
+
+
+def httpx_transports(
+    client: httpx.AsyncClient,
+) -> tuple[httpx.AsyncBaseTransport, dict[Any, Any]] | None:
+    """An ``httpx.AsyncClient``'s own transport and its mounted ones (pattern -> transport,
+    the proxies it mounted from the environment): httpx's ``_transport`` and ``_mounts``
+    (the dict itself, to change in place); None where httpx lacks them."""
+    transport = getattr(client, "_transport", None)
+    mounts = getattr(client, "_mounts", None)
+    if not isinstance(transport, httpx.AsyncBaseTransport) or not isinstance(mounts, dict):
+        return None
+    return transport, mounts
+
+
+def set_httpx_transport(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport) -> None:
+    """Makes ``transport`` an ``httpx.AsyncClient``'s own (httpx's ``_transport``)."""
+    client._transport = transport

@@ -47,15 +47,14 @@ def application_default_credentials(environ: Mapping[str, str]) -> str | None:
     path = environ.get("GOOGLE_APPLICATION_CREDENTIALS")
     if path and os.path.isfile(path):
         return "GOOGLE_APPLICATION_CREDENTIALS"
-    from google.auth import _cloud_sdk
-    from google.auth.compute_engine import _metadata
+    from adk_eval_action.adk.compat import gcloud_credentials_path, on_google_cloud_vm
 
     try:
-        if os.path.isfile(_cloud_sdk.get_application_default_credentials_path()):
+        if os.path.isfile(gcloud_credentials_path()):
             return "gcloud application-default login"
     except Exception:  # noqa: BLE001 - no gcloud config folder at all
         pass
-    return "Google Cloud metadata server" if _metadata.detect_gce_residency_linux() else None
+    return "Google Cloud metadata server" if on_google_cloud_vm() else None
 
 
 def missing_google_credentials(
@@ -91,7 +90,9 @@ def litellm_missing_keys(llm: BaseLlm, environ: Mapping[str, str]) -> list[str]:
     lite_llm = sys.modules.get("google.adk.models.lite_llm")
     if lite_llm is None or not isinstance(llm, lite_llm.LiteLlm):
         return []  # ADK imports that module to build any LiteLlm
-    given = getattr(llm, "_additional_args", None) or {}
+    from adk_eval_action.adk.compat import litellm_args
+
+    given = litellm_args(llm)
     if given.get("api_key"):
         return []
     import litellm  # a LiteLlm calls it anyway; imported only when one is used

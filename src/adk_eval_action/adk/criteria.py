@@ -26,7 +26,6 @@ from typing import Any
 from google.adk.evaluation.eval_config import EvalConfig
 from google.adk.evaluation.eval_metrics import BaseCriterion, EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_rubrics import Rubric
-from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ValidationError
 
 NEEDS_EXPECTED_INVOCATIONS = frozenset(
@@ -56,11 +55,14 @@ def scenario_unsupported(eval_config: EvalConfig) -> list[str]:
 def criterion_models() -> dict[str, type[BaseModel]]:
     """Metric name -> the criterion model its evaluator reads (``criterion_type``).
 
-    Read from the registry's table, which google-adk keeps private (``_registry``); if a
-    later google-adk renames it, every criterion is read as a ``BaseCriterion`` (and
+    Read from the registry's table, which google-adk keeps private
+    (:func:`adk_eval_action.adk.compat.registered_evaluators`); if a later google-adk renames
+    it, every criterion is read as a ``BaseCriterion`` (and
     criterion keys go unchecked by :mod:`adk_eval_action.adk.lint`).
     """
-    table = getattr(MetricEvaluatorRegistry(), "_registry", None) or {}
+    from adk_eval_action.adk.compat import registered_evaluators
+
+    table = registered_evaluators()
     return {
         name: entry[0].criterion_type
         for name, entry in table.items()

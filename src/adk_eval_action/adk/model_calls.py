@@ -351,15 +351,13 @@ def wrap_agent_models(root_agent: Any, calls: ModelCalls) -> int:
 def wrap_judge(evaluator: Any, calls: ModelCalls) -> None:
     """Puts :class:`RetryingLlm` in place of an ADK evaluator's judge model, if it has one.
 
-    ADK keeps the judge on the evaluator it built (``_judge_model`` in llm_as_judge.py and
-    hallucinations_v1.py, ``_llm`` in per_turn_user_simulator_quality_v1.py); there is no
-    public hook for the model an evaluator calls.
+    ADK keeps the judge on the evaluator it built, private
+    (:func:`adk_eval_action.adk.compat.judge_model`); there is no public hook for the model
+    an evaluator calls.
     """
-    for attribute in ("_judge_model", "_llm"):
-        llm = getattr(evaluator, attribute, None)
-        if isinstance(llm, BaseLlm):
-            setattr(evaluator, attribute, RetryingLlm.wrap(llm, calls, role="judge"))
-            return
+    from .compat import replace_judge_model
+
+    replace_judge_model(evaluator, lambda llm: RetryingLlm.wrap(llm, calls, role="judge"))
 
 
 class RetryingUserSimulatorProvider(UserSimulatorProvider):
@@ -377,14 +375,15 @@ class RetryingUserSimulatorProvider(UserSimulatorProvider):
         self._calls = calls
 
     def provide(self, eval_case: Any) -> Any:
-        """ADK's simulator for the case, its model (``_llm``) wrapped (when there are
-        ``calls`` to count them in)."""
+        """ADK's simulator for the case, its model wrapped (when there are ``calls`` to
+        count them in; :func:`adk_eval_action.adk.compat.replace_user_simulator_model`)."""
+        from .compat import replace_user_simulator_model
+
         simulator = super().provide(eval_case)
-        llm = getattr(simulator, "_llm", None)
-        if isinstance(llm, BaseLlm) and self._calls is not None:
-            # ADK's LlmBackedUserSimulator keeps its model in ``_llm`` (read above).
-            simulator._llm = RetryingLlm.wrap(  # type: ignore[attr-defined]
-                llm, self._calls, role="user_simulator")
+        calls = self._calls
+        if calls is not None:
+            replace_user_simulator_model(
+                simulator, lambda llm: RetryingLlm.wrap(llm, calls, role="user_simulator"))
         return simulator
 
 

@@ -133,11 +133,9 @@ class ModelGate:
         """Wraps an ADK evaluator's judge model (module docstring), in place."""
         if not self.active:
             return
-        for attribute in ("_judge_model", "_llm"):
-            llm = getattr(evaluator, attribute, None)
-            if isinstance(llm, BaseLlm):
-                setattr(evaluator, attribute, self.wrap(llm))
-                return
+        from adk_eval_action.adk.compat import replace_judge_model
+
+        replace_judge_model(evaluator, self.wrap)
 
 
 def slot_and_model(llm: BaseLlm) -> tuple[contextlib.AbstractAsyncContextManager[Any], BaseLlm]:

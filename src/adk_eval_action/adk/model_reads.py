@@ -9,8 +9,9 @@ transport: ``BaseApiClient._use_aiohttp``). :func:`bound_reads` wraps that clien
 transports (its own and the proxies it mounted from the environment) in
 :class:`BoundedTransport`, and names the wrapper as the client's transport in its
 ``http_options.async_client_args``, so google-genai keeps to httpx. google-genai exposes no
-public hook on the client ADK builds, so the attributes are feature-detected (google-genai
-as google-adk 1.23 to 2.13 install it); where they are missing, nothing is wrapped and the
+public hook on the client ADK builds, so the attributes are feature-detected
+(:func:`adk_eval_action.adk.compat.genai_httpx_client`, google-genai as google-adk 1.23 to
+2.13 install it); where they are missing, nothing is wrapped and the
 attempt's timeout (``model_retries.call_timeout_s``) is the only bound.
 
 The limits of an attempt travel with its request: :func:`limit_request` puts them in a
@@ -118,21 +119,23 @@ def bound_reads(model: Any) -> bool:
     its ``api_client``, for the running event loop) in :class:`BoundedTransport`, once;
     returns whether its answers are now bounded (False for other models, and where
     google-genai's client does not have the attributes; module docstring)."""
-    try:
-        api = getattr(getattr(model, "api_client", None), "_api_client", None)
-    except Exception:  # noqa: BLE001 - a client that cannot be built is the call's to report
+    from adk_eval_action.adk.compat import (
+        genai_httpx_client,
+        httpx_transports,
+        set_httpx_transport,
+    )
+
+    found = genai_httpx_client(model)
+    if found is None or not hasattr(found[1], "async_client_args"):
         return False
-    client = getattr(api, "_async_httpx_client", None)
-    options = getattr(api, "_http_options", None)
-    if (not isinstance(client, httpx.AsyncClient) or options is None
-            or not hasattr(options, "async_client_args")):
+    client, options = found
+    transports = httpx_transports(client)
+    if transports is None:
         return False
-    transport = getattr(client, "_transport", None)
-    mounts = getattr(client, "_mounts", None)
-    if not isinstance(transport, httpx.AsyncBaseTransport) or not isinstance(mounts, dict):
-        return False
+    transport, mounts = transports
     if not isinstance(transport, BoundedTransport):
-        client._transport = transport = BoundedTransport(transport)
+        transport = BoundedTransport(transport)
+        set_httpx_transport(client, transport)
         for pattern, mounted in list(mounts.items()):
             if isinstance(mounted, httpx.AsyncBaseTransport):
                 mounts[pattern] = BoundedTransport(mounted)

@@ -7,19 +7,29 @@ metrics, judge calls included), so a case's metrics are evaluated as soon as its
 ends. Results come back in the order the jobs were given, whatever order they finish in.
 
 While jobs run, a progress snapshot (jobs done / total, jobs with errors, seconds elapsed,
-seconds left at the pace so far) goes to ``on_progress`` every ``interval_s`` seconds, and
-once at the end of each batch.
+seconds left at the pace so far, and the jobs running longer than :data:`STUCK_INTERVALS`
+intervals, by name) goes to ``on_progress`` every ``interval_s`` seconds, and once at the
+end of each batch. The snapshots come from a thread of their own, not from the event loop:
+a tool that blocks the loop (a sync ``time.sleep``, a request without a timeout) stops
+every job, and the progress lines are what says so, naming the case runs that hang.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+STUCK_INTERVALS = 3
+"""A job running longer than this many progress intervals is named in the progress line."""
+MAX_NAMED = 3
+"""Long-running jobs a progress line names (the longest first); the others are counted."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,8 @@ class ProgressSnapshot:
     total: int
     errors: int
     elapsed_s: float
+    #: The jobs running longer than the pool's stuck limit: (name, seconds), longest first.
+    long_running: tuple[tuple[str, float], ...] = ()
 
     @property
     def eta_s(self) -> float | None:
@@ -48,8 +60,16 @@ class ProgressSnapshot:
         left = "" if eta is None or self.done == self.total else f", about {_span(eta)} left"
         return (
             f"progress: {self.done}/{self.total} eval case runs{share}, {self.errors} with "
-            f"errors, {_span(self.elapsed_s)} elapsed{left}"
+            f"errors, {_span(self.elapsed_s)} elapsed{left}{self._long_running()}"
         )
+
+    def _long_running(self) -> str:
+        """``; running for long: suite/set/case run 1 (5 min), ...``, or ""."""
+        if not self.long_running:
+            return ""
+        named = ", ".join(f"{name} ({_span(s)})" for name, s in self.long_running[:MAX_NAMED])
+        more = len(self.long_running) - MAX_NAMED
+        return f"; running for long: {named}" + (f" and {more} more" if more > 0 else "")
 
 
 def _span(seconds: float) -> str:
@@ -66,10 +86,12 @@ def _never_failed(result: object) -> bool:
 @dataclass(frozen=True)
 class Job(Generic[T]):
     """One unit of work: ``start`` makes its coroutine (called once a slot is free);
-    ``failed`` tells whether its result counts as an error in the progress."""
+    ``failed`` tells whether its result counts as an error in the progress; ``name`` is how
+    a progress line names it while it runs long (e.g. ``suite/eval set/eval case run 1``)."""
 
     start: Callable[[], Awaitable[T]]
     failed: Callable[[T], bool] = field(default=_never_failed)
+    name: str = ""
 
 
 class WorkPool:
@@ -106,11 +128,21 @@ class WorkPool:
         self._start: float | None = None
         self.done = 0
         self.errors = 0
+        self._running: dict[int, tuple[str, float]] = {}
+        self._running_lock = threading.Lock()  # the reporter thread reads what the loop sets
+        self._ids = itertools.count()
 
     def snapshot(self) -> ProgressSnapshot:
-        """The progress now."""
-        elapsed = 0.0 if self._start is None else self._clock() - self._start
-        return ProgressSnapshot(self.done, max(self.total, self.done), self.errors, elapsed)
+        """The progress now (safe from any thread)."""
+        now = self._clock()
+        elapsed = 0.0 if self._start is None else now - self._start
+        with self._running_lock:
+            running = list(self._running.values())
+        limit = STUCK_INTERVALS * self._interval_s
+        long = sorted(((n, now - t) for n, t in running if now - t >= limit and n),
+                      key=lambda x: -x[1])
+        return ProgressSnapshot(self.done, max(self.total, self.done), self.errors, elapsed,
+                                tuple(long))
 
     async def run(self, jobs: Sequence[Job[T]]) -> list[T]:
         """Runs ``jobs`` (started in order) and returns their results in that order.
@@ -125,23 +157,45 @@ class WorkPool:
 
         async def one(job: Job[T]) -> T:
             async with slots:
-                result = await job.start()
+                key = next(self._ids)
+                with self._running_lock:
+                    self._running[key] = (job.name, self._clock())
+                try:
+                    result = await job.start()
+                finally:
+                    with self._running_lock:
+                        del self._running[key]
             self.done += 1
             self.errors += bool(job.failed(result))
             return result
 
-        reporter = asyncio.create_task(self._report()) if self._on_progress else None
+        stop = threading.Event()
+        reporter = self._reporter(stop)
         tasks = [asyncio.ensure_future(one(job)) for job in jobs]
         try:
             results = await asyncio.gather(*tasks)
         finally:
-            for task in [*tasks, *([reporter] if reporter else [])]:
+            stop.set()
+            for task in tasks:
                 task.cancel()
+            if reporter is not None:
+                reporter.join()
         if self._on_progress is not None:
             self._on_progress(self.snapshot())
         return list(results)
 
-    async def _report(self) -> None:
-        while self._on_progress is not None:
-            await asyncio.sleep(self._interval_s)
-            self._on_progress(self.snapshot())
+    def _reporter(self, stop: threading.Event) -> threading.Thread | None:
+        """A started thread that hands a snapshot to ``on_progress`` every interval until
+        ``stop`` is set (None without ``on_progress``). A daemon: a process that ends while
+        the loop is blocked is not held by it."""
+        sink = self._on_progress
+        if sink is None:
+            return None
+
+        def report() -> None:
+            while not stop.wait(self._interval_s):
+                sink(self.snapshot())
+
+        thread = threading.Thread(target=report, name="adk-eval-progress", daemon=True)
+        thread.start()
+        return thread

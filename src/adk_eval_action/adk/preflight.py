@@ -36,7 +36,11 @@ from google.adk.models import BaseLlm, Gemini, LLMRegistry
 from pydantic import BaseModel, ConfigDict
 
 from adk_eval_action.adk.agent import agent_tree
-from adk_eval_action.adk.compat import custom_metric_registry
+from adk_eval_action.adk.compat import (
+    custom_metric_function_uncallable,
+    custom_metric_registry,
+    judge_model,
+)
 from adk_eval_action.adk.credentials import (
     CREDENTIALS_HINT,
     missing_google_credentials,
@@ -244,15 +248,6 @@ def _metric_problem(
     )
 
 
-def _judge_of(evaluator: Any) -> BaseLlm | None:
-    # ADK keeps the judge on the evaluator (model_calls.wrap_judge says where).
-    for attribute in ("_judge_model", "_llm"):
-        llm = getattr(evaluator, attribute, None)
-        if isinstance(llm, BaseLlm):
-            return llm
-    return None
-
-
 def eval_config_models(
     suite: SuiteToCheck, environ: Mapping[str, str]
 ) -> tuple[list[ModelUse], list[PreflightProblem]]:
@@ -280,14 +275,14 @@ def eval_config_models(
             known = [m.metric_name for m in registry.get_registered_metrics()]
             problems.append(_metric_problem(e, metric, suite, known))
             continue
-        if not callable(getattr(evaluator, "_metric_function", callable)):
+        if custom_metric_function_uncallable(evaluator):
             # google-adk 1.x imports a custom metric's function without the check 2.x makes
             # (custom_metric_evaluator._get_metric_function): its TypeError, made here.
             path = (config.custom_metrics or {})[metric.metric_name].code_config.name
             error = TypeError(f"Custom metric {path} does not refer to a callable.")
             problems.append(_metric_problem(error, metric, suite, []))
             continue
-        judge = _judge_of(evaluator)
+        judge = judge_model(evaluator)
         if judge is not None:
             where = f"judge of `{metric.metric_name}` in {file}"
             uses.append(

@@ -61,6 +61,7 @@ from adk_eval_action.results.model import (
     SuiteRecord,
 )
 from adk_eval_action.results.shards import assign_shards, plan_id
+from adk_eval_action.text import shorten
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,13 @@ def _failed(outcome: CaseRunOutcome) -> bool:
     return outcome.error is not None
 
 
+def _job_name(o: OpenSuite, item: CaseRun) -> str:
+    """How a progress line names a case run that runs long: ``suite/eval set/eval case run
+    N`` (the eval id cut where it says least, :func:`adk_eval_action.text.shorten`)."""
+    return (f"{o.suite.name}/{item.eval_set.eval_set_id}/{shorten(item.case.eval_id, 60)} "
+            f"run {item.run}")
+
+
 @dataclass(frozen=True)
 class _Run:
     """What every phase of one evaluation shares."""
@@ -314,7 +322,7 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
             by_suite.setdefault(o.suite.name, []).append(outcome)
             return outcome
 
-        jobs = [Job(partial(kept, o, item), _failed) for o, item in work]
+        jobs = [Job(partial(kept, o, item), _failed, _job_name(o, item)) for o, item in work]
         try:
             await run.pool.run(jobs)
         finally:  # cancelled too (a signal): what finished is placed

@@ -37,6 +37,12 @@ from pydantic import BaseModel
 from adk_eval_action.adk.criteria import criterion_rubrics
 from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import MetricResult, MetricStatus, RubricScoreRecord
+from adk_eval_action.results.records import (
+    EMPTY_ANSWER,
+    NO_VERDICT,
+    NOT_YES_OR_NO,
+    UNPARSABLE_ANSWER,
+)
 
 CONVERSATION_LEVEL_METRICS = frozenset({"rubric_based_multi_turn_trajectory_quality_v1"})
 """Rubric metrics that judge the whole conversation once, at its last turn."""
@@ -47,8 +53,6 @@ JUDGE_LOGGERS = (
 )
 """The loggers ADK's judges warn on (failed samples, unparsable answers, unknown rubrics)."""
 
-NO_VERDICT = "the judge's answer gave no verdict for it"
-NOT_YES_OR_NO = "the judge's verdict was neither yes nor no"
 
 Invoke = Callable[[list[Any], list[Any] | None], Awaitable[EvaluationResult]]
 
@@ -57,12 +61,14 @@ class RubricGap(BaseModel):
     """A rubric that applies to an invocation and ended without a usable verdict.
 
     ``invocation`` is the 0-based index of the turn in the eval case; ``reason`` says why
-    (the judge left it out, answered neither yes nor no, failed, …).
+    (the judge left it out, answered neither yes nor no, failed, …); ``text`` is the
+    rubric's text when known (kept on the record, which no verdict carries then).
     """
 
     invocation: int
     rubric_id: str
     reason: str
+    text: str | None = None
 
 
 class JudgeNote(BaseModel):
@@ -136,10 +142,16 @@ def _missing_reason(given_any: bool, notes: Sequence[JudgeNote]) -> str:
     if "failed" in kinds:
         return f"judge call failed: {kinds['failed']}"
     if "empty" in kinds:
-        return "the judge's answer was empty"
+        return EMPTY_ANSWER
     if "unparsable" in kinds:
-        return "the judge's answer was not in ADK's ID/Property/Rationale/Verdict format"
+        return UNPARSABLE_ANSWER
     return NO_VERDICT
+
+
+def _text(rubric: Rubric) -> str | None:
+    """The rubric's text (its ``rubric_content.text_property``), None when it has none."""
+    content = getattr(rubric, "rubric_content", None)
+    return getattr(content, "text_property", None) or None
 
 
 def verdict_gaps(
@@ -154,7 +166,8 @@ def verdict_gaps(
         if score is not None and score.score is not None:
             continue
         reason = NOT_YES_OR_NO if score is not None else _missing_reason(bool(given), notes)
-        gaps.append(RubricGap(invocation=index, rubric_id=rubric.rubric_id, reason=reason))
+        gaps.append(RubricGap(invocation=index, rubric_id=rubric.rubric_id, reason=reason,
+                              text=_text(rubric)))
     return gaps
 
 
@@ -326,9 +339,11 @@ def _reason_on(rubrics: list[RubricScoreRecord], gap: RubricGap) -> None:
     """Puts the gap's reason on its rubric's record (added if ADK recorded none)."""
     record = next((r for r in rubrics if r.rubric_id == gap.rubric_id), None)
     if record is None:
-        rubrics.append(RubricScoreRecord(rubric_id=gap.rubric_id, reason=gap.reason))
+        rubrics.append(RubricScoreRecord(rubric_id=gap.rubric_id, text=gap.text,
+                                         reason=gap.reason))
     elif record.score is None:
         record.reason = record.reason or gap.reason
+        record.text = record.text or gap.text
 
 
 def _invocation_verdicts(metric: MetricResult, verdicts: RubricVerdicts) -> None:

@@ -70,6 +70,7 @@ UNSURE_REASONS = {
     "interrupted": "stopped by a signal",
     "metric": "a metric or rubric without a score",
     "metric_code": "a metric's code failed",
+    "judge_answer": "the judge model answered off-format",
     "output": "files not written",
     "budget": "over budget",
 }

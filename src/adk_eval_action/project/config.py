@@ -123,7 +123,8 @@ class GateConfig(BaseModel):
     not_evaluated: Literal["fail", "warn"] = Field(
         default="fail",
         description="Whether metrics ADK left NOT_EVALUATED fail their case (a metric whose "
-        "code failed makes the run incomplete either way).",
+        "code failed makes the run incomplete either way; left unset, so does a judge model "
+        "that answered off-format).",
     )
     fail_on: Literal["threshold", "regression", "any", "none"] = Field(
         default="threshold", description="Which rule fails the gate."
@@ -337,7 +338,7 @@ class ProjectConfig(BaseModel):
     models: dict[str, ModelSettings] = Field(default_factory=dict)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     #: gitignore-style patterns (pathspec's gitwildmatch), relative to ``root``, of eval sets
-    #: that discovery skips.
+    #: that discovery skips and that the suites' ``eval_sets`` globs leave out.
     exclude: list[str] = Field(default_factory=list)
     model_retries: ModelRetrySettings = Field(default_factory=ModelRetrySettings)
     root: SkipJsonSchema[Path] = Path(".")  # set by the loader, not a key of the file

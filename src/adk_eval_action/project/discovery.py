@@ -17,7 +17,7 @@ suite, named by :mod:`adk_eval_action.project.names`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import pathspec
@@ -138,25 +138,43 @@ def _is_virtualenv(folder: Path) -> bool:
     return (folder / "pyvenv.cfg").is_file()
 
 
-def excluded(exclude: Iterable[str], root: Path) -> Callable[[Path], bool]:
-    """Whether a path is excluded by ``exclude``: gitignore-style patterns (pathspec's
-    ``GitIgnoreSpec``, git's own wildmatch rules: ``dir/**``, ``**/x``, ``!keep``) matched
-    against the path relative to ``root`` (as POSIX); a path outside ``root`` is matched
-    as it is, absolute."""
-    spec = pathspec.GitIgnoreSpec.from_lines(list(exclude))
+class Exclusion:
+    """adk-eval.yaml's ``exclude``: gitignore-style patterns (pathspec's ``GitIgnoreSpec``,
+    git's own wildmatch rules: ``dir/**``, ``**/x``, ``!keep``) matched against a path
+    relative to ``root`` (as POSIX; a path outside ``root`` is matched as it is, absolute).
+    Calling it says whether a path is excluded; it remembers which patterns excluded a
+    file, so that :meth:`unused` names those that excluded none (a typo, or a file gone)."""
 
-    def test(path: Path) -> bool:
+    def __init__(self, patterns: Iterable[str] = (), root: Path = Path(".")) -> None:
+        self.patterns = list(patterns)
+        self.root = root.resolve()
+        self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
+        self._each = {p: pathspec.GitIgnoreSpec.from_lines([p]) for p in self.patterns
+                      if p.strip() and not p.lstrip().startswith(("!", "#"))}
+        self._used: set[str] = set()
+
+    def __call__(self, path: Path) -> bool:
         try:
-            shown = path.resolve().relative_to(root.resolve()).as_posix()
+            shown = path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             shown = path.resolve().as_posix()
-        return spec.match_file(shown)
+        if not self._spec.match_file(shown):
+            return False
+        self._used.update(p for p, spec in self._each.items() if spec.match_file(shown))
+        return True
 
-    return test
+    def unused(self) -> list[str]:
+        """The patterns (but ``!`` ones and comments) that excluded no path so far."""
+        return [p for p in self._each if p not in self._used]
+
+
+def excluded(exclude: Iterable[str] | Exclusion, root: Path) -> Exclusion:
+    """``exclude`` as an :class:`Exclusion` relative to ``root`` (itself when it is one)."""
+    return exclude if isinstance(exclude, Exclusion) else Exclusion(exclude, root)
 
 
 def find_eval_sets(
-    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None
+    paths: Iterable[Path], exclude: Iterable[str] | Exclusion = (), root: Path | None = None
 ) -> list[Path]:
     """Every eval set file under ``paths`` (files are taken as given), sorted, without
     duplicates, less those ``exclude`` names (:func:`excluded`, relative to ``root``,
@@ -198,7 +216,8 @@ def relative_path(path: Path, root: Path) -> str:
 
 
 def discover_suites(
-    paths: list[Path], root: Path, exclude: Iterable[str] = (), exclude_root: Path | None = None,
+    paths: list[Path], root: Path, exclude: Iterable[str] | Exclusion = (),
+    exclude_root: Path | None = None,
 ) -> list[Suite]:
     """Suites found by ADK's conventions under ``paths`` (see the module docstring), less
     the eval sets ``exclude`` names (relative to ``exclude_root``, default ``root``: the
@@ -268,30 +287,51 @@ def _warn_of_defaults(suite: Suite, root: Path, used: set[Path | None], how: str
             suite.name, folder, [relative_path(p, root) for p in suite.nearby_configs], how))
 
 
-def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
-    """Suites named in ``adk-eval.yaml``; paths are relative to its folder.
+def _suite_eval_sets(
+    config: ProjectConfig, config_path: Path, index: int, skip: Exclusion,
+) -> list[Path]:
+    """The eval set files the globs of suite ``index`` match, less those ``skip``
+    excludes.
 
     Raises:
-        ConfigError: a suite's agent folder is missing, an eval set glob matches nothing, or
-            its eval config does not exist (each naming the file and field).
+        ConfigError: a glob matches no file (or too many), or ``exclude`` leaves none.
     """
+    spec, where = config.suites[index], f"suites[{index}].eval_sets"
+    eval_sets: list[Path] = []
+    for pattern in spec.eval_sets:
+        try:
+            matches = expand_glob(str(config.root / pattern))
+        except FileLimitError as e:
+            raise ConfigError(config_path, str(e), where) from e
+        if not matches:
+            raise ConfigError(config_path, f"eval set glob {pattern!r} matches no file", where)
+        eval_sets.extend(Path(m).resolve() for m in matches if not skip(Path(m)))
+    if not eval_sets:
+        raise ConfigError(config_path, f"`exclude` leaves suite `{spec.name}` no eval set",
+                          where)
+    return eval_sets
+
+
+def suites_from_config(
+    config: ProjectConfig, config_path: Path, exclude: Exclusion | None = None,
+) -> list[Suite]:
+    """Suites named in ``adk-eval.yaml``; paths are relative to its folder. The eval sets
+    its ``exclude`` names are left out of every suite's globs (as out of discovery);
+    ``exclude`` is the caller's :class:`Exclusion` of them, to ask what it excluded.
+
+    Raises:
+        ConfigError: a suite's agent folder is missing, an eval set glob matches nothing,
+            ``exclude`` leaves a suite no eval set, or its eval config does not exist (each
+            naming the file and field).
+    """
+    skip = exclude if exclude is not None else Exclusion(config.exclude, config.root)
     suites: list[Suite] = []
     for index, spec in enumerate(config.suites):
         agent = (config.root / spec.agent).resolve()
         where = f"suites[{index}]"
         if not agent.is_dir():
             raise ConfigError(config_path, f"agent folder {spec.agent} not found", f"{where}.agent")
-        eval_sets: list[Path] = []
-        for pattern in spec.eval_sets:
-            try:
-                matches = expand_glob(str(config.root / pattern))
-            except FileLimitError as e:
-                raise ConfigError(config_path, str(e), f"{where}.eval_sets") from e
-            if not matches:
-                raise ConfigError(
-                    config_path, f"eval set glob {pattern!r} matches no file", f"{where}.eval_sets"
-                )
-            eval_sets.extend(Path(m).resolve() for m in matches)
+        eval_sets = _suite_eval_sets(config, config_path, index, skip)
         eval_config = (config.root / spec.eval_config).resolve() if spec.eval_config else None
         if eval_config is None:
             # As discovery (project.layout): the one the eval sets share, when they do.
@@ -315,3 +355,34 @@ def suites_from_config(config: ProjectConfig, config_path: Path) -> list[Suite]:
         how = f"name it as `eval_config:` of suite `{suite.name}` in {config_path.name}"
         _warn_of_defaults(suite, config.root, used, how)
     return suites
+
+
+def suites_under(
+    suites: list[Suite], paths: list[Path], workdir: Path, config: Path,
+) -> list[Suite]:
+    """The suites of adk-eval.yaml (``config``) that ``paths`` (the ``run``/``plan`` PATHS,
+    absolute) select: those whose agent folder or one of whose eval sets is a path or lies
+    under one; all of them when a path is ``workdir`` itself (the default ``.``).
+
+    Raises:
+        ConfigError: there are suites, and the paths select none (naming the suites
+            and their agents).
+    """
+    targets = [p.resolve() for p in paths]
+    if not suites or workdir.resolve() in targets:
+        return suites
+
+    def under(path: Path) -> bool:
+        resolved = path.resolve()
+        return any(resolved == t or t in resolved.parents for t in targets)
+
+    chosen = [s for s in suites if (s.agent_dir is not None and under(s.agent_dir))
+              or any(under(e) for e in s.eval_set_paths)]
+    if not chosen:
+        given = ", ".join(relative_path(p, workdir) for p in paths)
+        named = "; ".join(f"{s.name} (agent {relative_path(s.agent_dir, workdir)})"
+                          for s in suites if s.agent_dir is not None)
+        raise ConfigError(given, f"no suite of {relative_path(config, workdir)} has its agent "
+                          f"or an eval set under it ({named}): pass one of their folders, or "
+                          "no path for all")
+    return chosen

@@ -73,15 +73,36 @@ def eval_set_patterns(files: Iterable[Path], root: Path) -> list[str]:
     return sorted(patterns)
 
 
-def project_config_text(suites: list[SuiteEntry], num_runs: int) -> str:
-    """The ``adk-eval.yaml`` naming ``suites``, with ``num_runs`` for all of them."""
+def exclude_pattern(path: str) -> str:
+    """``path`` (POSIX, relative to adk-eval.yaml's folder) as a gitignore-style pattern
+    that names that one file: anchored with a leading ``/``, and ``\\``, ``*``, ``?``,
+    ``[``, ``]``, ``!``, ``#`` and a trailing blank escaped with a backslash (git's
+    gitignore rules, which ``exclude`` follows)."""
+    escaped = "".join("\\" + c if c in "\\*?[]!#" else c for c in path)
+    if escaped.endswith(" "):
+        escaped = escaped[:-1] + "\\ "
+    return "/" + escaped
+
+
+def project_config_text(
+    suites: list[SuiteEntry], num_runs: int, excluded: Iterable[str] = (),
+) -> str:
+    """The ``adk-eval.yaml`` naming ``suites``, with ``num_runs`` for all of them and the
+    eval set files ``excluded`` (paths relative to it) in ``exclude``, with why."""
     lines = [
         SCHEMA_LINE,
         "# Written by `adk-eval-action init` from the suites it found (README.md, \"Discovery\").",
         "# Edit freely: paths are relative to this file; `adk-eval-action plan` shows the cost.",
         f"num_runs: {num_runs}   # runs of each eval case; a suite's own num_runs wins",
-        "suites:",
     ]
+    if excluded:
+        lines += [
+            "# Eval sets without an eval case to run (`adk web` saves a new eval set or case",
+            "# empty); every run would refuse them. Remove a line once its file has eval cases.",
+            "exclude:",
+            *(f"  - {_scalar(exclude_pattern(path))}" for path in excluded),
+        ]
+    lines.append("suites:")
     for suite in suites:
         lines += [
             f"  - name: {_scalar(suite.name)}",

@@ -273,6 +273,7 @@ ErrorKind = Literal[
     "inference",
     "metric",
     "metric_code",
+    "judge_answer",
     "baseline",
     "internal",
     "interrupted",
@@ -296,7 +297,9 @@ class ErrorRecord(BaseModel):
     function that does not import), ``inference`` (ADK could not run a case, or evaluate
     its metrics, for another reason), ``metric`` (a metric ADK's evaluator left NOT_EVALUATED),
     ``metric_code`` (a metric that raised while scoring, gave a non-finite score or no
-    per-invocation result per invocation: its code failed, not the agent), ``baseline``,
+    per-invocation result per invocation: its code failed, not the agent),
+    ``judge_answer`` (a rubric metric left NOT_EVALUATED because the judge model's answer
+    gave no usable verdict: the judge's fault, not the agent's), ``baseline``,
     ``internal`` (a bug here), ``interrupted`` (a signal), ``budget`` (the run's budget
     was spent, or the plan needed more than it: calls were not made). ``file`` is relative
     to the repository root; ``line`` (from 1) is set when the place in it is known (an

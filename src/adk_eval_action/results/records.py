@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from adk_eval_action.results.model import ErrorRecord, SuiteRecord
+from adk_eval_action.project.config import GateConfig
+from adk_eval_action.results.model import (
+    ErrorKind,
+    ErrorRecord,
+    MetricResult,
+    RunResults,
+    SuiteRecord,
+)
 
 METRIC_ERROR_HINT = "its eval case cannot pass while it is not evaluated"
 """The hint of every ``metric`` record of :func:`metric_errors`. Whether such a case fails or
@@ -17,6 +24,20 @@ METRIC_CODE_HINT = (
     "function its code_config.name names); the run is incomplete until every metric scores"
 )
 """The hint of every ``metric_code`` record of :func:`metric_errors`."""
+
+JUDGE_ANSWER_HINT = (
+    "no verdict on the agent: rerun, or use a stronger judge_model or more num_samples; "
+    "a gate.not_evaluated you set (fail or warn) decides such cases instead"
+)
+"""The hint of every ``judge_answer`` record of :func:`metric_errors`."""
+
+NO_VERDICT = "the judge's answer gave no verdict for it"
+NOT_YES_OR_NO = "the judge's verdict was neither yes nor no"
+EMPTY_ANSWER = "the judge's answer was empty"
+UNPARSABLE_ANSWER = "the judge's answer was not in ADK's ID/Property/Rationale/Verdict format"
+JUDGE_ANSWER_REASONS = frozenset({NO_VERDICT, NOT_YES_OR_NO, EMPTY_ANSWER, UNPARSABLE_ANSWER})
+"""Why a rubric sent to the judge has no verdict when the judge model answered, but not in
+a form google-adk reads as a verdict (``adk.verdicts``): the judge's fault."""
 
 MAX_LISTED_EVAL_SETS = 4
 """Eval sets a :func:`metric_errors` message names before ``… and N more``."""
@@ -64,8 +85,20 @@ def _set_names(record: SuiteRecord) -> dict[int, str]:
     }
 
 
-_Key = tuple[str, str, bool]
-"""(metric name, reason, whether its code failed)."""
+_Key = tuple[str, str, ErrorKind]
+"""(metric name, reason, the error kind: :func:`_unscored_kind`)."""
+
+
+def _unscored_kind(metric: MetricResult) -> ErrorKind:
+    """``metric_code`` for a metric that errored (its code failed), ``judge_answer`` for a
+    rubric metric not evaluated only because the judge's answers gave no usable verdict
+    (:data:`JUDGE_ANSWER_REASONS` for every rubric without one), else ``metric``."""
+    if metric.status.value == "error":
+        return "metric_code"
+    gaps = [r for r in metric.rubrics if r.score is None]
+    if gaps and all(r.reason in JUDGE_ANSWER_REASONS for r in gaps):
+        return "judge_answer"
+    return "metric"
 
 
 def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, list[str]]]]:
@@ -86,12 +119,22 @@ def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, 
                     # A judge that could not be reached, or that the API does not know: said
                     # once for the suite (engine.model_errors).
                     continue
-                key = (metric.metric_name, reason, metric.status.value == "error")
+                key = (metric.metric_name, reason, _unscored_kind(metric))
                 runs[key] += 1
                 ids = cases.setdefault(key, {}).setdefault(index, [])
                 if case.eval_id not in ids:
                     ids.append(case.eval_id)
     return runs, cases
+
+
+_MESSAGES = {
+    "metric_code": "the code of `{metric}` failed in {where}: {reason}",
+    "judge_answer": "the judge model answered off-format: `{metric}` not evaluated in "
+    "{where}: {reason}",
+    "metric": "`{metric}` not evaluated in {where}: {reason}",
+}
+_HINTS = {"metric_code": METRIC_CODE_HINT, "judge_answer": JUDGE_ANSWER_HINT,
+          "metric": METRIC_ERROR_HINT}
 
 
 def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
@@ -101,32 +144,31 @@ def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
 
     A metric that raised while scoring or gave a non-finite score or one outside the range
     it declared (status ``error``) is a fault of the metric's code, not of the agent: kind
-    ``metric_code``, which makes the run incomplete (exit 2). One that was not evaluated
-    (ADK's NOT_EVALUATED: a judge without a usable verdict, a rubric without one) is kind
-    ``metric``, counted by the gate's ``not_evaluated`` setting. ``file``/``eval_set_id`` are
+    ``metric_code``, which makes the run incomplete (exit 2). A rubric metric not evaluated
+    because the judge model answered off-format (no usable verdict for its rubrics) is kind
+    ``judge_answer``, which makes the run incomplete too unless the gate's
+    ``not_evaluated`` is set (:func:`judge_answers_decided_by_gate`). One not evaluated for
+    another reason (ADK's NOT_EVALUATED) is kind ``metric``, counted by the gate's
+    ``not_evaluated`` setting. ``file``/``eval_set_id`` are
     set when one eval set was hit, ``eval_id`` when one eval case was."""
     runs, cases = _unscored(record)
     names = _set_names(record)
     errors = []
     for key, per_set in cases.items():
-        metric_name, reason, code_failed = key
+        metric_name, reason, kind = key
         where = affected_text(runs[key], {names[i]: ids for i, ids in per_set.items()})
         one_set = record.eval_sets[next(iter(per_set))] if len(per_set) == 1 else None
         only_case = next(iter(per_set.values())) if one_set else []
         errors.append(
             ErrorRecord(
-                kind="metric_code" if code_failed else "metric",
-                message=(
-                    f"the code of `{metric_name}` failed in {where}: {reason}"
-                    if code_failed
-                    else f"`{metric_name}` not evaluated in {where}: {reason}"
-                ),
+                kind=kind,
+                message=_MESSAGES[kind].format(metric=metric_name, where=where, reason=reason),
                 suite=record.name,
                 file=one_set.file if one_set else None,
                 eval_set_id=one_set.eval_set_id if one_set else None,
                 eval_id=only_case[0] if len(only_case) == 1 else None,
                 metric=metric_name,
-                hint=METRIC_CODE_HINT if code_failed else METRIC_ERROR_HINT,
+                hint=_HINTS[kind],
             )
         )
     return errors
@@ -135,8 +177,20 @@ def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
 def is_metric_error(error: ErrorRecord) -> bool:
     """Whether ``error`` is one of :func:`metric_errors` (recomputed, never merged)."""
     return error.metric is not None and (error.kind, error.hint) in (
-        ("metric", METRIC_ERROR_HINT), ("metric_code", METRIC_CODE_HINT)
+        ("metric", METRIC_ERROR_HINT), ("metric_code", METRIC_CODE_HINT),
+        ("judge_answer", JUDGE_ANSWER_HINT),
     )
+
+
+def judge_answers_decided_by_gate(results: RunResults, gate: GateConfig) -> None:
+    """When the user set ``gate.not_evaluated`` (fail or warn), makes the ``judge_answer``
+    errors of ``results`` (in place) kind ``metric``, which that setting decides, instead of
+    making the run incomplete; nothing when it was left unset (its default applies)."""
+    if "not_evaluated" not in gate.model_fields_set:
+        return
+    for error in results.all_errors():
+        if error.kind == "judge_answer":
+            error.kind = "metric"
 
 
 def lower_is_better_votes(record: SuiteRecord, candidates: set[str] | None = None) -> Counter[str]:

@@ -28,7 +28,13 @@ from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
+from adk_eval_action.project.discovery import (
+    Exclusion,
+    Suite,
+    discover_suites,
+    suites_from_config,
+    suites_under,
+)
 from adk_eval_action.results.model import (
     ErrorRecord,
     ModelCallCounts,
@@ -78,7 +84,8 @@ def _git_head(root: Path) -> tuple[str | None, str | None]:
 
 def find_suites(request: RunRequest) -> list[Suite]:
     """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
-    directory), else discovered under the ``paths`` setting. A ``num_runs`` given as a flag
+    directory: those the ``paths`` setting selects, :func:`_selected`), else discovered
+    under the ``paths`` setting. A ``num_runs`` given as a flag
     or input wins over each suite's own.
 
     Raises:
@@ -90,16 +97,20 @@ def find_suites(request: RunRequest) -> list[Suite]:
     if missing:
         raise ConfigError(", ".join(missing), "no such file or folder")
     suites: list[Suite] = []
+    exclude = Exclusion(project.exclude, project.root)
     if request.config_path is not None:
         log.info("config: %s", _shown(request.config_path, root))
         try:
-            suites = suites_from_config(project, request.config_path) if project.suites else []
+            suites = (suites_from_config(project, request.config_path, exclude)
+                      if project.suites else [])
         except ConfigError as e:
             raise e.relative_to(request.repository_root) from e
+        suites = _selected(suites, request)
     if not suites:
-        suites = discover_suites(
-            [request.path(p) for p in paths], root, project.exclude, exclude_root=project.root
-        )
+        suites = discover_suites([request.path(p) for p in paths], root, exclude)
+    for pattern in exclude.unused():
+        log.warning("`exclude` pattern %r of %s matches no eval set (relative to its folder): "
+                    "fix it or remove it", pattern, _shown(request.config_path or root, root))
     if not suites:
         raise ConfigError(
             ", ".join(str(p) for p in paths),
@@ -112,6 +123,17 @@ def find_suites(request: RunRequest) -> list[Suite]:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs
     return suites
+
+
+def _selected(suites: list[Suite], request: RunRequest) -> list[Suite]:
+    """The suites of adk-eval.yaml that the ``paths`` setting selects (``suites_under``),
+    said when it leaves some out."""
+    paths, config = request.settings.paths, request.config_path or request.workdir
+    chosen = suites_under(suites, [request.path(p) for p in paths], request.workdir, config)
+    if len(chosen) < len(suites):
+        log.info("suites under %s: %s (of %d in %s)", ", ".join(str(p) for p in paths),
+                 ", ".join(s.name for s in chosen), len(suites), _shown(config, request.workdir))
+    return chosen
 
 
 def check_inside(suites: list[Suite], root: Path) -> None:

@@ -9,13 +9,16 @@ of the remote's default branch (``origin/HEAD``; ``main`` when unknown).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from adk_eval_action.errors import ConfigError
+from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.git import Git, GitError
 from adk_eval_action.project.discovery import Suite, discover_suites, relative_path
 from adk_eval_action.project.layout import DEFAULT_CRITERIA
@@ -38,24 +41,55 @@ REQUIREMENTS = ("requirements.txt", "pyproject.toml")
 
 class InitResult(BaseModel):
     """What ``init`` did: the files it wrote and those it left because they exist
-    (absolute paths), and the suites written."""
+    (absolute paths), the suites written, and the eval sets it excluded (``excluded``,
+    relative to the working directory) because they hold no eval case."""
 
     written: list[Path]
     kept: list[Path]
     suites: list[SuiteEntry]
+    excluded: list[str] = []
 
 
 def _posix(path: Path, root: Path) -> str:
     return Path(relative_path(path, root)).as_posix()
 
 
-def suite_entries(suites: list[Suite], root: Path) -> list[SuiteEntry]:
+def _no_turns(case: Any) -> bool:
+    return (isinstance(case, dict) and case.get("conversation") == []
+            and not {"conversation_scenario", "conversationScenario"} & set(case))
+
+
+def holds_no_eval_case(path: Path) -> bool:
+    """Whether the eval set file ``path`` holds no eval case to run: an empty list, or
+    ``eval_cases`` (``evalCases``) empty or only of cases with an empty ``conversation``.
+    These are the files ``adk.evalsets.load_eval_set`` refuses for having no eval case
+    (``NO_CASES``) or leaves with none (``NO_TURNS``), as ``adk web`` saves a new eval set
+    or case; read as JSON here, without importing google-adk (seconds ``init`` need not
+    spend). A file that cannot be read or parsed says no: ``run`` reports what is wrong."""
+    try:
+        data = json.loads(read_bytes(path, MAX_DATA_BYTES).decode("utf-8-sig"))
+    except (OSError, FileLimitError, ValueError, RecursionError):
+        return False
+    if isinstance(data, dict):
+        cases = data.get("eval_cases", data.get("evalCases"))
+        return isinstance(cases, list) and all(_no_turns(c) for c in cases)
+    return isinstance(data, list) and not data
+
+
+def suite_entries(
+    suites: list[Suite], root: Path, empty: frozenset[Path] = frozenset(),
+) -> list[SuiteEntry]:
     """The suites with an agent, as ``adk-eval.yaml`` names them (paths relative to
-    ``root``); a suite without one is left out with a warning saying why."""
+    ``root``); a suite without one, or whose eval sets are all in ``empty`` (hold no eval
+    case), is left out with a warning saying why."""
     entries = []
     for suite in suites:
         if suite.agent_dir is None:
             log.warning("suite %s left out: %s", suite.name, suite.agent_error)
+            continue
+        if all(p in empty for p in suite.eval_set_paths):
+            log.warning("suite %s left out: none of its eval sets holds an eval case yet "
+                        "(`adk web` saves a new one empty)", suite.name)
             continue
         entries.append(SuiteEntry(
             name=suite.name,
@@ -94,35 +128,47 @@ def _write_new(path: Path, text: str, shown: str) -> bool:
     return True
 
 
-def init_project(workdir: Path, paths: list[Path], num_runs: int) -> InitResult:
-    """Discovers the suites under ``paths`` (relative to ``workdir``), then writes
-    ``workdir/adk-eval.yaml`` and the repository's ``.github/workflows/adk-eval.yml``,
-    each only when it does not exist.
-
-    Raises:
-        ConfigError: a path does not exist, or no suite with an agent was found.
-    """
-    suites = discover_suites([workdir / p for p in paths], workdir)
-    entries = suite_entries(suites, workdir)
-    if not entries:
-        raise ConfigError(", ".join(str(p) for p in paths), (
-            "no eval sets with an agent found (*.evalset.json or *.test.json under a folder "
-            "ADK can load as an agent, or beside one): nothing to write"))
+def _say(entries: list[SuiteEntry], excluded: list[str], suites: list[Suite]) -> None:
+    """Logs the suites written, the eval sets excluded, and discovery's warnings."""
     for entry in entries:
         config = entry.eval_config or DEFAULT_CRITERIA
         shown = [visible(x, keep="") for x in (entry.name, entry.agent,
                                                  ", ".join(entry.eval_sets), config)]
         log.info("suite %s: agent %s, eval sets %s, eval config %s", *shown)
+    for name in excluded:
+        log.warning("%s left out (`exclude` in adk-eval.yaml): it holds no eval case yet",
+                    visible(name, keep=""))
     for warning in (w for s in suites for w in s.warnings):
         log.warning("%s", warning)
+
+
+def init_project(workdir: Path, paths: list[Path], num_runs: int) -> InitResult:
+    """Discovers the suites under ``paths`` (relative to ``workdir``), then writes
+    ``workdir/adk-eval.yaml`` and the repository's ``.github/workflows/adk-eval.yml``,
+    each only when it does not exist. Eval sets that hold no eval case
+    (:func:`holds_no_eval_case`) are written in ``exclude`` (every run would refuse them).
+
+    Raises:
+        ConfigError: a path does not exist, or no suite with an agent was found.
+    """
+    suites = discover_suites([workdir / p for p in paths], workdir)
+    empty = frozenset(p for s in suites for p in s.eval_set_paths if holds_no_eval_case(p))
+    entries = suite_entries(suites, workdir, empty)
+    excluded = sorted(_posix(p, workdir) for s in suites for p in s.eval_set_paths
+                      if p in empty and any(e.name == s.name for e in entries))
+    if not entries:
+        raise ConfigError(", ".join(str(p) for p in paths), (
+            "no eval sets with an agent and an eval case found (*.evalset.json or *.test.json "
+            "under a folder ADK can load as an agent, or beside one): nothing to write"))
+    _say(entries, excluded, suites)
     top, branch = _repository(workdir)
     working_directory = _posix(workdir, top) if workdir.resolve() != top.resolve() else "."
     requirements = next(([r] for r in REQUIREMENTS if (workdir / r).is_file()), [])
     files = [
-        (workdir / CONFIG_FILE, project_config_text(entries, num_runs)),
+        (workdir / CONFIG_FILE, project_config_text(entries, num_runs, excluded)),
         (top / WORKFLOW_FILE, workflow_text(branch, working_directory, requirements)),
     ]
-    result = InitResult(written=[], kept=[], suites=entries)
+    result = InitResult(written=[], kept=[], suites=entries, excluded=excluded)
     for path, text in files:
         relative = Path(os.path.relpath(path, workdir)).as_posix()
         (result.written if _write_new(path, text, relative) else result.kept).append(path)

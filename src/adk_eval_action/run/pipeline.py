@@ -59,6 +59,7 @@ from adk_eval_action.results.model import (
     RunResults,
     ShardInfo,
 )
+from adk_eval_action.results.records import judge_answers_decided_by_gate
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
@@ -183,9 +184,10 @@ def comment_context(
     the CLI (the ``summary_out`` and ``html_out`` settings). ``history``: the default
     branch's history and the baseline's trust record (:func:`.history.history_context`)."""
     gate_config = request.settings.gate
+    skeleton = results.skeleton if isinstance(results, ScoreTable) else results
+    judge_answers_decided_by_gate(skeleton, gate_config)
     comparison = history_context(results, baseline, baseline_note, gate_config, history)
     comparison.adaptive = adaptive
-    skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     gate = decide(comparison, gate_config)
     html = html_path(request, target)
     context = CommentContext(

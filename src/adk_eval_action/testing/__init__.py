@@ -1,5 +1,8 @@
-"""Test and demo tools: offline stand-ins for the models an evaluation calls, and how
-GitHub's runner starts the action (``runner``).
+"""Offline stand-ins for the models an evaluation calls, a public API for testing ADK agents
+with no network and no keys (README.md, "Testing your agent offline"): the fake Gemini API
+(``gemini_fake``, answering from ``gemini_script``, with ``gemini_faults``) and the stand-in
+models (``standins``: ``ScriptedLlm``, ``StandInJudge``, ``register_standins``). Also how
+GitHub's runner starts the action (``runner``), for this repository's tests and benchmarks.
 
 Nothing here is imported by the action itself, and importing this package registers nothing.
 """
