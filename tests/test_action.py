@@ -559,7 +559,7 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
 
 
 def test_requirements_moving_adk_out_of_range_is_said_clearly(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname='agent'\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='agent'\ndependencies=['six']\n")
     versions = iter(["2.13.0", "1.2.0"])
     monkeypatch.setattr(requirements_module, "package_version", lambda name: next(versions))
     ok = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0)  # noqa: E731
@@ -569,6 +569,70 @@ def test_requirements_moving_adk_out_of_range_is_said_clearly(tmp_path, monkeypa
         install_requirements(["pyproject.toml"], tmp_path, run=ok)
     with pytest.raises(RequirementsError, match="not a file"):
         install_requirements(["missing.txt"], tmp_path, run=ok)
+
+
+APP_PYPROJECT = """\
+[project]
+name = "customer-service"
+version = "0.1.0"
+dependencies = [
+    "google-adk>=1.23",
+    "requests[socks] >= 2.31 ; python_version >= '3.10'",
+    "tabulate",
+]
+
+[project.optional-dependencies]
+dev = ["pytest"]
+"""
+
+
+def test_a_pyproject_installs_its_dependencies_without_building_the_project(tmp_path):
+    """adk-samples' shape: an app pyproject (no [build-system]) beside the agent package
+    and an ``eval/`` folder, which setuptools refuses to build ("Multiple top-level
+    packages discovered in a flat-layout"). ``requirements: pyproject.toml`` (what ``init``
+    writes) and the folder alike give the installer the [project].dependencies, as packaging
+    normalises them, and never the project's folder; optional dependencies are left out."""
+    app = tmp_path / "python" / "agents" / "customer-service"
+    for package in ("customer_service", "eval"):
+        (app / package).mkdir(parents=True)
+        (app / package / "__init__.py").write_text("")
+    (app / "pyproject.toml").write_text(APP_PYPROJECT)
+    wanted = ["google-adk>=1.23", 'requests[socks]>=2.31; python_version >= "3.10"',
+              "tabulate"]
+    commands: list[list[str]] = []
+
+    def installer(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess:
+        commands.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    for spec in ("pyproject.toml", "."):
+        commands.clear()
+        install_requirements([spec], app, run=installer, root=tmp_path)
+        [command] = commands
+        assert command[len(requirements_module.installer_command()):] == wanted
+        assert not any(str(app) in arg for arg in command)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[tool.poetry]\nname = "a"\n', "pyproject.toml has no [project] table"),
+    ('[project]\nname = "a"\ndynamic = ["dependencies"]\n', "declares its dependencies dynamic"),
+    ('[project]\nname = "a"\ndependencies = ["--index-url=http://evil.example/simple"]\n',
+     "'--index-url=http://evil.example/simple' in [project].dependencies is not a requirement"),
+    ("[project\n", "pyproject.toml: cannot read it as TOML"),
+])
+def test_a_pyproject_whose_dependencies_cannot_be_read_is_refused(tmp_path, text, says):
+    (tmp_path / "pyproject.toml").write_text(text)
+    ran: list[Any] = []
+    with pytest.raises(RequirementsError, match=re.escape(says)):
+        install_requirements(["pyproject.toml"], tmp_path, run=lambda *a, **k: ran.append(a))
+    assert not ran
+
+
+def test_a_pyproject_without_dependencies_installs_nothing(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "a"\n')
+    ran: list[Any] = []
+    install_requirements(["pyproject.toml"], tmp_path, run=lambda *a, **k: ran.append(a))
+    assert not ran
 
 
 # --------------------------------------------------------------------------- fork recipe

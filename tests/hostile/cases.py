@@ -825,6 +825,15 @@ def _paths_select_no_suite(ws: Workspace) -> None:
     ws.inputs["paths"] = ELSEWHERE
 
 
+def _pyproject_dependency_is_an_option(ws: Workspace) -> None:
+    """The requirements input names a pyproject whose "dependency" is an installer option
+    (another package index) with a workflow command after it."""
+    (ws.root / "pyproject.toml").write_text(
+        '[project]\nname = "a"\ndependencies = ["--index-url=http://evil.example/simple '
+        '::error::x"]\n')
+    ws.inputs["requirements"] = "pyproject.toml"
+
+
 # --------------------------------------------------------------------------- 9: waits
 
 API_LIMITS = {"adk_eval_action.github.transport.MAX_WAIT_S": 1.0,
@@ -1225,6 +1234,10 @@ CASES: list[Case] = [
          r"no suite of adk-eval\.yaml has its agent or an eval set under it \(travel \(agent "
          r"travel_agent\)\)", evaluated=False,
          check=_stop_posted("else &lt;img src=x&gt; @\u200boctocat")),
+    Case("k8-pyproject-dependency-is-an-installer-option", 8,
+         _pyproject_dependency_is_an_option, 2,
+         r"requirements: pyproject\.toml: '--index-url=http://evil\.example/simple ::error::x' "
+         r"in \[project\]\.dependencies is not a requirement", evaluated=False),
     Case("k8-results-path-is-the-baseline-file", 8, _results_path_is_the_baseline, 2,
          r"the results file would overwrite the baseline file it compares with \(--baseline "
          r"link\.json\)", evaluated=False, recorded=False, check=_baseline_kept),

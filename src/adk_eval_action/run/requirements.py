@@ -16,19 +16,21 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from adk_eval_action.errors import AdkEvalActionError
-from adk_eval_action.files import inside_root
+from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, inside_root, read_text
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.results.model import package_version
+from adk_eval_action.text import visible
 
 __all__ = [
-    "RequirementsError", "install_requirements", "restart_without_requirements",
-    "supported_adk_range",
+    "RequirementsError", "install_requirements", "pyproject_requirements",
+    "restart_without_requirements", "supported_adk_range",
 ]
 
 log = logging.getLogger(__name__)
@@ -38,15 +40,73 @@ class RequirementsError(AdkEvalActionError):
     """The user's requirements could not be installed, or moved google-adk out of range."""
 
 
+def _load_toml(path: Path, shown: str) -> Any:
+    """The parsed TOML of ``path`` (Python's ``tomllib``, 3.11+; ``tomli`` on 3.10), at
+    most ``files.MAX_CONFIG_BYTES``.
+
+    Raises:
+        RequirementsError: unreadable, too large, or not valid TOML (naming ``shown``).
+    """
+    try:
+        toml = importlib.import_module("tomllib")
+    except ModuleNotFoundError:  # Python 3.10
+        toml = importlib.import_module("tomli")
+    try:
+        return toml.loads(read_text(path, MAX_CONFIG_BYTES))
+    except (OSError, FileLimitError, UnicodeDecodeError, ValueError) as e:
+        raise RequirementsError(f"requirements: {shown}: cannot read it as TOML: {e}") from e
+
+
+def pyproject_requirements(path: Path, shown: str) -> list[str]:
+    """The requirement strings of a ``pyproject.toml``'s ``[project].dependencies`` (PEP
+    621), each checked and normalised by ``packaging`` (as pip parses them), so that the
+    installer gets the agent's dependencies without building the project itself (an app's
+    pyproject often has no ``[build-system]`` and a flat layout setuptools refuses to
+    build). ``[project.optional-dependencies]`` are not installed.
+
+    Raises:
+        RequirementsError: no ``[project]`` table, dependencies declared ``dynamic``, or an
+            entry that is not a requirement (an installer option such as ``--index-url``
+            too), each naming ``shown``.
+    """
+    project = _load_toml(path, shown).get("project")
+    if not isinstance(project, dict):
+        raise RequirementsError(f"requirements: {shown} has no [project] table: list the "
+                                "agent's dependencies in [project].dependencies or in a "
+                                "requirements file")
+    if "dependencies" in (project.get("dynamic") or []):
+        raise RequirementsError(f"requirements: {shown} declares its dependencies dynamic, "
+                                "so they cannot be read without building the project: name "
+                                "a requirements file instead")
+    entries = project.get("dependencies") or []
+    if not isinstance(entries, list):
+        raise RequirementsError(f"requirements: {shown}: [project].dependencies is not a list")
+    found = []
+    for entry in entries:
+        try:
+            found.append(str(Requirement(str(entry))))
+        except InvalidRequirement as e:
+            raise RequirementsError(f"requirements: {shown}: {visible(str(entry), keep='')!r} "
+                                    f"in [project].dependencies is not a requirement: {e}") from e
+    return found
+
+
 def _pip_args(specs: Sequence[str], workdir: Path, root: Path) -> list[str]:
+    """The installer's arguments: ``-r FILE`` per requirements file, and the requirement
+    strings of each ``pyproject.toml`` (or folder holding one: :func:`pyproject_requirements`).
+
+    Raises:
+        OutsideRoot: a spec resolves outside ``root``.
+        RequirementsError: a spec is neither, or its pyproject cannot be read.
+    """
     args: list[str] = []
     for spec in specs:
         path = workdir / spec
         inside_root(path, root, "requirements")
+        if path.is_dir() and (path / "pyproject.toml").is_file():
+            path, spec = path / "pyproject.toml", f"{spec.rstrip('/')}/pyproject.toml"
         if path.name == "pyproject.toml" and path.is_file():
-            args.append(str(path.parent.resolve()))
-        elif path.is_dir() and (path / "pyproject.toml").is_file():
-            args.append(str(path.resolve()))
+            args += pyproject_requirements(path, spec)
         elif path.is_file():
             args += ["-r", spec]
         else:
@@ -72,9 +132,11 @@ def install_requirements(
     """Install the user's agent dependencies into this environment.
 
     Each spec (relative to ``workdir``) is a requirements file (``-r``), a
-    ``pyproject.toml``, or a folder holding one. The installer is the ``uv`` beside this
-    Python when there is one (our image carries uv and no pip; ``uv pip install --python``
-    installs into this interpreter's environment), else this Python's pip. ``run`` is
+    ``pyproject.toml``, or a folder holding one, whose ``[project].dependencies`` are
+    installed (:func:`pyproject_requirements`; the project itself is not built). The
+    installer is the ``uv`` beside this Python when there is one (our image carries uv and
+    no pip; ``uv pip install --python`` installs into this interpreter's environment), else
+    this Python's pip. ``run`` is
     ``subprocess.run`` unless given. Every spec must lie inside ``root`` (the repository
     root; default ``workdir``). ``env`` is the installer's environment (default: this
     process's); the action gives it one without its token, as the agent gets.
@@ -85,6 +147,9 @@ def install_requirements(
             outside the range this package supports (:func:`supported_adk_range`).
     """
     args = _pip_args(specs, workdir, root or workdir)
+    if not args:
+        log.info("requirements: %s list no dependency: nothing to install", ", ".join(specs))
+        return
     before = package_version("google-adk")
     command = installer_command() + args
     log.info("$ %s", " ".join(command))
