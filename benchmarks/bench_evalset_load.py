@@ -1,6 +1,6 @@
 """Loading a 10,000-case eval set: the eval-id line lookup as one linear scan
 (``project.eval_ids.eval_id_lines``) beside the pattern-per-eval-id search it replaced,
-and the whole ``adk.evalsets.load_eval_set`` (most of which is ADK's own ``EvalSet``
+and the whole ``adk.files.evalsets.load_eval_set`` (most of which is ADK's own ``EvalSet``
 validation).
 
     python benchmarks/bench_evalset_load.py [CASES]
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from _measure import timed
 
-from adk_eval_action.adk.evalsets import load_eval_set
+from adk_eval_action.adk.files.evalsets import load_eval_set
 from adk_eval_action.project.eval_ids import eval_id_lines
 
 

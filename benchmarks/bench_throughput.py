@@ -172,7 +172,8 @@ def import_seconds(root: Path) -> float:
     """google-adk's import as any evaluation pays it: the evaluation service, the runner
     that runs agents (and our CLI and scheduler)."""
     code = ("import google.adk.evaluation.local_eval_service, google.adk.runners, "
-            "adk_eval_action.cli, adk_eval_action.adk.scheduler, adk_eval_action.adk.preflight")
+            "adk_eval_action.cli, adk_eval_action.adk.evaluate.scheduler, "
+            "adk_eval_action.adk.evaluate.preflight")
     return wall([sys.executable, "-c", code], root, 0.0)
 
 

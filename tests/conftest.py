@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from click.testing import CliRunner, Result
 
-from adk_eval_action.adk.history import read_eval_history
+from adk_eval_action.adk.files.history import read_eval_history
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
@@ -385,7 +385,7 @@ def check_statuses(path: Path) -> None:
         for eval_set in suite.eval_sets:
             for case in eval_set.eval_cases:
                 for run in case.runs:
-                    # adk.case_failures words the agent's own exception so (issue 10).
+                    # adk.models.case_failures words the agent's own exception so (issue 10).
                     agent_raised = (run.error or "").startswith("the agent raised ")
                     expected = run_status(run.metrics, run.error, agent_raised)
                     assert run.status == expected, (case.eval_id, run)

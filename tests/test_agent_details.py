@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.adk.rescore import rescore_suite
+from adk_eval_action.adk.evaluate.rescore import rescore_suite
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import RunResults, SuiteRecord
 from adk_eval_action.results.shards import merge_parts

@@ -23,7 +23,7 @@ MAX_FUNCTION_LINES = 60
 
 @functools.cache
 def _modules() -> dict[str, Path]:
-    """Dotted name below the package (``adk.engine``) -> file."""
+    """Dotted name below the package (``adk.evaluate.engine``) -> file."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE).with_suffix("").parts

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from google.adk.evaluation.eval_config import EvalConfig
 
-from adk_eval_action.adk.evalconfig import effective_eval_config, load_eval_config
-from adk_eval_action.adk.preflight import SuiteToCheck, preflight
+from adk_eval_action.adk.evaluate.preflight import SuiteToCheck, preflight
+from adk_eval_action.adk.files.evalconfig import effective_eval_config, load_eval_config
 from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
 from conftest import CliRun, case_runs, load_json, metric, working_directory
 
@@ -214,7 +214,7 @@ def test_every_part_of_a_camelcase_config_is_read_as_its_snake_case_twin(tmp_pat
     from google.adk.evaluation.eval_config import get_eval_metrics_from_config
     from google.adk.evaluation.eval_metrics import ToolTrajectoryCriterion
 
-    from adk_eval_action.adk.criteria import criterion_field, judge_options, typed_criterion
+    from adk_eval_action.adk.files.criteria import criterion_field, judge_options, typed_criterion
 
     loaded = {}
     for name, data in (("camel", CAMEL_EVERYTHING), ("snake", SNAKE_EVERYTHING)):
@@ -245,8 +245,8 @@ def test_the_read_criterion_survives_adks_own_copy_of_it() -> None:
     from google.adk.evaluation.eval_config import get_eval_metrics_from_config
     from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalStatus
 
-    from adk_eval_action.adk.criteria import criterion_rubrics
-    from adk_eval_action.adk.lint import judge_model_for
+    from adk_eval_action.adk.files.criteria import criterion_rubrics
+    from adk_eval_action.adk.files.lint import judge_model_for
 
     config = load_eval_config(PACK / CONFIG).eval_config
     [metric] = [m for m in get_eval_metrics_from_config(config) if m.metric_name == RUBRIC]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.evalsets import load_eval_set
+from adk_eval_action.adk.files.evalsets import load_eval_set
 from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, annotation, log_to
 from adk_eval_action.report.format import code, fence, html_text, md
 from adk_eval_action.text import has_invisible, visible

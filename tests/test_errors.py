@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.adk.user_exits import UserExit, exits_as_errors
+from adk_eval_action.adk.models.user_exits import UserExit, exits_as_errors
 from adk_features import needs_case_rubrics_alone
 from conftest import CliRun, case_runs, load_json, metric
 
@@ -400,7 +400,7 @@ def test_an_eval_case_without_turns_is_an_eval_set_error_naming_the_case(
 def test_a_conversation_scenario_case_is_not_an_empty_case(tmp_path: Path) -> None:
     """A ``conversation_scenario`` case has no ``conversation``: it is kept, and only the
     case whose ``conversation`` is an empty list is left out."""
-    from adk_eval_action.adk.evalsets import load_eval_set
+    from adk_eval_action.adk.files.evalsets import load_eval_set
 
     path = _write(tmp_path / "s.evalset.json", {"eval_set_id": "s", "eval_cases": [
         {"eval_id": "scenario", "conversation_scenario": {
@@ -634,7 +634,7 @@ def test_field_locations_are_the_fields_the_user_wrote() -> None:
 
 
 def test_a_cut_json_file_names_the_position_of_what_is_unterminated(tmp_path: Path) -> None:
-    from adk_eval_action.adk.evalsets import load_eval_set
+    from adk_eval_action.adk.files.evalsets import load_eval_set
     from adk_eval_action.errors import EvalSetError
 
     path = _write(tmp_path / "cut.evalset.json", '{"eval_set_id": "x",\n "eval_cases": [{"eval_')

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.evalsets import ACCEPTED_SHAPES, NO_CASES, load_eval_set
+from adk_eval_action.adk.files.evalsets import ACCEPTED_SHAPES, NO_CASES, load_eval_set
 from adk_eval_action.errors import EvalSetError
 from conftest import SHARED
 

@@ -9,7 +9,7 @@ from google.adk.evaluation.eval_result import EvalCaseResult, EvalMetricResultPe
 from google.adk.evaluation.eval_rubrics import RubricScore
 from google.genai import types
 
-from adk_eval_action.adk.convert import MetricMeta, metric_result_from_adk
+from adk_eval_action.adk.files.convert import MetricMeta, metric_result_from_adk
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig

@@ -1,4 +1,4 @@
-"""The one evaluation harness (adk/harness.py) as the engine and re-scoring use it: real
+"""The one evaluation harness (adk/evaluate/harness.py) as the engine and re-scoring use it: real
 google-adk evaluation of the example agent, on the caller's event loop, leaving sys.path,
 sys.modules and the judge logger as they were."""
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.agent import AgentLoadError, ImportScope, load_agent
-from adk_eval_action.adk.engine import EngineSettings
-from adk_eval_action.adk.recording import JUDGE_LOGGER
-from adk_eval_action.adk.rescore import rescore_suite
-from adk_eval_action.adk.scheduler import evaluate_suite
+from adk_eval_action.adk.evaluate.engine import EngineSettings
+from adk_eval_action.adk.evaluate.recording import JUDGE_LOGGER
+from adk_eval_action.adk.evaluate.rescore import rescore_suite
+from adk_eval_action.adk.evaluate.scheduler import evaluate_suite
+from adk_eval_action.adk.models.agent import AgentLoadError, ImportScope, load_agent
 from adk_eval_action.project.discovery import Suite, discover_suites
 from adk_features import JUDGE_ERRORS_NOT_EVALUATED
 
@@ -211,10 +211,10 @@ def test_an_eval_case_adk_refuses_to_evaluate_is_an_inference_error(example_repo
     ``not_evaluated`` would count as the agent failing)."""
     from google.adk.evaluation.eval_config import EvalConfig
 
-    from adk_eval_action.adk.engine import CaseRun, evaluation_outcome, suite_record
-    from adk_eval_action.adk.evalsets import load_eval_set
-    from adk_eval_action.adk.harness import SuiteHarness
-    from adk_eval_action.adk.prepare import load_suite_inputs
+    from adk_eval_action.adk.evaluate.engine import CaseRun, evaluation_outcome, suite_record
+    from adk_eval_action.adk.evaluate.harness import SuiteHarness
+    from adk_eval_action.adk.files.evalsets import load_eval_set
+    from adk_eval_action.adk.files.prepare import load_suite_inputs
     from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS
 
     loaded = load_eval_set(example_repo / "travel_agent/eval/travel.evalset.json")

@@ -22,9 +22,9 @@ from google.adk.evaluation.eval_metrics import (
 )
 from pydantic import ValidationError
 
-from adk_eval_action.adk.convert import judge_model
-from adk_eval_action.adk.evalsets import load_eval_set
-from adk_eval_action.adk.lint import criterion_warnings, eval_set_warnings
+from adk_eval_action.adk.files.convert import judge_model
+from adk_eval_action.adk.files.evalsets import load_eval_set
+from adk_eval_action.adk.files.lint import criterion_warnings, eval_set_warnings
 from adk_features import needs_ignore_args
 from conftest import CliRun, load_json
 

@@ -1,4 +1,4 @@
-"""The cost plan (adk/plan.py, ``adk-eval-action plan``): its call counts are the calls the
+"""The cost plan (adk/evaluate/plan.py, ``adk-eval-action plan``): its call counts are the calls the
 stand-in models actually receive when the same suites are evaluated, and a hand count."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.engine import EngineSettings
-from adk_eval_action.adk.model_calls import ModelCalls
-from adk_eval_action.adk.scheduler import EngineHooks, evaluate_suites, plan_suites
+from adk_eval_action.adk.evaluate.engine import EngineSettings
+from adk_eval_action.adk.evaluate.scheduler import EngineHooks, evaluate_suites, plan_suites
+from adk_eval_action.adk.models.model_calls import ModelCalls
 from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.project.discovery import discover_suites
 from adk_features import needs_case_rubrics_alone

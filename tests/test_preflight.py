@@ -1,4 +1,4 @@
-"""Preflight (adk.preflight) on real ADK agents, registries and eval configs.
+"""Preflight (adk.evaluate.preflight) on real ADK agents, registries and eval configs.
 
 What is refused is checked against what ADK itself does with the same input: a Gemini
 client without credentials raises in google-genai, an unknown judge model raises in ADK's
@@ -21,8 +21,8 @@ from google.adk.models import LLMRegistry
 from google.adk.models.lite_llm import LiteLlm
 from google.adk.tools.agent_tool import AgentTool
 
-from adk_eval_action.adk.credentials import missing_google_credentials
-from adk_eval_action.adk.preflight import SuiteToCheck, check_suites, preflight
+from adk_eval_action.adk.evaluate.preflight import SuiteToCheck, check_suites, preflight
+from adk_eval_action.adk.models.credentials import missing_google_credentials
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.testing.standins import ScriptedLlm
 
@@ -364,9 +364,9 @@ def test_check_suites_walks_a_factory_agent_and_closes_what_it_opened(tmp_path: 
 def test_eval_sets_are_parsed_for_scenarios_only_when_a_file_names_the_field(
     tmp_path: Path, text: str, expected: bool
 ):
-    """adk.prepare.may_have_scenarios: the preflight parses a suite's eval sets (again:
+    """adk.files.prepare.may_have_scenarios: the preflight parses a suite's eval sets (again:
     the evaluation parses them too) only when one names the field, in either spelling."""
-    from adk_eval_action.adk.prepare import may_have_scenarios
+    from adk_eval_action.adk.files.prepare import may_have_scenarios
     from adk_eval_action.project.discovery import Suite
 
     plain = tmp_path / "plain.evalset.json"

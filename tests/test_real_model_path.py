@@ -505,7 +505,7 @@ def test_user_simulator_config_is_honoured(
 def test_an_unknown_user_simulator_model_of_a_scenario_suite_is_refused_before_any_call(
     example_repo: Path, cli: CliRun, gemini_api: GeminiFake
 ):
-    """The preflight reads the eval sets for scenarios (adk.prepare.may_have_scenarios) and
+    """The preflight reads the eval sets for scenarios (adk.files.prepare.may_have_scenarios) and
     so checks the simulator's model; nothing is called."""
     folder = example_repo / "travel_agent/scenarios"
     folder.mkdir()

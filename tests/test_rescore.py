@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.rescore import rescore_baseline, rescore_reason
+from adk_eval_action.adk.evaluate.rescore import rescore_baseline, rescore_reason
 from adk_eval_action.baseline.models import BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.io import load_results

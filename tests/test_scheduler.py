@@ -1,4 +1,5 @@
-"""One work pool for a whole evaluation (adk/pool.py, adk/scheduler.py): results in a fixed
+"""One work pool for a whole evaluation (adk/evaluate/pool.py, adk/evaluate/scheduler.py):
+results in a fixed
 order whatever order the work finishes in, suites and repeats interleaved, metrics right
 after each case's inference, per-model concurrency limits, progress lines. Real google-adk
 evaluation on counting stand-in models (tests/counting_models.py)."""
@@ -13,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.adk.engine import EngineSettings
-from adk_eval_action.adk.pool import Job, ProgressSnapshot, WorkPool
-from adk_eval_action.adk.scheduler import CASE_RUNS_PER_SLOT, EngineHooks, evaluate_suites
+from adk_eval_action.adk.evaluate.engine import EngineSettings
+from adk_eval_action.adk.evaluate.pool import Job, ProgressSnapshot, WorkPool
+from adk_eval_action.adk.evaluate.scheduler import CASE_RUNS_PER_SLOT, EngineHooks, evaluate_suites
 from adk_eval_action.project.discovery import discover_suites
 from counting_models import CALLS, register, thanks, weather, write_agent
 
@@ -182,7 +183,7 @@ def test_a_call_waiting_for_its_model_holds_no_slot_of_the_evaluation() -> None:
     from google.adk.models.llm_request import LlmRequest
     from google.genai import types
 
-    from adk_eval_action.adk.model_limits import ModelGate
+    from adk_eval_action.adk.models.model_limits import ModelGate
     from counting_models import CountingAgentLlm
 
     async def call(llm: Any) -> None:
@@ -215,8 +216,8 @@ def test_a_calls_wait_for_a_slot_is_not_counted_against_its_timeout() -> None:
     from google.adk.models.llm_request import LlmRequest
     from google.genai import types
 
-    from adk_eval_action.adk.model_calls import ModelCalls, RetryingLlm
-    from adk_eval_action.adk.model_limits import ModelGate
+    from adk_eval_action.adk.models.model_calls import ModelCalls, RetryingLlm
+    from adk_eval_action.adk.models.model_limits import ModelGate
     from adk_eval_action.project.config import ModelRetrySettings
     from counting_models import CountingAgentLlm
 

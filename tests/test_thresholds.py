@@ -155,7 +155,7 @@ def test_an_adk_eval_yaml_threshold_outside_the_range_names_where_it_was_set(
 
 
 def test_a_threshold_at_either_end_of_the_range_is_taken(example_repo: Path) -> None:
-    from adk_eval_action.adk.evalconfig import load_eval_config
+    from adk_eval_action.adk.files.evalconfig import load_eval_config
 
     for raw in ("0", "1", "0.0", "1.0"):
         _set_threshold(example_repo, "response_match_score", raw)

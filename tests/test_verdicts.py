@@ -24,7 +24,7 @@ from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegis
 from google.genai import types
 from rouge_score import rouge_scorer
 
-from adk_eval_action.adk.thoughts import adk_scores_thoughts
+from adk_eval_action.adk.evaluate.thoughts import adk_scores_thoughts
 from adk_eval_action.testing.gemini_fake import GeminiFake
 from adk_eval_action.testing.standins import (
     EXTRA_JUDGE_PREFIX,

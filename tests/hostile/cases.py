@@ -1010,7 +1010,7 @@ CASES: list[Case] = [
          r"session_input\.state\.budget is nan", check=_nan_named),
     Case("k7-model-answers-300-mb", 7, _model_answers(kind="huge", size_bytes=300 * 2**20),
          2, r"answer over 4,194,304 bytes", seconds=90,
-         limits={"adk_eval_action.adk.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},
+         limits={"adk_eval_action.adk.models.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},
          check=_bounded("huge", memory=1024 * 2**20)),
     Case("k9-model-sends-a-byte-every-half-second", 9, _model_answers(
         kind="trickle", delay_s=0.5,

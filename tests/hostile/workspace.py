@@ -26,8 +26,8 @@ import yaml
 from click.testing import CliRunner
 
 from adk_eval_action.action import action_command
-from adk_eval_action.adk import scheduler
-from adk_eval_action.adk.plan import Plan
+from adk_eval_action.adk.evaluate import scheduler
+from adk_eval_action.adk.evaluate.plan import Plan
 from adk_eval_action.cli import main
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
@@ -226,7 +226,7 @@ def stub_for_case() -> ArtifactStub:
 
 
 def replay_evaluation(monkeypatch: pytest.MonkeyPatch, results: Path) -> list[list[str]]:
-    """google-adk's evaluation of the suites (``adk.scheduler.evaluate_suites``) gives the
+    """google-adk's evaluation of the suites (``adk.evaluate.scheduler.evaluate_suites``) gives the
     suites' records of ``results``, a results file of the same project evaluated earlier in
     the session, instead of evaluating again; everything before and after it is as in a
     real run (discovery, the preflight, saving the results, the baseline, publishing).

@@ -20,7 +20,7 @@ from urllib.parse import quote
 import requests
 from pydantic import BaseModel, ConfigDict
 
-from adk_eval_action.adk.history import load_any_results
+from adk_eval_action.adk.files.history import load_any_results
 from adk_eval_action.baseline.models import (
     ArtifactDownloadError,
     BaselineContext,

@@ -29,7 +29,7 @@ results file *is* the next baseline, uploaded by the documented workflow as the 
 A baseline that cannot be found, downloaded or read becomes "no baseline" with the reason in
 the note; it never fails the run. When the eval sets are unchanged and only the eval config
 changed, the baseline is re-scored under the head's eval config (the ``rescore`` the
-pipeline passes: :func:`adk_eval_action.adk.rescore.rescore_baseline`).
+pipeline passes: :func:`adk_eval_action.adk.evaluate.rescore.rescore_baseline`).
 
 The :class:`~adk_eval_action.baseline.models.BaselineRequest` is built from the run's
 resolved settings and, in the action, its event (:func:`.request.baseline_request`): the
@@ -46,7 +46,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from adk_eval_action.adk.history import load_any_results
+from adk_eval_action.adk.files.history import load_any_results
 from adk_eval_action.baseline.artifact import ClientFactory, artifact_baseline
 from adk_eval_action.baseline.models import (
     BaselineContext,
@@ -206,7 +206,7 @@ async def resolved_baseline(
 ) -> ResolvedBaseline:
     """The baseline for ``head``, with where it came from (its note, commit, run, the
     history its artifact held), or why there is none. ``rescore`` (the pipeline passes
-    :func:`adk_eval_action.adk.rescore.rescore_baseline` bound to the head's suites)
+    :func:`adk_eval_action.adk.evaluate.rescore.rescore_baseline` bound to the head's suites)
     re-scores suites whose eval config alone changed.
 
     Never raises for the baseline's sake: a baseline that cannot be found or read becomes

@@ -35,7 +35,7 @@ conventions (see :mod:`adk_eval_action.project.discovery`). Example::
       run_budget_s: 300     # all waits of a run together
 
 Paths are relative to the folder of the config file. Eval configs (ADK's ``EvalConfig``) are
-loaded by :mod:`adk_eval_action.adk.evalconfig`. This module does not import google-adk, so
+loaded by :mod:`adk_eval_action.adk.files.evalconfig`. This module does not import google-adk, so
 comparing, gating and rendering (``compare``, ``render``) do not pay for loading it
 (~360 MB resident and seconds of start-up).
 """
@@ -69,7 +69,7 @@ def _not_a_boolean(value: Any) -> Any:
 
 
 #: A threshold in ``adk-eval.yaml``: a finite number (not a boolean, NaN or infinity); its
-#: range is checked against the metric's by adk_eval_action.adk.evalconfig.
+#: range is checked against the metric's by adk_eval_action.adk.files.evalconfig.
 Threshold = Annotated[float, Field(allow_inf_nan=False), BeforeValidator(_not_a_boolean)]
 #: Runs of each eval case at most (``num_runs``, ``adaptive_runs``): past a few dozen, more
 #: runs change no decision (docs/gating.md); a billion would only exhaust memory.
@@ -244,7 +244,7 @@ class ModelSettings(BaseModel):
 
     Attributes:
         max_concurrency: At most this many calls of the model in flight at once, across
-            suites, eval cases, runs and judges (adk_eval_action.adk.model_limits); None:
+            suites, eval cases, runs and judges (adk_eval_action.adk.models.model_limits); None:
             only ``parallelism`` bounds them.
         input_usd_per_1m_tokens: Dollars per million input (prompt) tokens; with it the
             model's calls have dollars (adk_eval_action.results.usage), without it tokens

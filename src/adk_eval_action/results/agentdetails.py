@@ -11,7 +11,7 @@ invocation, one agent's instruction and tool declarations were most of a results
 23 KB per invocation for an 11 KB instruction. Here an invocation's
 ``app_details.agent_details`` maps each agent's name to the key of its details in the
 table instead (a str where ADK has an object); :func:`expanded` puts them back for ADK
-(re-scoring a baseline, adk.rescore). An invocation whose details are objects (a file of
+(re-scoring a baseline, adk.evaluate.rescore). An invocation whose details are objects (a file of
 ``schema_version`` 1, an ADK eval_history file) is read as it is.
 
 The key is a hash of the details' JSON, so the same details get the same key in every

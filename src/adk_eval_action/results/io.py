@@ -2,7 +2,7 @@
 version 1 are read and brought to version 2) and, through a reader the caller passes,
 google-adk's eval_history files.
 
-The eval_history reader lives in :mod:`adk_eval_action.adk.history` (it needs google-adk,
+The eval_history reader lives in :mod:`adk_eval_action.adk.files.history` (it needs google-adk,
 which this package must not import: ``compare`` and ``render`` never pay for it unless a
 file is ADK's).
 """
@@ -33,7 +33,7 @@ from adk_eval_action.results.trust import check_results
 from adk_eval_action.text import without_surrogates
 
 HistoryReader = Callable[[Path], RunResults]
-"""Reads an ADK eval_history file or folder (``adk.history.read_eval_history``)."""
+"""Reads an ADK eval_history file or folder (``adk.files.history.read_eval_history``)."""
 
 
 @contextmanager
@@ -139,8 +139,8 @@ def load_results(path: Path, history: HistoryReader | None = None) -> RunResults
 
     ``path`` may be our ``results.json``, one ADK ``*.evalset_result.json`` file, or a folder
     holding such files (``history`` picks the newest result of each eval case). Callers
-    that accept ADK's files pass ``adk.history.read_eval_history`` (or call
-    ``adk.history.load_any_results``); without it an ADK file is refused by name.
+    that accept ADK's files pass ``adk.files.history.read_eval_history`` (or call
+    ``adk.files.history.load_any_results``); without it an ADK file is refused by name.
 
     Raises:
         ResultsFileError: unreadable JSON, nested too deeply, not a regular file or larger

@@ -326,7 +326,7 @@ class SuiteRecord(BaseModel):
     eval_config_hash: str | None = None
     eval_config: dict[str, Any] | None = None
     #: Set on a baseline suite re-scored under the head's eval config
-    #: (:mod:`adk_eval_action.adk.rescore`; ``eval_config`` is then the head's): the eval
+    #: (:mod:`adk_eval_action.adk.evaluate.rescore`; ``eval_config`` is then the head's): the eval
     #: config its runs were recorded under, whose thresholds the comparison sets beside
     #: the head's (:mod:`adk_eval_action.analysis.gatechanges`).
     recorded_eval_config: dict[str, Any] | None = None

@@ -37,7 +37,7 @@ EMPTY_ANSWER = "the judge's answer was empty"
 UNPARSABLE_ANSWER = "the judge's answer was not in ADK's ID/Property/Rationale/Verdict format"
 JUDGE_ANSWER_REASONS = frozenset({NO_VERDICT, NOT_YES_OR_NO, EMPTY_ANSWER, UNPARSABLE_ANSWER})
 """Why a rubric sent to the judge has no verdict when the judge model answered, but not in
-a form google-adk reads as a verdict (``adk.verdicts``): the judge's fault."""
+a form google-adk reads as a verdict (``adk.evaluate.verdicts``): the judge's fault."""
 
 MAX_LISTED_EVAL_SETS = 4
 """Eval sets a :func:`metric_errors` message names before ``… and N more``."""

@@ -15,7 +15,8 @@ The rules (``docs/baselines.md``, "What a results file may hold"):
   status follows the threshold: google-adk's built-in evaluators pass a score
   ``>= threshold`` (``llm_as_judge_utils.get_eval_status``, ``_get_eval_status`` of
   ``trajectory_evaluator``, ``final_response_match_v1`` and ``vertex_ai_eval_facade`` in
-  ``google.adk.evaluation``; a rubric gap settled FAILED in :mod:`adk_eval_action.adk.verdicts`
+  ``google.adk.evaluation``; a rubric gap settled FAILED in
+  :mod:`adk_eval_action.adk.evaluate.verdicts`
   has a score below the threshold too). A custom metric decides pass or fail itself (its
   ``custom_metrics`` entry in the suite's recorded eval config), and a lower-is-better
   metric is either one (its direction inferred from its own statuses) or a built-in one

@@ -31,7 +31,7 @@ from adk_eval_action.results.writer import ResultsWriter
 log = logging.getLogger(__name__)
 Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
 """Runs the named eval cases (eval set id -> eval ids) of a suite once; the engine's
-:func:`adk_eval_action.adk.scheduler.evaluate_suite` in the pipeline."""
+:func:`adk_eval_action.adk.evaluate.scheduler.evaluate_suite` in the pipeline."""
 
 
 def compare_for_gate(
@@ -118,11 +118,11 @@ def _by_suite(keys: list[CaseKey]) -> dict[str, dict[str, list[str]]]:
 
 def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None) -> Evaluate:
     """The pipeline's :data:`Evaluate`: google-adk's engine, one run of the named cases; its
-    model calls retried and counted in the run's ``calls`` (adk.model_calls.ModelCalls)."""
+    model calls retried and counted in the run's ``calls`` (adk.models.model_calls.ModelCalls)."""
 
     async def evaluate(suite: Suite, wanted: dict[str, list[str]]) -> SuiteRecord:
-        from adk_eval_action.adk.engine import EngineSettings
-        from adk_eval_action.adk.scheduler import evaluate_suite
+        from adk_eval_action.adk.evaluate.engine import EngineSettings
+        from adk_eval_action.adk.evaluate.scheduler import evaluate_suite
 
         settings = EngineSettings(
             num_runs=1, parallelism=parallelism, repo_root=repo_root, eval_case_ids=wanted

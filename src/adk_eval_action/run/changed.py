@@ -191,8 +191,8 @@ async def _imported(request: RunRequest, suites: list[Suite], changed: set[Path]
                and not any(_inside(p, s.agent_dir) for s in suites)]
     if not outside:
         return set()
-    from adk_eval_action.adk.agent import imported_files
-    from adk_eval_action.adk.evalconfig import load_eval_config
+    from adk_eval_action.adk.files.evalconfig import load_eval_config
+    from adk_eval_action.adk.models.agent import imported_files
 
     modules = []
     for suite in suites:

@@ -1,8 +1,8 @@
 """The evaluate stage of the pipeline: which suites, with which engine settings; the
 preflight on all of them first, so that what cannot work is refused before any agent runs
-(:mod:`adk_eval_action.adk.preflight`); then every suite in one work pool
-(:mod:`adk_eval_action.adk.scheduler`) with every model call retried and counted
-(:mod:`adk_eval_action.adk.model_calls`); and the cost plan of the same suites.
+(:mod:`adk_eval_action.adk.evaluate.preflight`); then every suite in one work pool
+(:mod:`adk_eval_action.adk.evaluate.scheduler`) with every model call retried and counted
+(:mod:`adk_eval_action.adk.models.model_calls`); and the cost plan of the same suites.
 
 google-adk is imported only inside the functions that evaluate or plan: its evaluation
 modules take seconds to import, which ``compare``, ``render``, ``merge`` and refused runs
@@ -49,12 +49,12 @@ from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
-    from adk_eval_action.adk.engine import EngineSettings
-    from adk_eval_action.adk.model_calls import ModelCalls
-    from adk_eval_action.adk.plan import Plan
-    from adk_eval_action.adk.pool import ProgressSnapshot
-    from adk_eval_action.adk.scheduler import EngineHooks, PlanCheck
-    from adk_eval_action.adk.spend import Budget
+    from adk_eval_action.adk.evaluate.engine import EngineSettings
+    from adk_eval_action.adk.evaluate.plan import Plan
+    from adk_eval_action.adk.evaluate.pool import ProgressSnapshot
+    from adk_eval_action.adk.evaluate.scheduler import EngineHooks, PlanCheck
+    from adk_eval_action.adk.models.model_calls import ModelCalls
+    from adk_eval_action.adk.models.spend import Budget
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def _shown(path: Path, root: Path) -> str:
 
 def engine_settings(request: RunRequest) -> EngineSettings:
     """What the engine needs of the run's settings."""
-    from adk_eval_action.adk.engine import EngineSettings
+    from adk_eval_action.adk.evaluate.engine import EngineSettings
 
     settings = request.settings
     return EngineSettings(
@@ -177,8 +177,8 @@ def engine_settings(request: RunRequest) -> EngineSettings:
 
 
 def run_budget(request: RunRequest) -> Budget:
-    """The run's budget (``budget:`` in adk-eval.yaml, ``--max-*``; adk.spend)."""
-    from adk_eval_action.adk.spend import Budget
+    """The run's budget (``budget:`` in adk-eval.yaml, ``--max-*``; adk.models.spend)."""
+    from adk_eval_action.adk.models.spend import Budget
 
     settings = request.settings
     return Budget(settings.max_model_calls, settings.max_tokens, settings.max_usd)
@@ -186,9 +186,9 @@ def run_budget(request: RunRequest) -> Budget:
 
 def model_calls(request: RunRequest) -> ModelCalls:
     """The run's model calls: one retry budget, the tokens counted and priced at the
-    ``models:`` prices, and the run's budget (adk.spend)."""
-    from adk_eval_action.adk.model_calls import ModelCalls
-    from adk_eval_action.adk.spend import Spend
+    ``models:`` prices, and the run's budget (adk.models.spend)."""
+    from adk_eval_action.adk.models.model_calls import ModelCalls
+    from adk_eval_action.adk.models.spend import Spend
 
     spend = Spend(run_budget(request), request.settings.models)
     return ModelCalls(request.settings.model_retries, spend=spend)
@@ -196,7 +196,7 @@ def model_calls(request: RunRequest) -> ModelCalls:
 
 def cost_baseline(request: RunRequest, always: bool = False) -> RunResults | None:
     """The baseline results file whose recorded usage estimates the plan's tokens and
-    dollars (adk.estimate): when ``--baseline`` names a file, and a token or dollar budget
+    dollars (adk.evaluate.estimate): when ``--baseline`` names a file, and a token or dollar budget
     is set (``always``: the ``plan`` command). None otherwise, or when it cannot be read
     (``run`` reports that with the comparison; ``plan`` says it cannot estimate).
     """
@@ -213,9 +213,9 @@ def cost_baseline(request: RunRequest, always: bool = False) -> RunResults | Non
 
 
 def budget_check(request: RunRequest, baseline: RunResults | None) -> PlanCheck | None:
-    """The check of the plan against the run's budget (adk.estimate.refusal; with
+    """The check of the plan against the run's budget (adk.evaluate.estimate.refusal; with
     ``baseline``, its estimated tokens and dollars too); None without a budget."""
-    from adk_eval_action.adk.estimate import estimate, refusal
+    from adk_eval_action.adk.evaluate.estimate import estimate, refusal
 
     budget = run_budget(request)
     if not budget.active:
@@ -279,7 +279,7 @@ def engine_hooks(request: RunRequest) -> EngineHooks:
     not a group of the runner's log: the action runs the evaluation inside one group with
     workflow commands stopped (agent output is untrusted), and groups do not nest. The
     action's one group per suite comes with the results (github.publish.log_suites)."""
-    from adk_eval_action.adk.scheduler import EngineHooks
+    from adk_eval_action.adk.evaluate.scheduler import EngineHooks
 
     return EngineHooks(on_progress=None if request.settings.quiet else _progress)
 
@@ -292,8 +292,8 @@ async def _preflight(
     error: the run is marked skipped (``RunMetadata.skipped``). ``note`` (what the event
     says about credentials: a fork's pull request) is added to their message. True when
     it found nothing that cannot work."""
-    from adk_eval_action.adk.model_calls import quiet_client_cleanup
-    from adk_eval_action.adk.preflight import check_suites
+    from adk_eval_action.adk.evaluate.preflight import check_suites
+    from adk_eval_action.adk.models.model_calls import quiet_client_cleanup
 
     quiet_client_cleanup(asyncio.get_running_loop())
     report = await check_suites(suites, request.workdir, os.environ)
@@ -329,8 +329,8 @@ async def _evaluate_all(
     said, and the eval configs' lint warnings kept in the results' ``warnings``), or was
     skipped on purpose (``RunMetadata.skipped``, quietly). False when the preflight
     refused the run."""
-    from adk_eval_action.adk.engine import open_suite
-    from adk_eval_action.adk.scheduler import PlanRefused, evaluate_suites
+    from adk_eval_action.adk.evaluate.engine import open_suite
+    from adk_eval_action.adk.evaluate.scheduler import PlanRefused, evaluate_suites
 
     settings = engine_settings(request)
     if not await _preflight(request, suites, writer, note):
@@ -415,7 +415,7 @@ async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found.
     """
-    from adk_eval_action.adk.scheduler import plan_suites
+    from adk_eval_action.adk.evaluate.scheduler import plan_suites
 
     return await plan_suites(find_suites(request), engine_settings(request), engine_hooks(request))
 
@@ -447,7 +447,7 @@ def plan_cost(request: RunRequest, found: Plan) -> tuple[str, str | None]:
     """What ``plan`` adds to the plan: the estimated tokens and dollars from a baseline
     file (``--baseline FILE``; else why there is no estimate), and why the run's budget
     would refuse the plan (None: it would not)."""
-    from adk_eval_action.adk.estimate import estimate, refusal
+    from adk_eval_action.adk.evaluate.estimate import estimate, refusal
 
     baseline = cost_baseline(request, always=True)
     estimated = None

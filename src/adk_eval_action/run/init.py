@@ -62,7 +62,7 @@ def _no_turns(case: Any) -> bool:
 def holds_no_eval_case(path: Path) -> bool:
     """Whether the eval set file ``path`` holds no eval case to run: an empty list, or
     ``eval_cases`` (``evalCases``) empty or only of cases with an empty ``conversation``.
-    These are the files ``adk.evalsets.load_eval_set`` refuses for having no eval case
+    These are the files ``adk.files.evalsets.load_eval_set`` refuses for having no eval case
     (``NO_CASES``) or leaves with none (``NO_TURNS``), as ``adk web`` saves a new eval set
     or case; read as JSON here, without importing google-adk (seconds ``init`` need not
     spend). A file that cannot be read or parsed says no: ``run`` reports what is wrong."""

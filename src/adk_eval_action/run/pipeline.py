@@ -80,7 +80,7 @@ from adk_eval_action.run.signals import run_loop
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
-    from adk_eval_action.adk.model_calls import ModelCalls
+    from adk_eval_action.adk.models.model_calls import ModelCalls
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -93,10 +93,10 @@ def load_table(path: Path, whole: bool = False) -> ScoreTable | RunResults:
     evidence of every case).
 
     Raises:
-        ResultsFileError: as :func:`adk_eval_action.adk.history.load_any_results`, or one
+        ResultsFileError: as :func:`adk_eval_action.adk.files.history.load_any_results`, or one
             shard of a sharded run (:func:`refuse_shard`).
     """
-    from adk_eval_action.adk.history import load_any_results
+    from adk_eval_action.adk.files.history import load_any_results
 
     # The objects are made and freed with the GC paused: enabled in between, it walked all
     # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).
@@ -290,7 +290,7 @@ def _event(target: PublishTarget | None) -> EventContext | None:
 def _rescorer(suites: list[Suite], request: RunRequest, calls: ModelCalls) -> Rescore:
     """Re-scoring of the baseline under the head's suites (imported late: google-adk), its
     judge calls retried, counted and budgeted in the run's ``calls``."""
-    from adk_eval_action.adk.rescore import rescore_baseline
+    from adk_eval_action.adk.evaluate.rescore import rescore_baseline
 
     async def rescore(baseline: RunResults, head: RunResults) -> list[str]:
         return await rescore_baseline(

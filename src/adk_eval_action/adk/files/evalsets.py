@@ -32,8 +32,8 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from adk_eval_action.adk.lint import eval_set_warnings, non_finite_warnings
-from adk_eval_action.adk.rubrics import RubricFormatError, normalize_case_rubrics
+from adk_eval_action.adk.files.lint import eval_set_warnings, non_finite_warnings
+from adk_eval_action.adk.files.rubrics import RubricFormatError, normalize_case_rubrics
 from adk_eval_action.errors import EvalSetError, field_location, json_problem
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.eval_ids import eval_id_lines

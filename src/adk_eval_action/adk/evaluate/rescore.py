@@ -9,7 +9,7 @@ the first time: the ``Invocation`` dumps kept in the results file, with their
 ``app_details`` (tool declarations for rubric judges: each agent's details, kept once per
 suite, put back), intermediate data, usage metadata and durations.
 
-Both go through the one harness (:mod:`adk_eval_action.adk.harness`): the suite's eval
+Both go through the one harness (:mod:`adk_eval_action.adk.evaluate.harness`): the suite's eval
 config and eval sets load and get the rubric rules as in a head run (:mod:`.prepare`), the
 agent is imported (not run) so custom metric modules resolve as in the head run, judge
 failures are recorded the same way, and the results convert with ``run_record_from_adk``.
@@ -26,12 +26,12 @@ from typing import Any
 from google.adk.evaluation.eval_case import Invocation
 from pydantic import ValidationError
 
-from adk_eval_action.adk.agent import AgentLoadError, LoadedAgent, load_agent
-from adk_eval_action.adk.engine import infer_directions
-from adk_eval_action.adk.evalconfig import LoadedEvalConfig, effective_eval_config
-from adk_eval_action.adk.harness import SuiteHarness, bounded, evaluation_scope
-from adk_eval_action.adk.model_calls import ModelCalls
-from adk_eval_action.adk.prepare import load_suite_inputs
+from adk_eval_action.adk.evaluate.engine import infer_directions
+from adk_eval_action.adk.evaluate.harness import SuiteHarness, bounded, evaluation_scope
+from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, effective_eval_config
+from adk_eval_action.adk.files.prepare import load_suite_inputs
+from adk_eval_action.adk.models.agent import AgentLoadError, LoadedAgent, load_agent
+from adk_eval_action.adk.models.model_calls import ModelCalls
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.agentdetails import expanded
@@ -131,7 +131,7 @@ async def rescore_suite(
     """A copy of ``baseline`` whose recorded runs are scored under ``head``'s eval config
     (the suite's files as they are now); eval sets the head no longer has, and runs
     without recorded invocations, stay as recorded. With ``calls``, the judges' calls are
-    retried, counted and budgeted there (:mod:`adk_eval_action.adk.model_calls`).
+    retried, counted and budgeted there (:mod:`adk_eval_action.adk.models.model_calls`).
 
     Raises:
         RescoreError: the suite's eval config or an eval set does not load.

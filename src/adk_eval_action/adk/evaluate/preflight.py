@@ -35,19 +35,19 @@ from google.adk.evaluation.eval_metrics import EvalMetric
 from google.adk.models import BaseLlm, Gemini, LLMRegistry
 from pydantic import BaseModel, ConfigDict
 
-from adk_eval_action.adk.agent import agent_tree
 from adk_eval_action.adk.compat import (
     custom_metric_function_uncallable,
     custom_metric_registry,
     judge_model,
 )
-from adk_eval_action.adk.credentials import (
+from adk_eval_action.adk.files.criteria import scenario_unsupported
+from adk_eval_action.adk.files.lint import judge_model_for
+from adk_eval_action.adk.models.agent import agent_tree
+from adk_eval_action.adk.models.credentials import (
     CREDENTIALS_HINT,
     missing_google_credentials,
     provider_missing_keys,
 )
-from adk_eval_action.adk.criteria import scenario_unsupported
-from adk_eval_action.adk.lint import judge_model_for
 from adk_eval_action.project.discovery import Suite, relative_path
 
 Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
@@ -301,7 +301,8 @@ def eval_config_models(
 
 def _scenario_metric_problems(suite: SuiteToCheck) -> list[PreflightProblem]:
     """A config problem per metric of ``criteria`` that cannot score a
-    ``conversation_scenario`` case (:func:`adk_eval_action.adk.criteria.scenario_unsupported`)."""
+    ``conversation_scenario`` case
+    (:func:`adk_eval_action.adk.files.criteria.scenario_unsupported`)."""
     cases = suite.scenario_cases
     shown = ", ".join(f"`{c}`" for c in cases[:3]) + (f" and {len(cases) - 3} more"
                                                       if len(cases) > 3 else "")
@@ -430,9 +431,9 @@ async def check_suites(
     eval sets and agent loaded as the evaluation loads them (in an import scope of their
     own; a factory's resources closed at once), then checked. A suite whose files or agent
     do not load is left to the evaluation, which reports it."""
-    from adk_eval_action.adk.agent import AgentLoadError, load_agent
-    from adk_eval_action.adk.harness import evaluation_scope
-    from adk_eval_action.adk.prepare import load_suite_inputs, may_have_scenarios
+    from adk_eval_action.adk.evaluate.harness import evaluation_scope
+    from adk_eval_action.adk.files.prepare import load_suite_inputs, may_have_scenarios
+    from adk_eval_action.adk.models.agent import AgentLoadError, load_agent
 
     uses: list[ModelUse] = []
     problems: list[PreflightProblem] = []

@@ -15,7 +15,8 @@ Counted from the eval sets and the eval config, as ADK would run them:
   judges (``final_response_match_v2``, ``rubric_based_final_response_quality_v1``,
   ``rubric_based_tool_use_quality_v1``) call the judge ``num_samples`` times per judged
   invocation (a rubric metric judges only the turns that have rubrics of its type, unless
-  its criterion has rubrics: adk.recording); ``rubric_based_multi_turn_trajectory_quality_v1``
+  its criterion has rubrics: adk.evaluate.recording);
+  ``rubric_based_multi_turn_trajectory_quality_v1``
   ``num_samples`` times per case (the last turn, with the whole dialogue);
   ``hallucinations_v1`` twice per invocation with a final response (segmenter, then
   validator; intermediate replies too when ``evaluate_intermediate_nl_responses``).
@@ -42,10 +43,10 @@ from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalCase
 from pydantic import BaseModel, Field
 
-from adk_eval_action.adk.convert import EFFICIENCY_METRICS, judge_model
-from adk_eval_action.adk.criteria import criterion_field, criterion_rubrics, judge_options
-from adk_eval_action.adk.evalconfig import LoadedEvalConfig
-from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.adk.files.convert import EFFICIENCY_METRICS, judge_model
+from adk_eval_action.adk.files.criteria import criterion_field, criterion_rubrics, judge_options
+from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig
+from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
 
 PER_INVOCATION_JUDGES = frozenset(
     {
@@ -257,7 +258,7 @@ def agent_calls(invocation: Invocation) -> tuple[int, int]:
 
 
 def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
-    """Turns a per-invocation judge metric judges (adk.recording's rubric scoping)."""
+    """Turns a per-invocation judge metric judges (adk.evaluate.recording's rubric scoping)."""
     turns = case.conversation or []
     rubric_type = RUBRIC_METRIC_TYPES.get(metric.metric_name)
     if rubric_type is None:
@@ -272,7 +273,7 @@ def _judged_turns(metric: EvalMetric, case: EvalCase) -> int:
 
 def _judge_options(metric: EvalMetric) -> tuple[int, int]:
     """``(num_samples, parallelism_limit)`` of a judge metric, as its evaluator reads them
-    (:func:`adk_eval_action.adk.criteria.judge_options`; ADK's defaults: 5 and 1, and 1
+    (:func:`adk_eval_action.adk.files.criteria.judge_options`; ADK's defaults: 5 and 1, and 1
     where google-adk has no ``parallelism_limit``)."""
     options = judge_options(metric) or JudgeModelOptions()
     # google-adk 1.x's JudgeModelOptions has no parallelism_limit: its judge calls one

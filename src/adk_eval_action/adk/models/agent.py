@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from adk_eval_action.adk.user_exits import described, exits_as_errors, unwrapped
+from adk_eval_action.adk.models.user_exits import described, exits_as_errors, unwrapped
 from adk_eval_action.errors import AdkEvalActionError
 
 

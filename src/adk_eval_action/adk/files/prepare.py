@@ -2,7 +2,7 @@
 
 Used alike by the engine (which evaluates them) and re-scoring (which evaluates a
 baseline's recorded invocations under them), so both score under the same rules
-(:mod:`adk_eval_action.adk.rubrics`): untyped rubrics typed, final-only rubrics on the last
+(:mod:`adk_eval_action.adk.files.rubrics`): untyped rubrics typed, final-only rubrics on the last
 turn, duplicate rubric ids refused, eval set ids unique within a suite.
 """
 
@@ -14,10 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adk_eval_action.adk.criteria import criterion_rubrics
-from adk_eval_action.adk.evalconfig import LoadedEvalConfig, load_eval_config
-from adk_eval_action.adk.evalsets import NO_TURNS, LoadedEvalSet, load_eval_set
-from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES, assign_default_type, duplicate_ids
+from adk_eval_action.adk.files.criteria import criterion_rubrics
+from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, load_eval_config
+from adk_eval_action.adk.files.evalsets import NO_TURNS, LoadedEvalSet, load_eval_set
+from adk_eval_action.adk.files.rubrics import (
+    RUBRIC_METRIC_TYPES,
+    assign_default_type,
+    duplicate_ids,
+)
 from adk_eval_action.errors import AdkEvalActionError, ConfigError, EvalSetError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.project.discovery import Suite, relative_path
@@ -106,7 +110,7 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
 
 def _empty_case_errors(loaded: LoadedEvalSet, suite: str, shown: str) -> list[ErrorRecord]:
     """An ``eval_set`` error per eval case left out for its empty conversation
-    (:data:`~adk_eval_action.adk.evalsets.NO_TURNS`), naming the file, line and case (its
+    (:data:`~adk_eval_action.adk.files.evalsets.NO_TURNS`), naming the file, line and case (its
     id with line breaks and control characters escaped, ``text.visible``)."""
     return [
         ErrorRecord(

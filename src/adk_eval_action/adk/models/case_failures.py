@@ -33,8 +33,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from adk_eval_action.adk.model_faults import ModelCallError, classify_fault
-from adk_eval_action.adk.user_exits import described
+from adk_eval_action.adk.models.model_faults import ModelCallError, classify_fault
+from adk_eval_action.adk.models.user_exits import described
 from adk_eval_action.logscope import diverted
 from adk_eval_action.results.model import CaseStatus
 

@@ -3,7 +3,7 @@
 them together for all suites in one work pool.
 
 The flow per suite mirrors ``adk eval`` (google.adk.cli.cli_tools_click.cli_eval) through
-the one harness (:mod:`adk_eval_action.adk.harness`): load the eval config and eval sets
+the one harness (:mod:`adk_eval_action.adk.evaluate.harness`): load the eval config and eval sets
 (:mod:`.prepare`), import the agent (:mod:`.agent`), then run each eval case and evaluate
 its metrics as soon as its inference ends. What is added:
 
@@ -28,25 +28,25 @@ from typing import TypedDict
 from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel, Field
 
-from adk_eval_action.adk.agent import AgentLoadError
-from adk_eval_action.adk.case_failures import classify_inference_failure, failure_slot
-from adk_eval_action.adk.convert import (
+from adk_eval_action.adk.evaluate.harness import CaseEvaluation, SuiteHarness
+from adk_eval_action.adk.evaluate.thoughts import adk_scores_thoughts, thoughts_note
+from adk_eval_action.adk.files.convert import (
     MetricMeta,
     case_record,
     judge_model,
 )
-from adk_eval_action.adk.evalconfig import LoadedEvalConfig, adk_metrics
-from adk_eval_action.adk.evalsets import LoadedEvalSet, only_cases
-from adk_eval_action.adk.harness import CaseEvaluation, SuiteHarness
-from adk_eval_action.adk.model_faults import (
+from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, adk_metrics
+from adk_eval_action.adk.files.evalsets import LoadedEvalSet, only_cases
+from adk_eval_action.adk.files.prepare import SuiteInputs, load_suite_inputs
+from adk_eval_action.adk.models.agent import AgentLoadError
+from adk_eval_action.adk.models.case_failures import classify_inference_failure, failure_slot
+from adk_eval_action.adk.models.model_faults import (
     REFRESH_HINT,
     UNKNOWN_MODEL_HINT,
     is_refresh_failure,
     is_unknown_model,
 )
-from adk_eval_action.adk.prepare import SuiteInputs, load_suite_inputs
-from adk_eval_action.adk.spend import case_usage
-from adk_eval_action.adk.thoughts import adk_scores_thoughts, thoughts_note
+from adk_eval_action.adk.models.spend import case_usage
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.agentdetails import share_suite
@@ -229,7 +229,7 @@ def evaluation_outcome(
     model fault of a judge that could not be reached."""
     if evaluation.result is None:
         # ADK raised for the whole eval case (a metric's own fault is caught per metric,
-        # adk.recording): no metric was scored, so the run is incomplete, never a verdict.
+        # adk.evaluate.recording): no metric was scored, so the run is incomplete, never a verdict.
         message = f"ADK could not evaluate the eval case's metrics: {evaluation.error}"
         error = ErrorRecord(kind="inference", message=message, **where)
         run = RunRecord(
@@ -263,7 +263,7 @@ def _failed_inference(
     repo_root: Path,
     where: ErrorPlace,
 ) -> CaseRunOutcome:
-    """A failed inference's outcome (adk.case_failures): a model or credentials error
+    """A failed inference's outcome (adk.models.case_failures): a model or credentials error
     (summed up per suite), an inference error, or a failure of the agent's own code."""
     failure = classify_inference_failure(error, message, repo_root)
     run = RunRecord(

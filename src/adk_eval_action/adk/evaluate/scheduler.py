@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from adk_eval_action.adk.agent import AgentLoadError, LoadedAgent, load_agent
-from adk_eval_action.adk.engine import (
+from adk_eval_action.adk.evaluate.engine import (
     CaseRun,
     CaseRunOutcome,
     EngineSettings,
@@ -43,13 +42,14 @@ from adk_eval_action.adk.engine import (
     place,
     run_case,
 )
-from adk_eval_action.adk.harness import SuiteHarness, evaluation_scope
-from adk_eval_action.adk.model_calls import ModelCalls, wrap_agent_models
-from adk_eval_action.adk.model_limits import ModelGate, agent_model_names
-from adk_eval_action.adk.plan import Plan, plan_suite
-from adk_eval_action.adk.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
-from adk_eval_action.adk.prepare import SuiteInputs
-from adk_eval_action.adk.user_exits import exits_as_errors_in_tasks
+from adk_eval_action.adk.evaluate.harness import SuiteHarness, evaluation_scope
+from adk_eval_action.adk.evaluate.plan import Plan, plan_suite
+from adk_eval_action.adk.evaluate.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
+from adk_eval_action.adk.files.prepare import SuiteInputs
+from adk_eval_action.adk.models.agent import AgentLoadError, LoadedAgent, load_agent
+from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_agent_models
+from adk_eval_action.adk.models.model_limits import ModelGate, agent_model_names
+from adk_eval_action.adk.models.user_exits import exits_as_errors_in_tasks
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.agentdetails import share_details
 from adk_eval_action.results.model import (
@@ -230,7 +230,7 @@ async def _start(
 ) -> bool:
     """Imports the suite's agent (inside the phase's scope) and makes its harness: its
     models behind their concurrency limits, then retried and counted in ``calls``
-    (adk.model_calls), so each retry waits for a slot again. An agent that does not import
+    (adk.models.model_calls), so each retry waits for a slot again. An agent that does not import
     is the suite's error."""
     assert o.suite.agent_dir is not None and o.inputs.config is not None
     try:
@@ -343,7 +343,7 @@ async def evaluate_suites(
 ) -> Evaluation:
     """Evaluates the suites with google-adk on the running event loop (module docstring);
     with ``calls``, every model call (agent, judge, user simulator) is retried and counted
-    there (:mod:`adk_eval_action.adk.model_calls`). ``records`` is filled with the suites'
+    there (:mod:`adk_eval_action.adk.models.model_calls`). ``records`` is filled with the suites'
     records as soon as they are opened, and each phase places the case runs it finished
     even when it is cancelled (a signal), so the caller keeps what was evaluated.
 

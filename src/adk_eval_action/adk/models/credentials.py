@@ -3,7 +3,7 @@ read before any call: google-genai's for ADK's ``Gemini`` class
 (:func:`missing_google_credentials`) and LiteLLM's own for a ``LiteLlm``
 (:func:`litellm_missing_keys`), and the openai client's for google-adk's ``OpenAILlm``
 (:func:`openai_missing_keys`). Only variable names are ever reported, never values.
-Used by :mod:`adk_eval_action.adk.preflight`.
+Used by :mod:`adk_eval_action.adk.evaluate.preflight`.
 """
 
 from __future__ import annotations

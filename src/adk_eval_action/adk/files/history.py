@@ -96,7 +96,7 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
 def _as_run_results(loaded: list[tuple[Path, EvalSetResult]]) -> RunResults:
     """Eval set results (and the files they came from) as :class:`RunResults`: a case's
     results become its runs, oldest first."""
-    from adk_eval_action.adk.convert import expected_from_result, run_record_from_adk
+    from adk_eval_action.adk.files.convert import expected_from_result, run_record_from_adk
 
     suites: dict[str, SuiteRecord] = {}
     for path, eval_set_result in sorted(loaded, key=lambda x: x[1].creation_timestamp):

@@ -17,9 +17,9 @@ from google.adk.evaluation.eval_result import EvalCaseResult
 from pydantic import BaseModel
 
 from adk_eval_action.adk.compat import INFORMATIONAL_STATUS
-from adk_eval_action.adk.criteria import criterion_rubrics
-from adk_eval_action.adk.lint import judge_model_for
-from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.adk.files.criteria import criterion_rubrics
+from adk_eval_action.adk.files.lint import judge_model_for
+from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
@@ -170,7 +170,7 @@ def _rubrics(
 
 def judge_model(metric: EvalMetric) -> str | None:
     """The judge model a metric calls: the one its criterion names, else ADK's default for a
-    judge metric (:func:`adk_eval_action.adk.lint.judge_model_for`); None without a judge."""
+    judge metric (:func:`adk_eval_action.adk.files.lint.judge_model_for`); None without a judge."""
     return judge_model_for(metric)
 
 

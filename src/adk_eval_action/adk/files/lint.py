@@ -32,7 +32,7 @@ from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalSet
 from pydantic import BaseModel
 
-from adk_eval_action.adk.criteria import criterion_models, judge_options
+from adk_eval_action.adk.files.criteria import criterion_models, judge_options
 
 UNEVALUATED_CASE_FIELDS = {
     "final_session_state": "no metric of google-adk evaluates the final session state",
@@ -203,7 +203,7 @@ def _field(path: list[str | int], data: Any) -> str:
 
 def judge_model_for(metric: EvalMetric) -> str | None:
     """The judge model a metric will call: the one its criterion names (either spelling:
-    :func:`adk_eval_action.adk.criteria.judge_options`), else ADK's default when the
+    :func:`adk_eval_action.adk.files.criteria.judge_options`), else ADK's default when the
     metric's criterion model has ``judge_model_options``; None for metrics without a judge
     (and custom metrics)."""
     options = judge_options(metric)

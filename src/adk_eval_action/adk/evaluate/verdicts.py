@@ -34,8 +34,8 @@ from google.adk.evaluation.eval_rubrics import Rubric, RubricScore
 from google.adk.evaluation.evaluator import EvaluationResult, PerInvocationResult
 from pydantic import BaseModel
 
-from adk_eval_action.adk.criteria import criterion_rubrics
-from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.adk.files.criteria import criterion_rubrics
+from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.results.model import MetricResult, MetricStatus, RubricScoreRecord
 from adk_eval_action.results.records import (
     EMPTY_ANSWER,
@@ -240,7 +240,7 @@ def _applicable(
 
 
 def config_rubrics(metric: EvalMetric) -> list[Rubric]:
-    """The criterion's rubrics (:func:`adk_eval_action.adk.criteria.criterion_rubrics`)."""
+    """The criterion's rubrics (:func:`adk_eval_action.adk.files.criteria.criterion_rubrics`)."""
     return criterion_rubrics(metric.metric_name, metric.criterion)
 
 

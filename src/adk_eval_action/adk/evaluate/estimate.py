@@ -11,7 +11,7 @@ adk-eval.yaml), so a price change shows at once; a model without a price adds to
 no dollars, and is named.
 
 Refusal (:func:`refusal`): a plan whose model calls (agent and judge calls the plan counts:
-:class:`~adk_eval_action.adk.plan.Plan`, a lower bound where it estimates nothing) exceed
+:class:`~adk_eval_action.adk.evaluate.plan.Plan`, a lower bound where it estimates nothing) exceed
 ``max_model_calls``, or whose estimated tokens or dollars exceed ``max_tokens`` or
 ``max_usd``, is refused before any model call, with the numbers.
 """
@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, Field
 
-from adk_eval_action.adk.plan import Plan
-from adk_eval_action.adk.spend import Budget
+from adk_eval_action.adk.evaluate.plan import Plan
+from adk_eval_action.adk.models.spend import Budget
 from adk_eval_action.project.config import ModelSettings
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import CaseKey

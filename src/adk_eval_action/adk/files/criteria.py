@@ -58,7 +58,7 @@ def criterion_models() -> dict[str, type[BaseModel]]:
     Read from the registry's table, which google-adk keeps private
     (:func:`adk_eval_action.adk.compat.registered_evaluators`); if a later google-adk renames
     it, every criterion is read as a ``BaseCriterion`` (and
-    criterion keys go unchecked by :mod:`adk_eval_action.adk.lint`).
+    criterion keys go unchecked by :mod:`adk_eval_action.adk.files.lint`).
     """
     from adk_eval_action.adk.compat import registered_evaluators
 

@@ -11,7 +11,7 @@ adk.compat), the metrics from ``get_eval_metrics_from_config``, one
 * :meth:`SuiteHarness.infer` runs one eval case (``perform_inference`` with its id), so a
   scheduler can interleave cases, runs and suites.
 * :meth:`SuiteHarness.evaluate` evaluates one inference with a
-  :class:`~adk_eval_action.adk.recording.RecordingRegistry` of its own, so the reason a
+  :class:`~adk_eval_action.adk.evaluate.recording.RecordingRegistry` of its own, so the reason a
   metric was not evaluated stays with its case.
 
 Everything is async and runs on the caller's event loop. Process-wide changes are scoped
@@ -46,22 +46,22 @@ from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsMa
 from google.adk.evaluation.local_eval_service import LocalEvalService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-from adk_eval_action.adk.agent import ImportScope, LoadedAgent
-from adk_eval_action.adk.case_failures import capture_inference_failures
 from adk_eval_action.adk.compat import custom_metric_registry, local_eval_service
-from adk_eval_action.adk.convert import MetricMeta, run_record_from_adk
-from adk_eval_action.adk.model_calls import (
-    ModelCalls,
-    RetryingUserSimulatorProvider,
-    litellm_flag_restored,
-)
-from adk_eval_action.adk.model_faults import ModelCallError
-from adk_eval_action.adk.recording import (
+from adk_eval_action.adk.evaluate.recording import (
     MetricRecorder,
     RecordingRegistry,
     capture_judge_failures,
 )
-from adk_eval_action.adk.verdicts import record_verdicts
+from adk_eval_action.adk.evaluate.verdicts import record_verdicts
+from adk_eval_action.adk.files.convert import MetricMeta, run_record_from_adk
+from adk_eval_action.adk.models.agent import ImportScope, LoadedAgent
+from adk_eval_action.adk.models.case_failures import capture_inference_failures
+from adk_eval_action.adk.models.model_calls import (
+    ModelCalls,
+    RetryingUserSimulatorProvider,
+    litellm_flag_restored,
+)
+from adk_eval_action.adk.models.model_faults import ModelCallError
 from adk_eval_action.results.model import RunRecord
 
 T = TypeVar("T")
@@ -71,7 +71,7 @@ T = TypeVar("T")
 class CaseEvaluation:
     """The metrics of one eval case run: ADK's ``EvalCaseResult`` (None when the evaluation
     itself failed, ``error`` then says why) and what the run's
-    :class:`~adk_eval_action.adk.recording.MetricRecorder` kept (why metrics were not
+    :class:`~adk_eval_action.adk.evaluate.recording.MetricRecorder` kept (why metrics were not
     evaluated, rubrics without a verdict, judge warnings, thought parts left out) and
     ``model_error`` (a judge whose model could not be reached). :meth:`run_record` converts
     it."""
@@ -89,7 +89,7 @@ class CaseEvaluation:
     def run_record(self, run: int, metas: Mapping[str, MetricMeta]) -> RunRecord:
         """The run's record (``run_record_from_adk``) with the recorder's findings: errored
         metrics as ``error``, rubric metrics' verdicts per invocation with each gap's reason
-        on its rubric (:func:`~adk_eval_action.adk.verdicts.record_verdicts`).
+        on its rubric (:func:`~adk_eval_action.adk.evaluate.verdicts.record_verdicts`).
 
         Raises:
             ValueError: there is no result (:attr:`error` says why).
@@ -109,12 +109,12 @@ class CaseEvaluation:
 @contextmanager
 def evaluation_scope(agent_dirs: Iterable[Path], repo_root: Path) -> Iterator[None]:
     """The process-wide settings an evaluation needs, undone on exit: the agent folders and
-    ``repo_root`` importable (:class:`~adk_eval_action.adk.agent.ImportScope`) and judge
+    ``repo_root`` importable (:class:`~adk_eval_action.adk.models.agent.ImportScope`) and judge
     failures recorded instead of logged
-    (:func:`~adk_eval_action.adk.recording.capture_judge_failures`), and failed inferences
+    (:func:`~adk_eval_action.adk.evaluate.recording.capture_judge_failures`), and failed inferences
     kept for their case run instead of printed
-    (:func:`~adk_eval_action.adk.case_failures.capture_inference_failures`), and LiteLLM's
-    banner flag (:func:`~adk_eval_action.adk.model_calls.litellm_flag_restored`). Load agents
+    (:func:`~adk_eval_action.adk.models.case_failures.capture_inference_failures`), and LiteLLM's
+    banner flag (:func:`~adk_eval_action.adk.models.model_calls.litellm_flag_restored`). Load agents
     and run :class:`SuiteHarness` calls inside it."""
     with (
         ImportScope(agent_dirs, repo_root),
@@ -144,14 +144,14 @@ class SuiteHarness:
         app_name: The app name ADK files the eval sets and sessions under (the agent
             package's name, as ``adk eval`` uses it).
         eval_config: ADK's eval config of the suite (criteria, custom metrics).
-        eval_sets: The suite's eval sets, prepared (:mod:`adk_eval_action.adk.prepare`);
+        eval_sets: The suite's eval sets, prepared (:mod:`adk_eval_action.adk.files.prepare`);
             eval set ids must be unique.
         agent: The agent to run; None when only recorded invocations are evaluated.
         calls: The run's model calls: judge and user-simulator models retried and counted
-            there (:mod:`adk_eval_action.adk.model_calls`); None leaves ADK's own retries.
+            there (:mod:`adk_eval_action.adk.models.model_calls`); None leaves ADK's own retries.
         on_evaluator: Called with each metric evaluator ADK builds, before its judge is
             retried (to put the judge model behind a concurrency limit,
-            :mod:`adk_eval_action.adk.model_limits`).
+            :mod:`adk_eval_action.adk.models.model_limits`).
         repo_root: The repository root: a custom metric that raised in code under it is
             named with that file and line (:meth:`.recording.MetricRecorder.raised`).
 

@@ -33,14 +33,8 @@ from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
 from google.adk.evaluation.evaluator import EvaluationResult, Evaluator
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
-from adk_eval_action.adk.case_failures import innermost_user_frame
-from adk_eval_action.adk.convert import judge_model
-from adk_eval_action.adk.model_calls import ModelCalls, wrap_judge
-from adk_eval_action.adk.model_faults import ModelCallError
-from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
-from adk_eval_action.adk.thoughts import without_thoughts
-from adk_eval_action.adk.user_exits import exits_as_errors, unwrapped
-from adk_eval_action.adk.verdicts import (
+from adk_eval_action.adk.evaluate.thoughts import without_thoughts
+from adk_eval_action.adk.evaluate.verdicts import (
     CONVERSATION_LEVEL_METRICS,
     JUDGE_LOGGERS,
     Invoke,
@@ -51,6 +45,12 @@ from adk_eval_action.adk.verdicts import (
     judge_conversation,
     judge_each_invocation,
 )
+from adk_eval_action.adk.files.convert import judge_model
+from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.adk.models.case_failures import innermost_user_frame
+from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_judge
+from adk_eval_action.adk.models.model_faults import ModelCallError
+from adk_eval_action.adk.models.user_exits import exits_as_errors, unwrapped
 from adk_eval_action.logscope import diverted
 
 JUDGE_LOGGER = "google_adk.google.adk.evaluation.llm_as_judge"
@@ -145,7 +145,7 @@ class _JudgeFailureHandler(logging.Handler):
 def capture_judge_failures() -> Iterator[None]:
     """Within the block, judge-sample failures that ADK logs at WARNING are recorded as the
     reason of the metric being evaluated, and every warning of ADK's judges is kept for the
-    call that caused it (:class:`~adk_eval_action.adk.verdicts.JudgeNotesHandler`), none
+    call that caused it (:class:`~adk_eval_action.adk.evaluate.verdicts.JudgeNotesHandler`), none
     printed; the judge loggers' handlers, level and propagation are restored on exit."""
     loggers = [logging.getLogger(name) for name in JUDGE_LOGGERS]
     handlers: list[logging.Handler] = [

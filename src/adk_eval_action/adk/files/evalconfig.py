@@ -1,6 +1,6 @@
 """Eval configs: ADK's ``EvalConfig`` (google.adk.evaluation.eval_config), JSON or YAML.
 
-Rubric short forms are expanded (:mod:`adk_eval_action.adk.rubrics`), threshold and direction
+Rubric short forms are expanded (:mod:`adk_eval_action.adk.files.rubrics`), threshold and direction
 overrides from ``adk-eval.yaml`` applied, and :func:`load_eval_config` lints what ADK
 accepts without a word (unknown keys, unknown metrics, a missing ``criteria``).
 """
@@ -21,16 +21,16 @@ from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adk_eval_action.adk.convert import EFFICIENCY_METRICS, MetricMeta
-from adk_eval_action.adk.criteria import (
+from adk_eval_action.adk.files.convert import EFFICIENCY_METRICS, MetricMeta
+from adk_eval_action.adk.files.criteria import (
     criterion_models,
     enum_choices,
     normalized_criterion,
     typed_criterion,
 )
-from adk_eval_action.adk.evalsets import content_hash
-from adk_eval_action.adk.lint import criterion_warnings
-from adk_eval_action.adk.rubrics import RubricFormatError, normalize_rubric_list
+from adk_eval_action.adk.files.evalsets import content_hash
+from adk_eval_action.adk.files.lint import criterion_warnings
+from adk_eval_action.adk.files.rubrics import RubricFormatError, normalize_rubric_list
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import MAX_CONFIG_BYTES, read_bytes
 from adk_eval_action.project.config import first_error, read_mapping
@@ -57,7 +57,7 @@ class LoadedEvalConfig(BaseModel):
 
     def rubric_types(self) -> list[tuple[str, str]]:
         """``(metric name, rubric type)`` of the rubric metrics in the criteria, config order."""
-        from adk_eval_action.adk.rubrics import RUBRIC_METRIC_TYPES
+        from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
 
         return [
             (name, RUBRIC_METRIC_TYPES[name])
@@ -132,7 +132,8 @@ def _lint(
         )
     criteria = data.get("criteria") or {}
     for name, criterion in criteria.items():
-        # A metric no registry knows is refused by the preflight (adk.preflight), not linted.
+        # A metric no registry knows is refused by the preflight (adk.evaluate.preflight),
+        # not linted.
         field = f"criteria.{name}"
         if isinstance(criterion, dict):
             warnings += criterion_warnings(where, name, criterion, custom)
@@ -347,7 +348,7 @@ def effective_eval_config(recorded: Any) -> Any:
 
 def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
     """ADK's ``EvalConfig`` of ``data``, each criterion read with its metric's own criterion
-    model and kept in snake_case (:func:`adk_eval_action.adk.criteria.normalized_criterion`;
+    model and kept in snake_case (:func:`adk_eval_action.adk.files.criteria.normalized_criterion`;
     a custom metric's stays as written, its function receives it whole).
 
     Raises:
