@@ -41,6 +41,7 @@ import gc
 import importlib.abc
 import io
 import json
+import logging
 import os
 import shutil
 import stat
@@ -292,6 +293,28 @@ def example_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = copy_examples(tmp_path / "repo")
     monkeypatch.chdir(root)
     return root
+
+
+@contextlib.contextmanager
+def as_adk_eval_starts(monkeypatch: pytest.MonkeyPatch, modules: tuple[str, ...]) -> Iterator[None]:
+    """This process as google-adk's `adk eval` starts it: no ``modules`` (agent packages,
+    with their submodules) left from another test, no .env loaded; afterwards ADK's logging
+    set-up (``logging.basicConfig``, the google_adk level) and its agent imports undone
+    (monkeypatch then puts back what was there before)."""
+    def ours(name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in modules)
+
+    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
+    for name in [n for n in sys.modules if ours(n)]:
+        monkeypatch.delitem(sys.modules, name)
+    root, adk_logger = logging.getLogger(), logging.getLogger("google_adk")
+    handlers, root_level, adk_level = root.handlers[:], root.level, adk_logger.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(root_level)
+    adk_logger.setLevel(adk_level)
+    for name in [n for n in sys.modules if ours(n)]:
+        del sys.modules[name]
 
 
 @contextlib.contextmanager

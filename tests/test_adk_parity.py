@@ -4,8 +4,6 @@ eval_history file serves as a baseline."""
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +14,13 @@ from google.adk.evaluation.eval_result import EvalSetResult
 
 from adk_eval_action.adk.compat import CUSTOM_METRIC_GETS_EVAL_METRIC
 from adk_eval_action.adk.history import load_any_results as load_results
-from conftest import CliRun, load_json
+from conftest import CliRun, as_adk_eval_starts, load_json
 
 # Wall-clock time differs between any two runs, so it is the one metric not compared.
 NOT_COMPARED = {"invocation_duration_v1"}
 # `adk eval` imports the agent folder as the module `agent`; the example's custom metrics are
 # `travel_agent.metrics.*`.
 AGENT_MODULES = ("agent", "travel_agent")
-
-
-def _ours(name: str) -> bool:
-    return any(name == m or name.startswith(m + ".") for m in AGENT_MODULES)
 
 
 @pytest.fixture
@@ -36,17 +30,8 @@ def adk_process(example_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     set-up (`logging.basicConfig`, the google_adk level) and its agent imports undone."""
     monkeypatch.syspath_prepend(str(example_repo))  # plain adk eval needs it for
     # `travel_agent.metrics.*`; our tool does not.
-    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")  # the copy has no .env to load
-    for name in [n for n in sys.modules if _ours(n)]:
-        monkeypatch.delitem(sys.modules, name)
-    root, adk_logger = logging.getLogger(), logging.getLogger("google_adk")
-    handlers, root_level, adk_level = root.handlers[:], root.level, adk_logger.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(root_level)
-    adk_logger.setLevel(adk_level)
-    for name in [n for n in sys.modules if _ours(n)]:
-        del sys.modules[name]  # monkeypatch then puts back what was there before
+    with as_adk_eval_starts(monkeypatch, AGENT_MODULES):  # the copy has no .env to load
+        yield
 
 
 def _adk_eval(example_repo: Path) -> Path:

@@ -79,11 +79,13 @@ def test_no_private_names_imported_across_modules() -> None:
 
 
 #: Citations of documents only the project's own machines have: the project's internal
-#: issue tracker ("issue 13"), its GitHub Actions notes ("contract §5") and the reference
-#: folder beside the repository (``../shared/...``). Cite the GitHub docs page, the ADK
-#: module and version, a public report (``google/adk-python#3593``) or docs/*.md instead.
+#: issue tracker ("issue 13"), its GitHub Actions notes ("contract §5", or a bare "(§6)")
+#: and the reference folder beside the repository (``../shared/...``). Cite the GitHub
+#: docs page, the ADK module and version, a public report (``google/adk-python#3593``) or
+#: docs/*.md instead.
 UNSEEN_CITATION = re.compile(
-    r"contract\s+§|\bissues?\s+\d|\.\./shared\b|\bshared/(?:reference|fixtures|tools)\b",
+    r"contract\s+§|\(§\s*\d|[,;]\s*§\s*\d+\)|\bissues?\s+\d|\.\./shared\b"
+    r"|\bshared/(?:reference|fixtures|tools)\b",
     re.IGNORECASE)
 
 
@@ -111,9 +113,13 @@ def test_the_citation_check_finds_each_kind() -> None:
             "see ``../shared/fixtures/real-evalsets``\n"
             "shared/reference/github-actions-contract.md\n"
             "ok: https://github.com/google/adk-python/issues/3593\n"
-            "ok: google/adk-python#5732, a shared run\n")
+            "ok: google/adk-python#5732, a shared run\n"
+            "runs/$GITHUB_RUN_ID`` (§6)\n"
+            "(``AttachmentSizeLimit``, §2)\n"
+            "ok: RFC 9110 §10.2.3; Davison and Hinkley 1997, §4.4\n")
     assert _unseen_citations(text) == [
-        "2: contract §", "3: issue 1", "5: ../shared", "6: shared/reference"]
+        "2: contract §", "3: issue 1", "5: ../shared", "6: shared/reference", "9: (§6",
+        "10: , §2)"]
 
 
 #: Another library's private names (one leading underscore: an attribute, a module, a

@@ -483,9 +483,8 @@ def test_rerun_on_a_shallow_clone_evaluates_the_merge_base_in_a_worktree(
     assert note.startswith(f"re-run in a git worktree, commit {merge_base[:12]} (merge-base "
                            "with main)")
     assert "LLM calls of two evaluations" in note
-    assert f"Baseline: re-run in a git worktree, commit {merge_base[:12]}" in (
-        outcome.comment_markdown
-    )
+    assert "Baseline: re-run in a git worktree, this check made the LLM calls of two " \
+        f"evaluations · commit `{merge_base[:7]}`" in outcome.comment_markdown
     assert "baseline: fetching main (unshallow)" in console.lines
     # The worktree is gone and the checkout is untouched.
     assert git(clone, "worktree", "list").count("\n") == 0

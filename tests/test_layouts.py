@@ -5,8 +5,6 @@ config sits near its eval sets said so, naming the file and how to use it."""
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from adk_eval_action.adk.history import load_any_results
 from adk_eval_action.project.config import load_project_config
 from adk_eval_action.project.discovery import discover_suites, suites_from_config
 from adk_eval_action.project.layout import DEFAULT_CRITERIA
-from conftest import CliRun, load_json
+from conftest import CliRun, as_adk_eval_starts, load_json
 from layouts import STARTER_PACK_CONFIG, adk_samples, starter_pack
 
 GATED = "rubric_based_final_response_quality_v1"
@@ -42,17 +40,8 @@ def test_the_starter_pack_layout_is_discovered_as_its_makefile_runs_it(tmp_path:
 def adk_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This process as `adk eval ./app` starts it (no `app` module of another test), and
     ADK's logging set-up and agent import undone afterwards."""
-    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
-    for name in [n for n in sys.modules if n == "app" or n.startswith("app.")]:
-        monkeypatch.delitem(sys.modules, name)
-    root, adk_logger = logging.getLogger(), logging.getLogger("google_adk")
-    handlers, root_level, adk_level = root.handlers[:], root.level, adk_logger.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(root_level)
-    adk_logger.setLevel(adk_level)
-    for name in [n for n in sys.modules if n == "app" or n.startswith("app.")]:
-        del sys.modules[name]
+    with as_adk_eval_starts(monkeypatch, ("app",)):
+        yield
 
 
 def _scores(results: object) -> dict[tuple[str, str], float | None]:

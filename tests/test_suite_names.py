@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +25,7 @@ from adk_eval_action.results.model import EvalSetRecord, SuiteRecord
 from adk_eval_action.run.pipeline import run_pipeline
 from adk_eval_action.settings import load_request
 from adk_eval_action.text import shorten
-from conftest import CliRun, load_json
+from conftest import CliRun, as_adk_eval_starts, load_json
 from layouts import HOME, adk_python
 
 ROOT_SUITE = "home_automation_agent"
@@ -204,20 +202,8 @@ def test_three_suites_compared_with_a_baseline_of_their_old_names(
 def adk_eval_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This process as `adk eval home_automation_agent ...` starts it (no agent module of
     another test), and ADK's logging set-up and agent imports undone afterwards."""
-    def ours(name: str) -> bool:
-        return any(name == m or name.startswith(m + ".") for m in ("agent", ROOT_SUITE))
-
-    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
-    for name in [n for n in sys.modules if ours(n)]:
-        monkeypatch.delitem(sys.modules, name)
-    root, adk_logger = logging.getLogger(), logging.getLogger("google_adk")
-    handlers, root_level, adk_level = root.handlers[:], root.level, adk_logger.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(root_level)
-    adk_logger.setLevel(adk_level)
-    for name in [n for n in sys.modules if ours(n)]:
-        del sys.modules[name]
+    with as_adk_eval_starts(monkeypatch, ("agent", ROOT_SUITE)):
+        yield
 
 
 def test_an_adk_eval_history_is_compared_in_the_suite_that_evaluates_its_cases(

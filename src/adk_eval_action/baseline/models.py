@@ -198,17 +198,24 @@ def parse_spec(value: str | Path | None) -> tuple[str, Path | None]:
     return "file", Path(text)
 
 
-def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str | None:
-    """``"3 days"``, ``"5 h"`` or ``"less than an hour"`` since an ISO 8601 time; None if
-    unknown."""
+def recorded_time(recorded_at: str | None) -> dt.datetime | None:
+    """An ISO 8601 time as recorded in a results file (``Z`` allowed; no zone means UTC);
+    None if absent or unreadable."""
     if not recorded_at:
         return None
     try:
         then = dt.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
     except ValueError:
         return None
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=dt.timezone.utc)
+    return then if then.tzinfo else then.replace(tzinfo=dt.timezone.utc)
+
+
+def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str | None:
+    """``"3 days"``, ``"5 h"`` or ``"less than an hour"`` since an ISO 8601 time; None if
+    unknown."""
+    then = recorded_time(recorded_at)
+    if then is None:
+        return None
     seconds = ((now or dt.datetime.now(dt.timezone.utc)) - then).total_seconds()
     if seconds < 0:
         return None

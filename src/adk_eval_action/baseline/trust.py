@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 
 from adk_eval_action.analysis.history_models import BaselineTrust
-from adk_eval_action.baseline.models import ResolvedBaseline
+from adk_eval_action.baseline.models import ResolvedBaseline, recorded_time
 from adk_eval_action.results.model import RunResults, SuiteRecord
 
 #: Files named at most in a flag.
@@ -22,14 +22,9 @@ SHOWN_FILES = 3
 
 
 def _age_days(recorded_at: str | None, now: dt.datetime) -> float | None:
-    if not recorded_at:
+    then = recorded_time(recorded_at)
+    if then is None:
         return None
-    try:
-        then = dt.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=dt.timezone.utc)
     return max(0.0, (now - then).total_seconds() / 86400)
 
 

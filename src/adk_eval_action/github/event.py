@@ -103,7 +103,8 @@ class EventContext(BaseModel):
 
     @property
     def run_url(self) -> str | None:
-        """``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`` (§6)."""
+        """``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`` (the default
+        variables of https://docs.github.com/en/actions/reference/workflows-and-actions/variables)."""
         if not (self.repository and self.run_id):
             return None
         return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"

@@ -25,7 +25,9 @@ __all__ = ["STEP_SUMMARY_MAX_BYTES", "append_job_summary", "write_outputs",
 
 log = logging.getLogger(__name__)
 
-#: The runner refuses to upload a step summary above 1 MiB (``AttachmentSizeLimit``, §2).
+#: The runner refuses to upload a step summary above 1 MiB (``AttachmentSizeLimit``;
+#: "Adding a job summary" in
+#: https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands).
 STEP_SUMMARY_MAX_BYTES = 1024 * 1024
 _SUMMARY_NOTE = (
     "\n\n> **Note:** the summary was cut to fit GitHub's 1 MiB step summary limit; "
