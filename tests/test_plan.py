@@ -150,3 +150,53 @@ def test_run_prints_the_plan_summary_first(project: Path, cli: CliRun) -> None:
     assert not any(line.startswith("progress:") for line in lines)  # --quiet
     assert plan_line < next(i for i, line in enumerate(lines) if line.startswith("results:"))
     assert json.loads((project / "adk-eval-results.json").read_text())["suites"]
+
+
+SCENARIO_FIXTURE = Path(__file__).parent / "fixtures" / "reported" / "user_simulator"
+
+
+def test_a_conversation_scenario_is_not_estimated_rather_than_zero(
+    tmp_path: Path, cli: CliRun,
+) -> None:
+    """google/adk-python's conversation_scenario shape (the simulated user decides the
+    turns; hallucinations_v1 judges them): the plan says its agent and judge calls and
+    its share of the totals are not estimated, never "up to 0" or "judge calls: none"."""
+    import shutil
+
+    shutil.copytree(SCENARIO_FIXTURE / "desk_bot", tmp_path / "desk_bot")
+    with working_directory(tmp_path):
+        result = cli("plan", "desk_bot")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "  agent model(s): scripted-desk; agent calls not estimated" in lines, result.output
+    assert "  judge calls: not estimated" in lines
+    assert ("  1 conversation scenario case(s): not estimated (the simulated user decides "
+            "the turns)") in lines
+    assert ("total: 1 case run(s), model calls not estimated (all conversation scenario case "
+            "runs)") in lines
+    assert next(x for x in lines if x.startswith("estimated wall time: ")).startswith(
+        "estimated wall time: not estimated, plus the start-up")
+    assert "up to 0" not in result.output and "judge calls: none" not in result.output
+    assert "~0" not in result.output
+
+
+def test_eval_cases_without_expected_tool_calls_have_no_upper_bound(
+    tmp_path: Path, cli: CliRun,
+) -> None:
+    """agent-starter-pack's eval sets list no expected tool calls, and its weather case
+    calls one: the run makes more agent calls than one per turn, so the plan gives no
+    "up to"; its estimate is a floor of what the run then counts."""
+    from layouts import starter_pack
+
+    root = starter_pack(tmp_path / "repo")
+    with working_directory(root):
+        planned = cli("plan", "--num-runs", "1")
+        ran = cli("run", "--num-runs", "1", "--baseline", "none", "--results-out", "r.json")
+    assert planned.exit_code == 0, planned.output
+    assert ("agent calls ~2 (no upper bound: 2 eval case(s) list no expected tool calls, so "
+            "their tool calls are not counted)") in planned.output
+    assert "up to" not in planned.output
+    assert ran.exit_code in (0, 1), ran.output
+    usage = json.loads((root / "r.json").read_text())["metadata"]["model_calls"]["usage"]
+    agent_calls = sum(u["calls"] for u in usage if u["role"] == "agent")
+    assert agent_calls > 2  # the weather case's tool call took a model call of its own

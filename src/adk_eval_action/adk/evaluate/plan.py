@@ -79,10 +79,10 @@ MODEL_FREE_METRICS = frozenset(
 
 class CasePlan(BaseModel):
     """One eval case's cost per run: ``turns`` (expected invocations; 0 for a
-    conversation scenario), agent model calls (``agent_calls``, and ``agent_calls_max``
-    when tools are called one at a time), ``judge_calls`` by judge model name, and
-    ``chain`` (calls made one after another: the agent's, then each judge metric's
-    rounds)."""
+    conversation scenario, whose calls are not estimated: ``scenario``), agent model calls
+    (``agent_calls``, and ``agent_calls_max`` when tools are called one at a time),
+    ``judge_calls`` by judge model name, and ``chain`` (calls made one after another: the
+    agent's, then each judge metric's rounds)."""
 
     suite: str
     eval_set_id: str
@@ -93,6 +93,10 @@ class CasePlan(BaseModel):
     agent_calls_max: int = 0
     judge_calls: dict[str, int] = Field(default_factory=dict)
     chain: int = 0
+    #: False when a turn lists no expected tool calls (no ``intermediate_data``, as
+    #: agent-starter-pack's eval sets): its tool turns are not counted, so
+    #: ``agent_calls_max`` is no upper bound.
+    tools_known: bool = True
 
 
 class SuitePlan(BaseModel):
@@ -151,6 +155,17 @@ class Plan(BaseModel):
         return sum(c.agent_calls_max * s.num_runs for s, c in self._runs())
 
     @property
+    def scenario_runs(self) -> int:
+        """Case runs of conversation scenario cases, whose calls are not estimated."""
+        return sum(s.num_runs for s, c in self._runs() if c.scenario)
+
+    @property
+    def unbounded_cases(self) -> int:
+        """Eval cases (not scenarios) that list no expected tool calls for some turn: no
+        upper bound of their agent calls is known."""
+        return sum(1 for _, c in self._runs() if not c.scenario and not c.tools_known)
+
+    @property
     def judge_calls(self) -> int:
         """Judge model calls of all case runs (estimated metrics only)."""
         return sum(sum(c.judge_calls.values()) * s.num_runs for s, c in self._runs())
@@ -160,6 +175,8 @@ class Plan(BaseModel):
         models when it has one, else under ``"agent"``."""
         calls: dict[str, int] = {}
         for suite, case in self._runs():
+            if case.scenario:  # not estimated, not zero
+                continue
             names = suite.agent_models[:1] or ["agent"]
             calls[names[0]] = calls.get(names[0], 0) + case.agent_calls * suite.num_runs
             for judge, count in case.judge_calls.items():
@@ -185,7 +202,8 @@ class Plan(BaseModel):
         return (
             f"plan: {len(self.suites)} suite(s), {eval_sets} eval set(s), {cases} eval case(s), "
             f"{self.case_runs} case run(s); ~{self.agent_calls} agent and ~{self.judge_calls} "
-            f"judge model calls; ~{_duration(self.wall_s())} of model time at "
+            f"judge model calls{_scenarios_left_out(self.scenario_runs)}; "
+            f"~{_duration(self.wall_s())} of model time at "
             f"{self.latency_s:g} s per call and parallelism {self.parallelism}"
         )
 
@@ -195,34 +213,75 @@ class Plan(BaseModel):
         what is not estimated."""
         out = []
         for suite in self.suites:
-            judges = _sum_dicts(c.judge_calls for c in suite.cases)
-            scenarios = sum(c.scenario for c in suite.cases)
-            out += [
-                f"suite {suite.name}: {suite.eval_sets} eval set(s), {len(suite.cases)} eval "
-                f"case(s) x {suite.num_runs} run(s) = {suite.case_runs} case run(s)",
-                f"  metrics: {', '.join(suite.metrics) or 'none'}",
-                f"  agent model(s): {', '.join(suite.agent_models) or 'not known'}; agent "
-                f"calls ~{sum(c.agent_calls for c in suite.cases) * suite.num_runs} (up to "
-                f"{sum(c.agent_calls_max for c in suite.cases) * suite.num_runs} if tools "
-                "are called one at a time)",
-                "  judge calls: "
-                + (", ".join(f"{n} ~{k * suite.num_runs}" for n, k in judges.items()) or "none"),
-            ]
-            if scenarios:
-                out.append(f"  {scenarios} conversation scenario case(s): not estimated")
-            out += [f"  not estimated: {m} ({why})" for m, why in suite.not_estimated.items()]
+            out += _suite_lines(suite)
             out += [f"  {note}" for note in (notes or {}).get(suite.name, [])]
+        return out + self._total_lines()
+
+    def _total_lines(self) -> list[str]:
+        """The totals, the calls by model and the wall time of :meth:`lines`; not
+        estimated when every case run is a conversation scenario's."""
         limits = ", ".join(f"{n} {k}" for n, k in self.model_limits.items())
-        out += [
-            f"total: {self.case_runs} case run(s), ~{self.agent_calls} agent model calls (up "
-            f"to {self.agent_calls_max}), ~{self.judge_calls} judge model calls",
-            "calls by model: " + ", ".join(f"{n} ~{k}" for n, k in self.calls_by_model().items()),
+        left_out = _scenarios_left_out(self.scenario_runs)
+        start_up = ", plus the start-up (importing google-adk, about 10-20 s)"
+        if self.scenario_runs == self.case_runs > 0:
+            return [f"total: {self.case_runs} case run(s), model calls not estimated (all "
+                    "conversation scenario case runs)",
+                    "estimated wall time: not estimated" + start_up]
+        by_model = ", ".join(f"{n} ~{k}" for n, k in self.calls_by_model().items())
+        return [
+            f"total: {self.case_runs} case run(s), ~{self.agent_calls} agent model calls "
+            f"({_upper_bound(self.agent_calls_max, self.unbounded_cases)}), "
+            f"~{self.judge_calls} judge model calls{left_out}",
+            f"calls by model: {by_model}",
             f"estimated wall time: ~{_duration(self.wall_s())} of model calls at "
             f"{self.latency_s:g} s per call, parallelism {self.parallelism}"
-            + (f", max_concurrency {limits}" if limits else "")
-            + ", plus the start-up (importing google-adk, about 10-20 s)",
+            + (f", max_concurrency {limits}" if limits else "") + start_up + left_out,
         ]
-        return out
+
+
+def _scenarios_left_out(runs: int) -> str:
+    """What a total leaves out: the conversation scenario case runs (none: "")."""
+    return f" (not estimated: {runs} conversation scenario case run(s))" if runs else ""
+
+
+def _upper_bound(calls_max: int, unbounded: int) -> str:
+    """The agent calls' upper bound as the plan says it: none when ``unbounded`` eval
+    cases list no expected tool calls (their tool turns are not counted)."""
+    if unbounded:
+        return (f"no upper bound: {unbounded} eval case(s) list no expected tool calls, "
+                "so their tool calls are not counted")
+    return f"up to {calls_max} if tools are called one at a time"
+
+
+def _suite_lines(suite: SuitePlan) -> list[str]:
+    """One suite's block of the printout (:meth:`Plan.lines`): its cases and runs, metrics,
+    agent and judge calls (scenario cases and unknown tool calls said, not counted as 0),
+    and what is not estimated."""
+    runs = suite.num_runs
+    counted = [c for c in suite.cases if not c.scenario]
+    scenarios = len(suite.cases) - len(counted)
+    judges = _sum_dicts(c.judge_calls for c in counted)
+    unbounded = sum(1 for c in counted if not c.tools_known)
+    agent = (f"~{sum(c.agent_calls for c in counted) * runs} ("
+             f"{_upper_bound(sum(c.agent_calls_max for c in counted) * runs, unbounded)})"
+             if counted else "not estimated")
+    judged = ", ".join(f"{n} ~{k * runs}" for n, k in judges.items())
+    if not judged:
+        judges_used = any(m not in MODEL_FREE_METRICS for m in suite.metrics)
+        judged = "not estimated" if scenarios and judges_used else "none"
+    out = [
+        f"suite {suite.name}: {suite.eval_sets} eval set(s), {len(suite.cases)} eval "
+        f"case(s) x {runs} run(s) = {suite.case_runs} case run(s)",
+        f"  metrics: {', '.join(suite.metrics) or 'none'}",
+        f"  agent model(s): {', '.join(suite.agent_models) or 'not known'}; agent calls "
+        + agent,
+        "  judge calls: " + judged,
+    ]
+    if scenarios:
+        out.append(f"  {scenarios} conversation scenario case(s): not estimated (the "
+                   "simulated user decides the turns)")
+    out += [f"  not estimated: {m} ({why})" for m, why in suite.not_estimated.items()]
+    return out
 
 
 def _sum_dicts(items: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -329,6 +388,7 @@ def plan_case(
         turns=len(turns),
         agent_calls=sum(c for c, _ in counts),
         agent_calls_max=sum(m for _, m in counts),
+        tools_known=all(inv.intermediate_data is not None for inv in turns),
     )
     plan.chain = plan.agent_calls
     skipped: dict[str, str] = {}
