@@ -67,7 +67,7 @@ root_agent.before_agent_callback = _bench_first_case
 
 
 def build(image: str) -> float:
-    """Builds the Dockerfile as tests/test_container.py does; seconds."""
+    """Builds the Dockerfile as tests/e2e/test_container.py does; seconds."""
     started = time.monotonic()
     subprocess.run(podman_build_command(image, ROOT), check=True, capture_output=True)
     return time.monotonic() - started
@@ -191,7 +191,7 @@ def main() -> None:
         print(f"podman build: {build(args.image):.0f} s (layers cached as they were)")
     print(f"image size: {image_size(args.image) / 1e9:.3f} GB ({image_size(args.image):,} B)")
     # The example's agents run on gemini-2.5-flash: a fake Gemini API on this host answers
-    # them (the container shares the host's network), as in tests/test_container.py.
+    # them (the container shares the host's network), as in tests/e2e/test_container.py.
     with GeminiFake(load_script(ROOT / "examples" / "gemini_fake.yaml").agents) as fake:
         measure(args, fake.env())
 

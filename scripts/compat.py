@@ -49,12 +49,12 @@ UV_VERSION = "0.13.9"
 VERSIONS = ("1.18.0", "1.22.1", "1.23.0", "1.24.1", "1.31.1", "1.39.1", "2.0.0", "2.5.0",
             "2.7.1", "2.9.2", "2.13.0")
 CORE_TESTS = (
-    "tests/test_pipeline.py",
-    "tests/test_adk_parity.py",
-    "tests/test_rescore.py",
-    "tests/test_standins.py",
-    "tests/test_evalsets.py",
-    "tests/test_baseline.py::test_version_and_hash_mismatch_appear_in_the_comment",
+    "tests/e2e/test_pipeline.py",
+    "tests/integration/test_adk_parity.py",
+    "tests/integration/test_rescore.py",
+    "tests/integration/test_standins.py",
+    "tests/unit/adk/test_evalsets.py",
+    "tests/integration/test_baseline.py::test_version_and_hash_mismatch_appear_in_the_comment",
 )
 
 # The whole suite as scripts/test.sh runs it, but the container test: the image installs

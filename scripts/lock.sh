@@ -5,7 +5,7 @@
 #
 # Run after changing pyproject.toml's dependencies or requirements-image.in; pass
 # `--upgrade` to move every pin to the newest version the ranges allow (then run
-# scripts/compat.sh before committing). tests/test_packaging.py checks that every pin
+# scripts/compat.sh before committing). tests/repo/test_packaging.py checks that every pin
 # satisfies pyproject.toml's ranges.
 set -euo pipefail
 cd "$(dirname "$0")/.."

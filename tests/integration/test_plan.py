@@ -1,0 +1,202 @@
+"""The cost plan (adk/evaluate/plan.py, ``adk-eval-action plan``): its call counts are the calls the
+stand-in models actually receive when the same suites are evaluated, and a hand count."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from adk_eval_action.adk.evaluate.engine import EngineSettings
+from adk_eval_action.adk.evaluate.scheduler import EngineHooks, evaluate_suites, plan_suites
+from adk_eval_action.adk.models.model_calls import ModelCalls
+from adk_eval_action.project.config import ModelRetrySettings
+from adk_eval_action.project.discovery import discover_suites
+from conftest import CliRun, working_directory
+from support.adk_features import needs_case_rubrics_alone
+from support.counting_models import CALLS, register, thanks, turn, weather, write_agent
+
+register()
+
+FRQ = "FINAL_RESPONSE_QUALITY"
+SAYS_HAPPY = {"rubric_id": "happy", "rubric_content": {"text_property": 'Says "happy".'},
+              "type": FRQ}
+
+
+def _judge(samples: int, **extra: object) -> dict:
+    return {
+        "threshold": 0.5,
+        "judge_model_options": {"judge_model": "counting-judge", "num_samples": samples},
+        **extra,
+    }
+
+
+CRITERIA = {
+    "tool_trajectory_avg_score": 1.0,
+    "final_response_match_v2": _judge(2),
+    "rubric_based_final_response_quality_v1": _judge(1),
+    "hallucinations_v1": _judge(1),
+}
+CASES = {
+    # A case rubric: ADK copies it onto every turn, so each turn is judged.
+    "one_tool": {"conversation": [weather("Paris")], "rubrics": [SAYS_HAPPY]},
+    "no_tool": {"conversation": [thanks()], "rubrics": [SAYS_HAPPY]},
+    # Three turns; only the middle one has a rubric for the rubric metric.
+    "three_turns": [
+        weather("London"),
+        turn("convert 10 usd to eur", "That is 20.0 eur.",
+             [{"name": "convert", "args": {"amount": 10, "src": "usd", "dst": "eur"}}],
+             rubrics=[SAYS_HAPPY]),
+        thanks(),
+    ],
+}
+
+
+@pytest.fixture(autouse=True)
+def clear_calls():
+    CALLS.clear()
+    yield
+    CALLS.clear()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_agent(tmp_path, "planned", {"trips": CASES}, CRITERIA)
+    return tmp_path
+
+
+@needs_case_rubrics_alone
+def test_plan_counts_are_the_calls_the_models_receive(project: Path) -> None:
+    suites = discover_suites([project], project)
+    settings = EngineSettings(num_runs=2, parallelism=4, repo_root=project)
+    hooks = EngineHooks(on_progress=None)
+    plan, records = asyncio.run(plan_suites(suites, settings, hooks))
+    assert CALLS.calls == []  # planning calls no model
+    assert not [e for r in records for e in r.errors]
+    calls = ModelCalls(ModelRetrySettings())
+    evaluation = asyncio.run(evaluate_suites(suites, settings, hooks, calls))
+    assert not [e for s in evaluation.suites for e in s.errors]
+    assert plan.agent_calls == CALLS.count("agent")
+    assert plan.judge_calls == CALLS.count("judge")
+    assert calls.summary().calls == len(CALLS.calls)  # the run's count (results metadata)
+    # By hand, per run: agent 2 + 1 + (2 + 2 + 1) = 8. Judge: final_response_match_v2
+    # 2 samples x 5 turns = 10; the rubric metric judges the turns with a rubric: 1 + 1 +
+    # 1 (of three) = 3; hallucinations_v1 segments and validates 5 final responses = 10.
+    assert (plan.agent_calls, plan.judge_calls) == (2 * 8, 2 * 23)
+    assert plan.calls_by_model() == {"counting-agent": 16, "counting-judge": 46}
+    assert plan.suites[0].agent_models == ["counting-agent"]
+
+
+def test_the_estimate_follows_the_chains_and_the_limits(project: Path) -> None:
+    suites = discover_suites([project], project)
+    settings = EngineSettings(num_runs=1, parallelism=2, repo_root=project, latency_s=0.5)
+    plan, _ = asyncio.run(plan_suites(suites, settings, EngineHooks(on_progress=None)))
+    chains = {c.eval_id: c.chain for c in plan.suites[0].cases}
+    # Agent calls, then each judge metric's calls one after another (parallelism_limit 1).
+    assert chains == {"one_tool": 2 + 2 + 1 + 2, "no_tool": 1 + 2 + 1 + 2,
+                      "three_turns": 5 + 6 + 1 + 6}
+    assert plan.wall_s() == pytest.approx(max(sum(chains.values()) / 2, 18) * 0.5)
+    limited = plan.model_copy(update={"model_limits": {"counting-judge": 1}})
+    assert limited.wall_s() == pytest.approx(23 * 0.5)  # 23 judge calls, one at a time
+
+
+def test_the_estimate_of_a_thousand_runs_is_computed_not_listed(project: Path) -> None:
+    """The same bounds as the rule applied by hand, without a list of every run."""
+    suites = discover_suites([project], project)
+    settings = EngineSettings(num_runs=1, parallelism=2, repo_root=project, latency_s=0.5)
+    plan, _ = asyncio.run(plan_suites(suites, settings, EngineHooks(on_progress=None)))
+    chains = [c.chain for c in plan.suites[0].cases]
+    many = plan.model_copy(update={"suites": [plan.suites[0].model_copy(
+        update={"num_runs": 1000})]})
+    assert many.case_runs == 3000
+    assert many.wall_s() == pytest.approx(sum(chains) * 1000 / 2 * 0.5)
+
+
+def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
+    project: Path, cli: CliRun
+) -> None:
+    with working_directory(project):
+        result = cli("plan", "planned", "--num-runs", "3", "--parallelism", "4",
+                     "--latency", "2")
+        assert result.exit_code == 0, result.output
+        assert "3 eval case(s) x 3 run(s) = 9 case run(s)" in result.output
+        assert "~24 agent model calls" in result.output
+        assert "~69 judge model calls" in result.output
+        # 3 cases x 3 runs a side, 4 gated metrics: a lone call needs p <= 0.05/1.05/4;
+        # the smallest p is C(6, 3)**-3, one case collapsing has p = 1/C(6, 3) = 0.05.
+        assert (
+            "  can call (each of its 4 gated metrics, against its baseline): 3 paired cases "
+            "x 3 runs a side: the smallest possible p is 0.000125; a call needs p ≤ 0.0119 "
+            "with 4 gated tests (more with rubrics); one case collapsing from all-pass to "
+            "all-fail would not be called (p = 0.05); 5 runs would call it"
+        ) in result.output
+        assert CALLS.calls == []
+        (project / "planned" / "eval" / "broken.evalset.json").write_text("{not json")
+        broken = cli("plan", "planned")
+    assert broken.exit_code == 2
+    assert "broken.evalset.json" in broken.output
+
+
+@needs_case_rubrics_alone
+def test_run_prints_the_plan_summary_first(project: Path, cli: CliRun) -> None:
+    with working_directory(project):
+        result = cli("run", "planned", "--baseline", "none", "--quiet")
+    lines = result.output.splitlines()
+    plan_line = next(i for i, line in enumerate(lines) if line.startswith("plan:"))
+    assert "3 eval case(s), 3 case run(s); ~8 agent and ~23 judge model calls" in lines[
+        plan_line]
+    assert not any(line.startswith("progress:") for line in lines)  # --quiet
+    assert plan_line < next(i for i, line in enumerate(lines) if line.startswith("results:"))
+    assert json.loads((project / "adk-eval-results.json").read_text())["suites"]
+
+
+SCENARIO_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "reported" / "user_simulator"
+
+
+def test_a_conversation_scenario_is_not_estimated_rather_than_zero(
+    tmp_path: Path, cli: CliRun,
+) -> None:
+    """google/adk-python's conversation_scenario shape (the simulated user decides the
+    turns; hallucinations_v1 judges them): the plan says its agent and judge calls and
+    its share of the totals are not estimated, never "up to 0" or "judge calls: none"."""
+    import shutil
+
+    shutil.copytree(SCENARIO_FIXTURE / "desk_bot", tmp_path / "desk_bot")
+    with working_directory(tmp_path):
+        result = cli("plan", "desk_bot")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "  agent model(s): scripted-desk; agent calls not estimated" in lines, result.output
+    assert "  judge calls: not estimated" in lines
+    assert ("  1 conversation scenario case(s): not estimated (the simulated user decides "
+            "the turns)") in lines
+    assert ("total: 1 case run(s), model calls not estimated (all conversation scenario case "
+            "runs)") in lines
+    assert next(x for x in lines if x.startswith("estimated wall time: ")).startswith(
+        "estimated wall time: not estimated, plus the start-up")
+    assert "up to 0" not in result.output and "judge calls: none" not in result.output
+    assert "~0" not in result.output
+
+
+def test_eval_cases_without_expected_tool_calls_have_no_upper_bound(
+    tmp_path: Path, cli: CliRun,
+) -> None:
+    """agent-starter-pack's eval sets list no expected tool calls, and its weather case
+    calls one: the run makes more agent calls than one per turn, so the plan gives no
+    "up to"; its estimate is a floor of what the run then counts."""
+    from support.layouts import starter_pack
+
+    root = starter_pack(tmp_path / "repo")
+    with working_directory(root):
+        planned = cli("plan", "--num-runs", "1")
+        ran = cli("run", "--num-runs", "1", "--baseline", "none", "--results-out", "r.json")
+    assert planned.exit_code == 0, planned.output
+    assert ("agent calls ~2 (no upper bound: 2 eval case(s) list no expected tool calls, so "
+            "their tool calls are not counted)") in planned.output
+    assert "up to" not in planned.output
+    assert ran.exit_code in (0, 1), ran.output
+    usage = json.loads((root / "r.json").read_text())["metadata"]["model_calls"]["usage"]
+    agent_calls = sum(u["calls"] for u in usage if u["role"] == "agent")
+    assert agent_calls > 2  # the weather case's tool call took a model call of its own

@@ -1,0 +1,128 @@
+"""What sample would decide an undecided change (``interval.to_decide``) and what a planned
+sample can call (``plan``), against the permutation test enumerated by hand
+(tests/permutation_oracle.py) and the binomial coefficients."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import pytest
+
+from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.sample import MAX_RUNS, detectable, sample_text
+from support.permutation_oracle import enumerated_p
+from support.results_builder import scores_side
+
+LEVEL_ONE_TEST = 0.05 / 1.05  # the two-stage correction's first stage, one test
+
+
+def _row(head: dict, base: dict, **kwargs):
+    return compare(scores_side(head), scores_side(base), "b", **kwargs).metrics[0]
+
+
+def _fewest_runs(head: float, base: float, cases: int, level: float) -> int:
+    """The fewest runs a side at which ``cases`` cases scoring ``head`` vs ``base`` in every
+    run are called, by enumerating each count's labellings."""
+    for runs in range(1, MAX_RUNS + 1):
+        one = ([head] * runs, [base] * runs)
+        if enumerated_p([one] * cases, 0.0, less=True) <= level:
+            return runs
+    raise AssertionError("not within MAX_RUNS")
+
+
+def test_one_case_one_run_says_how_many_runs_would_decide_it() -> None:
+    """google/adk-samples' shape: a drop from 1.0 to 0.45 on one case, one run a side."""
+    row = _row({"a": [0.45]}, {"a": [1.0]})
+    assert row.classification == "inconclusive"
+    runs = _fewest_runs(0.45, 1.0, cases=1, level=LEVEL_ONE_TEST)
+    assert runs == 4  # 1/C(6, 3) = 0.05 is not enough, 1/C(8, 4) = 0.014 is
+    assert row.interval.to_decide == (
+        "4 runs per case would decide a drop this size; with 1 the smallest possible p is "
+        "0.5 (a call needs p ≤ 0.0476)"
+    )
+
+
+def test_two_cases_one_run_need_two_runs() -> None:
+    row = _row({"a": [0.45], "b": [0.45]}, {"a": [1.0], "b": [1.0]})
+    assert _fewest_runs(0.45, 1.0, cases=2, level=LEVEL_ONE_TEST) == 2
+    assert row.interval.to_decide.startswith("2 runs per case would decide a drop this size")
+
+
+def test_the_current_p_is_given_when_the_design_could_have_called_it() -> None:
+    """3 cases x 3 runs, one collapsing: the design reaches 20**-3, this drop p = 1/20."""
+    head = {"a": [0.0] * 3, "b": [1.0] * 3, "c": [1.0] * 3}
+    base = {k: [1.0] * 3 for k in head}
+    row = _row(head, base)
+    p = enumerated_p([(head[k], base[k]) for k in head], 0.0, less=True)
+    assert row.interval.p_worse == pytest.approx(p) == pytest.approx(1 / 20)
+    assert row.interval.to_decide == (
+        "4 runs per case would decide a drop this size; with 3 the smallest possible p is "
+        "0.000125 and this drop's is 0.05 (a call needs p ≤ 0.0476)"
+    )
+
+
+def test_nothing_to_decide_when_called_or_within_min_effect() -> None:
+    called = _row({"a": [0.0] * 5}, {"a": [1.0] * 5})
+    assert called.classification == "regressed" and called.interval.to_decide is None
+    small = _row({"a": [0.45]}, {"a": [0.5]}, min_effect=0.1)
+    assert small.interval.to_decide is None
+
+
+def test_a_gain_is_described_as_a_gain() -> None:
+    row = _row({"a": [1.0]}, {"a": [0.45]})
+    assert row.interval.to_decide.startswith("4 runs per case would decide a gain this size")
+
+
+def test_beyond_the_test_within_cases_more_cases_decide_it() -> None:
+    """Over whole cases (more than 100 matched cases) more runs of the same case means
+    change nothing: the sentence names how many times the cases, from the normal
+    approximation of the sign flip, z growing with the square root of the count."""
+    diffs = [-0.1] * 80 + [0.1] * 70
+    head = {f"c{i:03d}": [0.5 + d] for i, d in enumerate(diffs)}
+    base = {f"c{i:03d}": [0.5] for i in range(150)}
+    row = _row(head, base)
+    assert row.classification == "inconclusive"
+    z = -sum(diffs) / math.sqrt(sum(d * d for d in diffs))
+    factor = math.ceil((NormalDist().inv_cdf(1 - LEVEL_ONE_TEST) / z) ** 2)
+    assert row.interval.to_decide.startswith(
+        f"about {factor}× the eval cases ({factor * 150}) would decide a drop this size"
+    )
+
+
+def test_sample_text() -> None:
+    assert sample_text(1, (2, 2)) == "1 paired case x 2 runs a side"
+    assert sample_text(4, (1, 1)) == "4 paired cases x 1 run a side"
+    assert sample_text(3, (2, 5)) == "3 paired cases x 2-5 runs a side"
+
+
+@pytest.mark.parametrize(
+    ("cases", "runs", "tests", "called", "collapse_runs"),
+    [
+        (3, 5, 8, True, 5),  # 1/252 <= 0.0476/8
+        (3, 3, 8, False, 5),  # 1/20 is not
+        (3, 3, 1, False, 4),  # 1/20 > 0.0476, 1/70 is not
+        (2, 1, 1, False, 4),
+    ],
+)
+def test_what_a_planned_sample_can_call(
+    cases: int, runs: int, tests: int, called: bool, collapse_runs: int
+) -> None:
+    found = detectable(
+        cases, runs, tests, alpha=0.05, n_resamples=2000, within_cases_up_to=100
+    )
+    assert found.level == pytest.approx(0.05 / 1.05 / tests)
+    assert found.p_min == pytest.approx(math.comb(2 * runs, runs) ** -cases)
+    steady = ([0.0] * runs, [1.0] * runs)
+    collapse_p = enumerated_p([steady, *[([1.0] * runs, [1.0] * runs)] * (cases - 1)], 0.0,
+                              less=True)
+    assert found.collapse_p == pytest.approx(collapse_p)
+    assert (found.collapse_p <= found.level) is called
+    assert found.collapse_runs == collapse_runs
+    assert ("would be called" in found.line) is called
+
+
+def test_a_planned_sample_over_whole_cases() -> None:
+    found = detectable(300, 3, 8, alpha=0.05, n_resamples=2000, within_cases_up_to=100)
+    assert found.p_min == pytest.approx(1 / 2001) and found.collapse_p == 0.5
+    assert found.collapse_runs is None
