@@ -63,7 +63,7 @@ from .tools import INSTRUCTION, convert_currency, get_weather
 from google.adk.agents import LlmAgent
 
 register_standins()
-_script = yaml.safe_load((Path(__file__).parents[2] / "gemini_fake.yaml").read_text())
+_script = yaml.safe_load((Path(__file__).parents[1] / "gemini_fake.yaml").read_text())
 _good = AgentScript.model_validate(_script["agents"][1])
 root_agent = LlmAgent(
     name="travel_agent",
