@@ -78,25 +78,18 @@ def recorded(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("history") / "repo"
     make_project(root)
     commit_all(root)
-    cwd, seed = Path.cwd(), os.environ.get(SEED_VARIABLE)
-    os.chdir(root)
-    try:
+    with pytest.MonkeyPatch.context() as patch:  # the working folder and seed put back
+        patch.chdir(root)
         previous = None
         for i in range(RECORDED):
             commit(root, f"note {i}")
-            os.environ[SEED_VARIABLE] = str(i)
+            patch.setenv(SEED_VARIABLE, str(i))
             outcome = run_pipeline(request_for(
                 paths=[Path("noisy_agent")], baseline="none", record=True, parallelism=1,
                 results_path=root / f"r{i}.json", history=previous,
                 history_out=root / f"h{i}.json"))
             assert outcome.exit_code in (0, 1)
             previous = root / f"h{i}.json"
-    finally:
-        os.chdir(cwd)
-        if seed is None:
-            os.environ.pop(SEED_VARIABLE, None)
-        else:
-            os.environ[SEED_VARIABLE] = seed
     return root
 
 
@@ -116,12 +109,11 @@ def test_each_recording_run_carries_the_history_forward(recorded):
 def pull_request(recorded) -> dict[str, str]:
     """A pull request on top of the last recorded commit whose run fails the coin case:
     the first seed that makes it fail (each run draws afresh)."""
-    cwd, seed = Path.cwd(), os.environ.get(SEED_VARIABLE)
-    os.chdir(recorded)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(recorded)
         commit(recorded, "the pull request")
         for attempt in range(100, 116):
-            os.environ[SEED_VARIABLE] = str(attempt)
+            patch.setenv(SEED_VARIABLE, str(attempt))
             outcome = run_pipeline(request_for(
                 paths=[Path("noisy_agent")], parallelism=1, results_path=recorded / "head.json",
                 baseline=str(recorded / f"r{RECORDED - 1}.json"),
@@ -131,12 +123,6 @@ def pull_request(recorded) -> dict[str, str]:
                 break
         else:
             pytest.fail("the coin case passed under 16 seeds")
-    finally:
-        os.chdir(cwd)
-        if seed is None:
-            os.environ.pop(SEED_VARIABLE, None)
-        else:
-            os.environ[SEED_VARIABLE] = seed
     return {"comment": (recorded / "comment.md").read_text(),
             "summary": (recorded / "summary.md").read_text(), "exit": str(outcome.exit_code)}
 

@@ -17,6 +17,7 @@ from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.report.format import cut
 from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.results.history import History
+from adk_eval_action.results.history_io import recorded_time
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
 from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
 
@@ -196,18 +197,6 @@ def parse_spec(value: str | Path | None) -> tuple[str, Path | None]:
     if text.lower() in MODES:
         return text.lower(), None
     return "file", Path(text)
-
-
-def recorded_time(recorded_at: str | None) -> dt.datetime | None:
-    """An ISO 8601 time as recorded in a results file (``Z`` allowed; no zone means UTC);
-    None if absent or unreadable."""
-    if not recorded_at:
-        return None
-    try:
-        then = dt.datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return then if then.tzinfo else then.replace(tzinfo=dt.timezone.utc)
 
 
 def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str | None:

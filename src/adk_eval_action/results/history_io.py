@@ -49,7 +49,9 @@ class _Header(BaseModel):
     repository: str | None = None
 
 
-def _parse_time(text: str | None) -> dt.datetime | None:
+def recorded_time(text: str | None) -> dt.datetime | None:
+    """An ISO 8601 time as a results or history file records it (``Z`` allowed; no zone
+    means UTC); None if absent or unreadable."""
     if not text:
         return None
     try:
@@ -113,7 +115,7 @@ def _without_future_runs(history: History, label: str, now: dt.datetime | None) 
     limit = (now or dt.datetime.now(dt.timezone.utc)) + FUTURE_SLACK
     kept = []
     for run in history.runs:
-        when = _parse_time(run.recorded_at)
+        when = recorded_time(run.recorded_at)
         if when is not None and when > limit:
             log.warning("history: %s: a run recorded at %s (commit %s) lies in the future; "
                         "left out", label, run.recorded_at[:40] if run.recorded_at else "",
