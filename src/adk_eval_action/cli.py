@@ -96,7 +96,7 @@ def run(**flags: Any) -> None:
     with _console() as redact:
         try:
             request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
-            _explicit_baseline(request.settings.baseline, request.workdir)
+            _explicit_baseline(request.settings.baseline, request.workdir, modes=True)
         except AdkEvalActionError as e:
             # The results file and comment still record why (settings.fallback_request).
             fallback = fallback_request(Path.cwd(), flags=flags, secrets=redact.values)
@@ -111,20 +111,35 @@ def run(**flags: Any) -> None:
     sys.exit(outcome.exit_code)
 
 
-def _explicit_baseline(value: str | Path | None, workdir: Path) -> Path | None:
+def _explicit_baseline(
+    value: str | Path | None, workdir: Path, modes: bool = False
+) -> Path | None:
     """A baseline file named on the command line must exist: a typo would otherwise turn
-    regression gating off without a word.
+    regression gating off without a word. (One that exists but cannot be read is reported
+    with the head's scores, which are kept: ``compare`` can then use them.) ``modes``: the
+    option also takes the keywords of ``baseline.models.MODES`` (``run``).
 
     Raises:
-        ConfigError: the file does not exist.
+        ConfigError: the file does not exist (with ``modes``, naming the keyword it was
+            perhaps meant to be).
     """
-    from adk_eval_action.baseline.models import parse_spec
+    import difflib
+
+    from adk_eval_action.baseline.models import MODES, parse_spec
     from adk_eval_action.errors import ConfigError
 
     mode, path = parse_spec(value)
-    if mode == "file" and path is not None and not (workdir / path).exists():
+    if mode != "file" or path is None:
+        return None
+    if not (workdir / path).exists() and not modes:
         raise ConfigError(path, "baseline file not found (--baseline)")
-    return path if mode == "file" else None
+    if not (workdir / path).exists():
+        close = difflib.get_close_matches(str(path).lower(), MODES, n=1)
+        keywords = ", ".join(MODES)
+        hint = (f"; did you mean `--baseline {close[0]}`?" if close
+                else f"; --baseline takes a results file or one of {keywords}")
+        raise ConfigError(path, f"baseline file not found (--baseline){hint}")
+    return path
 
 
 @main.command("compare")
@@ -248,16 +263,24 @@ def plan_command(**flags: Any) -> None:
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
-        found, records = asyncio.run(plan(request))
+        found, records, problems = asyncio.run(plan(request))
         cost, refused = plan_cost(request, found)
     click.echo("\n".join([*found.lines(detection_notes(found)), cost]))
     warnings = dict.fromkeys(w for record in records for w in record.warnings)
-    errors = [e for record in records for e in record.errors]
+    # Missing credentials are what a laptop without a key has: `run` would stop, `plan` has
+    # all it needs; everything else the preflight finds, `run` refuses, so `plan` does.
+    warnings.update(dict.fromkeys(
+        f"`run` would stop: {p.message}" for p in problems if p.kind == "credentials"))
+    errors = [e.message for record in records for e in record.errors] + [
+        p.message + (f" (field `{p.field}`)" if p.field else "")
+        + (f" in {p.file}" if p.file and p.file not in p.message else "")
+        for p in problems if p.kind != "credentials"
+    ]
     with _console():
         for warning in warnings:  # what `run` would warn of too (an eval config not used)
             log.warning("%s", warning)
         for error in errors:
-            log.error("%s", error.message)
+            log.error("%s", error)
         if refused:
             log.error("budget: `run` would refuse this plan before any model call: %s",
                       refused)

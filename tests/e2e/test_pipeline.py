@@ -250,8 +250,13 @@ def test_user_template_is_sandboxed_and_gets_the_context(example_repo: Path, cli
 def test_missing_baseline_file_is_a_usage_error(example_repo: Path, cli: CliRun) -> None:
     result = cli("run", "travel_agent", "--baseline", "base.jsn", "--fail-on", "regression")
     assert result.exit_code == 2
-    assert "base.jsn: baseline file not found (--baseline)" in result.output
+    assert ("base.jsn: baseline file not found (--baseline); --baseline takes a results "
+            "file or one of auto, artifact, rerun, none") in result.output
     assert "suite travel_agent" not in result.output  # nothing was evaluated
+    typo = cli("run", "travel_agent", "--baseline", "nnone")
+    assert typo.exit_code == 2
+    assert "nnone: baseline file not found (--baseline); did you mean `--baseline none`?" in (
+        typo.output)
 
 
 def test_compare_uses_the_gate_of_adk_eval_yaml(

@@ -133,8 +133,19 @@ def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
             "all-fail would not be called (p = 0.05); 5 runs would call it"
         ) in result.output
         assert CALLS.calls == []
+        # A metric name no registry knows: `run`'s preflight refuses it, so `plan` does.
+        config = project / "planned" / "eval" / "test_config.json"
+        config.write_text(json.dumps({"criteria": {**CRITERIA, "tool_trajectory_avg_scor": 1}}))
+        misspelt = cli("plan", "planned")
+        config.write_text(json.dumps({"criteria": CRITERIA}))
         (project / "planned" / "eval" / "broken.evalset.json").write_text("{not json")
         broken = cli("plan", "planned")
+    assert misspelt.exit_code == 2, misspelt.output
+    assert ("metric `tool_trajectory_avg_scor` is neither a google-adk metric nor declared "
+            "in `custom_metrics`; did you mean `tool_trajectory_avg_score`? (field "
+            "`criteria.tool_trajectory_avg_scor`) in planned/eval/test_config.json"
+            ) in misspelt.output
+    assert CALLS.calls == []
     assert broken.exit_code == 2
     assert "broken.evalset.json" in broken.output
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from adk_eval_action.adk.evaluate.engine import EngineSettings
     from adk_eval_action.adk.evaluate.plan import Plan
     from adk_eval_action.adk.evaluate.pool import ProgressSnapshot
+    from adk_eval_action.adk.evaluate.preflight import PreflightProblem
     from adk_eval_action.adk.evaluate.scheduler import EngineHooks, PlanCheck
     from adk_eval_action.adk.models.model_calls import ModelCalls
     from adk_eval_action.adk.models.spend import Budget
@@ -408,16 +409,23 @@ async def evaluate(
         )
 
 
-async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord]]:
+async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord], list[PreflightProblem]]:
     """The cost plan of the run's suites, without calling any model; also the suites'
-    records, whose errors (config, eval sets, agents) make ``plan`` exit 2 as ``run`` would.
+    records, whose errors (config, eval sets, agents) make ``plan`` exit 2 as ``run`` would,
+    and the problems ``run``'s preflight would refuse the run for (an unknown metric, a
+    judge or custom metric that cannot be set up, missing credentials:
+    :func:`adk_eval_action.adk.evaluate.preflight.check_suites`).
 
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found.
     """
+    from adk_eval_action.adk.evaluate.preflight import check_suites
     from adk_eval_action.adk.evaluate.scheduler import plan_suites
 
-    return await plan_suites(find_suites(request), engine_settings(request), engine_hooks(request))
+    suites = find_suites(request)
+    found, records = await plan_suites(suites, engine_settings(request), engine_hooks(request))
+    report = await check_suites(suites, request.workdir, os.environ)
+    return found, records, report.problems
 
 
 def detection_notes(found: Plan) -> dict[str, list[str]]:
