@@ -42,7 +42,9 @@ comparing, gating and rendering (``compare``, ``render``) do not pay for loading
 
 from __future__ import annotations
 
+import difflib
 import json
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -381,11 +383,54 @@ def read_mapping(path: Path) -> Any:
         raise ConfigError(path, f"not valid YAML: {e}") from e
 
 
-def first_error(error: ValidationError, data: Any = None) -> tuple[str, str]:
+def first_error(
+    error: ValidationError, data: Any = None, model: type[BaseModel] | None = None
+) -> tuple[str, str]:
     """``(dotted field path, message)`` of a validation error's first error, the field as
-    the user wrote it in ``data`` (:func:`~adk_eval_action.errors.field_location`)."""
-    first = error.errors()[0]
-    return field_location(first["loc"], data), first["msg"]
+    the user wrote it in ``data`` (:func:`~adk_eval_action.errors.field_location`). With
+    ``model`` (the model validated), an unknown key names the key it was perhaps meant to
+    be, or the keys accepted there, instead of pydantic's "Extra inputs are not permitted"."""
+    errors = error.errors()
+    first = errors[0]
+    if first["type"] == "missing":
+        # A misspelt required key is two errors: the key missing, the misspelling unknown;
+        # the misspelling says more.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"
+                      and e["loc"][:-1] == first["loc"][:-1]
+                      and difflib.get_close_matches(str(e["loc"][-1]), [str(first["loc"][-1])])),
+                     first)
+    message = first["msg"]
+    loc = first["loc"]
+    if model is not None and first["type"] == "extra_forbidden" and loc:
+        accepted = sorted(_accepted_keys(model, loc[:-1]))
+        close = difflib.get_close_matches(str(loc[-1]), accepted, n=1)
+        message = f"unknown key `{loc[-1]}`" + (
+            f"; did you mean `{close[0]}`?" if close
+            else f"; accepted here: {', '.join(accepted)}" if accepted else ""
+        )
+    return field_location(loc, data), message
+
+
+def _accepted_keys(model: type[BaseModel], parent: tuple[int | str, ...]) -> set[str]:
+    """The keys (names and aliases) of the models found at ``parent``, a validation error's
+    location: fields step into their models; list indices, dict keys and pydantic's union
+    tags stay where they are."""
+    models = [model]
+    for part in parent:
+        fields = [m.model_fields[part] for m in models
+                  if isinstance(part, str) and part in m.model_fields]
+        if fields:
+            models = [found for f in fields for found in _models_in(f.annotation)]
+    return {key for m in models for name, info in m.model_fields.items()
+            for key in (name, info.alias) if key}
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models inside a type annotation (``list[X]``, ``dict[str, X]``,
+    ``X | None``, ``Annotated[X, ...]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
 
 
 def load_project_config(path: Path) -> ProjectConfig:
@@ -402,7 +447,7 @@ def load_project_config(path: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as e:
-        field, message = first_error(e, data)
+        field, message = first_error(e, data, ProjectConfig)
         raise ConfigError(path, message, field=field) from e
     names = [s.name for s in config.suites]
     duplicates = sorted({n for n in names if names.count(n) > 1})

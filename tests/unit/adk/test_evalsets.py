@@ -136,6 +136,11 @@ def test_eval_id_lines_point_at_the_case(tmp_path: Path) -> None:
             '"rubrics": [{"text": ""}]}]}',
             "a rubric mapping needs `text`",
         ),
+        # A misspelt key names the key it is perhaps meant to be, not only what is missing.
+        ('{"eval_set_id": "x", "evalcases": []}',
+         "a JSON object without `eval_cases` (`evalcases` is perhaps `eval_cases` misspelt); "
+         "accepted: ADK EvalSet JSON"),
+        ('{"cases": []}', "a JSON object without `eval_set_id` and `eval_cases`; accepted: "),
     ],
 )
 def test_bad_shapes_name_the_file(tmp_path: Path, content: str, message: str) -> None:

@@ -257,6 +257,25 @@ def test_adk_eval_yaml_bounds_runs_and_parallelism(tmp_path: Path, text: str) ->
         load_request(tmp_path, {}, {})
 
 
+@pytest.mark.parametrize(("text", "field", "says"), [
+    ("num_run: 2", "num_run", "unknown key `num_run`; did you mean `num_runs`?"),
+    ("gate:\n  fail_onn: regression", "gate.fail_onn",
+     "unknown key `fail_onn`; did you mean `fail_on`?"),
+    # A misspelt required key: the misspelling is named, not the key it leaves missing.
+    ("suites:\n  - name: a\n    agnet: x", "suites[0].agnet",
+     "unknown key `agnet`; did you mean `agent`?"),
+    ("gate:\n  metrics:\n    m:\n      threshhold: 1", "gate.metrics.m.threshhold",
+     "unknown key `threshhold`; accepted here: max_regression, min_effect, "
+     "require_significance"),
+])
+def test_adk_eval_yaml_typos_name_the_key_meant(
+    tmp_path: Path, text: str, field: str, says: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _project(tmp_path, text)
+    assert str(raised.value) == f"{tmp_path / 'adk-eval.yaml'} (field `{field}`): {says}"
+
+
 def test_load_request_finds_the_config_in_the_working_directory(tmp_path: Path) -> None:
     (tmp_path / "adk-eval.yml").write_text("parallelism: 9\n")
     request = load_request(tmp_path)

@@ -22,6 +22,7 @@ TypeScript's camelCase output; one small file of each in the repository's
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections import Counter
@@ -150,10 +151,16 @@ def _from_dict(path: Path, data: dict[str, Any]) -> tuple[EvalSet, str]:
     if any(k in data for k in _CAMEL_TOP_LEVEL) and "eval_cases" not in data:
         data = {_CAMEL_TOP_LEVEL.get(k, k): v for k, v in data.items()}
         shape = "evalset-camel"
-    if "eval_cases" not in data or "eval_set_id" not in data:
+    missing = [k for k in ("eval_set_id", "eval_cases") if k not in data]
+    if missing:
+        keys = [str(k) for k in data]
+        meant = [f"`{close[0]}` is perhaps `{k}` misspelt" for k in missing
+                 if (close := difflib.get_close_matches(k, keys, n=1, cutoff=0.75))]
         raise EvalSetError(
             path,
-            "a JSON object without `eval_set_id` and `eval_cases`; accepted: " + ACCEPTED_SHAPES,
+            "a JSON object without " + " and ".join(f"`{k}`" for k in missing)
+            + (f" ({'; '.join(meant)})" if meant else "")
+            + "; accepted: " + ACCEPTED_SHAPES,
         )
     for index, case in enumerate(
         data["eval_cases"] if isinstance(data["eval_cases"], list) else []
