@@ -211,6 +211,19 @@ def test_a_judge_model_no_registry_resolves_is_refused_naming_the_field(judge: s
         "criteria.rubric_based_final_response_quality_v1.judge_model_options.judge_model",
     )
     assert judge in problem.message
+    assert "register_standins()" not in problem.message
+
+
+def test_a_stand_in_name_unknown_to_the_registry_says_how_to_register_them():
+    """testing.standins registers nothing on import: a process that did not call
+    register_standins() (``adk-eval-action run``) hears where to call it."""
+    report = preflight([_suite(None, _rubric_config(judge_model="stand-in-jury"))], KEY)
+
+    [problem] = report.problems
+    assert problem.message.endswith(
+        "register the judge's BaseLlm class (adk_eval_action.testing's stand-in models: call "
+        "`register_standins()` from adk_eval_action.testing.standins in the agent package's "
+        "`__init__.py`)")
 
 
 def _custom(name: str) -> dict[str, Any]:

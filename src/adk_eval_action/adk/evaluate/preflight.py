@@ -198,7 +198,9 @@ def agent_models(
                     suite=suite,
                     message=f"{where}: model `{agent.model}` is not known to google-adk's "
                     f"LLMRegistry ({str(e).splitlines()[0]}); use a `gemini-*` model or "
-                    "register the model's BaseLlm class",
+                    "register the model's BaseLlm class"
+                    + (STANDIN_HINT if str(agent.model).startswith(("stand-in-", "scripted-"))
+                       else ""),
                 )
             )
             continue
@@ -207,6 +209,13 @@ def agent_models(
         if environ is not None and isinstance(llm, BaseLlm):
             problems += _provider_key_problem(llm, where, environ, suite=suite)
     return uses, problems
+
+
+STANDIN_HINT = (
+    " (adk_eval_action.testing's stand-in models: call `register_standins()` from "
+    "adk_eval_action.testing.standins in the agent package's `__init__.py`)"
+)
+"""What a judge or agent model of ``adk_eval_action.testing`` unknown to the registry needs."""
 
 
 def _metric_problem(
@@ -244,7 +253,8 @@ def _metric_problem(
         file=file,
         field=f"criteria.{name}.judge_model_options.judge_model",
         message=f"metric `{name}`: judge model `{judge}` cannot be "
-        f"set up ({text}); use a `gemini-*` model or register the judge's BaseLlm class",
+        f"set up ({text}); use a `gemini-*` model or register the judge's BaseLlm class"
+        + (STANDIN_HINT if judge.startswith(("stand-in-", "scripted-")) else ""),
     )
 
 
