@@ -197,7 +197,8 @@ def schema_field(error: jsonschema.ValidationError) -> str:
 @pytest.mark.parametrize(("content", "field"), [
     ("gate: {fail_on: sometimes}\n", "gate.fail_on"),
     ("suites:\n  - {name: a, agent: a, eval_sets: [x.json], num_runs: 0}\n", "suites[0].num_runs"),
-    ("suites:\n  - {name: a, agent: a, evalsets: [x.json]}\n", "suites[0].eval_sets"),
+    # A misspelt required key is named by its misspelling (project.config.first_error).
+    ("suites:\n  - {name: a, agent: a, evalsets: [x.json]}\n", "suites[0].evalsets"),
     ("num_runs: 2\nparalelism: 3\n", "paralelism"),
     ("gate: {min_pass_rate: 1.5}\n", "gate.min_pass_rate"),
 ])
