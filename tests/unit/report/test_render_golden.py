@@ -128,6 +128,20 @@ def test_golden_comment() -> None:
     _check_golden("mixed_comment.md", comment)
 
 
+def test_only_informational_metrics_need_no_correction() -> None:
+    """A run whose only metric is informational (token_usage_v1) has no gated test: the
+    method line says there is nothing to correct across, not "across 0 ... tests"."""
+    side = {f"c{i}": [[tokens(100 + i)]] for i in range(6)}
+    head, base = results(side, sha="feedc0ffee"), results(side, sha="0ldbase000")
+    comparison = compare(head, base, "`base.json`", min_effect=GateConfig().min_effect_for)
+    context = CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()),
+                             run_url=RUN_URL, results_path="adk-eval-results.json")
+    comment = render_comment(context)
+    assert "one-sided 5% per direction, no gated metric or rubric, so no correction;" in comment
+    assert "across 0" not in comment
+    assert "No metric with a threshold was scored: only the informational ones below." in comment
+
+
 def test_golden_summary_has_the_chart() -> None:
     summary = render_summary(mixed_context())
     assert summary.count("```mermaid\nxychart-beta horizontal") == 2
