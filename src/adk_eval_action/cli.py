@@ -240,9 +240,11 @@ def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
             log.error("nothing written: %s", ", ".join(
                 os.path.relpath(p) for p in result.kept))
             sys.exit(EXIT_USAGE)
-        log.info("next: `adk-eval-action plan` shows what a run costs; add your model's key "
-                 "(GOOGLE_API_KEY) to the repository's Actions secrets, commit the files and "
-                 "push: the first push to the default branch records the baseline")
+        log.info("next: `adk-eval-action plan` shows what a run costs and which models "
+                 "it calls; add their API key to the repository's Actions secrets "
+                 "(GOOGLE_API_KEY for Gemini, as the workflow's `env:` passes it; change "
+                 "`env:` for another provider), commit the files and push: the first push to "
+                 "the default branch records the baseline")
 
 
 @main.command("plan")
