@@ -46,7 +46,7 @@ def test_a_change_that_loosens_its_own_gate_is_named(
     os.chdir(tmp_path)
     outcome = run_pipeline(request_for(
         baseline=str(good_run.results), results_path=tmp_path / "head.json",
-        min_pass_rate=0.5, summary_out=tmp_path / "sum.md"))
+        min_pass_rate=0.5, summary_out=tmp_path / "sum.md", html_out=tmp_path / "r.html"))
     comparison = outcome.comparison
     assert comparison is not None and "re-scored under the head" in comparison.baseline_note
     recorded = json.loads(good_run.results.read_text(encoding="utf-8"))
@@ -71,6 +71,14 @@ def test_a_change_that_loosens_its_own_gate_is_named(
     assert comment.index("✅ **ADK eval passed**: 5/5 eval cases passed.\n\n" + line) < (
         comment.index("Baseline:"))
     assert line in (tmp_path / "sum.md").read_text(encoding="utf-8")
+    # The HTML report says it in the verdict's section, in plain text.
+    report = (tmp_path / "r.html").read_text(encoding="utf-8")
+    verdict = report[report.index('<section id="verdict"'):report.index('<section id="metrics"')]
+    assert ('<p class="warn">This change loosens the gate (vs the baseline): it lowers '
+            "min_pass_rate 1 → 0.5, lowers the threshold of response_match_score 0.7 → 0, "
+            "lowers the threshold of politeness 0 → -0.5, raises the threshold of brevity "
+            "40 → 60, removes tool_trajectory_avg_score from the criteria (threshold 1).</p>"
+            ) in verdict
     warning = [entry for entry in console.lines if "loosens the gate" in entry]
     assert warning == ["warning: this change loosens the gate (vs the baseline): it lowers "
                        "min_pass_rate 1 → 0.5, lowers the threshold of response_match_score "

@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from adk_eval_action.analysis.compare import Comparison, MetricComparison
 from adk_eval_action.analysis.history_models import MetricTrend, TrendPoint
 from adk_eval_action.report.format import score
+from adk_eval_action.report.gatechanges import gate_changes_line
 from adk_eval_action.report.html_cases import (
     CHANGE_LABELS,
     FILTERS,
@@ -269,6 +270,8 @@ def render_html(
         errors=[error_view(e) for e in comparison.errors], csp=csp, style=style,
         script=script, head_script=HEAD_SCRIPT, config=config, limits=limits,
         run_url=_safe_url(context.run_url),
+        loosened=gate_changes_line(comparison, loosened=True, markdown=False),
+        tightened=gate_changes_line(comparison, loosened=False, markdown=False),
     )
     return redact(page) if redact is not None else page
 
