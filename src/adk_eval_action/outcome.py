@@ -78,12 +78,15 @@ class PipelineOutcome(BaseModel):
     a sharded run (no comment, no gate). ``metrics`` and ``regressed`` are those step
     outputs (:func:`metrics_output`; ``report.headline.regressed_output``); ``model_calls``
     the run's model calls and tokens, for the ``tokens`` and ``cost_usd`` outputs
-    (:func:`cost_outputs`; None: no model was called).
+    (:func:`cost_outputs`; None: no model was called). ``results_written`` is False when
+    the run wrote no results file at ``results_path`` on purpose (that path is the
+    baseline's: ``errors.OverwritesBaseline``), so the ``results_path`` output is empty.
     """
 
     exit_code: int
     passed: bool
     results_path: Path
+    results_written: bool = True
     comment_markdown: str
     summary_markdown: str
     comment_path: Path | None = None

@@ -198,7 +198,8 @@ def publish(
         path, {
             # Empty when skipped: neither a pass nor a failure (docs/action.md).
             "passed": "" if skipped else "true" if outcome.passed else "false",
-            "results_path": shown(outcome.results_path, event.workspace, target.workdir),
+            "results_path": shown(outcome.results_path, event.workspace, target.workdir)
+            if outcome.results_written else "",
             "comment_path": shown(comment_path, event.workspace, target.workdir),
             "comment_url": comment_url,
             "metrics": json.dumps(outcome.metrics, sort_keys=True, default=str),

@@ -153,7 +153,7 @@ def stopped_report(
     log.info("%s", stopped_headline(results, error).console(exit_code=exit_code))
     return PipelineOutcome(
         exit_code=exit_code, passed=False, results_path=results_path,
-        comment_markdown=comment, summary_markdown=summary,
+        results_written=written, comment_markdown=comment, summary_markdown=summary,
         comment_path=None if settings.comment_out is None else request.path(settings.comment_out),
         error_annotations=error_annotations(results, redact, leave_out=error),
         suites=[s.name for s in results.suites], interrupted=error.kind == "interrupted",

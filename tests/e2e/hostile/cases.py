@@ -812,6 +812,9 @@ def _baseline_kept(run: Run) -> None:
     comment = (run.workspace.root / "base" / "adk-eval-comment.md").read_text()
     assert "ADK eval incomplete** (configuration error)" in comment
     assert "pass another --results-out (the action: results\\_path)" in comment
+    # No results file was written: the output names none (an upload step must not take
+    # the baseline for this run's results).
+    assert run.outputs["results_path"] == ""
 
 
 ELSEWHERE = "else <img src=x> @octocat ::error::x"
