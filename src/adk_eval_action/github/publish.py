@@ -36,12 +36,12 @@ from adk_eval_action.github.sticky import (
     upsert_sticky_comment,
 )
 from adk_eval_action.github.transport import GitHubClient, GitHubError, PermissionDenied
-from adk_eval_action.outcome import PipelineOutcome, cost_outputs
+from adk_eval_action.outcome import CaseFailure, PipelineOutcome, cost_outputs
 from adk_eval_action.project.eval_ids import eval_id_line
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.format import md
 from adk_eval_action.report.headline import incomplete_cause
-from adk_eval_action.results.model import ErrorRecord
+from adk_eval_action.results.model import CaseStatus, ErrorRecord
 from adk_eval_action.settings import RunSettings
 from adk_eval_action.text import without_surrogates
 
@@ -271,11 +271,11 @@ def log_suites(
     for suite in outcome.suites:
         with group(log, f"Suite {suite}"):
             failed = [f for f in outcome.failures if f.suite == suite]
-            said = [e.message for e in errors if e.suite == suite and e.kind == "agent"]
-            log.info("%s", "; ".join(said) if said else f"{len(failed)} failing eval case(s)"
-                     if failed else "all eval cases pass")
+            log.info("%s", _suite_line(outcome, suite, failed))
             for failure in failed:
                 log.info("  %s: %s", failure.eval_id, failure.message)
+            for error in (e for e in errors if e.suite == suite and e.kind != "agent"):
+                log.info("  error: %s", error.message)
     for error in errors[:MAX_ANNOTATIONS]:
         title = case_title(error.suite, error.kind) if error.suite else "adk-eval-action"
         log.error("%s", error.message, extra=annotation(
@@ -292,6 +292,26 @@ def log_suites(
             # Relative to the workspace: the repository root that annotations refer to.
             file=shown(Path(failure.eval_set_file), workspace, workdir),
         ))
+
+
+def _suite_line(outcome: PipelineOutcome, suite: str, failed: list[CaseFailure]) -> str:
+    """The first line of a suite's log group: why its agent could not be had, else its
+    failing eval cases, else how many of its eval cases passed ("all N eval cases pass"
+    only when every one of them did; none when the run stopped before scoring any)."""
+    agent = [e.message for e in outcome.error_annotations
+             if e.suite == suite and e.kind == "agent"]
+    if agent:
+        return "; ".join(agent)
+    if failed:
+        return f"{len(failed)} failing eval case(s)"
+    cases = [c for c in (outcome.comparison.cases if outcome.comparison else [])
+             if c.suite == suite and c.change != "removed"]
+    passed = sum(1 for c in cases if c.head_status == CaseStatus.PASSED)
+    if not cases or not passed:
+        return "no eval case was scored" + (": the run stopped" if outcome.error else "")
+    if passed < len(cases):
+        return f"{passed} of {len(cases)} eval cases passed; the others were not scored"
+    return f"all {len(cases)} eval case{'s' if len(cases) != 1 else ''} pass"
 
 
 def publish_comment(
