@@ -6,9 +6,10 @@ infrastructure error.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,10 +165,21 @@ def field_location(loc: Sequence[int | str], data: Any = None) -> str:
     """A pydantic error's location (``ErrorDetails.loc``) as the user wrote the field:
     dotted, list items as ``[i]`` (``suites[0].thresholds.response_match_score``, as every
     other message names a field), without the union members and validators pydantic
-    adds (:data:`_TYPE_TAGS`,
+    adds (:data:`_TYPE_TAGS`, a model member's class name such as ``BaseCriterion``,
     ``name[...]``, ``constrained-*``), and in snake_case where the user's ``data`` (the
     validated input, followed along the location) spells its keys so, although the model
     reports its camelCase alias (ADK's models validate by alias: ``userContent``)."""
+    return "".join(_steps(loc, data)[0]).removeprefix(".")
+
+
+def node_at(loc: Sequence[int | str], data: Any) -> Any:
+    """The value of ``data`` at a pydantic error's location, followed as
+    :func:`field_location` follows it; None where the location leaves ``data``."""
+    return _steps(loc, data)[1]
+
+
+def _steps(loc: Sequence[int | str], data: Any) -> tuple[list[str], Any]:
+    """The parts of :func:`field_location` (``.key``, ``[i]``) and the node they lead to."""
     parts: list[str] = []
     node = data
     for part in loc:
@@ -177,16 +189,51 @@ def field_location(loc: Sequence[int | str], data: Any = None) -> str:
             continue
         mapping = node if isinstance(node, dict) else {}
         if part not in mapping and (
-                part in _TYPE_TAGS or "[" in part or part.startswith("constrained-")):
+                part in _TYPE_TAGS or "[" in part or part.startswith("constrained-")
+                or part[:1].isupper()):
             continue
         key = part
         if part not in mapping:
-            snake = _CAMEL.sub(lambda m: "_" + m.group(1).lower(), part)
+            snake = snake_case(part)
             if snake in mapping or not any(_CAMEL.search(str(k)) for k in mapping):
                 key = snake
         parts.append(f".{key}")
         node = mapping.get(key)
-    return "".join(parts).removeprefix(".")
+    return parts, node
+
+
+def closest_key(word: str, accepted: Iterable[str], siblings: Iterable[object] = ()) -> str | None:
+    """The accepted key ``word`` was most likely meant to be (``difflib``), spelt as the
+    user spells keys: camelCase when ``word`` is (``matchTyp`` -> ``matchType``), snake_case
+    when it has an underscore (``num_sample`` -> ``num_samples``), else as its ``siblings``
+    (the other keys of its mapping) are; None when no key is close.
+
+    ``accepted`` holds both spellings of a field where a model has both (ADK's models take
+    a field's name and its camelCase alias), so the suggestion can be pasted into the same
+    file without mixing styles."""
+    options = [str(k) for k in accepted]
+    style = _key_style(word) or next(
+        (s for s in (_key_style(str(k)) for k in siblings) if s), None)
+    if style == "camel":
+        styled = [k for k in options if "_" not in k]
+    elif style == "snake":
+        styled = [k for k in options if not _CAMEL.search(k)]
+    else:
+        styled = options
+    close = difflib.get_close_matches(word, styled or options, n=1)
+    return close[0] if close else None
+
+
+def snake_case(key: str) -> str:
+    """``key`` in snake_case (``matchType`` -> ``match_type``); snake_case unchanged."""
+    return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), key)
+
+
+def _key_style(key: str) -> str | None:
+    """``camel``, ``snake`` or None (one lower-case word says neither)."""
+    if _CAMEL.search(key):
+        return "camel"
+    return "snake" if "_" in key.strip("_") else None
 
 
 def json_problem(error: json.JSONDecodeError) -> str:

@@ -50,8 +50,9 @@ def test_num_samples_beside_threshold_points_into_judge_model_options() -> None:
     assert warnings == [
         f"cfg.json: `criteria.{RUBRIC}.num_samples` is ignored by ADK (RubricsBasedCriterion "
         "has no such field); did you mean `judge_model_options.num_samples`?",
-        f"cfg.json: `criteria.{RUBRIC}.judge_model_options.numSample` is not an option of "
-        "ADK's JudgeModelOptions; did you mean `num_samples`?",
+        # Each key named as written and its fix spelt alike: camelCase under judgeModelOptions.
+        f"cfg.json: `criteria.{RUBRIC}.judgeModelOptions.numSample` is not an option of "
+        "ADK's JudgeModelOptions; did you mean `numSamples`?",
     ]
 
 

@@ -59,7 +59,14 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from adk_eval_action.errors import ConfigError, field_location, json_problem
+from adk_eval_action.errors import (
+    ConfigError,
+    closest_key,
+    field_location,
+    json_problem,
+    node_at,
+    snake_case,
+)
 from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, load_yaml, read_text
 
 
@@ -387,11 +394,24 @@ def first_error(
     error: ValidationError, data: Any = None, model: type[BaseModel] | None = None
 ) -> tuple[str, str]:
     """``(dotted field path, message)`` of a validation error's first error, the field as
-    the user wrote it in ``data`` (:func:`~adk_eval_action.errors.field_location`). With
-    ``model`` (the model validated), an unknown key names the key it was perhaps meant to
-    be, or the keys accepted there, instead of pydantic's "Extra inputs are not permitted"."""
+    the user wrote it in ``data`` (:func:`~adk_eval_action.errors.field_location`).
+
+    A mapping where a union also takes a number (an ADK criterion: a threshold or a
+    ``BaseCriterion``) is reported by the error inside the mapping, not "Input should be a
+    valid number". A required key missing beside a key close to it (``treshold`` for
+    ``threshold``, where the model keeps unknown keys) is reported as that misspelling.
+    With ``model`` (the model validated), an unknown key names the key it was perhaps meant
+    to be, spelt in the style of the user's keys (:func:`~adk_eval_action.errors.closest_key`),
+    or the keys accepted there, instead of pydantic's "Extra inputs are not permitted"."""
     errors = error.errors()
     first = errors[0]
+    if isinstance(first.get("input"), dict) and first["type"] not in ("missing",
+                                                                       "extra_forbidden"):
+        # A union member that is no model refused the mapping; the model member's own
+        # error (one level deeper) names the field that is wrong.
+        prefix = first["loc"][:-1]
+        first = next((e for e in errors if len(e["loc"]) > len(first["loc"])
+                      and e["loc"][:len(prefix)] == prefix), first)
     if first["type"] == "missing":
         # A misspelt required key is two errors: the key missing, the misspelling unknown;
         # the misspelling says more.
@@ -401,11 +421,23 @@ def first_error(
                      first)
     message = first["msg"]
     loc = first["loc"]
+    if first["type"] == "missing" and isinstance(first.get("input"), dict):
+        # A model that keeps unknown keys (ADK's BaseCriterion) reports only the missing one.
+        wanted = str(loc[-1])
+        written = [k for k in first["input"] if isinstance(k, str)]
+        typo = difflib.get_close_matches(wanted, written, n=1)
+        if typo:
+            spellings = {wanted, snake_case(wanted)}
+            meant = closest_key(typo[0], spellings, written) or wanted
+            return (field_location((*loc[:-1], typo[0]), data),
+                    f"unknown key `{typo[0]}`; did you mean `{meant}`?")
     if model is not None and first["type"] == "extra_forbidden" and loc:
         accepted = sorted(_accepted_keys(model, loc[:-1]))
-        close = difflib.get_close_matches(str(loc[-1]), accepted, n=1)
+        siblings = node_at(loc[:-1], data)
+        close = closest_key(str(loc[-1]), accepted,
+                            siblings if isinstance(siblings, dict) else ())
         message = f"unknown key `{loc[-1]}`" + (
-            f"; did you mean `{close[0]}`?" if close
+            f"; did you mean `{close}`?" if close
             else f"; accepted here: {', '.join(accepted)}" if accepted else ""
         )
     return field_location(loc, data), message
@@ -413,12 +445,12 @@ def first_error(
 
 def _accepted_keys(model: type[BaseModel], parent: tuple[int | str, ...]) -> set[str]:
     """The keys (names and aliases) of the models found at ``parent``, a validation error's
-    location: fields step into their models; list indices, dict keys and pydantic's union
-    tags stay where they are."""
+    location: fields (by name or alias) step into their models; list indices, dict keys and
+    pydantic's union tags stay where they are."""
     models = [model]
     for part in parent:
-        fields = [m.model_fields[part] for m in models
-                  if isinstance(part, str) and part in m.model_fields]
+        fields = [info for m in models for name, info in m.model_fields.items()
+                  if isinstance(part, str) and part in (name, info.alias)]
         if fields:
             models = [found for f in fields for found in _models_in(f.annotation)]
     return {key for m in models for name, info in m.model_fields.items()

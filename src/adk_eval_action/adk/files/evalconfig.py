@@ -358,7 +358,7 @@ def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
     try:
         eval_config = EvalConfig.model_validate(data)
     except ValidationError as e:
-        field, message = first_error(e, data)
+        field, message = first_error(e, data, EvalConfig)
         raise ConfigError(path or where, message, field=field) from e
     custom = set(eval_config.custom_metrics or {})
     for name, criterion in list(eval_config.criteria.items()):
@@ -368,8 +368,8 @@ def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
             eval_config.criteria[name] = normalized_criterion(name, criterion)
         except ValidationError as e:
             raw = data["criteria"][name]
-            field, message = first_error(e, raw)
             model = criterion_models().get(name, BaseCriterion)
+            field, message = first_error(e, raw, model)
             choices = enum_choices(model, str(e.errors()[0]["loc"][0]))
             if choices:
                 given = e.errors()[0].get("input")
@@ -401,7 +401,7 @@ def _type_user_simulator(eval_config: EvalConfig, data: dict[str, Any], where: P
     try:
         typed = LlmBackedUserSimulatorConfig.model_validate(config.model_dump(exclude_unset=True))
     except ValidationError as e:
-        field, message = first_error(e, raw)
+        field, message = first_error(e, raw, LlmBackedUserSimulatorConfig)
         raise ConfigError(where, message, field=f"user_simulator_config.{field}") from e
     eval_config.user_simulator_config = BaseUserSimulatorConfig.model_validate(
         typed.model_dump(mode="json", exclude_unset=True)

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -33,6 +32,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from pydantic import BaseModel
 
 from adk_eval_action.adk.files.criteria import criterion_models, judge_options
+from adk_eval_action.errors import closest_key
 
 UNEVALUATED_CASE_FIELDS = {
     "final_session_state": "no metric of google-adk evaluates the final session state",
@@ -66,32 +66,38 @@ def _nested(model: type[BaseModel]) -> dict[str, str]:
     return out
 
 
-def _did_you_mean(word: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1)
-    return f"; did you mean `{close[0]}`?" if close else ""
-
-
 def _unknown(keys: Iterable[str], model: type[BaseModel], nested: Mapping[str, str]) -> list[
     tuple[str, str]
 ]:
-    """``(key, hint)`` for each key that is no field of ``model``."""
+    """``(key, hint)`` for each key that is no field of ``model``; the hint's key is spelt
+    in the style of the keys written (``matchTyp`` -> ``matchType``, ``match_typ`` ->
+    ``match_type``: :func:`~adk_eval_action.errors.closest_key`), as ADK reads both."""
+    written = [k for k in keys if isinstance(k, str)]
     accepted = _keys(model)
     options = _keys(JudgeModelOptions)
+    # A nested option in both spellings (judge_model_options.num_samples and
+    # judgeModelOptions.numSamples): ADK reads either.
+    deeper = {spelling: path for path in nested.values()
+              for spelling in (path, ".".join(_camel(p) for p in path.split(".")))}
     found = []
-    for key in keys:
+    for key in written:
         if key in accepted:
             continue
-        deeper = nested.get(options.get(key, ""))
-        hint = f"; did you mean `{deeper}`?" if deeper else _did_you_mean(
-            key, [*sorted(model.model_fields), *nested.values()]
-        )
-        found.append((key, hint))
+        one_level_up = nested.get(options.get(key, ""))
+        meant: str | None
+        if one_level_up:
+            # Written as the option's alias (numSamples), meant as its camelCase path.
+            camel = key != options[key]
+            meant = ".".join(_camel(p) for p in one_level_up.split(".")) if camel else one_level_up
+        else:
+            meant = closest_key(key, [*sorted(accepted), *deeper], written)
+        found.append((key, f"; did you mean `{meant}`?" if meant else ""))
     return found
 
 
 def criterion_warnings(where: str, name: str, criterion: Any, custom: Iterable[str]) -> list[str]:
     """Warnings for keys of ``criteria.<name>`` (and its ``judge_model_options``) that the
-    metric's own ADK criterion model has no field for."""
+    metric's own ADK criterion model has no field for, each key as the file spells it."""
     model = criterion_models().get(name)
     if model is None or name in set(custom) or not isinstance(criterion, Mapping):
         return []
@@ -100,10 +106,12 @@ def criterion_warnings(where: str, name: str, criterion: Any, custom: Iterable[s
         f"field){hint}"
         for key, hint in _unknown(criterion, model, _nested(model))
     ]
-    options = criterion.get("judge_model_options", criterion.get("judgeModelOptions"))
+    spelt = next((k for k in ("judge_model_options", "judgeModelOptions") if k in criterion),
+                 "judge_model_options")
+    options = criterion.get(spelt)
     if "judge_model_options" in model.model_fields and isinstance(options, Mapping):
         warnings += [
-            f"{where}: `criteria.{name}.judge_model_options.{key}` is not an option of ADK's "
+            f"{where}: `criteria.{name}.{spelt}.{key}` is not an option of ADK's "
             f"JudgeModelOptions{hint}"
             for key, hint in _unknown(options, JudgeModelOptions, {})
         ]
