@@ -26,6 +26,7 @@ import difflib
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,12 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from adk_eval_action.adk.files.lint import eval_set_warnings, non_finite_warnings
+from adk_eval_action.adk.files.lint import (
+    LEGACY_TURN_KEYS,
+    eval_set_warnings,
+    legacy_warnings,
+    non_finite_warnings,
+)
 from adk_eval_action.adk.files.rubrics import RubricFormatError, normalize_case_rubrics
 from adk_eval_action.errors import EvalSetError, field_location, json_problem
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
@@ -88,9 +94,80 @@ def _is_legacy_case(item: Any) -> bool:
     return isinstance(item, dict) and "data" in item and isinstance(item["data"], list)
 
 
-def _from_list(path: Path, data: list[Any]) -> tuple[EvalSet, str, list[str]]:
+LEGACY_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
+    "tool_trajectory_avg_score": ("query", "expected_tool_use"),
+    "response_evaluation_score": ("query",),
+    "response_match_score": ("query", "reference"),
+}
+"""Metric -> the keys every turn of a legacy eval set needs for it, as ADK's
+``AgentEvaluator._validate_input`` (google.adk.evaluation.agent_evaluator) requires them
+("Samples for tool_trajectory_avg_score must include 'query' and 'expected_tool_use' keys").
+ADK checks the first turn only ("for efficiency"); every turn is checked here, since ADK's
+converter reads the key missing from any turn as empty (:data:`.lint.LEGACY_TURN_KEYS`)
+and the turn is then scored against no tool call or an empty reference."""
+
+_LEGACY_FIX = {
+    "query": 'add `"query": "<what the user says>"`',
+    "expected_tool_use": (
+        'add `"expected_tool_use": [{"tool_name": ..., "tool_input": {...}}]` '
+        "(`[]` for a turn that calls no tool)"
+    ),
+    "reference": 'add `"reference": "<the reply expected>"`',
+}
+_LEGACY_EMPTY = {
+    "expected_tool_use": "without it the turn expects no tool call",
+    "reference": "without it the reply is compared with an empty reference",
+}
+
+
+def _refuse_missing_legacy_keys(
+    path: Path, cases: list[tuple[str | None, list[Any]]], metrics: Iterable[str]
+) -> None:
+    """Refuses a legacy turn without a key a metric of the eval config needs
+    (:data:`LEGACY_REQUIRED_KEYS`); ``cases`` are ``(case name or None for a list of
+    turns, turns)``.
+
+    Raises:
+        EvalSetError: naming the case, the turn (from 1), the key, the metric, the key
+            perhaps misspelt in its place, and what to do.
+    """
+    needed = {key: metric for metric in metrics for key in LEGACY_REQUIRED_KEYS.get(metric, ())}
+    for name, turns in cases:
+        for number, turn in enumerate(turns, 1):
+            missing = [k for k in needed if isinstance(turn, dict) and k not in turn]
+            if not missing:
+                continue
+            key, metric = missing[0], needed[missing[0]]
+            here = f"legacy case `{name}`, turn {number}" if name is not None else f"turn {number}"
+            why = f": {_LEGACY_EMPTY[key]}" if key in _LEGACY_EMPTY else ""
+            written = [k for k in turn if isinstance(k, str) and k not in LEGACY_TURN_KEYS]
+            typo = difflib.get_close_matches(key, written, n=1)
+            fix = (f"`{typo[0]}` is perhaps `{key}` misspelt: rename it" if typo
+                   else f"{_LEGACY_FIX[key]}, or remove `{metric}` from the eval config")
+            raise EvalSetError(
+                path,
+                f"{here} has no `{key}`, which `{metric}` needs{why} (ADK's AgentEvaluator "
+                f"requires it of legacy turns); {fix}",
+            )
+
+
+def _without_query(path: Path, turns: list[Any], here: str) -> EvalSetError:
+    """The error for a legacy turn without ``query`` (the first), with the key perhaps meant."""
+    number, turn = next((n, t) for n, t in enumerate(turns, 1) if not _is_legacy_turn(t))
+    keys = [k for k in turn if isinstance(k, str)] if isinstance(turn, dict) else []
+    typo = difflib.get_close_matches("query", keys, n=1)
+    hint = (f": `{typo[0]}` is perhaps `query` misspelt: rename it" if typo
+            else '; every turn needs `"query": "<what the user says>"`')
+    return EvalSetError(path, f"{here}turn {number} has no `query`{hint}")
+
+
+def _from_list(
+    path: Path, data: list[Any], metrics: Iterable[str] = ()
+) -> tuple[EvalSet, str, list[str]]:
     eval_set_id = _stem(path)
+    metrics = list(metrics)
     if data and all(_is_legacy_turn(i) for i in data):
+        _refuse_missing_legacy_keys(path, [(None, data)], metrics)
         # AgentEvaluator treats the whole file as one case whose turns are the items.
         wrapped = [{"name": eval_set_id, "data": data, "initial_session": {}}]
         note = (
@@ -101,12 +178,12 @@ def _from_list(path: Path, data: list[Any]) -> tuple[EvalSet, str, list[str]]:
         return convert_eval_set_to_pydantic_schema(eval_set_id, wrapped), "legacy-turns", [note]
     if data and all(_is_legacy_case(i) for i in data):
         for item in data:
-            bad = [t for t in item["data"] if not _is_legacy_turn(t)]
-            if bad:
-                raise EvalSetError(
-                    path, f"legacy case `{item.get('name')}` has a turn without `query`"
-                )
+            if not all(_is_legacy_turn(t) for t in item["data"]):
+                raise _without_query(path, item["data"], f"legacy case `{item.get('name')}`: ")
+        _refuse_missing_legacy_keys(path, [(i.get("name"), i["data"]) for i in data], metrics)
         return convert_eval_set_to_pydantic_schema(eval_set_id, data), "legacy-cases", []
+    if any(_is_legacy_turn(i) for i in data) and all(isinstance(i, dict) for i in data):
+        raise _without_query(path, data, "a legacy list of turns whose ")
     raise EvalSetError(path, f"a JSON list, but not a legacy eval set; accepted: {ACCEPTED_SHAPES}")
 
 
@@ -219,15 +296,19 @@ def _id_warnings(path: Path, ids: list[str]) -> list[str]:
     ]
 
 
-def load_eval_set(path: Path) -> LoadedEvalSet:
+def load_eval_set(path: Path, metrics: Iterable[str] = ()) -> LoadedEvalSet:
     """Loads one eval set file in any accepted shape (see the module docstring).
+
+    ``metrics`` are the eval config's metrics (not its custom ones): a legacy turn must have
+    the keys they need (:data:`LEGACY_REQUIRED_KEYS`); none are checked without them.
 
     Raises:
         EvalSetError: the file is unreadable, not a regular file, larger than
             ``files.MAX_DATA_BYTES``, not JSON (with line and column), or in no accepted
             shape (the message lists the accepted shapes), or without eval cases
-            (:data:`NO_CASES`). An eval case with an empty ``conversation`` is not an
-            error here: it is left out and named in ``empty_cases``.
+            (:data:`NO_CASES`), or with a legacy turn without a key ``metrics`` need. An
+            eval case with an empty ``conversation`` is not an error here: it is left out
+            and named in ``empty_cases``.
     """
     try:
         raw = read_bytes(path, MAX_DATA_BYTES)
@@ -250,7 +331,8 @@ def load_eval_set(path: Path) -> LoadedEvalSet:
     if data == []:
         raise EvalSetError(path, f"an empty JSON list: {NO_CASES}")
     if isinstance(data, list):
-        eval_set, shape, notes = _from_list(path, data)
+        warnings = legacy_warnings(data, str(path))
+        eval_set, shape, notes = _from_list(path, data, metrics)
     elif isinstance(data, dict):
         top = {_CAMEL_TOP_LEVEL.get(k) or k: v for k, v in data.items()}
         warnings = eval_set_warnings(top, str(path))

@@ -11,6 +11,9 @@
 * **Eval set and eval case fields.** ``EvalSet`` ignores unknown keys, ``EvalCase`` and
   ``SessionInput`` keep them (``extra="allow"``) without reading them, and no metric of
   google-adk 2.13 evaluates ``final_session_state``. :func:`eval_set_warnings` names them.
+* **Legacy eval set keys.** ADK's converter of the legacy list formats reads the keys it
+  knows with ``.get()`` and ignores the rest, so a misspelt ``expected_tool_use`` reads as
+  "no tool call expected"; :func:`legacy_warnings` names each unknown key.
 * **Non-finite numbers.** Python's ``json`` reads ``NaN`` and ``Infinity``, which JSON
   (RFC 8259) does not have, and ADK's models keep them (a ``session_input.state`` value the
   agent gets as ``float('nan')``, a ``creation_timestamp``); :func:`non_finite_warnings`
@@ -160,6 +163,48 @@ def eval_set_warnings(data: Mapping[str, Any], where: str) -> list[str]:
     for case in cases if isinstance(cases, list) else []:
         if isinstance(case, Mapping):
             warnings += _case_warnings(case, where)
+    return warnings
+
+
+LEGACY_TURN_KEYS = ("query", "expected_tool_use", "expected_intermediate_agent_responses",
+                    "reference")
+"""The keys ADK reads from a turn of a legacy eval set (``[{"query", "expected_tool_use",
+"reference"}]``): google.adk.evaluation.local_eval_sets_manager
+``_convert_invocation_to_pydantic_schema`` reads ``query`` and ``.get()``s the others, so a
+misspelt one is read as empty (no tool call expected, an empty reference)."""
+
+LEGACY_CASE_KEYS = ("name", "data", "initial_session")
+"""The keys ADK reads from a case of a wrapped legacy eval set (``[{"name", "data",
+"initial_session"}]``): ``convert_eval_set_to_pydantic_schema`` in the same module."""
+
+
+def _legacy_key_warnings(item: Mapping[str, Any], keys: tuple[str, ...], here: str) -> list[str]:
+    warnings = []
+    for key in [k for k in item if isinstance(k, str) and k not in keys]:
+        meant = closest_key(key, keys)
+        warnings.append(
+            f"{here}: `{key}` is not a key of ADK's legacy eval set format and is ignored"
+            + (f"; did you mean `{meant}`?" if meant else f" (it reads {', '.join(keys)})"))
+    return warnings
+
+
+def legacy_warnings(data: list[Any], where: str) -> list[str]:
+    """Warnings for keys of a legacy eval set (a list of turns, or a list of cases each
+    with its turns under ``data``) that ADK's converter never reads
+    (:data:`LEGACY_TURN_KEYS`, :data:`LEGACY_CASE_KEYS`), each with its turn (from 1) and
+    case and the key perhaps meant. A turn is a mapping with ``query``; a case, a mapping
+    with a ``data`` list."""
+    if all(isinstance(i, Mapping) and "query" in i for i in data):
+        return [w for n, turn in enumerate(data, 1)
+                for w in _legacy_key_warnings(turn, LEGACY_TURN_KEYS, f"{where}: turn {n}")]
+    warnings = []
+    for case in data:
+        if not isinstance(case, Mapping) or not isinstance(case.get("data"), list):
+            continue
+        here = f"{where}: legacy case `{case.get('name')}`"
+        warnings += _legacy_key_warnings(case, LEGACY_CASE_KEYS, here)
+        warnings += [w for n, turn in enumerate(case["data"], 1) if isinstance(turn, Mapping)
+                     for w in _legacy_key_warnings(turn, LEGACY_TURN_KEYS, f"{here}, turn {n}")]
     return warnings
 
 

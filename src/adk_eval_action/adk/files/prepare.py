@@ -83,10 +83,13 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
                             file=config_file)
         return SuiteInputs(config=None, errors=[error])
     inputs = SuiteInputs(config=config)
+    # A custom metric of a built-in's name is its function's; it reads no legacy key.
+    custom = set(config.eval_config.custom_metrics or {})
+    metrics = [m for m in config.eval_config.criteria if m not in custom]
     for path in suite.eval_set_paths if eval_sets else []:
         shown = rel(path) or str(path)
         try:
-            loaded = load_eval_set(path)
+            loaded = load_eval_set(path, metrics)
             _refuse_repeated_id(loaded, inputs.eval_sets, rel)
             notes = [*loaded.notes, *prepare_eval_set(loaded, config)]
         except EvalSetError as e:
