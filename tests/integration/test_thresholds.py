@@ -154,6 +154,38 @@ def test_an_adk_eval_yaml_threshold_outside_the_range_names_where_it_was_set(
     ), result.output
 
 
+@pytest.mark.parametrize(
+    ("extra", "field", "said"),
+    [
+        # A misspelt metric: named in adk-eval.yaml, where it was written, not in the eval
+        # config it was meant to change.
+        ("    thresholds: {tool_trajectory_avg_scor: 0.5}\n",
+         "suites[0].thresholds.tool_trajectory_avg_scor",
+         "`tool_trajectory_avg_scor` is neither a google-adk metric nor declared in the eval "
+         "config's `custom_metrics`; did you mean `tool_trajectory_avg_score`?"),
+        ("    higher_is_better: {politenes: true}\n", "suites[0].higher_is_better.politenes",
+         "`politenes` is neither a google-adk metric nor declared in the eval config's "
+         "`custom_metrics`; did you mean `politeness`?"),
+        # Reversing a google-adk metric would make its drop an improvement (a wrong tool
+        # argument, 1.0 -> 0.5, read as "improved" and the gate passing).
+        ("    higher_is_better: {tool_trajectory_avg_score: false}\n",
+         "suites[0].higher_is_better.tool_trajectory_avg_score",
+         "`tool_trajectory_avg_score` is a google-adk metric, higher is better, and "
+         "google-adk decides its status that way; `higher_is_better` is for custom metrics: "
+         "remove this entry"),
+    ],
+)
+def test_adk_eval_yaml_overrides_name_known_metrics_in_their_direction(
+    example_repo: Path, cli: CliRun, extra: str, field: str, said: str
+) -> None:
+    _project(example_repo, extra)
+    result = cli("run", "--results-out", "r.json")
+    assert result.exit_code == 2, result.output
+    assert f"adk-eval.yaml (field `{field}`): {said}" in result.output.replace("\n", " ")
+    [error] = load_json(example_repo / "r.json")["suites"][0]["errors"]
+    assert (error["kind"], error["file"]) == ("config", "adk-eval.yaml")
+
+
 def test_a_threshold_at_either_end_of_the_range_is_taken(example_repo: Path) -> None:
     from adk_eval_action.adk.files.evalconfig import load_eval_config
 

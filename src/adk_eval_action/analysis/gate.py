@@ -98,6 +98,10 @@ class GateResult(BaseModel):
     not_evaluated: Literal["fail", "warn"] = "fail"
     #: ``fail_on: none``: nothing could fail the gate, so a pass is no verdict on the agent.
     report_only: bool = False
+    #: Why nothing could fail the gate when the rule chosen is ``fail_on: regression`` but
+    #: no score could be compared (no baseline, or no eval case scored on both sides); the
+    #: gate is then ``report_only``. None otherwise.
+    unchecked: str | None = None
     #: Gated metrics and rubrics worse than the baseline, failing the gate or not
     #: (:mod:`adk_eval_action.analysis.drops`).
     drops: list[MetricDrop] = Field(default_factory=list)
@@ -428,6 +432,20 @@ def _unused_overrides(comparison: Comparison, config: GateConfig) -> list[str]:
     ]
 
 
+def _unchecked(comparison: Comparison, config: GateConfig) -> str | None:
+    """Why ``fail_on: regression`` could check nothing: the baseline is missing or has no
+    gated metric scored on the same eval cases as the head; None when it could, or when
+    another rule gates."""
+    if config.fail_on != "regression":
+        return None
+    if not comparison.has_baseline:
+        return "fail_on: regression, and there is no baseline to compare with"
+    if not any(m.delta is not None for m in comparison.metrics if not m.informational):
+        return ("fail_on: regression, and no gated metric was scored on the same eval cases "
+                "as the baseline")
+    return None
+
+
 def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     """Applies the gate rules (module docstring) to a comparison."""
     result = GateResult(passed=True, report_only=config.fail_on == "none")
@@ -458,6 +476,8 @@ def decide(comparison: Comparison, config: GateConfig) -> GateResult:
     result.warnings += [m for m in dict.fromkeys(shown) if m not in gating]
     result.warnings += _unused_overrides(comparison, config)
     result.passed = not result.reasons
+    result.unchecked = _unchecked(comparison, config)
+    result.report_only = result.report_only or (result.unchecked is not None and result.passed)
     result.drops = find_drops(comparison, config)
     result.dropped_cases = dropped_cases(comparison, result.drops)
     return result

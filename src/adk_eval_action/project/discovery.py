@@ -79,6 +79,10 @@ class Suite(BaseModel):
     higher_is_better: dict[str, bool] = Field(default_factory=dict)
     nearby_configs: list[Path] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    #: Where ``thresholds`` and ``higher_is_better`` were written: adk-eval.yaml and the
+    #: suite's field in it (``suites[0]``); errors in them name that place.
+    declared_in: Path | None = None
+    declared_field: str | None = None
 
 
 def is_agent_dir(folder: Path) -> bool:
@@ -348,6 +352,8 @@ def suites_from_config(
             num_runs=spec.num_runs,
             thresholds=spec.thresholds,
             higher_is_better=spec.higher_is_better,
+            declared_in=config_path,
+            declared_field=where,
         )
         suites.append(suite)
     used = {s.eval_config_path for s in suites}

@@ -44,7 +44,8 @@ def verdict(context: CommentContext) -> Verdict:
         return Verdict(tone="warn", title=title, text=text,
                        reasons=gate.reasons if incomplete.failed else [])
     if gate.report_only:
-        tone, title = "info", "ADK eval report only (fail_on: none: nothing fails the check)"
+        why = gate.unchecked or "fail_on: none"
+        tone, title = "info", f"ADK eval report only ({why}: nothing fails the check)"
     elif gate.passed and gate.cases_unsure:
         tone, title = "warn", "ADK eval passed with warnings"
     elif gate.passed:

@@ -45,7 +45,7 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     else:
         verdict = "PASSED" if gate.passed else "FAILED"
         if gate.report_only:
-            verdict = "REPORT ONLY (fail_on: none, nothing fails the check)"
+            verdict = f"REPORT ONLY ({gate.unchecked or 'fail_on: none'}, nothing fails the check)"
         elif gate.passed and gate.cases_unsure:
             verdict = "PASSED with warnings"
         notes = "".join(f"; {note}" for note in (gate.unsure_note, comparison.removed_note)

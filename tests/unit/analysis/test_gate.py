@@ -245,8 +245,26 @@ def test_max_token_increase_from_a_zero_baseline_is_beyond_any_budget(significan
 
 
 def test_no_baseline_no_regression_rule() -> None:
-    result, _ = _gate(_side(0.5), None, fail_on="regression", max_regression=0.0)
-    assert result.passed
+    """``fail_on: regression`` with nothing to compare gates nothing, and says so: a case
+    failing its threshold must not read as a plain pass."""
+    from adk_eval_action.report.render import CommentContext, render_comment
+
+    failing = scores_side({"a": [0.1], "b": [0.9]}, threshold=0.5)
+    result, comparison = _gate(failing, None, fail_on="regression", max_regression=0.0)
+    assert result.passed and result.report_only
+    assert result.unchecked == "fail_on: regression, and there is no baseline to compare with"
+    comment = render_comment(CommentContext(comparison=comparison, gate=result))
+    assert ("ℹ️ **ADK eval report only** (fail\\_on: regression, and there is no baseline to "
+            "compare with: nothing fails the check): 1/2 eval cases passed") in comment
+    # A baseline of other eval cases: nothing scored on both sides.
+    other = scores_side({"x": [0.9], "y": [0.9]}, threshold=0.5)
+    result, _ = _gate(failing, other, fail_on="regression")
+    assert result.passed and result.report_only
+    assert result.unchecked == ("fail_on: regression, and no gated metric was scored on the "
+                                "same eval cases as the baseline")
+    # Thresholds gate under fail_on any: nothing is unchecked.
+    result, _ = _gate(failing, None, fail_on="any")
+    assert not result.passed and result.unchecked is None and not result.report_only
 
 
 def test_gate_config_from_yaml(tmp_path: Path) -> None:

@@ -279,10 +279,54 @@ def _metric_metas(
     return metas
 
 
+class Overrides(BaseModel):
+    """What ``adk-eval.yaml`` says of a suite's metrics, and where: ``thresholds`` replace
+    the eval config's, ``higher_is_better`` gives a custom metric its direction; ``file``
+    and ``field`` (``suites[0]``) are where they were written, for errors."""
+
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    higher_is_better: dict[str, bool] = Field(default_factory=dict)
+    file: str | None = None
+    field: str | None = None
+
+
+def _check_overrides(overrides: Overrides, known: dict[str, MetricInfo],
+                     custom: Iterable[str]) -> None:
+    """Refuses an override of a metric that neither google-adk's registry nor the eval
+    config's ``custom_metrics`` knows (with the metric meant), and a ``higher_is_better``
+    that turns a google-adk metric's direction around: ADK's metrics are higher-is-better
+    (``EvalStatus`` passes a score at or above its threshold:
+    google.adk.evaluation's evaluators), its efficiency metrics lower-is-better, and
+    reversing one would call every drop an improvement.
+
+    Raises:
+        ConfigError: naming ``overrides.file`` and the field.
+    """
+    custom = set(custom)
+    where = overrides.field or "suite"
+    for kind, names in (("thresholds", overrides.thresholds),
+                        ("higher_is_better", overrides.higher_is_better)):
+        for name in names:
+            if name in known or name in EFFICIENCY_METRICS:
+                continue
+            raise ConfigError(
+                overrides.file, f"`{name}` is neither a google-adk metric nor declared in the "
+                f"eval config's `custom_metrics`{_did_you_mean(name, sorted(known))}",
+                f"{where}.{kind}.{name}")
+    for name, higher in overrides.higher_is_better.items():
+        fixed = name not in EFFICIENCY_METRICS
+        if name in custom or higher == fixed:
+            continue
+        raise ConfigError(
+            overrides.file, f"`{name}` is a google-adk metric, "
+            f"{'higher' if fixed else 'lower'} is better, and google-adk decides its status "
+            "that way; `higher_is_better` is for custom metrics: remove this entry",
+            f"{where}.higher_is_better.{name}")
+
+
 def load_eval_config(
     path: Path | None,
-    threshold_overrides: dict[str, float] | None = None,
-    higher_is_better: dict[str, bool] | None = None,
+    overrides: Overrides | None = None,
     display_path: str | None = None,
 ) -> LoadedEvalConfig:
     """Loads an eval config (JSON or YAML) into ADK's ``EvalConfig``, or ADK's default
@@ -301,18 +345,20 @@ def load_eval_config(
     if "criteria" not in data and path is not None:
         _refuse_missing_criteria(data, path)
     criteria = data.setdefault("criteria", {}) if isinstance(data.get("criteria"), dict) else {}
-    _apply_overrides(criteria, threshold_overrides or {})
+    overrides = overrides or Overrides()
+    _apply_overrides(criteria, overrides.thresholds)
     final_rubrics = _normalize_criteria_rubrics(data, path)
     eval_config = _parse(data, path, where)
     known = {**_registered_metrics(), **_custom_metric_infos(eval_config)}
     custom = list(eval_config.custom_metrics or {})
-    warnings = _lint(data, where, known, custom, threshold_overrides or {})
+    _check_overrides(overrides, known, custom)
+    warnings = _lint(data, where, known, custom, overrides.thresholds)
     warnings += _drop_efficiency_metrics(eval_config.criteria, where)
     return LoadedEvalConfig(
         path=path,
         eval_config=eval_config,
         content_hash=digest,
-        metric_meta=_metric_metas(known, higher_is_better or {}),
+        metric_meta=_metric_metas(known, overrides.higher_is_better),
         final_rubrics={
             name: [Rubric.model_validate(r) for r in rubrics]
             for name, rubrics in final_rubrics.items()

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from adk_eval_action.adk.files.criteria import criterion_rubrics
-from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, load_eval_config
+from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, Overrides, load_eval_config
 from adk_eval_action.adk.files.evalsets import NO_TURNS, LoadedEvalSet, load_eval_set
 from adk_eval_action.adk.files.rubrics import (
     RUBRIC_METRIC_TYPES,
@@ -70,17 +70,19 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
         return None if path is None else relative_path(path, repo_root)
 
     config_file = rel(suite.eval_config_path)
+    overrides = Overrides(
+        thresholds=suite.thresholds, higher_is_better=suite.higher_is_better,
+        file=rel(suite.declared_in), field=suite.declared_field,
+    )
     try:
-        config = load_eval_config(
-            suite.eval_config_path,
-            suite.thresholds,
-            suite.higher_is_better,
-            display_path=config_file,
-        )
+        config = load_eval_config(suite.eval_config_path, overrides, display_path=config_file)
     except AdkEvalActionError as e:
         said = e.relative_to(repo_root) if isinstance(e, ConfigError) else e
-        error = ErrorRecord(kind="config", message=str(said), suite=suite.name,
-                            file=config_file)
+        # The file it names: the eval config, or adk-eval.yaml for its overrides.
+        declared = (isinstance(said, ConfigError) and overrides.file is not None
+                    and said.path == overrides.file)
+        file = overrides.file if declared else config_file
+        error = ErrorRecord(kind="config", message=str(said), suite=suite.name, file=file)
         return SuiteInputs(config=None, errors=[error])
     inputs = SuiteInputs(config=config)
     # A custom metric of a built-in's name is its function's; it reads no legacy key.
