@@ -151,7 +151,12 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
 
     The gate is adk-eval.yaml's `gate:` (--config, else ./adk-eval.yaml) under these flags."""
     from adk_eval_action.run.history import file_history
-    from adk_eval_action.run.pipeline import finish, load_baseline, load_head_table
+    from adk_eval_action.run.pipeline import (
+        finish,
+        load_baseline,
+        load_head_table,
+        usable_baseline,
+    )
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags={**flags, "results_path": head},
@@ -159,7 +164,8 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
         baseline_path = _explicit_baseline(baseline, request.workdir)
         whole = request.settings.html_out is not None  # every case's evidence in the report
         results = load_head_table(head, whole)
-        base, note = load_baseline(baseline_path, whole)
+        base, note = usable_baseline(results, *load_baseline(baseline_path, whole),
+                                     baseline_path)
         outcome = finish(results, base, note, request,
                          history=file_history(request, base, baseline_path))
         _show(outcome)
@@ -194,6 +200,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         comment_limit,
         load_baseline,
         load_head_table,
+        usable_baseline,
         write_text,
     )
     from adk_eval_action.run.report_file import write_html_report
@@ -203,7 +210,8 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                                secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
         results = load_head_table(head, whole=html_out is not None)
-        base, note = load_baseline(baseline_path, whole=html_out is not None)
+        base, note = usable_baseline(
+            results, *load_baseline(baseline_path, whole=html_out is not None), baseline_path)
         skeleton = results.skeleton if isinstance(results, ScoreTable) else results
         # What the action posted for a file of a run that evaluated nothing (run.outcome).
         short = short_markdown(skeleton, str(request.settings.results_path),

@@ -235,6 +235,30 @@ def test_max_tokens_stops_starting_calls_once_spent(
     assert f"max_tokens 1 was reached (1 model call(s), {reported:,} tokens" in stop["message"]
 
 
+def test_a_token_budget_passed_by_the_last_calls_is_said(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake
+):
+    """A max_tokens one token below what the whole run uses is reached only by the answer
+    of its last call (every call reports at least 2 tokens): no call is refused, the run
+    ends as it would, and a warning says by how much the budget was passed."""
+    gemini_api.clear_calls()
+    full = _run(cli, EVAL_SET)
+    spent = sum(i + o for i, o in _reported(gemini_api).values())
+    assert all(sum(c.usage.values()) >= 2 for c in gemini_api.calls if c.usage)
+    gemini_api.clear_calls()
+
+    result = _run(cli, EVAL_SET, "--max-tokens", str(spent - 1))
+
+    assert result.exit_code == full.exit_code == 0, result.output
+    calls = len(gemini_api.calls)
+    said = (f"the budget's max_tokens {spent - 1:,} was passed by calls already in flight "
+            f"when it was reached ({calls} model call(s), {spent:,} tokens spent); no call "
+            "started after it (lower --parallelism to keep closer to it)")
+    assert said in result.output
+    assert said in load_json(example_repo / "r.json")["warnings"]
+    assert not [e for e in load_json(example_repo / "r.json")["errors"] if e["kind"] == "budget"]
+
+
 def test_a_plan_over_the_budget_is_refused_before_any_call(
     example_repo: Path, cli: CliRun, gemini_api: GeminiFake
 ):
@@ -304,6 +328,14 @@ def test_plan_estimates_tokens_and_dollars_from_a_baseline(
     said = re.search(r"the plan is estimated at ~\$([0-9.]+) from the baseline's runs",
                      over.output)
     assert said and float(said[1]) == pytest.approx(usd / 2, abs=1e-4)
+    # Another project's baseline: its usage is of other suites, and the plan says so.
+    for suite in baseline["suites"]:
+        suite["name"] = "elsewhere"
+    (example_repo / "other.json").write_text(json.dumps(baseline), encoding="utf-8")
+    other = cli("plan", "travel_agent", "--baseline", "other.json")
+    assert ("estimated cost: not estimated (the baseline file's suites (elsewhere) are not "
+            "these (travel_agent): pass the results file of this project's base branch)"
+            ) in other.output, other.output
 
 
 def test_run_refuses_a_plan_whose_estimate_passes_the_token_budget(

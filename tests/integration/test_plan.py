@@ -114,6 +114,9 @@ def test_the_estimate_of_a_thousand_runs_is_computed_not_listed(project: Path) -
     assert many.wall_s() == pytest.approx(sum(chains) * 1000 / 2 * 0.5)
 
 
+# google-adk 1.x refuses a rubric metric with no criterion rubric ("Rubrics are
+# required."): `run` would, so `plan` does.
+@needs_case_rubrics_alone
 def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
     project: Path, cli: CliRun
 ) -> None:

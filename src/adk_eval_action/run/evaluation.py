@@ -253,6 +253,26 @@ def record_budget_stop(calls: ModelCalls, writer: ResultsWriter) -> None:
     said = any(e.kind == "budget" and e.suite is None for e in writer.errors())
     if stopped is not None and not said:
         writer.add_error(stopped)
+    passed = budget_passed(calls)
+    if stopped is None and passed is not None:
+        writer.add_warnings([passed])
+
+
+def budget_passed(calls: ModelCalls) -> str | None:
+    """The warning of a run that finished past its ``max_tokens`` or ``max_usd`` without
+    being stopped: the calls in flight when the limit was reached were the last ones, and
+    their answers carried the total past it (adk.models.spend); None otherwise."""
+    spend, budget = calls.spend, calls.spend.budget
+    over = []
+    if budget.tokens is not None and spend.tokens > budget.tokens:
+        over.append(f"max_tokens {budget.tokens:,}")
+    if budget.usd is not None and spend.usd is not None and spend.usd > budget.usd:
+        over.append(f"max_usd ${budget.usd:g}")
+    if not over:
+        return None
+    return (f"the budget's {' and '.join(over)} was passed by calls already in flight when "
+            f"it was reached ({spend.spent()} spent); no call started after it (lower "
+            "--parallelism to keep closer to it)")
 
 
 def budget_error(calls: ModelCalls) -> ErrorRecord | None:
@@ -466,7 +486,14 @@ def plan_cost(request: RunRequest, found: Plan) -> tuple[str, str | None]:
     else:
         estimated = estimate(found, baseline, request.settings.models)
         line = estimated.line()
-        if estimated.from_case + estimated.from_suite == 0:
+        planned = {suite.name for suite in found.suites}
+        recorded = {suite.name for suite in baseline.suites}
+        if estimated.from_case + estimated.from_suite == 0 and not planned & recorded:
+            line = ("estimated cost: not estimated (the baseline file's suites ("
+                    + (", ".join(sorted(recorded)) or "none") + ") are not these ("
+                    + ", ".join(sorted(planned)) + "): pass the results file of this "
+                    "project's base branch)")
+        elif estimated.from_case + estimated.from_suite == 0:
             line = ("estimated cost: not estimated (the baseline file recorded no usage of "
                     "these suites: it was written before tokens were recorded, or by ADK)")
     budget = run_budget(request)

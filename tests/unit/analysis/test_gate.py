@@ -316,6 +316,28 @@ def test_cli_gate_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert run("--fail-on", "bogus").exit_code == 2
 
 
+def test_compare_refuses_a_baseline_of_other_suites_as_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A baseline from another project (no suite in common) is not used by compare and
+    render, with run's warning and note, rather than listing its cases as removed."""
+    monkeypatch.chdir(tmp_path)
+    head = scores_side({"a": [0.1], "b": [0.9]}, threshold=0.5)
+    other = results({"x": [[metric("response_match_score", 0.9, threshold=0.5)]]},
+                    suite="elsewhere")
+    head_file, base_file = _files(tmp_path, head, other)
+    runner = CliRunner()
+    said = ("baseline not used: its suites (elsewhere) are not the head's (travel)")
+    for command in (["compare", head_file, "--fail-on", "any"], ["render", head_file]):
+        done = runner.invoke(main, [*command, "--baseline", base_file])
+        assert said in done.output, done.output
+        assert "removed" not in done.output
+    compared = runner.invoke(main, ["compare", head_file, "--baseline", base_file,
+                                    "--print-comment"])
+    assert ("No baseline: file base.json not usable: its suites (elsewhere) are not the "
+            "head's (travel)") in compared.output, compared.output
+
+
 def test_comment_names_the_failed_rule(tmp_path: Path) -> None:
     from adk_eval_action.report.render import CommentContext, render_comment
 
