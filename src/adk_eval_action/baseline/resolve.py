@@ -249,11 +249,13 @@ def usable_baseline(
     """``compare``'s baseline under ``run``'s rule (:func:`resolve_baseline`): one of ours that
     shares no suite with the head, once renamed suites are paired (results.identity), is
     not used, with a warning and ``"file X not usable: …"`` as the note; ADK's eval_history
-    (placed in the head's suites by the comparison) and a usable one are returned as given."""
+    (placed in the head's suites by the comparison), a baseline run that evaluated nothing
+    (no suite) and a usable one are returned as given."""
     if baseline is None or path is None:
         return baseline, note
     base = baseline.skeleton if isinstance(baseline, ScoreTable) else baseline
-    if base.metadata.source == "adk-eval-history":
+    # A baseline run that evaluated nothing has no suite, and its comparison says why.
+    if base.metadata.source == "adk-eval-history" or not base.suites:
         return baseline, note
     head_skeleton = head.skeleton if isinstance(head, ScoreTable) else head
     named = rename_suites(base.model_copy(update={"suites": [
