@@ -206,7 +206,8 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
     from adk_eval_action.run.report_file import write_html_report
 
     with _console() as redact:
-        request = load_request(Path.cwd(), flags={"results_path": head, "history": history},
+        request = load_request(Path.cwd(), flags={"results_path": head, "history": history,
+                                                    "html_out": html_out},
                                secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
         results = load_head_table(head, whole=html_out is not None)
