@@ -341,7 +341,7 @@ def detection_notes(found: Plan) -> dict[str, list[str]]:
     tests = sum(len(s.gated_metrics) for s in found.suites)
     notes = {}
     for suite in found.suites:
-        if not suite.gated_metrics:
+        if not suite.gated_metrics or not suite.cases:  # no case: nothing to call
             continue
         can = detectable(
             len(suite.cases),
