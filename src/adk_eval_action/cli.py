@@ -150,12 +150,12 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
     """Compare a HEAD results file with --baseline and gate, without running any agent.
 
     The gate is adk-eval.yaml's `gate:` (--config, else ./adk-eval.yaml) under these flags."""
+    from adk_eval_action.baseline.resolve import usable_baseline
     from adk_eval_action.run.history import file_history
     from adk_eval_action.run.pipeline import (
         finish,
         load_baseline,
         load_head_table,
-        usable_baseline,
     )
 
     with _console() as redact:
@@ -191,6 +191,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                    out: Path | None, html_out: Path | None, history: Path | None) -> None:
     """Render the PR comment (or job summary) from results files, and with --html-out the
     HTML report; exits 0 when it rendered, 2 when an input or the template is unusable."""
+    from adk_eval_action.baseline.resolve import usable_baseline
     from adk_eval_action.report.fallback import short_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.results.scoretable import ScoreTable
@@ -200,13 +201,13 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         comment_limit,
         load_baseline,
         load_head_table,
-        usable_baseline,
         write_text,
     )
     from adk_eval_action.run.report_file import write_html_report
 
     with _console() as redact:
-        request = load_request(Path.cwd(), flags={"results_path": head, "history": history},
+        request = load_request(Path.cwd(), flags={"results_path": head, "history": history,
+                                                    "html_out": html_out},
                                secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
         results = load_head_table(head, whole=html_out is not None)
@@ -269,7 +270,8 @@ def plan_command(**flags: Any) -> None:
     """
     import asyncio
 
-    from adk_eval_action.run.evaluation import detection_notes, plan, plan_cost
+    from adk_eval_action.run.budget import plan_cost
+    from adk_eval_action.run.evaluation import detection_notes, plan
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)

@@ -165,7 +165,7 @@ def field_location(loc: Sequence[int | str], data: Any = None) -> str:
     """A pydantic error's location (``ErrorDetails.loc``) as the user wrote the field:
     dotted, list items as ``[i]`` (``suites[0].thresholds.response_match_score``, as every
     other message names a field), without the union members and validators pydantic
-    adds (:data:`_TYPE_TAGS`, a model member's class name such as ``BaseCriterion``,
+    adds (:data:`_TYPE_TAGS`, class names such as ``BaseCriterion``,
     ``name[...]``, ``constrained-*``), and in snake_case where the user's ``data`` (the
     validated input, followed along the location) spells its keys so, although the model
     reports its camelCase alias (ADK's models validate by alias: ``userContent``)."""
@@ -188,9 +188,10 @@ def _steps(loc: Sequence[int | str], data: Any) -> tuple[list[str], Any]:
             node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
             continue
         mapping = node if isinstance(node, dict) else {}
-        if part not in mapping and (
-                part in _TYPE_TAGS or "[" in part or part.startswith("constrained-")
-                or part[:1].isupper()):
+        # A union member is tagged by its class name (``IntermediateData``), which no key
+        # of ours or ADK's is spelt like.
+        if part not in mapping and (part in _TYPE_TAGS or "[" in part or part[:1].isupper()
+                                    or part.startswith("constrained-")):
             continue
         key = part
         if part not in mapping:

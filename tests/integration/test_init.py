@@ -86,12 +86,15 @@ def test_init_on_the_bundled_example_in_a_subfolder(
 ) -> None:
     """examples/ as a folder of a repository: adk-eval.yaml in it, the workflow at the
     repository's root, run in that folder, uploading the files written there."""
-    _git(tmp_path, "init", "-q")
+    # Not pushed yet (no origin/HEAD), on a branch git's own default names `master`.
+    _git(tmp_path, "init", "-q", "-b", "master")
     root = copy_examples(tmp_path / "examples")
     monkeypatch.chdir(root)
     result = cli("init", "--num-runs", "3")
     assert result.exit_code == 0, result.output
     assert "wrote ../.github/workflows/adk-eval.yml" in result.output
+    assert ("default branch: master (no origin/HEAD: the branch checked out); edit "
+            "`branches:` in the workflow if the default branch is another") in result.output
     assert yaml.safe_load((root / "adk-eval.yaml").read_text()) == {"num_runs": 3, "suites": [{
         "name": "travel_agent", "agent": "travel_agent",
         "eval_sets": ["travel_agent/eval/*.evalset.json", "travel_agent/eval/*.test.json"],
@@ -101,7 +104,7 @@ def test_init_on_the_bundled_example_in_a_subfolder(
         "legacy_weather.test.json", "travel.evalset.json"]
     path = tmp_path / ".github/workflows/adk-eval.yml"
     workflow = yaml.safe_load(path.read_text())
-    assert workflow[True]["push"] == {"branches": ["main"]}  # no remote: the usual default
+    assert workflow[True]["push"] == {"branches": ["master"]}
     steps = workflow["jobs"]["eval"]["steps"]
     assert steps[1]["with"] == {"working_directory": "examples"}
     assert steps[2]["with"]["path"].split() == [

@@ -66,6 +66,7 @@ from adk_eval_action.results.identity import (
     rename_suites,
 )
 from adk_eval_action.results.model import RunResults
+from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
 
 log = logging.getLogger(__name__)
@@ -239,3 +240,30 @@ async def resolved_baseline(
             log.warning("re-scoring the baseline failed: %s: %s", type(e).__name__, e)
             resolved.extra.append("re-scoring failed, compared as recorded")
     return resolved
+
+
+def usable_baseline(
+    head: ScoreTable | RunResults, baseline: ScoreTable | RunResults | None, note: str,
+    path: Path | None,
+) -> tuple[ScoreTable | RunResults | None, str]:
+    """``compare``'s baseline under ``run``'s rule (:func:`resolve_baseline`): one of ours that
+    shares no suite with the head, once renamed suites are paired (results.identity), is
+    not used, with a warning and ``"file X not usable: …"`` as the note; ADK's eval_history
+    (placed in the head's suites by the comparison), a baseline run that evaluated nothing
+    (no suite) and a usable one are returned as given."""
+    if baseline is None or path is None:
+        return baseline, note
+    base = baseline.skeleton if isinstance(baseline, ScoreTable) else baseline
+    # A baseline run that evaluated nothing has no suite, and its comparison says why.
+    if base.metadata.source == "adk-eval-history" or not base.suites:
+        return baseline, note
+    head_skeleton = head.skeleton if isinstance(head, ScoreTable) else head
+    named = rename_suites(base.model_copy(update={"suites": [
+        s.model_copy(update={"eval_sets": []}) for s in base.suites]}),
+        baseline_renames(base.suites, head_skeleton.suites))
+    try:
+        check_usable(named, head_skeleton)
+    except BaselineUnreadable as e:
+        log.warning("baseline not used: %s", e)
+        return None, f"file {path.name} not usable: {e}"
+    return baseline, note

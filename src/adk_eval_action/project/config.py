@@ -445,12 +445,12 @@ def first_error(
 
 def _accepted_keys(model: type[BaseModel], parent: tuple[int | str, ...]) -> set[str]:
     """The keys (names and aliases) of the models found at ``parent``, a validation error's
-    location: fields (by name or alias) step into their models; list indices, dict keys and
-    pydantic's union tags stay where they are."""
+    location: fields (by name or alias: ADK's models validate camelCase aliases) step into
+    their models; list indices, dict keys and pydantic's union tags stay where they are."""
     models = [model]
     for part in parent:
         fields = [info for m in models for name, info in m.model_fields.items()
-                  if isinstance(part, str) and part in (name, info.alias)]
+                  if part in (name, info.alias)]
         if fields:
             models = [found for f in fields for found in _models_in(f.annotation)]
     return {key for m in models for name, info in m.model_fields.items()

@@ -4,8 +4,8 @@ and the GitHub workflow that evaluates every pull request (project.scaffold make
 An existing file is never overwritten: it is named and left as it is. The workflow goes to
 the repository's ``.github/workflows/`` (the git top level of the working directory), with
 ``working_directory`` set when ``adk-eval.yaml`` is in a subfolder; its pushes are those
-of the remote's default branch (``origin/HEAD``; ``main`` when unknown).
-"""
+of the remote's default branch (``origin/HEAD``; else the branch checked out, else
+``main``: :func:`_repository`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
-from adk_eval_action.git import Git, GitError
+from adk_eval_action.git import Git
 from adk_eval_action.project.discovery import Suite, discover_suites, relative_path
 from adk_eval_action.project.layout import DEFAULT_CRITERIA
 from adk_eval_action.project.scaffold import (
@@ -102,14 +102,20 @@ def suite_entries(
 
 
 def _repository(workdir: Path) -> tuple[Path, str]:
-    """The repository root (git's top level, else ``workdir``) and its default branch."""
+    """The repository root (git's top level, else ``workdir``) and its default branch: the
+    remote's (``origin/HEAD``), else the branch checked out (a repository not yet pushed,
+    or cloned without ``origin/HEAD``; said in the log), else ``main``."""
     git = Git(workdir, timeout=10)
-    try:
-        top = git.value("rev-parse", "--show-toplevel")
-        remote_head = git.value("symbolic-ref", "--short", "refs/remotes/origin/HEAD")
-    except GitError:
-        top, remote_head = None, None
-    branch = remote_head.split("/", 1)[1] if remote_head and "/" in remote_head else "main"
+    top = git.value("rev-parse", "--show-toplevel")
+    remote_head = git.value("symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+    if remote_head and "/" in remote_head:
+        return (Path(top) if top else workdir), remote_head.split("/", 1)[1]
+    # `symbolic-ref --short HEAD` names the branch even before its first commit.
+    current = git.value("symbolic-ref", "--short", "HEAD")
+    branch = current or "main"
+    log.info("default branch: %s (%s); edit `branches:` in the workflow if the default "
+             "branch is another", branch,
+             "no origin/HEAD: the branch checked out" if current else "no git branch found")
     return (Path(top) if top else workdir), branch
 
 

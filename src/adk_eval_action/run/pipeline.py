@@ -63,16 +63,10 @@ from adk_eval_action.results.records import judge_answers_decided_by_gate
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
+from adk_eval_action.run.budget import budget_left, model_calls, record_budget_stop
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
-from adk_eval_action.run.evaluation import (
-    budget_left,
-    evaluate,
-    find_suites,
-    model_calls,
-    record_budget_stop,
-    run_metadata,
-)
+from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
 from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.report_file import write_html_report
@@ -166,34 +160,6 @@ def load_baseline(path: Path | None, whole: bool = False
         if whole or results is None or results.metadata.source == "adk-eval-history":
             return results, resolved.note()
         return ScoreTable.from_results(results), resolved.note()
-
-
-def usable_baseline(
-    head: ScoreTable | RunResults, baseline: ScoreTable | RunResults | None, note: str,
-    path: Path | None,
-) -> tuple[ScoreTable | RunResults | None, str]:
-    """``compare``'s baseline under ``run``'s rule (baseline.resolve): one of ours that
-    shares no suite with the head, once renamed suites are paired (results.identity), is
-    not used, with a warning and ``"file X not usable: …"`` as the note; ADK's eval_history
-    (placed in the head's suites by the comparison) and a usable one are returned as given."""
-    from adk_eval_action.baseline.models import BaselineUnreadable, check_usable
-    from adk_eval_action.results.identity import baseline_renames, rename_suites
-
-    if baseline is None or path is None:
-        return baseline, note
-    base = baseline.skeleton if isinstance(baseline, ScoreTable) else baseline
-    if base.metadata.source == "adk-eval-history":
-        return baseline, note
-    head_skeleton = head.skeleton if isinstance(head, ScoreTable) else head
-    named = rename_suites(base.model_copy(update={"suites": [
-        s.model_copy(update={"eval_sets": []}) for s in base.suites]}),
-        baseline_renames(base.suites, head_skeleton.suites))
-    try:
-        check_usable(named, head_skeleton)
-    except BaselineUnreadable as e:
-        log.warning("baseline not used: %s", e)
-        return None, f"file {path.name} not usable: {e}"
-    return baseline, note
 
 
 def comment_context(

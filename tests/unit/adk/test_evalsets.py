@@ -141,6 +141,18 @@ def test_eval_id_lines_point_at_the_case(tmp_path: Path) -> None:
          "a JSON object without `eval_cases` (`evalcases` is perhaps `eval_cases` misspelt); "
          "accepted: ADK EvalSet JSON"),
         ('{"cases": []}', "a JSON object without `eval_set_id` and `eval_cases`; accepted: "),
+        # A misspelt key deep in a case: the path as written (no union member's class
+        # name), the key meant in the file's own spelling.
+        ('{"eval_set_id": "x", "eval_cases": [{"eval_id": "a", "conversation": [{'
+         '"invocation_id": "i", "user_content": {"parts": [{"text": "hi"}]}, '
+         '"intermediate_data": {"tool_use": []}}]}]}',
+         "invalid eval set at `eval_cases[0].conversation[0].intermediate_data.tool_use`: "
+         "unknown key `tool_use`; did you mean `tool_uses`?"),
+        ('{"evalSetId": "x", "evalCases": [{"evalId": "a", "conversation": [{'
+         '"invocationId": "i", "userContent": {"parts": [{"text": "hi"}]}, '
+         '"intermediateData": {"toolUse": []}}]}]}',
+         "invalid eval set at `eval_cases[0].conversation[0].intermediateData.toolUse`: "
+         "unknown key `toolUse`; did you mean `toolUses`?"),
     ],
 )
 def test_bad_shapes_name_the_file(tmp_path: Path, content: str, message: str) -> None:

@@ -259,6 +259,12 @@ def test_run_compare_and_render_write_the_report(
     rendered = cli("render", str(head), "--baseline", str(base), "--html-out", "r.html",
                    "--out", "comment.md")
     assert rendered.exit_code == 0, rendered.output
+    # The comment points at the report, from render as from compare.
+    pointer = "📄 Every eval case turn by turn, baseline beside head: the HTML report `r.html`."
+    assert pointer in (tmp_path / "comment.md").read_text(encoding="utf-8")
+    assert pointer.replace("r.html", "c.html") in cli(
+        "compare", str(head), "--baseline", str(base), "--html-out", "c.html",
+        "--print-comment").output
     assert regressed_run.html is not None
     ids = {c["eval_id"].lower() for s in json.loads(head.read_text())["suites"]
            for e in s["eval_sets"] for c in e["eval_cases"]}

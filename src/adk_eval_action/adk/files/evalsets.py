@@ -41,8 +41,9 @@ from adk_eval_action.adk.files.lint import (
     non_finite_warnings,
 )
 from adk_eval_action.adk.files.rubrics import RubricFormatError, normalize_case_rubrics
-from adk_eval_action.errors import EvalSetError, field_location, json_problem
+from adk_eval_action.errors import EvalSetError, json_problem
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
+from adk_eval_action.project.config import first_error
 from adk_eval_action.project.eval_ids import eval_id_lines
 from adk_eval_action.text import has_invisible, visible
 
@@ -256,10 +257,10 @@ def _from_dict(path: Path, data: dict[str, Any]) -> tuple[EvalSet, str]:
 
 
 def _validation_message(error: ValidationError, data: Any) -> str:
-    first = error.errors()[0]
-    location = field_location(first["loc"], data)
+    # An unknown key names the key meant, in the file's own spelling (first_error).
+    location, message = first_error(error, data, EvalSet)
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"invalid eval set at `{location}`: {first['msg']}{more}"
+    return f"invalid eval set at `{location}`: {message}{more}"
 
 
 def _case_ids(path: Path, eval_set: EvalSet) -> list[str]:
