@@ -86,6 +86,20 @@ def test_a_misspelt_key_no_metric_needs_is_a_warning_with_the_key_meant(tmp_path
     ]
 
 
+def test_a_generated_file_misspelling_every_turn_names_ten_and_counts_the_rest(
+    tmp_path: Path,
+) -> None:
+    turns = [{"query": f"q{i}", "expected_tool_use": [], "refrence": "r", "<b>::x": 1}
+             for i in range(1000)]
+    path = _write(tmp_path, turns)
+    warnings = load_eval_set(path, [TOOL]).warnings
+    assert len(warnings) == 11
+    assert warnings[1] == (f"{path}: turn 1: `<b>::x` is not a key of ADK's legacy eval set "
+                           "format and is ignored (it reads query, expected_tool_use, "
+                           "expected_intermediate_agent_responses, reference)")
+    assert warnings[-1] == f"{path}: 1990 more keys ADK's legacy format does not read"
+
+
 def test_legacy_cases_name_the_case_and_turn(tmp_path: Path) -> None:
     data = [
         {"name": "morning_round", "initial_sesion": {},

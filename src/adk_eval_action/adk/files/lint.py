@@ -194,18 +194,28 @@ def legacy_warnings(data: list[Any], where: str) -> list[str]:
     (:data:`LEGACY_TURN_KEYS`, :data:`LEGACY_CASE_KEYS`), each with its turn (from 1) and
     case and the key perhaps meant. A turn is a mapping with ``query``; a case, a mapping
     with a ``data`` list."""
+    warnings: list[str] = []
     if all(isinstance(i, Mapping) and "query" in i for i in data):
-        return [w for n, turn in enumerate(data, 1)
-                for w in _legacy_key_warnings(turn, LEGACY_TURN_KEYS, f"{where}: turn {n}")]
-    warnings = []
-    for case in data:
-        if not isinstance(case, Mapping) or not isinstance(case.get("data"), list):
-            continue
-        here = f"{where}: legacy case `{case.get('name')}`"
-        warnings += _legacy_key_warnings(case, LEGACY_CASE_KEYS, here)
-        warnings += [w for n, turn in enumerate(case["data"], 1) if isinstance(turn, Mapping)
-                     for w in _legacy_key_warnings(turn, LEGACY_TURN_KEYS, f"{here}, turn {n}")]
+        warnings = [w for n, turn in enumerate(data, 1)
+                    for w in _legacy_key_warnings(turn, LEGACY_TURN_KEYS, f"{where}: turn {n}")]
+    else:
+        for case in data:
+            if not isinstance(case, Mapping) or not isinstance(case.get("data"), list):
+                continue
+            here = f"{where}: legacy case `{case.get('name')}`"
+            warnings += _legacy_key_warnings(case, LEGACY_CASE_KEYS, here)
+            warnings += [
+                w for n, turn in enumerate(case["data"], 1) if isinstance(turn, Mapping)
+                for w in _legacy_key_warnings(turn, LEGACY_TURN_KEYS, f"{here}, turn {n}")]
+    if len(warnings) > MAX_LEGACY_KEYS_NAMED:  # a generated file misspelling every turn
+        more = len(warnings) - MAX_LEGACY_KEYS_NAMED
+        warnings = [*warnings[:MAX_LEGACY_KEYS_NAMED],
+                    f"{where}: {more} more keys ADK's legacy format does not read"]
     return warnings
+
+
+MAX_LEGACY_KEYS_NAMED = 10
+"""Unknown legacy keys named one by one in a file at most; more are counted."""
 
 
 #: Non-finite numbers named one by one at most; more are counted.
