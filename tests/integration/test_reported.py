@@ -12,58 +12,28 @@ reference copies in ``../shared`` where those exist.)
 
 from __future__ import annotations
 
-import itertools
 import json
-import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from adk_eval_action.report.format import md as md_text
-from conftest import CliRun, load_json
+from conftest import CliRun
 from support.adk_features import (
     JUDGE_LOGS_UNPARSABLE_ANSWER,
     needs_case_rubrics_alone,
     needs_ignore_args,
 )
+from support.reported import Run, case_runs, only_metric, reported_runner
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reported"
-
-Run = Callable[..., tuple[int, str, dict[str, Any] | None]]
-
 
 @pytest.fixture
 def reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun) -> Run:
     """``run(folder, *args)``: copies ``folder`` of ``tests/fixtures/reported`` to a fresh
     directory, runs ``adk-eval-action run ARGS --baseline none`` there and returns (exit
     code, console output, the results file's JSON or None when none was written)."""
-
-    calls = itertools.count()
-
-    def run(folder: str, *args: str) -> tuple[int, str, dict[str, Any] | None]:
-        root = tmp_path / str(next(calls)) / folder
-        shutil.copytree(FIXTURES / folder, root,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        monkeypatch.chdir(root)
-        result = cli("run", *args, "--baseline", "none", "--results-out", "results.json",
-                     "--comment-out", "comment.md")
-        written = root / "results.json"
-        return result.exit_code, result.output, load_json(written) if written.exists() else None
-
-    return run
-
-
-def _runs(results: dict[str, Any]) -> list[dict[str, Any]]:
-    return [run for suite in results["suites"] for eval_set in suite["eval_sets"]
-            for case in eval_set["eval_cases"] for run in case["runs"]]
-
-
-def _metric(results: dict[str, Any], name: str) -> dict[str, Any]:
-    (run,) = _runs(results)
-    (found,) = [m for m in run["metrics"] if m["metric_name"] == name]
-    return found
+    return reported_runner(FIXTURES, tmp_path, monkeypatch, cli)
 
 
 @needs_case_rubrics_alone
@@ -73,12 +43,12 @@ def test_turn_rubrics_an_earlier_turns_no_is_kept(reported: Run) -> None:
     the 0.8 threshold."""
     code, _, results = reported("turn_rubrics", "shelf_bot")
     assert code == 1 and results is not None
-    metric = _metric(results, "rubric_based_tool_use_quality_v1")
+    metric = only_metric(results, "rubric_based_tool_use_quality_v1")
     first, second = metric["invocations"]
     assert [(r["rubric_id"], r["score"]) for r in first["rubrics"]] == [("first_archives", 0.0)]
     assert [(r["rubric_id"], r["score"]) for r in second["rubrics"]] == [("second_files", 1.0)]
     assert metric["status"] == "failed" and metric["score"] == 0.5
-    assert _runs(results)[0]["status"] == "failed"
+    assert case_runs(results)[0]["status"] == "failed"
 
 
 @needs_case_rubrics_alone
@@ -103,7 +73,7 @@ def test_thought_parts_are_not_the_final_response(reported: Run) -> None:
     expected answer word for word (ROUGE-1 1.0), and the console says what was left out."""
     code, output, results = reported("thought_parts", "muse")
     assert code == 0 and results is not None
-    assert _metric(results, "response_match_score")["score"] == 1.0
+    assert only_metric(results, "response_match_score")["score"] == 1.0
     assert "thought part" in output
 
 
@@ -128,7 +98,7 @@ def test_misplaced_judge_options_are_linted_and_the_judge_used_recorded(reported
     assert "did you mean `judge_model_options.judge_model`?" in output
     assert "did you mean `judge_model_options.num_samples`?" in output
     assert results is not None
-    assert _metric(results, "final_response_match_v2")["judge_model"] == "gemini-2.5-flash"
+    assert only_metric(results, "final_response_match_v2")["judge_model"] == "gemini-2.5-flash"
     assert code in (0, 1)
 
 
@@ -156,9 +126,10 @@ def test_judge_no_verdict_one_status_rule_and_the_headline_follows_the_mode(
                                           "--not-evaluated", mode)
     assert exit_code == code and headline in output
     assert results is not None
-    assert _metric(results, "rubric_based_final_response_quality_v1")["status"] == "not_evaluated"
-    assert _metric(results, "rubric_based_tool_use_quality_v1")["status"] == "passed"
-    assert _runs(results)[0]["status"] == "not_evaluated"
+    frq = only_metric(results, "rubric_based_final_response_quality_v1")
+    assert frq["status"] == "not_evaluated"
+    assert only_metric(results, "rubric_based_tool_use_quality_v1")["status"] == "passed"
+    assert case_runs(results)[0]["status"] == "not_evaluated"
     # google-adk 1.x does not log an answer it cannot parse: the rubric just has no verdict.
     why = ("ID/Property/Rationale/Verdict" if JUDGE_LOGS_UNPARSABLE_ANSWER
            else "the judge's answer gave no verdict for it")
@@ -203,7 +174,7 @@ def test_user_simulator_the_configured_one_is_used(
     its ``max_allowed_invocations`` (3; ADK's default is 20)."""
     code, _, results = reported("user_simulator", *args)
     assert code == 0 and results is not None
-    (run,) = _runs(results)
+    (run,) = case_runs(results)
     users = [part["text"] for inv in run["actual_invocations"]
              for part in inv["user_content"]["parts"]]
     assert users == ["Hello, I need a meeting room.", *[says] * (turns - 1)]
@@ -216,4 +187,4 @@ def test_agent_factory_the_agent_is_built_in_its_evaluations_loop(
     resource it opened (ledger_bot's connection task) still answers the tool: both pass."""
     code, _, results = reported("agent_factory", agent)
     assert code == 0 and results is not None
-    assert {run["status"] for run in _runs(results)} == {"passed"}
+    assert {run["status"] for run in case_runs(results)} == {"passed"}

@@ -14,20 +14,17 @@ then checks the README's *right* column on the results file, the console and the
 
 from __future__ import annotations
 
-import itertools
-import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conftest import SHARED, CliRun, load_json
+from conftest import SHARED, CliRun
 from support.adk_features import (
     JUDGE_LOGS_UNPARSABLE_ANSWER,
     needs_case_rubrics_alone,
     needs_ignore_args,
 )
+from support.reported import Run, case_runs, only_metric, reported_runner
 
 REPORTED = SHARED / "fixtures" / "reported"
 
@@ -40,59 +37,37 @@ pytestmark = [
         "tests/integration/test_reported.py checks the same behaviours on tests/fixtures/reported"),
 ]
 
-Run = Callable[..., tuple[int, str, dict[str, Any] | None]]
-
-
 @pytest.fixture
 def reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun) -> Run:
     """``run(folder, *args)``: copies ``folder`` of the reported fixtures to a fresh directory,
     runs ``adk-eval-action run ARGS --baseline none`` there and returns (exit code, console
     output, the results file's JSON or None when none was written)."""
-
-    calls = itertools.count()
-
-    def run(folder: str, *args: str) -> tuple[int, str, dict[str, Any] | None]:
-        root = tmp_path / str(next(calls)) / folder
-        shutil.copytree(REPORTED / folder, root)
-        for agent in root.rglob("*.py"):
-            text = agent.read_text(encoding="utf-8")
-            agent.write_text(text.replace("adk_eval_action.standins",
-                                          "adk_eval_action.testing.standins"), encoding="utf-8")
-        monkeypatch.chdir(root)
-        result = cli("run", *args, "--baseline", "none", "--results-out", "results.json",
-                     "--comment-out", "comment.md")
-        written = root / "results.json"
-        return result.exit_code, result.output, load_json(written) if written.exists() else None
-
-    return run
+    return reported_runner(REPORTED, tmp_path, monkeypatch, cli, _current_standins)
 
 
-def _runs(results: dict[str, Any]) -> list[dict[str, Any]]:
-    return [run for suite in results["suites"] for eval_set in suite["eval_sets"]
-            for case in eval_set["eval_cases"] for run in case["runs"]]
-
-
-def _metric(results: dict[str, Any], name: str) -> dict[str, Any]:
-    (run,) = _runs(results)
-    (found,) = [m for m in run["metrics"] if m["metric_name"] == name]
-    return found
+def _current_standins(root: Path) -> None:
+    """Points the copy's agents at the stand-ins' current module."""
+    for agent in root.rglob("*.py"):
+        text = agent.read_text(encoding="utf-8")
+        agent.write_text(text.replace("adk_eval_action.standins",
+                                      "adk_eval_action.testing.standins"), encoding="utf-8")
 
 
 @needs_case_rubrics_alone
 def test_multiturn3593_an_earlier_turns_rubric_verdict_is_kept(reported: Run) -> None:
     code, _, results = reported("multiturn3593", "files_bot/eval_per_turn/files_turn.evalset.json")
     assert code == 1 and results is not None
-    metric = _metric(results, "rubric_based_tool_use_quality_v1")
+    metric = only_metric(results, "rubric_based_tool_use_quality_v1")
     first = metric["invocations"][0]
     assert [(r["rubric_id"], r["score"]) for r in first["rubrics"]] == [("t1_deletes", 0.0)]
     assert metric["status"] == "failed" and metric["score"] == 0.5
-    assert _runs(results)[0]["status"] == "failed"
+    assert case_runs(results)[0]["status"] == "failed"
 
 
 def test_thought7091_thought_parts_are_not_the_final_response(reported: Run) -> None:
     code, output, results = reported("new_thought7091", "thinker")
     assert code == 0 and results is not None
-    assert _metric(results, "response_match_score")["score"] == 1.0
+    assert only_metric(results, "response_match_score")["score"] == 1.0
     assert "thought part" in output
 
 
@@ -111,7 +86,7 @@ def test_misplacedjudge_is_linted_and_the_judge_used_recorded(reported: Run) -> 
     assert "did you mean `judge_model_options.num_samples`?" in output
     assert results is not None
     # ADK ignores the misplaced stand-in-judge and falls back to its default judge.
-    assert _metric(results, "final_response_match_v2")["judge_model"] == "gemini-2.5-flash"
+    assert only_metric(results, "final_response_match_v2")["judge_model"] == "gemini-2.5-flash"
     assert code in (0, 1)
 
 
@@ -133,8 +108,9 @@ def test_notevaluated5732_one_status_rule_and_the_headline_follows_the_mode(
                                           "--not-evaluated", mode)
     assert exit_code == code and headline in output
     assert results is not None
-    assert _metric(results, "rubric_based_final_response_quality_v1")["status"] == "not_evaluated"
-    assert _runs(results)[0]["status"] == "not_evaluated"
+    frq = only_metric(results, "rubric_based_final_response_quality_v1")
+    assert frq["status"] == "not_evaluated"
+    assert case_runs(results)[0]["status"] == "not_evaluated"
     # google-adk 1.x does not log an answer it cannot parse: the rubric just has no verdict.
     why = ("ID/Property/Rationale/Verdict" if JUDGE_LOGS_UNPARSABLE_ANSWER
            else "the judge's answer gave no verdict for it")
@@ -144,7 +120,7 @@ def test_notevaluated5732_one_status_rule_and_the_headline_follows_the_mode(
 def test_sim4283_the_configured_user_simulator_is_used(reported: Run) -> None:
     code, _, results = reported("sim4283", "table_bot")
     assert code == 0 and results is not None
-    (run,) = _runs(results)
+    (run,) = case_runs(results)
     users = [part["text"] for inv in run["actual_invocations"]
              for part in inv["user_content"]["parts"]]
     # After the scenario's starting prompt, probe-usersim-1's own words: ADK's default
@@ -158,7 +134,7 @@ def test_get_agent_async4410_the_agent_is_built_in_its_evaluations_loop(
         reported: Run, agent: str) -> None:
     code, _, results = reported("new_get_agent_async4410", agent)
     assert code == 0 and results is not None
-    assert {run["status"] for run in _runs(results)} == {"passed"}
+    assert {run["status"] for run in case_runs(results)} == {"passed"}
 
 
 @needs_case_rubrics_alone
