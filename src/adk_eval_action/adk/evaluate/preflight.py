@@ -198,9 +198,7 @@ def agent_models(
                     suite=suite,
                     message=f"{where}: model `{agent.model}` is not known to google-adk's "
                     f"LLMRegistry ({str(e).splitlines()[0]}); use a `gemini-*` model or "
-                    "register the model's BaseLlm class"
-                    + (STANDIN_HINT if str(agent.model).startswith(("stand-in-", "scripted-"))
-                       else ""),
+                    "register the model's BaseLlm class" + _standin_hint(str(agent.model)),
                 )
             )
             continue
@@ -211,11 +209,14 @@ def agent_models(
     return uses, problems
 
 
-STANDIN_HINT = (
-    " (adk_eval_action.testing's stand-in models: call `register_standins()` from "
-    "adk_eval_action.testing.standins in the agent package's `__init__.py`)"
-)
-"""What a judge or agent model of ``adk_eval_action.testing`` unknown to the registry needs."""
+def _standin_hint(model: str) -> str:
+    """What a model name of ``adk_eval_action.testing``'s stand-ins (``stand-in-*``,
+    ``scripted-*``) unknown to the registry needs: the process never called
+    ``register_standins()``; "" for any other name."""
+    if not model.startswith(("stand-in-", "scripted-")):
+        return ""
+    return (" (adk_eval_action.testing's stand-in models: call `register_standins()` from "
+            "adk_eval_action.testing.standins in the agent package's `__init__.py`)")
 
 
 def _metric_problem(
@@ -254,7 +255,7 @@ def _metric_problem(
         field=f"criteria.{name}.judge_model_options.judge_model",
         message=f"metric `{name}`: judge model `{judge}` cannot be "
         f"set up ({text}); use a `gemini-*` model or register the judge's BaseLlm class"
-        + (STANDIN_HINT if judge.startswith(("stand-in-", "scripted-")) else ""),
+        + _standin_hint(judge),
     )
 
 
