@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 EXIT_PASS = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
@@ -201,6 +203,19 @@ def _steps(loc: Sequence[int | str], data: Any) -> tuple[list[str], Any]:
         parts.append(f".{key}")
         node = mapping.get(key)
     return parts, node
+
+
+def model_keys(model: type[BaseModel]) -> dict[str, str]:
+    """Every spelling a pydantic model accepts for its fields (the name, and the alias its
+    ``alias_generator`` gives: ADK's models take camelCase) -> the field's name."""
+    names: dict[str, str] = {}
+    generator = model.model_config.get("alias_generator")
+    for field, info in model.model_fields.items():
+        names[field] = field
+        alias = info.alias or (generator(field) if callable(generator) else None)
+        if alias:
+            names[alias] = field
+    return names
 
 
 def closest_key(word: str, accepted: Iterable[str], siblings: Iterable[object] = ()) -> str | None:

@@ -64,6 +64,7 @@ from adk_eval_action.errors import (
     closest_key,
     field_location,
     json_problem,
+    model_keys,
     node_at,
     snake_case,
 )
@@ -453,8 +454,7 @@ def _accepted_keys(model: type[BaseModel], parent: tuple[int | str, ...]) -> set
                   if part in (name, info.alias)]
         if fields:
             models = [found for f in fields for found in _models_in(f.annotation)]
-    return {key for m in models for name, info in m.model_fields.items()
-            for key in (name, info.alias) if key}
+    return {key for m in models for key in model_keys(m)}
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:

@@ -35,28 +35,12 @@ from google.adk.evaluation.eval_set import EvalSet
 from pydantic import BaseModel
 
 from adk_eval_action.adk.files.criteria import criterion_models, judge_options
-from adk_eval_action.errors import closest_key
+from adk_eval_action.errors import closest_key, model_keys
 
 UNEVALUATED_CASE_FIELDS = {
     "final_session_state": "no metric of google-adk evaluates the final session state",
 }
 """Eval case fields ADK accepts and no ADK metric reads, with why."""
-
-
-def _keys(model: type[BaseModel]) -> dict[str, str]:
-    """Every spelling ADK accepts for the model's fields (name and camelCase alias) -> name."""
-    names: dict[str, str] = {}
-    for field, info in model.model_fields.items():
-        names[field] = field
-        generator = model.model_config.get("alias_generator")
-        alias = info.alias or (
-            generator(field)
-            if callable(generator)
-            else None
-        )
-        if alias:
-            names[alias] = field
-    return names
 
 
 def _nested(model: type[BaseModel]) -> dict[str, str]:
@@ -76,8 +60,8 @@ def _unknown(keys: Iterable[str], model: type[BaseModel], nested: Mapping[str, s
     in the style of the keys written (``matchTyp`` -> ``matchType``, ``match_typ`` ->
     ``match_type``: :func:`~adk_eval_action.errors.closest_key`), as ADK reads both."""
     written = [k for k in keys if isinstance(k, str)]
-    accepted = _keys(model)
-    options = _keys(JudgeModelOptions)
+    accepted = model_keys(model)
+    options = model_keys(JudgeModelOptions)
     # A nested option in both spellings (judge_model_options.num_samples and
     # judgeModelOptions.numSamples): ADK reads either.
     deeper = {spelling: path for path in nested.values()
