@@ -36,6 +36,7 @@ from adk_eval_action.testing.runner import (
     runner_inputs,
 )
 from conftest import HOST_CA_FILE
+from e2e.test_action import SUITE_YAML  # the same two suites as the in-process action test
 from support.github_stub import GitHubStub, Token
 
 pytestmark = pytest.mark.container  # podman, minutes: left out by scripts/test.sh --quick
@@ -48,13 +49,6 @@ IMAGE = f"localhost/adk-eval-action:test-{hashlib.sha1(str(ROOT).encode()).hexdi
 REPO = "octo/agents"
 TOKEN = "ghs_containertoken555"
 HEAD = "c0ffee" + "0" * 34
-SUITE_YAML = """\
-suites:
-  - name: travel
-    agent: {agent}
-    eval_sets: ["travel_agent/eval/travel.evalset.json"]
-    eval_config: travel_agent/eval/test_config.json
-"""
 
 
 def _podman_problem() -> str | None:
