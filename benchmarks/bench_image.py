@@ -40,13 +40,17 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple
 
 from adk_eval_action.testing.gemini_fake import GeminiFake, load_script
-from adk_eval_action.testing.runner import podman_build_command, runner_inputs
+
+# The runner's INPUT_* and the podman build are the tests' own plumbing (tests/support).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.runner import podman_build_command, runner_inputs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = '''

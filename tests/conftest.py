@@ -168,7 +168,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class LiteLLMTogether(LoadScopeScheduling):
+    class LiteLLMTogether(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types
         def _split_scope(self, nodeid: str) -> str:
             return "litellm" if nodeid.startswith(LITELLM_TESTS) else nodeid
 

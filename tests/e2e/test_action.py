@@ -37,9 +37,9 @@ from adk_eval_action.run import requirements as requirements_module
 from adk_eval_action.run.pipeline import comment_limit, html_path
 from adk_eval_action.run.requirements import RequirementsError, install_requirements
 from adk_eval_action.settings import RunRequest, read_inputs
-from adk_eval_action.testing.runner import runner_inputs
 from conftest import Console, shared_run
 from support.github_stub import GitHubStub, Token
+from support.runner import runner_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ACTION_YML = Path(__file__).resolve().parents[2] / "action.yml"
@@ -284,7 +284,7 @@ def fake_outcome(tmp: Path, exit_code: int = 0, failures: list[CaseFailure] | No
 
 
 def settings_for(tmp_path: Path, stub: GitHubStub, event: Path | None = None,
-                 event_name: str = "pull_request", **inputs: str) -> ActionRun:
+                 event_name: str = "pull_request", **inputs: Any) -> ActionRun:
     env = runner_env(tmp_path, stub, event or pull_request_event(tmp_path / "event.json"),
                      event_name, files=tmp_path, **inputs)
     return ActionRun.from_sources({}, env)
@@ -325,11 +325,12 @@ def test_inputs_read_in_both_spellings_and_flags_win(tmp_path, stub):
 
 
 def test_gate_rule_inputs_reach_the_pipeline(tmp_path, stub):
-    run = settings_for(tmp_path, stub, **{
+    inputs: dict[str, Any] = {
         "MAX_REGRESSION": "0.05", "MIN-EFFECT": "0.02", "REQUIRE_SIGNIFICANCE": "true",
         "MAX_TOKEN_INCREASE": "0.2", "FAIL_ON": "any", "ON_TOKEN_INCREASE": "fail",
         "MIN_PASS_RATE": "0.5", "GATE_MODE": "Mean", "NOT_EVALUATED": "warn",
-    })
+    }
+    run = settings_for(tmp_path, stub, **inputs)
     seen: list[RunRequest] = []
     run_fake(run, fake_outcome(tmp_path), seen)
     gate = seen[0].settings.gate
@@ -524,7 +525,7 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
         envs.append(kw.get("env"))
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(requirements_module.subprocess, "run", installer)
+    monkeypatch.setattr(subprocess, "run", installer)  # the module run/requirements calls
     monkeypatch.chdir(tmp_path)
     environ = {"PATH": "/usr/bin", "INPUT_GITHUB_TOKEN": "ghs_x" * 4, "GITHUB_TOKEN": "t" * 20,
                "GOOGLE_API_KEY": "k" * 20}
@@ -562,7 +563,10 @@ def test_requirements_moving_adk_out_of_range_is_said_clearly(tmp_path, monkeypa
     (tmp_path / "pyproject.toml").write_text("[project]\nname='agent'\ndependencies=['six']\n")
     versions = iter(["2.13.0", "1.2.0"])
     monkeypatch.setattr(requirements_module, "package_version", lambda name: next(versions))
-    ok = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0)  # noqa: E731
+
+    def ok(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(cmd, 0)
+
     supported = re.escape(f"({requirements_module.supported_adk_range()})")
     moved = rf"from 2\.13\.0 to 1\.2\.0, outside .*{supported}"
     with pytest.raises(RequirementsError, match=moved):

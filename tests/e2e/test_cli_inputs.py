@@ -14,8 +14,9 @@ from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig, ProjectConfig
+from adk_eval_action.report.cells import metric_status
 from adk_eval_action.report.chart import metric_chart_markdown
-from adk_eval_action.report.render import delta, metric_status
+from adk_eval_action.report.format import delta
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import MetricStatus
 from adk_eval_action.run.pipeline import write_text

@@ -25,19 +25,20 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
-from adk_eval_action.testing.runner import (
+from conftest import HOST_CA_FILE
+from e2e.test_action import SUITE_YAML  # the same two suites as the in-process action test
+from support.github_stub import GitHubStub, Token
+from support.runner import (
     podman_build_command,
     remove_podman_image,
     runner_inputs,
 )
-from conftest import HOST_CA_FILE
-from e2e.test_action import SUITE_YAML  # the same two suites as the in-process action test
-from support.github_stub import GitHubStub, Token
 
 pytestmark = pytest.mark.container  # podman, minutes: left out by scripts/test.sh --quick
 
@@ -105,7 +106,7 @@ class Runner:
             (root / name).mkdir()
 
     def run(self, event_name: str, payload: dict, token: str = TOKEN,
-            model_env: dict[str, str] | None = None, **inputs: str) -> tuple[int, str, dict, str]:
+            model_env: dict[str, str] | None = None, **inputs: Any) -> tuple[int, str, dict, str]:
         """One step: returns exit code, log, outputs and the step summary. ``model_env``
         (default: the runner's) is the model credentials the workflow passes."""
         (self.root / "workflow" / "event.json").write_text(json.dumps(payload))
@@ -168,8 +169,9 @@ def test_container_run_as_the_runner_does(image, tmp_path, gemini_api):
         }
         # Already satisfied, so pip needs no index; the process still restarts after it.
         (runner.workspace / "agent-requirements.txt").write_text("requests\n")
-        inputs = {"config": "adk-eval.yaml", "baseline": "baseline/adk-eval-results.json",
-                  "comment_key": "travel", "requirements": "agent-requirements.txt"}
+        inputs: dict[str, Any] = {
+            "config": "adk-eval.yaml", "baseline": "baseline/adk-eval-results.json",
+            "comment_key": "travel", "requirements": "agent-requirements.txt"}
         code, log, outputs, summary = runner.run("pull_request", pull_request, **inputs)
         assert code == 1, log[-4000:]  # the regressed agent fails the gate
         assert "-r agent-requirements.txt" in log and "::group::Run evaluations" in log

@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from adk_eval_action.action import action_command
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.results.history_io import load_history
-from adk_eval_action.testing.runner import runner_inputs
 from conftest import commit_all, copy_examples
 from support.artifact_stub import ArtifactStub, Token
+from support.runner import runner_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO, TOKEN = "octo/agents", "ghs_historytoken0123"

@@ -35,7 +35,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--no-first-run"]
 
 try:
-    from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import Browser, Dialog, Page, sync_playwright
 except ImportError:  # pragma: no cover - the test extra installs it
     sync_playwright = None
 
@@ -68,11 +68,16 @@ class Opened:
         self.page.on("console", lambda m: self.errors.append(m.text)
                      if m.type in ("error", "warning") else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("dialog", self._dismissed)
         self.page.goto(path.as_uri() + fragment)
         if javascript:
             self.page.wait_for_function(
                 "() => document.documentElement.classList.contains('ready')")
+
+    def _dismissed(self, dialog: Dialog) -> None:
+        """An alert or prompt the page opened: noted (none should) and dismissed."""
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
 
     def visible_cases(self) -> list[str]:
         return self.page.eval_on_selector_all(

@@ -14,6 +14,7 @@ import subprocess
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -39,7 +40,7 @@ from adk_eval_action.git import Git, trusting_environment
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.github.publish import PublishTarget, RunnerEnv
 from adk_eval_action.github.transport import GitHubClient
-from adk_eval_action.report.render import md
+from adk_eval_action.report.format import md
 from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import finish, run_pipeline
@@ -73,7 +74,7 @@ def good_results(good_run: SharedRun) -> Path:
     return good_run.results
 
 
-def zipped(files: dict[str, bytes]) -> bytes:
+def zipped(files: dict[str, bytes] | dict[str, str]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in files.items():
@@ -373,7 +374,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def agent_repo(tmp_path_factory) -> dict[str, object]:
+def agent_repo(tmp_path_factory) -> dict[str, Any]:
     """A git repository: `main` holds the example agent; `pr` (branched from it) changes the
     agent's instruction ("Be blunt", which the fake Gemini API answers with the regressed
     replies of examples/gemini_fake.yaml); `main` then moves on with an unrelated commit,
@@ -413,10 +414,10 @@ def _scores(comparison) -> dict[tuple[str, str], tuple[float | None, float | Non
     }
 
 
-def shallow_clone(agent_repo: dict[str, object], target: Path) -> Path:
+def shallow_clone(agent_repo: dict[str, Any], target: Path) -> Path:
     """A depth-1 clone of the PR branch, as a CI checkout or a laptop's quick clone has it:
     origin's HEAD names main, which is not fetched."""
-    repo: Path = agent_repo["path"]  # type: ignore[assignment]
+    repo: Path = agent_repo["path"]
     git(target.parent, "clone", "-q", "--depth", "1", "--branch", "pr", repo.as_uri(),
         str(target))
     git(target, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
@@ -425,7 +426,7 @@ def shallow_clone(agent_repo: dict[str, object], target: Path) -> Path:
 
 
 def test_merge_base_is_not_the_base_branch_tip(agent_repo, console: Console):
-    repo: Path = agent_repo["path"]  # type: ignore[assignment]
+    repo: Path = agent_repo["path"]
     found = find_merge_base(Git(repo), "main", "HEAD")
     assert found == agent_repo["merge_base"]
     assert found != git(repo, "rev-parse", "main")
@@ -466,8 +467,8 @@ def test_rerun_on_a_shallow_clone_evaluates_the_merge_base_in_a_worktree(
 ):
     """The laptop/CI command end to end: `run . --baseline rerun` in a depth-1 clone of the
     PR branch, the base branch from origin's HEAD."""
-    repo: Path = agent_repo["path"]  # type: ignore[assignment]
-    merge_base: str = agent_repo["merge_base"]  # type: ignore[assignment]
+    repo: Path = agent_repo["path"]
+    merge_base: str = agent_repo["merge_base"]
     clone = shallow_clone(agent_repo, tmp_path / "clone")
     for key, value in {**GIT_ENV, "GIT_ALLOW_PROTOCOL": "file"}.items():
         monkeypatch.setenv(key, value)

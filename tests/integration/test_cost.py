@@ -421,7 +421,7 @@ def test_the_agents_cost_per_case_is_tested_as_a_metric_is():
         assert run.usage is not None
         run.usage[0].unreported = 1
 
-    [agent] = compare(head_side, base_side, "b").cost.agent  # type: ignore[union-attr]
+    [agent] = compare(head_side, base_side, "b").cost.agent
 
     kept = range(11)
     assert agent.n_cases == 11

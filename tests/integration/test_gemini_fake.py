@@ -23,7 +23,9 @@ import pytest
 import requests
 from google import genai
 from google.adk.agents import LlmAgent
-from google.adk.agents.run_config import RunConfig, StreamingMode
+
+# google-adk 2.x keeps StreamingMode in a private module that run_config re-exports.
+from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
 from google.adk.evaluation.eval_case import Invocation
 from google.adk.evaluation.eval_metrics import (
     EvalMetric,

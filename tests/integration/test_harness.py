@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.evaluate.engine import EngineSettings
+from adk_eval_action.adk.evaluate.engine import EngineSettings, ErrorPlace
 from adk_eval_action.adk.evaluate.recording import JUDGE_LOGGER
 from adk_eval_action.adk.evaluate.rescore import rescore_suite
 from adk_eval_action.adk.evaluate.scheduler import evaluate_suite
@@ -136,7 +136,7 @@ def test_import_scope_restores_what_it_set_aside(tmp_path: Path) -> None:
             return sys.modules["pkg"].WHERE
 
     with ImportScope([tmp_path / "a" / "pkg"], tmp_path):
-        import pkg  # noqa: F401 - the scope makes a/pkg importable
+        import pkg  # type: ignore[import-not-found]  # noqa: F401 - the scope makes a/pkg importable
 
         outer = sys.modules["pkg"]
         assert outer.WHERE == "a"
@@ -174,8 +174,12 @@ def test_rescoring_records_judge_failures_and_keeps_them_off_the_log(
     suite = _suite(example_repo)
     head = asyncio.run(evaluate_suite(suite, settings))
     seen: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = seen.append  # type: ignore[method-assign]
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    handler = Seen()
     parent = logging.getLogger(JUDGE_LOGGER.rpartition(".")[0])
     parent.addHandler(handler)
     try:
@@ -232,8 +236,8 @@ def test_an_eval_case_adk_refuses_to_evaluate_is_an_inference_error(example_repo
     suite = _suite(example_repo)
     record = suite_record(suite, load_suite_inputs(suite, example_repo), example_repo)
     eval_set = next(s for s in record.eval_sets if s.eval_set_id == loaded.eval_set.eval_set_id)
-    where = {"suite": record.name, "file": eval_set.file, "eval_set_id": eval_set.eval_set_id,
-             "eval_id": case.eval_id}
+    where: ErrorPlace = {"suite": record.name, "file": eval_set.file,
+                         "eval_set_id": eval_set.eval_set_id, "eval_id": case.eval_id}
     outcome = evaluation_outcome(CaseRun(eval_set, eval_set.eval_cases[0], 1), evaluation, {},
                                  where)
     message = f"ADK could not evaluate the eval case's metrics: {refused}"

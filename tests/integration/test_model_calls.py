@@ -22,13 +22,14 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from adk_eval_action.adk.evaluate.harness import evaluation_scope
-from adk_eval_action.adk.models.model_calls import ModelCalls, ModelRetrySettings, RetryingLlm
+from adk_eval_action.adk.models.model_calls import ModelCalls, RetryingLlm
 from adk_eval_action.adk.models.model_faults import (
     ModelCallError,
     ModelFault,
     classify_fault,
     server_delay,
 )
+from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.testing.gemini_fake import Fault, GeminiFake
 from adk_eval_action.testing.gemini_script import AgentScript
 

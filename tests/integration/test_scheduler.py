@@ -123,7 +123,11 @@ def test_results_do_not_depend_on_the_order_work_finishes_in(tmp_path: Path) -> 
     orders, records = [], []
     for seed in (1, 2):
         rng = random.Random(seed)
-        CALLS.clear(delay=lambda model, rng=rng: rng.uniform(0, 0.03))
+
+        def jitter(model: str, rng: random.Random = rng) -> float:
+            return rng.uniform(0, 0.03)
+
+        CALLS.clear(delay=jitter)
         suites = _evaluate(root, num_runs=2, parallelism=6)
         agent_calls = sorted((c for c in CALLS.calls if c.role == "agent"), key=lambda c: c.end)
         orders.append([(c.model, c.text) for c in agent_calls])

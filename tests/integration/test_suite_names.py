@@ -192,7 +192,7 @@ def test_three_suites_compared_with_a_baseline_of_their_old_names(
     with log_to(stream, GitHubFormatter()):
         log_suites(outcome, tmp_path, tmp_path)
     (annotation,) = [x for x in stream.getvalue().splitlines() if x.startswith("::error ")]
-    title = re.search(r"title=([^,:]*(?:%3A[^,:]*)*)::", annotation).group(1)  # type: ignore
+    title = re.search(r"title=([^,:]*(?:%3A[^,:]*)*)::", annotation).group(1)
     assert title.replace("%3A", ":") == (
         "home_…:test_files/memorizing_past_events: "
         "tests/integratio…/memorizing_past_events/eval_data.test.json")

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from google.adk.evaluation.eval_case import Invocation
 from google.adk.evaluation.eval_metrics import EvalMetric
+from google.adk.evaluation.evaluator import EvaluationResult
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from google.genai import types
 from rouge_score import rouge_scorer
@@ -294,6 +295,7 @@ def test_the_thought_probe_agrees_with_adks_own_evaluator() -> None:
         expected = invocation.model_copy(
             update={"final_response": types.Content(role="model", parts=[answer])})
         result = evaluator.evaluate_invocations([invocation], [expected])
+        assert isinstance(result, EvaluationResult)  # this evaluator answers synchronously
         return result.overall_score
 
     assert adk_scores_thoughts() == (score([thought, answer]) < score([answer]))

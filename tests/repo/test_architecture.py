@@ -57,7 +57,7 @@ def test_modules_and_functions_stay_small() -> None:
 
 
 def _private_imports() -> set[str]:
-    found = set()
+    found: set[str] = set()
     for name, path in _modules().items():
         for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.ImportFrom) or node.level:
@@ -146,8 +146,8 @@ def _private_strings(node: ast.AST) -> list[str]:
     if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or not node.elts:
         return []
     names = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-    ok = len(names) == len(node.elts) and all(isinstance(n, str) and _private(n) for n in names)
-    return names if ok else []
+    strings = [n for n in names if isinstance(n, str) and _private(n)]
+    return strings if len(strings) == len(node.elts) else []
 
 
 @functools.cache

@@ -14,8 +14,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import tomllib
 import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the tomli backport, where installed
+    tomllib = pytest.importorskip("tomli")
 from click.testing import CliRunner
 from packaging.markers import Marker
 from packaging.requirements import Requirement

@@ -61,7 +61,8 @@ def adk_inference_fails_on_deep_tool_output() -> bool:
 
     def deep() -> dict:
         """Returns an answer nested 300 levels deep."""
-        out = cur = {}
+        out: dict = {}
+        cur = out
         for _ in range(300):
             cur["a"] = {}
             cur = cur["a"]

@@ -79,7 +79,7 @@ class BlobServer:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
 
 class ArtifactStub(GitHubStub):

@@ -19,6 +19,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -74,7 +75,7 @@ class GitHubStub:
 
     def __init__(
         self,
-        tokens: dict[str, str | Token] | None = None,
+        tokens: Mapping[str, str | Token] | None = None,
         repository: str = "octo/agents",
         prefix: str = "",
         host: str = "127.0.0.1",
@@ -109,7 +110,7 @@ class GitHubStub:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     @property
     def api_url(self) -> str:

@@ -40,7 +40,8 @@ import click
 import yaml
 from pydantic import BaseModel, Field, TypeAdapter
 
-from .gemini_faults import BODY_FAULTS, Fault, error_body, send_body_fault
+from .gemini_faults import BODY_FAULTS, error_body, send_body_fault
+from .gemini_faults import Fault as Fault  # part of this module's API: the faults it injects
 from .gemini_script import AgentScript, Role, answer
 
 _CALL_PATH = re.compile(r"^/[^/]+/(?:.*/)?models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")

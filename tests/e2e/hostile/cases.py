@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workspace import HEAD, REPO, Run, Workspace
 
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.model import ShardInfo
 from adk_eval_action.text import INVISIBLE
+from e2e.hostile.workspace import HEAD, REPO, Run, Workspace
 from support.adk_features import adk_inference_fails_on_deep_tool_output
 
 OTHER_MARKER = comment_marker("other")
@@ -767,7 +767,8 @@ TEMPLATE_LIMITS = {"adk_eval_action.report.sandbox.TEMPLATE_TIMEOUT_S": 3.0}
 #: The template rows start the rendering child after a whole evaluation; their in-process
 #: twins (each limit reached, named as the template's) are
 #: tests/unit/report/test_sandbox.py's, quick.
-TEMPLATE_ROW = {"limits": TEMPLATE_LIMITS, "seconds": 40, "marks": (pytest.mark.slow,)}
+TEMPLATE_ROW: dict[str, Any] = {
+    "limits": TEMPLATE_LIMITS, "seconds": 40, "marks": (pytest.mark.slow,)}
 
 # --------------------------------------------------------------------------- 8: paths
 

@@ -32,8 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cases import CASES, Case
-from workspace import (
+
+from adk_eval_action.github.sticky import COMMENT_MAX_CHARS, comment_marker, is_marked
+from conftest import SharedRun
+from e2e.hostile.cases import CASES, Case
+from e2e.hostile.workspace import (
     FOREIGN_BODY,
     PERSON_BODY,
     SECRETS,
@@ -42,9 +45,6 @@ from workspace import (
     replay_evaluation,
     stub_for_case,
 )
-
-from adk_eval_action.github.sticky import COMMENT_MAX_CHARS, comment_marker, is_marked
-from conftest import SharedRun
 
 #: Workflow commands the action sends itself: masks, groups, the stop/resume pair around
 #: the evaluation and annotations (whose message and properties are escaped).

@@ -33,9 +33,9 @@ from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import SuiteRecord
-from adk_eval_action.testing.runner import runner_inputs
 from support.artifact_stub import ArtifactStub
 from support.github_stub import GitHubStub, Token
+from support.runner import runner_inputs
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from google.adk.evaluation.eval_case import IntermediateData
 
 from adk_eval_action.adk.files.evalsets import ACCEPTED_SHAPES, NO_CASES, load_eval_set
 from adk_eval_action.errors import EvalSetError
@@ -101,11 +102,14 @@ def test_shapes_keep_what_the_file_says() -> None:
     second = case.conversation[1]
     assert second.user_content.parts[0].text == "and the tulips"
     assert second.final_response.parts[0].text == "The tulips are watered too."
+    assert isinstance(second.intermediate_data, IntermediateData)
     (tool,) = second.intermediate_data.tool_uses
     assert (tool.name, tool.args) == ("water", {"bed": "tulips"})
     camel = load_eval_set(SHAPES / "camel.evalset.json").eval_set
     assert camel.eval_set_id == "garden_camel"
-    assert camel.eval_cases[0].conversation[0].intermediate_data.tool_uses[0].name == "water"
+    camel_turn = camel.eval_cases[0].conversation[0].intermediate_data
+    assert isinstance(camel_turn, IntermediateData)
+    assert camel_turn.tool_uses[0].name == "water"
     (scenario,) = load_eval_set(SHAPES / "scenario.test.json").eval_set.eval_cases
     assert scenario.conversation_scenario.starting_prompt == "Hi, my garden needs a plan."
 

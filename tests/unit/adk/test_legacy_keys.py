@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from google.adk.evaluation.agent_evaluator import AgentEvaluator
+from google.adk.evaluation.eval_case import IntermediateData
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 
 from adk_eval_action.adk.files.evalsets import load_eval_set
@@ -44,6 +45,7 @@ def test_adk_reads_a_misspelt_key_as_empty_and_its_evaluator_refuses_it() -> Non
     invocation = convert_eval_set_to_pydantic_schema(
         "garden", [{"name": "garden", "data": [turn], "initial_session": {}}]
     ).eval_cases[0].conversation[0]
+    assert isinstance(invocation.intermediate_data, IntermediateData)
     assert invocation.intermediate_data.tool_uses == []
     assert invocation.final_response.parts[0].text == ""
     with pytest.raises(ValueError, match="must include 'query' and 'expected_tool_use' keys"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +22,7 @@ from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.analysis.noise import ONE_CASE_REASON, classify
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.results.model import CaseStatus, MetricStatus
+from adk_eval_action.results.model import CaseStatus, MetricStatus, RunResults
 from conftest import examples
 from support.permutation_oracle import enumerated_p
 from support.results_builder import metric, results, scores_side, tokens
@@ -231,7 +232,8 @@ def test_improved_and_inconclusive_calls() -> None:
 
 
 def test_lower_is_better_metric_direction() -> None:
-    kwargs = {"name": "brevity", "threshold": 40.0, "higher_is_better": False, "max_value": 1e3}
+    kwargs: dict[str, Any] = {
+        "name": "brevity", "threshold": 40.0, "higher_is_better": False, "max_value": 1e3}
     base = scores_side({f"c{i}": [10.0, 11.0] for i in range(8)}, **kwargs)
     head = scores_side({f"c{i}": [30.0, 31.0] for i in range(8)}, **kwargs)
     row = _row(compare(head, base, "b", min_effect=1.0), "brevity")
@@ -486,7 +488,7 @@ def test_wall_clock_noise_never_loosens_a_gated_call() -> None:
     wrong = {"c01", "c04", "c07", "c10"}
     ids = [f"c{i:02d}" for i in range(12)]
 
-    def side(head: bool, durations: bool) -> object:
+    def side(head: bool, durations: bool) -> RunResults:
         def one(case: str) -> list:
             score = 0.0 if head and case in wrong else 1.0
             extra = [metric("invocation_duration_v1", 2.0 if head else 1.0,

@@ -12,12 +12,12 @@ from adk_eval_action.report.headline import drops_text, regressed_output
 from support.results_builder import metric, results, tokens
 
 
-def _gate(head: dict, base: dict, config: GateConfig):  # type: ignore[no-untyped-def]
+def _gate(head: dict, base: dict, config: GateConfig):
     comparison = compare(results(head), results(base), "b", min_effect=config.min_effect_for)
     return comparison, decide(comparison, config)
 
 
-def _side(scores: list[float], name: str = "m", **kw) -> dict:  # type: ignore[no-untyped-def]
+def _side(scores: list[float], name: str = "m", **kw) -> dict:
     return {f"c{i}": [[metric(name, s, threshold=0.1, **kw), tokens(100)]]
             for i, s in enumerate(scores)}
 

@@ -4,6 +4,7 @@ results, their config (``gate:`` in adk-eval.yaml) and their CLI flags."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -140,7 +141,7 @@ def test_per_metric_override_and_suite_precedence() -> None:
             }
         )
 
-    config = {
+    config: dict[str, Any] = {
         "fail_on": "regression",
         "max_regression": 0.05,
         "metrics": {"response_match_score": {"max_regression": 0.5}},

@@ -4,6 +4,8 @@ tests/unit/analysis/test_signflip.py and tests/unit/analysis/test_compare.py).""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -141,7 +143,7 @@ def test_regression_fails_rule(
     sign = 1.0 if higher else -1.0
     tolerance = 1e-9  # noise._TOLERANCE: a drop equal to the budget is within it
     point_fails = sign * delta < -budget - tolerance
-    g_high = max(sign * interval.low, sign * interval.high)  # type: ignore[operator]
+    g_high = max(sign * interval.low, sign * interval.high)
 
     loose = regression_fails(
         interval,
@@ -179,7 +181,7 @@ def test_a_drop_equal_to_the_budget_does_not_fail() -> None:
 def test_regression_fails_examples() -> None:
     straddling = _interval(-0.25, -0.05, -0.15)
     below = _interval(-0.25, -0.15, -0.2)
-    kwargs = {"max_regression": 0.1, "higher_is_better": True}
+    kwargs: dict[str, Any] = {"max_regression": 0.1, "higher_is_better": True}
     assert regression_fails(straddling, -0.15, require_significance=False, **kwargs)
     assert not regression_fails(straddling, -0.15, require_significance=True, **kwargs)
     assert regression_fails(below, -0.2, require_significance=True, **kwargs)

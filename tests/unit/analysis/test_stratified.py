@@ -28,7 +28,8 @@ from support.permutation_oracle import Case, enumerated_p, smallest_p
 def make(cases: list[Case]) -> Strata:
     head = np.array([x for h, _ in cases for x in h], dtype=float)
     base = np.array([x for _, b in cases for x in b], dtype=float)
-    return strata((head, [len(h) for h, _ in cases]), (base, [len(b) for _, b in cases]))
+    return strata((head, np.array([len(h) for h, _ in cases])),
+                  (base, np.array([len(b) for _, b in cases])))
 
 
 def exact(cases: list[Case]):

@@ -28,7 +28,7 @@ def _unescape_data(text: str) -> str:
     return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
 
 
-def _logged(formatter: logging.Formatter, emit) -> list[str]:
+def _logged(formatter: PlainFormatter, emit) -> list[str]:
     stream = io.StringIO()
     with log_to(stream, formatter):
         emit()

@@ -56,7 +56,7 @@ def test_every_comment_escape_shows_controls(escape) -> None:
         assert shown in out.replace("\\\\", "\\"), (shown, out)
 
 
-def _logged(formatter: logging.Formatter, emit) -> str:
+def _logged(formatter: PlainFormatter, emit) -> str:
     stream = io.StringIO()
     with log_to(stream, formatter):
         emit()

@@ -3,9 +3,15 @@ written out by hand; the custom metric's reason through google-adk's own result 
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.adk.evaluation.eval_case import Invocation
-from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalStatus
-from google.adk.evaluation.eval_result import EvalCaseResult, EvalMetricResultPerInvocation
+from google.adk.evaluation.eval_metrics import (
+    EvalMetricResult,
+    EvalMetricResultPerInvocation,
+    EvalStatus,
+)
+from google.adk.evaluation.eval_result import EvalCaseResult
 from google.adk.evaluation.eval_rubrics import RubricScore
 from google.genai import types
 
@@ -36,7 +42,8 @@ from support.results_builder import metric, results
 
 
 def test_tool_calls_are_read_from_both_adk_shapes() -> None:
-    calls = [("get_weather", {"city": "Paris"}), ("add", {"a": 1})]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("get_weather", {"city": "Paris"}), ("add", {"a": 1})]
     assert tool_calls(expected_turn("q", "r", calls)) == calls
     assert tool_calls(actual_turn("q", "r", calls)) == calls
     assert tool_calls(None) == [] and tool_calls({"intermediate_data": "odd"}) == []
@@ -47,8 +54,10 @@ def test_thought_parts_are_not_the_response() -> None:
 
 
 def test_tool_call_diff_shows_only_what_differs() -> None:
-    expected = [("add", {"a": 20, "b": 22}), ("log", {"msg": "x"}), ("ask", {})]
-    actual = [("add", {"a": 20, "b": 23}), ("ask", {}), ("shout", {"msg": "X"})]
+    expected: list[tuple[str, dict[str, Any]]] = [
+        ("add", {"a": 20, "b": 22}), ("log", {"msg": "x"}), ("ask", {})]
+    actual: list[tuple[str, dict[str, Any]]] = [
+        ("add", {"a": 20, "b": 23}), ("ask", {}), ("shout", {"msg": "X"})]
     assert tool_call_changes(expected, actual) == [
         ToolCallChange(
             change="changed",

@@ -35,7 +35,7 @@ def _hostile() -> CommentContext:
 
 
 @pytest.mark.parametrize("render", [render_comment, render_summary], ids=["comment", "summary"])
-def test_hostile_agent_text_cannot_break_the_markdown(render) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_agent_text_cannot_break_the_markdown(render) -> None:
     context = _hostile()
     markdown = render(context)
     assert structure_problems(markdown) == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,7 +198,11 @@ _LINE = re.compile(
 )
 
 
-def _comparison(rows: list[tuple[str, float | None, float | None, dict]]) -> Comparison:
+#: (name, baseline mean, head mean, side fields) of one metric of a hand-made comparison.
+ChartRow = tuple[str, float | None, float | None, dict[str, Any]]
+
+
+def _comparison(rows: list[ChartRow]) -> Comparison:
     """A comparison of the given (name, baseline mean, head mean, side fields) rows."""
     metrics = []
     for name, base, head, fields in rows:
@@ -224,7 +229,9 @@ def _blocks(markdown: str) -> list[list[str]]:
 
 
 def test_twenty_metrics_make_two_readable_charts() -> None:
-    rows = [(f"custom_metric_number_{i:02d}", 0.5 + i / 100, 0.6, {}) for i in range(20)]
+    rows: list[ChartRow] = [
+        (f"custom_metric_number_{i:02d}", 0.5 + i / 100, 0.6, {}) for i in range(20)
+    ]
     blocks = _blocks(metric_chart_markdown(_comparison(rows)))
     assert len(blocks) == 2
     for block in blocks:
@@ -237,7 +244,7 @@ def test_twenty_metrics_make_two_readable_charts() -> None:
 
 
 def test_other_ranges_and_informational_metrics_are_relative_to_baseline() -> None:
-    rows = [
+    rows: list[ChartRow] = [
         ("response_match_score", 0.8, 0.6, {}),
         ("brevity", 10.0, 15.0, {"max_value": 1000.0, "higher_is_better": False}),
         (
@@ -269,7 +276,9 @@ def test_other_ranges_and_informational_metrics_are_relative_to_baseline() -> No
 
 
 def test_no_baseline_draws_head_bars_only() -> None:
-    rows = [("a", None, 0.5, {}), ("b", None, 1e-9, {}), ("tokens", None, 5.0, {"max_value": None})]
+    rows: list[ChartRow] = [
+        ("a", None, 0.5, {}), ("b", None, 1e-9, {}), ("tokens", None, 5.0, {"max_value": None}),
+    ]
     markdown = metric_chart_markdown(_comparison(rows))
     (block,) = _blocks(markdown)
     assert "    bar [0.5, 0]" in block and not any("line" in line for line in block)
@@ -278,7 +287,7 @@ def test_no_baseline_draws_head_bars_only() -> None:
 
 def test_labels_are_sanitised_shortened_and_unique() -> None:
     long = "rubric_based_final_response_quality_v1_of_the_agent"
-    rows = [
+    rows: list[ChartRow] = [
         ('say "hi" `now`', 0.5, 0.5, {}),
         (long, 0.5, 0.5, {}),
         (long.replace("quality", "qualitz"), 0.5, 0.5, {}),

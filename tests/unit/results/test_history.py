@@ -10,6 +10,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import numpy as np
@@ -181,7 +182,7 @@ def test_known_flaky_counts_failures_over_runs_with_unchanged_inputs():
 def test_a_change_of_inputs_google_adk_or_judge_starts_a_new_window(change):
     """The runs before the change are another agent (or another measure): the two failures
     there make no case flaky after it."""
-    old = {"inputs": "sha256:old"} if change == "inputs" else (
+    old: dict[str, Any] = {"inputs": "sha256:old"} if change == "inputs" else (
         {"adk": "1.23.0"} if change == "adk" else {"judge": "gemini-1.5"})
     runs = [_run(f"o{i}", {"a": s}, **old) for i, s in enumerate("ffpp")]
     runs += [_run(f"n{i}", {"a": "p"}) for i in range(4)]
