@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -24,7 +24,13 @@ from adk_eval_action.errors import (
     Interrupted,
     describe_exception,
 )
-from adk_eval_action.github.logs import PlainFormatter, inert, log_to
+from adk_eval_action.github.logs import (
+    GitHubFormatter,
+    PlainFormatter,
+    annotation,
+    inert,
+    log_to,
+)
 from adk_eval_action.redaction import Redactor, secret_values
 from adk_eval_action.settings import click_options, fallback_request, load_request
 from adk_eval_action.text import without_surrogates
@@ -34,7 +40,9 @@ if TYPE_CHECKING:
 
     from adk_eval_action.outcome import PipelineOutcome
 
-log = logging.getLogger(__name__)
+# Named, not __name__: under `python -m adk_eval_action.cli` (the baseline re-run's child)
+# __name__ is "__main__", outside the package's logger, and every line would be lost.
+log = logging.getLogger("adk_eval_action.cli")
 
 
 @contextmanager
@@ -411,12 +419,41 @@ def entry() -> None:
     reach, so finalization skips them (2-3 s after evaluating 200 eval cases with
     google-adk loaded); nothing is skipped that exit handlers or files need. Only the
     console script does this: in-process callers (tests) keep the interpreter's defaults.
+
+    The command's exit code ends the process even when the agent's code left threads
+    running (``run.ending.end_process``: named once in a warning, in the command's
+    console format).
     """
+    from adk_eval_action.run.ending import end_process
+
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         main()
+        code: object = 0
+    except SystemExit as done:
+        code = done.code
     finally:
         gc.freeze()
+    if code is None or isinstance(code, int):
+        end_process(code or 0, _thread_warning(sys.argv[1:]))
+    raise SystemExit(code)
+
+
+def _thread_warning(args: list[str]) -> Callable[[str], None]:
+    """How the process's last warning (threads left running) is printed: as the command
+    printed its log (the runner's format on stdout for ``action`` and ``comment``, an
+    annotation; plain lines on stderr otherwise), redacted of the environment's secrets."""
+    command = next((a for a in args if not a.startswith("-")), "")
+    runner = command in ("action", "comment")
+    redact = Redactor(secret_values(os.environ))
+
+    def warn(message: str) -> None:
+        formatter = GitHubFormatter(redact) if runner else PlainFormatter(redact)
+        extra = annotation("warning", title="adk-eval-action") if runner else None
+        with log_to(sys.stdout if runner else sys.stderr, formatter):
+            log.warning("%s", message, extra=extra)
+
+    return warn
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -132,6 +132,7 @@ STANDARD_PRIVATE_NAMES = {
     "_asdict": "namedtuple's documented method (analysis/models.py)",
     "_MAXLINE": "http.client's header line limit, read with a default (github/transport.py)",
     "_Hash": "hashlib's digest type, in an annotation (project/inputs.py)",
+    "_exit": "os._exit, the documented exit without waiting for threads (run/ending.py)",
 }
 _ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}
 
