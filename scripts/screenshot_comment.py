@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Renders a PR comment (markdown) to HTML as GitHub would and screenshots it with headless
-Chromium, for the docs (the picture in README.md).
+Chromium, for the docs (the picture in README.md and docs/getting-started.md).
 
     .venv/bin/python scripts/screenshot_comment.py out/comment.md docs/comment.png
 

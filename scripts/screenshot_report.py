@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Screenshots the HTML report (``--html-out``) in headless Chromium, for the docs (the
-picture in README.md).
+picture in docs/getting-started.md).
 
     .venv/bin/python scripts/screenshot_report.py out/report.html docs/report.png
 

@@ -91,7 +91,7 @@ def project_config_text(
     eval set files ``excluded`` (paths relative to it) in ``exclude``, with why."""
     lines = [
         SCHEMA_LINE,
-        "# Written by `adk-eval-action init` from the suites it found (README.md, \"Discovery\").",
+        "# Written by `adk-eval-action init` from the suites it found (docs/cli.md#discovery).",
         "# Edit freely: paths are relative to this file; `adk-eval-action plan` shows the cost.",
         f"num_runs: {num_runs}   # runs of each eval case; a suite's own num_runs wins",
     ]

@@ -104,7 +104,7 @@ def test_run_takes_the_action_inputs_name_for_only_changed(args: list[str], expe
 
 
 def test_run_flags_keep_their_names() -> None:
-    """The CLI's flags as documented in README.md (names unchanged by the model)."""
+    """The CLI's flags as documented in docs/cli.md (names unchanged by the model)."""
     flags = {o for p in main.commands["run"].params for o in p.opts if o.startswith("--")}
     assert flags >= {
         "--config", "--baseline", "--record", "--base-ref", "--artifact-name",
@@ -116,9 +116,9 @@ def test_run_flags_keep_their_names() -> None:
 
 
 def _synopsis() -> dict[str, str]:
-    """README.md's CLI synopsis: each command's lines (its first and the indented ones)."""
-    readme = (ACTION_YML.parent / "README.md").read_text(encoding="utf-8")
-    usage = readme.split("## The CLI", 1)[1].split("```", 2)[1]
+    """docs/cli.md's synopsis: each command's lines (its first and the indented ones)."""
+    page = (ACTION_YML.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    usage = page.split("## The CLI", 1)[1].split("```", 2)[1]
     commands: dict[str, str] = {}
     name = ""
     for line in usage.splitlines():
@@ -132,12 +132,12 @@ def _synopsis() -> dict[str, str]:
 
 @pytest.mark.parametrize("command", sorted(set(main.commands) - {"action"}))
 def test_the_readme_synopsis_is_the_commands_options(command: str) -> None:
-    """README's CLI synopsis names every option of each command (an on/off flag by its
+    """docs/cli.md's synopsis names every option of each command (an on/off flag by its
     first form; its --no- form where written) and nothing else, so it cannot drift from
     click's options again (`action`'s flags are the inputs: test_action_flags_are_the_inputs).
     compare's "the gate options of run" stands for the gate options (settings.OPTIONS)."""
     synopsis = _synopsis()
-    assert command in synopsis, f"{command} is not in README's synopsis"
+    assert command in synopsis, f"{command} is not in docs/cli.md's synopsis"
     text = synopsis[command]
     options = [p for p in main.commands[command].params
                if isinstance(p, click.Option) and not p.hidden]
@@ -148,7 +148,7 @@ def test_the_readme_synopsis_is_the_commands_options(command: str) -> None:
         shown |= gate_flags & accepted
     assert shown <= accepted, f"not options of {command}: {shown - accepted}"
     missing = [p.opts[-1] for p in options if not shown & {*p.opts}]
-    assert not missing, f"options of {command} missing from README's synopsis: {missing}"
+    assert not missing, f"options of {command} missing from docs/cli.md's synopsis: {missing}"
 
 
 @pytest.mark.parametrize("command", sorted(main.commands))

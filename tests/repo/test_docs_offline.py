@@ -1,4 +1,4 @@
-"""README.md's "Testing your agent offline" snippet, run exactly as printed: an ADK agent on
+"""docs/testing.md's "Testing your agent offline" snippet, run exactly as printed: an ADK agent on
 ``gemini-2.5-flash`` answered by the fake Gemini API, the same agent on a stand-in model,
 and the stand-in judge registered (the snippet asserts each reply; this test also checks
 that the first part really went over HTTP to the fake)."""
@@ -8,23 +8,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 HEADING = "## Testing your agent offline"
 
 
 def offline_snippet() -> tuple[int, str]:
     """The first ```python block of the section: (its first line's number, its code)."""
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     section = text.index(HEADING)
     block = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL).search(text, section)
-    assert block is not None, f"no python block under {HEADING!r} in README.md"
+    assert block is not None, f"no python block under {HEADING!r} in docs/testing.md"
     return text.count("\n", 0, block.start(1)) + 1, block[1]
 
 
-def test_the_readme_offline_snippet_runs_as_printed() -> None:
+def test_the_offline_snippet_runs_as_printed() -> None:
     line, code = offline_snippet()
     namespace: dict[str, object] = {"__name__": "readme_offline"}
-    exec(compile("\n" * (line - 1) + code, str(README), "exec"), namespace)  # noqa: S102
+    exec(compile("\n" * (line - 1) + code, str(PAGE), "exec"), namespace)  # noqa: S102
     calls = namespace["fake"].calls  # type: ignore[attr-defined]
     assert [(c.model, c.role, c.api_key) for c in calls] == [
         ("gemini-2.5-flash", "agent", True)] * 2
