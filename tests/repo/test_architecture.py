@@ -14,11 +14,22 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import warnings
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "adk_eval_action"
-MAX_MODULE_LINES = 500
+#: A module past this many lines is a warning: look for the concern that wants its own
+#: module, and split there, or leave it whole if it is one concern (a cut made only to pass
+#: a count scatters one idea over two files).
+WARN_MODULE_LINES = 500
+#: Past this a module is no longer one concern anyone can hold in mind: the test fails.
+MAX_MODULE_LINES = 1000
 MAX_FUNCTION_LINES = 60
+
+
+class LongModuleWarning(Warning):
+    """Not a UserWarning, which pyproject.toml's filterwarnings hides: pytest's summary
+    shows this one."""
 
 
 @functools.cache
@@ -41,18 +52,25 @@ def _tree(path: Path) -> ast.Module:
 
 
 def test_modules_and_functions_stay_small() -> None:
-    """No exceptions (the last oversized modules and long functions were split)."""
-    too_long, too_big = [], []
+    """Functions fit a screen; a module past ``WARN_MODULE_LINES`` is named in a warning (a
+    nudge to find the concern that wants its own module, not scissors), one past
+    ``MAX_MODULE_LINES`` fails."""
+    too_long, too_big, long_ones = [], [], []
     for name, path in _modules().items():
         text = path.read_text(encoding="utf-8")
         lines = len(text.splitlines())
         if lines > MAX_MODULE_LINES:
             too_big.append(f"{name}: {lines} lines")
+        elif lines > WARN_MODULE_LINES:
+            long_ones.append(f"{name} ({lines})")
         for node in ast.walk(_tree(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:
                     too_long.append(f"{name}.{node.name}: {length} lines")
+    if long_ones:
+        warnings.warn(f"modules over {WARN_MODULE_LINES} lines (one concern each?): "
+                      + ", ".join(long_ones), LongModuleWarning, stacklevel=1)
     assert not too_big and not too_long, "\n".join(too_big + too_long)
 
 
