@@ -183,12 +183,13 @@ def test_a_baseline_whose_run_was_incomplete_says_so(tmp_path, monkeypatch, cli)
                          errors=[ErrorRecord(kind="config", message="@octocat bad.yaml")])
     save_results(stopped, tmp_path / "b1.json")
     save_results(_errored("agent", "agent x failed to import"), tmp_path / "b2.json")
+    # No suite of either completed: neither is a baseline, and the line says why.
     first = cli("compare", "h.json", "--baseline", "b1.json", "--print-comment")
-    assert "Baseline: file b1.json, the baseline run itself was incomplete (configuration " \
-        "error: nothing was evaluated)" in first.output
+    assert "No baseline: file b1.json: the baseline run itself was incomplete (configuration " \
+        "error: nothing was evaluated). Showing head scores only." in first.output
     second = cli("compare", "h.json", "--baseline", "b2.json", "--print-comment")
-    assert "Baseline: file b2.json, the baseline run itself was incomplete (agent setup: " \
-        "agent x failed to import)" in second.output
+    assert "No baseline: file b2.json: the baseline run itself was incomplete (agent setup: " \
+        "agent x failed to import). Showing head scores only." in second.output
     # A complete baseline's line is as before.
     save_results(results({"a": [[metric("response_match_score", 0.8)]]}), tmp_path / "b3.json")
     third = cli("compare", "h.json", "--baseline", "b3.json", "--print-comment")

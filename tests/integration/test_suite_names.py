@@ -241,8 +241,10 @@ def test_an_adk_eval_history_is_compared_in_the_suite_that_evaluates_its_cases(
               and m["metric_name"] == "tool_trajectory_avg_score"]
     assert (row["baseline"]["mean"], row["head"]["mean"], row["delta"]) == (adk_score, 1.0, 0.0)
     assert "(removed)" not in outcome.comment_markdown
-    assert f"suite `{FILES_SUITE}` has no baseline" not in comparison["comparability"]
-    assert f"suite `{ROOT_SUITE}` has no baseline" in comparison["comparability"]
+    without = {g["suite"]: g["why"] for g in comparison["suites_without_baseline"]}
+    assert FILES_SUITE not in without and without[ROOT_SUITE] == "absent"
+    assert f"No baseline for suite `{ROOT_SUITE}`: not in the baseline run" in (
+        outcome.comment_markdown)
     # `compare` of the head's file with the history matches them the same way.
     again = cli("compare", "head.json", "--baseline", str(history), "--json-out", "c2.json")
     assert again.exit_code == 0, again.output

@@ -29,6 +29,8 @@ Rules (all scores in the metric's own range):
   baseline mean as min_effect.
 * The agent's own tokens per eval case get the same paired test, apart
   (:mod:`adk_eval_action.analysis.cost`).
+* A suite of the head that the baseline has no scores for (absent from it, or incomplete in
+  its run) is listed with why (:mod:`adk_eval_action.analysis.suite_baselines`).
 * A case is flaky on a side when its pass/fail status, overall or for one metric, differs
   across runs (:func:`adk_eval_action.analysis.noise.flaky_cases`).
 
@@ -37,11 +39,11 @@ Cost: each side is read as a :class:`~adk_eval_action.results.scoretable.ScoreTa
 the size below), and every aggregate is a group-by over its columns
 (:mod:`adk_eval_action.analysis.sides`); then one draw of patterns per distinct shape of
 matched cases (and runs, for the test within cases), shared by all metrics and rubrics,
-and one matrix product per block for all of them. Per-case metric rows are built when first read
-(:class:`~adk_eval_action.analysis.cases.CaseMetrics`). For 10,000 cases x 8 metrics x 3
-runs from tables (``benchmarks/bench_compare.py``) compare takes ~0.45-0.6 s on a 2-core
-EPYC VM, of which ~0.15 s is drawing the sign patterns, and
-compare + gate + render ~0.7 s with a process peak of ~200 MB.
+and one matrix product per block for all of them. Per-case metric rows are built when
+first read (:class:`~adk_eval_action.analysis.cases.CaseMetrics`). For 10,000 cases x 8
+metrics x 3 runs from tables (``benchmarks/bench_compare.py``) compare takes ~0.45-0.6 s
+on a 2-core EPYC VM (~0.15 s of it drawing the sign patterns), and compare + gate +
+render ~0.7 s with a process peak of ~200 MB.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ from adk_eval_action.analysis.sides import (
     metric_sides,
     rubric_totals,
 )
+from adk_eval_action.analysis.suite_baselines import suites_without_baseline
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.identity import baseline_renames, place_history_cases
 from adk_eval_action.results.io import gc_paused
@@ -173,7 +176,7 @@ def _compare_rubrics(head: Side, baseline: Side | None) -> list[RubricComparison
         text = head.table.rubric_text[h] if h is not None else None
         if not text and b is not None and baseline is not None:
             text = baseline.table.rubric_text[b]
-        row = RubricComparison(
+        rows.append(RubricComparison(
             suite=key[0],
             metric_name=key[1],
             rubric_id=key[2],
@@ -182,8 +185,7 @@ def _compare_rubrics(head: Side, baseline: Side | None) -> list[RubricComparison
             baseline_mean=base_means[b] if b is not None else None,
             head_n=head_n[h] if h is not None else 0,
             baseline_n=base_n[b] if b is not None else 0,
-        )
-        rows.append(row)
+        ))
     return rows
 
 
@@ -204,12 +206,8 @@ def _rubrics_on_both_sides(
     rubrics: list[RubricComparison], head: Side, baseline: Side
 ) -> list[RubricComparison]:
     """The rubrics with rows on both sides, in their order."""
-    return [
-        r
-        for r in rubrics
-        if (r.suite, r.metric_name, r.rubric_id) in baseline.rubric_rows
-        and (r.suite, r.metric_name, r.rubric_id) in head.rubric_rows
-    ]
+    keyed = ((r, (r.suite, r.metric_name, r.rubric_id)) for r in rubrics)
+    return [r for r, key in keyed if key in baseline.rubric_rows and key in head.rubric_rows]
 
 
 def _attach_intervals(
@@ -257,8 +255,7 @@ def _attach_intervals(
     )
     rows: list[MetricComparison | RubricComparison] = [*both_metrics, *both_rubrics]
     for row, result, one in zip(rows, results, inputs, strict=True):
-        interval = result.interval
-        row.interval = interval
+        row.interval = interval = result.interval
         row.min_effect = result.min_effect
         if interval.n_cases == 0:
             continue
@@ -338,8 +335,7 @@ def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
     base_suites = {s.name: s for s in baseline.suites}
     for suite in head.suites:
         other = base_suites.get(suite.name)
-        if other is None:
-            notes.append(f"suite `{suite.name}` has no baseline")
+        if other is None or not other.eval_sets:  # no baseline: suites_without_baseline
             continue
         if other.eval_config_hash and other.eval_config_hash != suite.eval_config_hash:
             notes.append(f"suite `{suite.name}`: the eval config changed")
@@ -456,8 +452,7 @@ def _compare(
     rubrics = _compare_rubrics(head_side, base_side)
     tests, pooled = None, 0
     if base_side is not None:
-        # Case ids by sorted case key: the random patterns fall on the same cases whatever
-        # order either results file lists them in.
+        # Case ids by sorted key: the patterns fall alike whatever order the files have.
         keys = list(case_ids)
         order = np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
         tests, pooled = _attach_intervals(head_side, base_side, metrics, rubrics, order,
@@ -484,6 +479,7 @@ def _compare(
             head_skeleton, base_skeleton, options.gate,
             {(m.suite, m.metric_name): m.higher_is_better for m in metrics},
         ) if base_skeleton else [],
+        suites_without_baseline=suites_without_baseline(head_skeleton, base_skeleton),
         confidence=confidence,
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,

@@ -227,6 +227,19 @@ class AdaptiveRuns(BaseModel):
     stopped: str = ""
 
 
+class SuiteWithoutBaseline(BaseModel):
+    """A suite of the head that has no baseline although the run has one
+    (:mod:`adk_eval_action.analysis.suite_baselines`): ``incomplete`` when the baseline's
+    run recorded errors that kept the suite's scores from being computed (``error`` is the
+    first of them), ``absent`` when the baseline's run has no such suite (a new suite, or
+    one whose agent or eval sets moved). Its metrics and eval cases are shown with head
+    scores only, and it is gated on thresholds alone."""
+
+    suite: str
+    why: Literal["incomplete", "absent"]
+    error: ErrorRecord | None = None
+
+
 class Comparison(BaseModel):
     """Everything the comment, summary and gate need. ``baseline_note`` says which
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
@@ -264,6 +277,8 @@ class Comparison(BaseModel):
     pooled_scores: int = 0
     cost: CostComparison | None = None
     gate_changes: list[GateChange] = Field(default_factory=list)
+    #: The head's suites that have no baseline although the run has one, and why.
+    suites_without_baseline: list[SuiteWithoutBaseline] = Field(default_factory=list)
 
     @property
     def gate_loosened(self) -> list[GateChange]:

@@ -40,6 +40,7 @@ from adk_eval_action.github.transport import (
     NotFound,
     TransientError,
 )
+from adk_eval_action.results.completeness import complete_suites
 from adk_eval_action.results.history import HISTORY_FILE_NAME, MAX_HISTORY_BYTES, History
 from adk_eval_action.results.history_io import HistoryUnusable, history_from_bytes
 from adk_eval_action.results.model import RESULTS_FILE_NAME, RunResults
@@ -176,11 +177,12 @@ def candidate_artifacts(
 
 def _no_artifact(name: str, chain: list[str], incomplete: list[ArtifactMatch]) -> NoArtifact:
     skipped = (
-        f"; {len(incomplete)} artifact(s) were skipped because their results are incomplete "
+        f"; {len(incomplete)} artifact(s) were skipped because no suite of their results is "
+        "complete "
         f"(nearest: commit {incomplete[0].head_sha[:12]})" if incomplete else ""
     )
     return NoArtifact(
-        f"no artifact {name} with complete results for the merge-base {chain[0][:12]} or its "
+        f"no artifact {name} with a complete suite for the merge-base {chain[0][:12]} or its "
         f"{len(chain) - 1} first-parent ancestors (it is uploaded by runs on the default "
         f"branch, kept 90 days){skipped}"
     )
@@ -201,14 +203,15 @@ class ArtifactFound(BaseModel):
 def find_artifact(
     client: GitHubClient, repository: str, name: str, chain: list[str],
 ) -> ArtifactFound:
-    """The first of :func:`candidate_artifacts` whose results file says it is complete
-    (:meth:`RunResults.is_complete`), downloaded and read, with the history in the same zip
-    (:func:`history_from_zip`; one that cannot be used is logged and left out, never the
-    baseline). Incomplete ones are skipped with a log line; an unreadable one ends the
-    search (it says what is wrong with it).
+    """The first of :func:`candidate_artifacts` whose results file has a complete suite
+    (:func:`adk_eval_action.results.completeness.complete_suites`: a run incomplete for
+    some suites is still the baseline of the others), downloaded and read, with the
+    history in the same zip (:func:`history_from_zip`; one that cannot be used is logged
+    and left out, never the baseline). One without any complete suite is skipped with a
+    log line; an unreadable one ends the search (it says what is wrong with it).
 
     Raises:
-        NoArtifact: no candidate, or only incomplete ones.
+        NoArtifact: no candidate, or only ones without a complete suite.
         BaselineUnreadable: a candidate's zip or results file cannot be read.
         ArtifactDownloadError: a download failed.
         GitHubError: a REST call failed.
@@ -220,15 +223,16 @@ def find_artifact(
         deadline = started + client.budget.remaining
         try:
             results = results_from_zip(data, f"artifact {name}", deadline)
-            if results.is_complete():
+            if complete_suites(results):
                 history, note = _history_of(data, f"artifact {name}", deadline, repository)
                 return ArtifactFound(match=match, results=results, history=history,
                                      history_note=note)
         finally:  # reading counts against the lookup's time budget too
             client.budget.spend(time.monotonic() - started)
         log.warning(
-            "baseline: artifact %s of %s skipped: its results are incomplete (errors kept "
-            "some scores from being computed)", match.artifact_id, match.head_sha[:12],
+            "baseline: artifact %s of %s skipped: no suite of its results is complete "
+            "(errors kept their scores from being computed)", match.artifact_id,
+            match.head_sha[:12],
         )
         incomplete.append(match)
     raise _no_artifact(name, chain, incomplete)
@@ -423,7 +427,8 @@ def artifact_baseline(
         raise ArtifactDownloadError(f"artifact search failed: {e}") from e
     match, results = found.match, found.results
     red = match.conclusion not in (None, "success")
-    gate = f" (its run concluded {match.conclusion}; the results are complete)" if red else ""
+    whole = "the results are complete" if results.is_complete() else "some suites complete"
+    gate = f" (its run concluded {match.conclusion}; {whole})" if red else ""
     log.info("baseline: artifact %s of %s%s", match.artifact_id, match.head_sha[:12], gate)
     if not results.metadata.git_sha:
         results.metadata.git_sha = match.head_sha

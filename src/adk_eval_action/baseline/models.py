@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.report.format import cut
 from adk_eval_action.report.headline import incomplete_cause
+from adk_eval_action.results.completeness import incomplete_suites
 from adk_eval_action.results.history import History
 from adk_eval_action.results.history_io import recorded_time
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
@@ -174,13 +175,19 @@ class ResolvedBaseline(BaseModel):
 
 def incomplete_note(results: RunResults) -> str:
     """What the note says of a baseline whose own run was incomplete
-    (:meth:`RunResults.is_complete`): ``the baseline run itself was incomplete (configuration
-    error: nothing was evaluated)``, naming the cause as an incomplete run's headline does
+    (:meth:`RunResults.is_complete`): for a run with a complete suite, ``its run was
+    incomplete for 1 of 3 suites (no baseline for them)`` (the comment names each:
+    :mod:`adk_eval_action.analysis.suite_baselines`); for one without, ``the baseline run
+    itself was incomplete (configuration error: nothing was evaluated)``, naming the cause
+    as an incomplete run's headline does
     (:func:`adk_eval_action.report.headline.incomplete_cause`) and its first error; "" for a
-    complete one. A file given by name is used as it is; this says why its scores are
-    missing."""
+    complete one."""
     if results.is_complete():
         return ""
+    incomplete = incomplete_suites(results)
+    if len(incomplete) < len(results.suites):
+        return (f"its run was incomplete for {len(incomplete)} of {len(results.suites)} "
+                "suites (no baseline for them)")
     errors = results.incomplete_errors()
     why = incomplete_cause(errors) or "marked incomplete"
     what = ("nothing was evaluated" if not results.suites

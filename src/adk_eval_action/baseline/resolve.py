@@ -55,10 +55,16 @@ from adk_eval_action.baseline.models import (
     BaselineUnreadable,
     ResolvedBaseline,
     check_usable,
+    incomplete_note,
     parse_spec,
 )
 from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
+from adk_eval_action.results.completeness import (
+    incomplete_suites,
+    left_out_line,
+    with_complete_suites,
+)
 from adk_eval_action.results.identity import (
     baseline_renames,
     case_keys,
@@ -90,10 +96,31 @@ def file_baseline(path: Path, shown: Path | str | None = None) -> ResolvedBaseli
     meta = results.metadata
     label = f"file {path.name}" + (" (ADK eval_history)" if meta.source == "adk-eval-history"
                                    else "")
-    return ResolvedBaseline(
+    return per_suite(ResolvedBaseline(
         results=results, source="file", label=label, commit=meta.git_sha,
         recorded_at=meta.finished_at,
-    )
+    ))
+
+
+def per_suite(resolved: ResolvedBaseline) -> ResolvedBaseline:
+    """``resolved`` as the baseline of its complete suites only (docs/baselines.md,
+    "Per-suite completeness"): each suite its run left incomplete is emptied, its errors
+    kept, so the comparison names it without a baseline
+    (:mod:`adk_eval_action.analysis.suite_baselines`) and compares none of its partial
+    scores; with no complete suite (a run stopped before evaluating included) there is
+    no baseline, and the reason says why. A complete run is returned as it is."""
+    results = resolved.results
+    if results is None or results.is_complete():
+        return resolved
+    incomplete = incomplete_suites(results)
+    if len(incomplete) == len(results.suites):
+        reason = f"{resolved.label}: {incomplete_note(results)}"
+        log.warning("baseline not used: %s", reason)
+        return ResolvedBaseline(reason=reason, history=resolved.history,
+                                history_note=resolved.history_note)
+    log.info("baseline: %s: no baseline for the suites its run left incomplete: %s",
+             resolved.label, left_out_line(incomplete))
+    return resolved.model_copy(update={"results": with_complete_suites(results)})
 
 
 def find_baseline(
@@ -115,7 +142,7 @@ def find_baseline(
         except ConfigError as e:
             raise e.relative_to(request.workdir) from e
     try:
-        return _strategy(request, mode, client_factory)
+        return per_suite(_strategy(request, mode, client_factory))
     except Exception as e:  # noqa: BLE001 - a baseline never fails the run (docs/baselines.md)
         reason = f"the baseline lookup failed: {describe_exception(e)}"
         log.warning("baseline not used: %s", reason)

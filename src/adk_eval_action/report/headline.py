@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.drops import CaseCrash, MetricDrop
 from adk_eval_action.analysis.gate import UNSURE_REASONS, GateResult, failed_on_scores
+from adk_eval_action.analysis.models import SuiteWithoutBaseline
 from adk_eval_action.report.cells import places
 from adk_eval_action.report.format import CALL_MARKS, code, md, signed
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ErrorRecord, RunResults
@@ -45,6 +46,7 @@ __all__ = [
     "drops_text",
     "incomplete_cause",
     "incomplete_headline",
+    "no_baseline_reason",
     "regressed_output",
     "stopped_headline",
 ]
@@ -88,6 +90,20 @@ def incomplete_cause(errors: Iterable[ErrorRecord]) -> str:
     (:data:`INCOMPLETE_ERROR_KINDS`), first seen first, comma-separated; "" when none."""
     kinds = dict.fromkeys(e.kind for e in errors if e.kind in INCOMPLETE_ERROR_KINDS)
     return ", ".join(UNSURE_REASONS.get(k, k.replace("_", " ")) for k in kinds)
+
+
+def no_baseline_reason(gap: SuiteWithoutBaseline) -> str:
+    """Why a suite has no baseline, as plain text for one line of the comment (each
+    channel escapes it): ``its baseline run was incomplete (agent setup: No module named
+    'selenium')`` or ``not in the baseline run (a new suite, or its agent or eval sets
+    moved)`` (:mod:`adk_eval_action.analysis.suite_baselines`)."""
+    if gap.why == "absent":
+        return "not in the baseline run (a new suite, or its agent or eval sets moved)"
+    if gap.error is None:
+        return "its baseline run was marked incomplete"
+    message = " ".join(gap.error.message.split())
+    cut = message if len(message) <= 160 else message[:159] + "…"
+    return f"its baseline run was incomplete ({incomplete_cause([gap.error])}: {cut})"
 
 
 def incomplete_headline(comparison: Comparison, gate: GateResult) -> IncompleteHeadline | None:

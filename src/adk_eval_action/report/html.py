@@ -44,6 +44,7 @@ from adk_eval_action.analysis.compare import Comparison, MetricComparison
 from adk_eval_action.analysis.history_models import MetricTrend, TrendPoint
 from adk_eval_action.report.format import score
 from adk_eval_action.report.gatechanges import gate_changes_line
+from adk_eval_action.report.headline import no_baseline_reason
 from adk_eval_action.report.html_cases import (
     CHANGE_LABELS,
     FILTERS,
@@ -225,7 +226,7 @@ def html_environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(score=score)
+    env.filters.update(score=score, no_baseline_reason=no_baseline_reason)
     return env
 
 

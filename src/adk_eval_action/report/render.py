@@ -48,7 +48,11 @@ from adk_eval_action.report.format import (
     usd,
 )
 from adk_eval_action.report.gatechanges import gate_changes_line
-from adk_eval_action.report.headline import drops_text, incomplete_headline
+from adk_eval_action.report.headline import (
+    drops_text,
+    incomplete_headline,
+    no_baseline_reason,
+)
 from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
 from adk_eval_action.report.regressions import collect_drop_evidence
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts, RunResults
@@ -178,6 +182,7 @@ def template_environment() -> SandboxedEnvironment:
         evidence_diff=evidence_diff,
         drops_text=drops_text,
         gate_changes_line=gate_changes_line,
+        no_baseline_reason=no_baseline_reason,
         **HISTORY_FILTERS,
     )
     return env

@@ -7,8 +7,11 @@ recording run writes (docs/baselines.md, "The default branch's history").
   action: ``adk-eval-history.json`` beside the results file) reads the history named with
   ``--history``, else the previous recorded artifact's (``baseline.history``), adds its
   own run and writes it. A first recording run, or one whose previous artifact holds no
-  usable history, starts a new one. A run whose results are incomplete carries the
-  history forward unchanged (its partial scores are not a recorded run).
+  usable history, starts a new one. The suites a run left incomplete are not recorded
+  (their partial scores are not a record of the commit: ``results.completeness``); the
+  run is recorded with its complete suites, and the log and the run's history note name
+  those left out. A run without any complete suite carries the history forward
+  unchanged.
 
 Nothing about the history ever stops a run or changes its exit code: a history that
 cannot be read or written is a warning, and the run goes on without it.
@@ -31,6 +34,12 @@ from adk_eval_action.baseline.trust import baseline_trust
 from adk_eval_action.github.publish import PublishTarget
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.inputs import folder_digest
+from adk_eval_action.results.completeness import (
+    complete_suites,
+    incomplete_suites,
+    left_out_line,
+    with_complete_suites,
+)
 from adk_eval_action.results.history import (
     HISTORY_FILE_NAME,
     History,
@@ -117,11 +126,12 @@ def record_history(results: RunResults, request: RunRequest, carried: RunHistory
     write, or it failed: a warning)."""
     settings = request.settings
     history = carried.history
-    if results.is_complete():
+    if results.is_complete() or complete_suites(results):
         meta = results.metadata
         branch = (context.branch if context is not None else None) or (
             meta.git_ref if meta.git_ref and meta.git_ref != "HEAD" else None)
-        run = recorded_run(results, suite_hashes(results, request.repository_root),
+        recorded = with_complete_suites(results, keep_records=False)
+        run = recorded_run(recorded, suite_hashes(recorded, request.repository_root),
                            run_url=run_url)
         if run.ref in (None, "HEAD"):
             run.ref = branch
@@ -129,12 +139,16 @@ def record_history(results: RunResults, request: RunRequest, carried: RunHistory
                                   repository=_repository(context), branch=branch)
         for note in notes:
             log.info("%s", note)
+        left_out = incomplete_suites(results)
+        if left_out:
+            log.info("history: this run is recorded without the suites it left incomplete: %s",
+                     left_out_line(left_out))
     elif history is None:
-        log.info("history: not written (this run's results are incomplete and there is no "
+        log.info("history: not written (no suite of this run is complete and there is no "
                  "earlier history to carry forward)")
         return None
     else:
-        log.info("history: carried forward without this run (its results are incomplete)")
+        log.info("history: carried forward without this run (no suite of it is complete)")
     try:
         save_history(history, out)
     except OSError as e:
@@ -187,8 +201,15 @@ async def recording_history(
     if out is None:
         return given_history(request, asked.github)
     carried = await history_to_carry(request, asked)
-    record_history(results, request, carried, out, asked.github, run_url)
-    return carried
+    if record_history(results, request, carried, out, asked.github, run_url) is None:
+        return carried
+    left_out, recorded = incomplete_suites(results), complete_suites(results)
+    if not left_out or not recorded:
+        return carried
+    said = f"this run recorded {len(recorded)} of {len(results.suites)} suites, without " \
+        f"the incomplete {', '.join(list(left_out)[:5])}" + ("…" if len(left_out) > 5 else "")
+    note = f"{carried.note}; {said}" if carried.note else said
+    return carried.model_copy(update={"note": note})
 
 
 def pull_request_history(request: RunRequest, resolved: ResolvedBaseline, head: RunResults,
