@@ -102,19 +102,19 @@ def test_the_artifact_of_a_red_main_commit_is_found_and_used(stub, recorded, con
                for line in console.lines)
 
 
-def test_an_incomplete_artifact_is_skipped_for_an_older_complete_one(stub, recorded, console):
+def test_an_artifact_without_a_complete_suite_is_skipped_for_an_older_one(stub, recorded, console):
     stub.add_artifact(PARENT, _zip(recorded["red"]), conclusion="failure",
                       created_at="2026-01-01T00:00:00Z")
     skipped = stub.add_artifact(MERGE_BASE, _zip(recorded["incomplete"]), conclusion="failure",
                                 created_at="2026-01-02T00:00:00Z")
     baseline, note = asyncio.run(resolve_baseline(_request(stub), load_results(recorded["green"])))
     assert baseline is not None and f"commit {PARENT[:12]}" in note
-    assert any(f"artifact {skipped['id']}" in line and "incomplete" in line
-               for line in console.lines)
+    assert any(f"artifact {skipped['id']}" in line and "no suite of its results is complete"
+               in line for line in console.lines)
 
 
-def test_only_incomplete_artifacts_is_no_baseline_saying_why(stub, recorded):
+def test_only_artifacts_without_a_complete_suite_is_no_baseline_saying_why(stub, recorded):
     stub.add_artifact(MERGE_BASE, _zip(recorded["incomplete"]), conclusion="success")
     baseline, note = asyncio.run(resolve_baseline(_request(stub), load_results(recorded["green"])))
     assert baseline is None
-    assert "1 artifact(s) were skipped because their results are incomplete" in note
+    assert "1 artifact(s) were skipped because no suite of their results is complete" in note
