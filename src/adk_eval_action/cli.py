@@ -241,11 +241,14 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
 
 @main.command("init")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--num-runs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="num_runs written to adk-eval.yaml: runs of each eval case.")
-def init_command(paths: tuple[Path, ...], num_runs: int) -> None:
-    """Write adk-eval.yaml naming the suites found under PATHS (default: .) and
-    .github/workflows/adk-eval.yml, the workflow that evaluates every pull request.
+@click.option("--num-runs", type=click.IntRange(min=1), default=None,
+              help="num_runs written to adk-eval.yaml: runs of each eval case (default: the "
+                   "fewest with which the regression gate calls one eval case collapsing "
+                   "from all-pass to all-fail, as `plan` estimates it).")
+def init_command(paths: tuple[Path, ...], num_runs: int | None) -> None:
+    """Write adk-eval.yaml naming the suites found under PATHS (default: .), with the
+    regression gate and the runs it needs, and .github/workflows/adk-eval.yml, the
+    workflow that evaluates every pull request.
 
     A file that exists is never overwritten (it is named and left as it is); exits 2 when
     nothing was written (both exist, or no suite was found)."""

@@ -61,9 +61,12 @@ def test_init_on_the_starter_pack_layout(
     assert "wrote adk-eval.yaml" in result.output
     assert "wrote .github/workflows/adk-eval.yml" in result.output
     config = yaml.safe_load((root / "adk-eval.yaml").read_text())
-    assert config == {"num_runs": 2, "suites": [{
-        "name": "app", "agent": "app", "eval_sets": ["tests/eval/evalsets/*.evalset.json"],
-        "eval_config": "tests/eval/eval_config.json"}]}
+    # The regression gate, and the fewest runs with which it calls one eval case that
+    # collapses (1 gated test: a call needs p <= 0.0476, 1/C(6, 3) = 0.05 and 1/C(8, 4) = 0.0143).
+    assert config == {
+        "num_runs": 4, "gate": {"fail_on": "any", "require_significance": True}, "suites": [{
+            "name": "app", "agent": "app", "eval_sets": ["tests/eval/evalsets/*.evalset.json"],
+            "eval_config": "tests/eval/eval_config.json"}]}
     (suite,) = _same_suites(root)
     assert suite.eval_config_path == (root / "tests/eval/eval_config.json").resolve()
     workflow = yaml.safe_load((root / ".github/workflows/adk-eval.yml").read_text())
@@ -76,8 +79,15 @@ def test_init_on_the_starter_pack_layout(
     planned = cli("plan")
     assert planned.exit_code == 0, planned.output
     assert "config: adk-eval.yaml" in planned.output
-    assert re.search(r"^suite app: 1 eval set\(s\), 2 eval case\(s\) x 2 run\(s\)",
+    assert re.search(r"^suite app: 1 eval set\(s\), 2 eval case\(s\) x 4 run\(s\)",
                      planned.output, re.M)
+    # `plan` and `init` agree: what init wrote beside num_runs is plan's line.
+    (line,) = re.findall(r"^  can call \(each of its 1 gated metric, against its baseline\): "
+                         r"(.*)$", planned.output, re.M)
+    assert line.endswith("one case collapsing from all-pass to all-fail would be called "
+                         "(p = 0.0143)"), line
+    assert f"app: {line}" in " ".join(
+        c.strip("# ") for c in (root / "adk-eval.yaml").read_text().splitlines())
     assert "metrics: rubric_based_final_response_quality_v1" in planned.output
 
 
@@ -95,7 +105,8 @@ def test_init_on_the_bundled_example_in_a_subfolder(
     assert "wrote ../.github/workflows/adk-eval.yml" in result.output
     assert ("default branch: master (no origin/HEAD: the branch checked out); edit "
             "`branches:` in the workflow if the default branch is another") in result.output
-    assert yaml.safe_load((root / "adk-eval.yaml").read_text()) == {"num_runs": 3, "suites": [{
+    assert yaml.safe_load((root / "adk-eval.yaml").read_text()) == {
+        "num_runs": 3, "gate": {"fail_on": "any", "require_significance": True}, "suites": [{
         "name": "travel_agent", "agent": "travel_agent",
         "eval_sets": ["travel_agent/eval/*.evalset.json", "travel_agent/eval/*.test.json"],
         "eval_config": "travel_agent/eval/test_config.json"}]}
@@ -116,6 +127,12 @@ def test_init_on_the_bundled_example_in_a_subfolder(
     assert planned.exit_code == 0, planned.output
     assert re.search(r"^suite travel_agent: 2 eval set\(s\), 5 eval case\(s\) x 3 run\(s\)",
                      planned.output, re.M)
+    # --num-runs 3 is written as asked, with what it cannot call, as plan says it.
+    assert ("suite travel_agent can call: 5 paired cases x 3 runs a side: the smallest "
+            "possible p is 3.13e-07; a call needs p ≤ 0.00952 with 5 gated tests (more with "
+            "rubrics); one case collapsing from all-pass to all-fail would not be called "
+            "(p = 0.05); 5 runs would call it") in result.output
+    assert "5 runs would call it" in planned.output
 
 
 def test_init_never_overwrites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -170,9 +187,14 @@ def test_names_and_paths_yaml_would_misread_are_quoted(tmp_path: Path) -> None:
     odd = ["a: b", "c #d", "'q'", '"dq"', "*star", "line\nbreak", "[x]", "yes", "1.5", " pad"]
     entries = [SuiteEntry(name=o, agent=f"{o}/agent", eval_sets=[f"{o}/*.test.json"],
                           eval_config=f"{o}/test_config.json") for o in odd]
-    data = yaml.safe_load(project_config_text(entries, 1))
+    # The names are in the comments on what the runs can call too: a line break stays in it.
+    text = project_config_text(entries, 1, can_call={o: "can call nothing" for o in odd},
+                               sized=True)
+    data = yaml.safe_load(text)
     assert [(s["name"], s["agent"], s["eval_sets"], s["eval_config"]) for s in data["suites"]] \
         == [(o, f"{o}/agent", [f"{o}/*.test.json"], f"{o}/test_config.json") for o in odd]
+    assert (data["num_runs"], data["gate"]) == (1, {"fail_on": "any", "require_significance": True})
+    assert "#   line\\x0abreak: can call nothing" in text
 
 
 def test_eval_set_patterns_name_exactly_the_suites_files(tmp_path: Path) -> None:

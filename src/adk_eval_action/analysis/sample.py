@@ -255,3 +255,45 @@ def detectable(
         collapse_p=collapse_p,
         collapse_runs=collapse_runs if within and cases else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteSample:
+    """One suite's planned sample: its ``cases`` eval cases (over all its eval sets), the
+    ``runs`` of each, and its ``gated`` metrics (ADK's efficiency metrics are not)."""
+
+    name: str
+    cases: int
+    runs: int
+    gated: int
+
+
+def suites_detectable(
+    suites: list[SuiteSample], *, alpha: float, n_resamples: int, within_cases_up_to: int
+) -> dict[str, Detectable]:
+    """What each suite with a case and a gated metric can call (:func:`detectable`), in
+    one family of every suite's gated metrics, as ``compare`` tests them: what ``plan``
+    prints and what ``init`` writes beside ``num_runs``."""
+    tests = sum(s.gated for s in suites)
+    return {
+        s.name: detectable(
+            s.cases, s.runs, tests, alpha=alpha, n_resamples=n_resamples,
+            within_cases_up_to=within_cases_up_to,
+        )
+        for s in suites
+        if s.cases and s.gated
+    }
+
+
+def runs_to_call_collapse(
+    suites: list[SuiteSample], *, alpha: float, n_resamples: int, within_cases_up_to: int
+) -> int | None:
+    """The fewest runs a side with which every suite's test within cases calls one eval
+    case collapsing from all-pass to all-fail (:attr:`Detectable.collapse_runs`, the same
+    for every suite of one run: the family is the run's); None when no suite is tested
+    within cases or :data:`MAX_RUNS` runs are too few for the family."""
+    found = suites_detectable(
+        suites, alpha=alpha, n_resamples=n_resamples, within_cases_up_to=within_cases_up_to
+    )
+    runs = [d.collapse_runs for d in found.values() if d.collapse_runs is not None]
+    return max(runs) if runs else None

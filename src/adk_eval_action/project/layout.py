@@ -37,6 +37,13 @@ CONFIG_LIKE = (
     "*eval*config*.json", "*eval*config*.yaml", "*eval*config*.yml",
 )
 _NOT_CONFIGS = (".evalset.json", ".test.json")
+DEFAULT_METRICS = ("tool_trajectory_avg_score", "response_match_score")
+"""The metrics of ADK's default criteria (google.adk.evaluation.eval_config)."""
+EFFICIENCY_METRICS = frozenset(
+    {"tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1"}
+)
+"""Reference-free metrics that ADK reports as INFORMATIONAL; lower is better for all of them
+(google.adk.evaluation.eval_metrics.PrebuiltMetrics, "Efficiency metrics")."""
 DEFAULT_CRITERIA = (
     "ADK's default criteria (tool_trajectory_avg_score 1.0, response_match_score 0.8)"
 )

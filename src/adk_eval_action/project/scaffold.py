@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import glob
 import json
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, Field
 
 from adk_eval_action.project.config import PROJECT_CONFIG_NAMES
+from adk_eval_action.text import visible
 
 SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/"
                "adk-eval-action/adk-eval-action/v1/schemas/adk-eval.schema.json")
@@ -84,16 +86,51 @@ def exclude_pattern(path: str) -> str:
     return "/" + escaped
 
 
+GATE_LINES = (
+    "# The regression gate (docs/getting-started.md#for-a-required-check-that-catches-",
+    "# regressions; docs/gating.md): the check fails where `adk eval` fails (an eval case",
+    "# misses a threshold of its eval config, kept as it is) and when a score drops below",
+    "# the baseline's by more than the agent's noise explains.",
+    "gate:",
+    "  fail_on: any                # the thresholds, and regressions against the baseline",
+    "  require_significance: true  # a drop fails only when the corrected test proves it (🔴)",
+    "  # min_effect: 0.05          # the smallest drop worth failing, in metric units",
+)
+"""The gate ``init`` writes: docs/gating.md's recommended settings for a required check."""
+
+
+def _runs_lines(num_runs: int, can_call: Mapping[str, str], sized: bool) -> list[str]:
+    """``num_runs`` with why, and what it can call in each suite (``plan``'s sentences)."""
+    lines = [f"num_runs: {num_runs}   # runs of each eval case; a suite's own num_runs wins"]
+    if sized:
+        lines.append(f"# {num_runs} runs: the fewest with which the gate below calls one eval case "
+                     "collapsing from all-pass")
+        lines.append("# to all-fail in every suite (more runs cost more model calls: "
+                     "`adk-eval-action plan`). Per suite:")
+    elif can_call:
+        lines.append("# What these runs can call, per suite (`adk-eval-action plan` says "
+                     "the same):")
+    for name, line in can_call.items():
+        # A name's control characters escaped: a newline would end the comment.
+        lines += textwrap.wrap(f"{visible(name, keep='')}: {line}", width=88, initial_indent="#   ",
+                               subsequent_indent="#     ", break_on_hyphens=False)
+    return lines
+
+
 def project_config_text(
     suites: list[SuiteEntry], num_runs: int, excluded: Iterable[str] = (),
+    *, can_call: Mapping[str, str] | None = None, sized: bool = False,
 ) -> str:
-    """The ``adk-eval.yaml`` naming ``suites``, with ``num_runs`` for all of them and the
-    eval set files ``excluded`` (paths relative to it) in ``exclude``, with why."""
+    """The ``adk-eval.yaml`` naming ``suites``, with ``num_runs`` for all of them (chosen by
+    ``init`` when ``sized``) and what they can call per suite name (``can_call``: ``plan``'s
+    sentences), the regression gate (:data:`GATE_LINES`), and the eval set files
+    ``excluded`` (paths relative to it) in ``exclude``, with why."""
     lines = [
         SCHEMA_LINE,
         "# Written by `adk-eval-action init` from the suites it found (docs/cli.md#discovery).",
         "# Edit freely: paths are relative to this file; `adk-eval-action plan` shows the cost.",
-        f"num_runs: {num_runs}   # runs of each eval case; a suite's own num_runs wins",
+        *_runs_lines(num_runs, can_call or {}, sized),
+        *GATE_LINES,
     ]
     if excluded:
         lines += [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adk_eval_action.analysis.paired import DEFAULT_ALPHA, DEFAULT_RESAMPLES, WITHIN_CASES_UP_TO
-from adk_eval_action.analysis.sample import detectable
+from adk_eval_action.analysis.sample import SuiteSample, suites_detectable
 from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
@@ -336,26 +336,29 @@ async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord], list[Prefl
 
 def detection_notes(found: Plan) -> dict[str, list[str]]:
     """Per suite, what its planned eval cases x runs can call on each gated metric before
-    any model is called (:func:`adk_eval_action.analysis.sample.detectable`), in a family
-    of every suite's gated metrics, as compare tests them."""
-    tests = sum(len(s.gated_metrics) for s in found.suites)
+    any model is called (:func:`adk_eval_action.analysis.sample.suites_detectable`, what
+    ``init`` writes beside ``num_runs`` too), in a family of every suite's gated metrics,
+    as compare tests them."""
+    found_by_name = {s.name: s for s in found.suites}
+    can = suites_detectable(
+        plan_samples(found),
+        alpha=DEFAULT_ALPHA,
+        n_resamples=DEFAULT_RESAMPLES,
+        within_cases_up_to=WITHIN_CASES_UP_TO,
+    )
     notes = {}
-    for suite in found.suites:
-        if not suite.gated_metrics or not suite.cases:  # no case: nothing to call
-            continue
-        can = detectable(
-            len(suite.cases),
-            suite.num_runs,
-            tests,
-            alpha=DEFAULT_ALPHA,
-            n_resamples=DEFAULT_RESAMPLES,
-            within_cases_up_to=WITHIN_CASES_UP_TO,
-        )
-        count = len(suite.gated_metrics)
-        notes[suite.name] = [
+    for name, detected in can.items():
+        count = len(found_by_name[name].gated_metrics)
+        notes[name] = [
             f"can call (each of its {count} gated metric{'s' if count != 1 else ''}, "
-            f"against its baseline): {can.line}"
+            f"against its baseline): {detected.line}"
         ]
     return notes
+
+
+def plan_samples(found: Plan) -> list[SuiteSample]:
+    """Each planned suite's sample: its eval cases, runs and gated metrics."""
+    return [SuiteSample(s.name, len(s.cases), s.num_runs, len(s.gated_metrics))
+            for s in found.suites]
 
 

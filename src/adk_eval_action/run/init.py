@@ -9,16 +9,13 @@ of the remote's default branch (``origin/HEAD``; else the branch checked out, el
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from adk_eval_action.errors import ConfigError
-from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes
 from adk_eval_action.git import Git
 from adk_eval_action.project.discovery import Suite, discover_suites, relative_path
 from adk_eval_action.project.layout import DEFAULT_CRITERIA
@@ -30,6 +27,7 @@ from adk_eval_action.project.scaffold import (
     project_config_text,
     workflow_text,
 )
+from adk_eval_action.run.sizing import RunsChoice, choose_runs, eval_cases_in
 from adk_eval_action.text import visible
 
 log = logging.getLogger(__name__)
@@ -54,26 +52,15 @@ def _posix(path: Path, root: Path) -> str:
     return Path(relative_path(path, root)).as_posix()
 
 
-def _no_turns(case: Any) -> bool:
-    return (isinstance(case, dict) and case.get("conversation") == []
-            and not {"conversation_scenario", "conversationScenario"} & set(case))
-
-
 def holds_no_eval_case(path: Path) -> bool:
     """Whether the eval set file ``path`` holds no eval case to run: an empty list, or
     ``eval_cases`` (``evalCases``) empty or only of cases with an empty ``conversation``.
     These are the files ``adk.files.evalsets.load_eval_set`` refuses for having no eval case
     (``NO_CASES``) or leaves with none (``NO_TURNS``), as ``adk web`` saves a new eval set
     or case; read as JSON here, without importing google-adk (seconds ``init`` need not
-    spend). A file that cannot be read or parsed says no: ``run`` reports what is wrong."""
-    try:
-        data = json.loads(read_bytes(path, MAX_DATA_BYTES).decode("utf-8-sig"))
-    except (OSError, FileLimitError, ValueError, RecursionError):
-        return False
-    if isinstance(data, dict):
-        cases = data.get("eval_cases", data.get("evalCases"))
-        return isinstance(cases, list) and all(_no_turns(c) for c in cases)
-    return isinstance(data, list) and not data
+    spend: :func:`adk_eval_action.run.sizing.eval_cases_in`). A file that cannot be read or
+    parsed says no: ``run`` reports what is wrong."""
+    return eval_cases_in(path) == 0
 
 
 def suite_entries(
@@ -148,11 +135,23 @@ def _say(entries: list[SuiteEntry], excluded: list[str], suites: list[Suite]) ->
         log.warning("%s", warning)
 
 
-def init_project(workdir: Path, paths: list[Path], num_runs: int) -> InitResult:
+def _say_runs(runs: RunsChoice) -> None:
+    """Logs the runs written and what they can call."""
+    how = ("the fewest with which the regression gate calls one eval case collapsing from "
+           "all-pass to all-fail" if runs.sized else "--num-runs")
+    log.info("num_runs: %d (%s)", runs.runs, how)
+    for name, line in runs.lines.items():
+        log.info("suite %s can call: %s", visible(name, keep=""), line)
+
+
+def init_project(workdir: Path, paths: list[Path], num_runs: int | None = None) -> InitResult:
     """Discovers the suites under ``paths`` (relative to ``workdir``), then writes
     ``workdir/adk-eval.yaml`` and the repository's ``.github/workflows/adk-eval.yml``,
     each only when it does not exist. Eval sets that hold no eval case
     (:func:`holds_no_eval_case`) are written in ``exclude`` (every run would refuse them).
+    ``adk-eval.yaml`` holds the regression gate and ``num_runs`` (None: the fewest with
+    which that gate calls one eval case's collapse, :func:`adk_eval_action.run.sizing.choose_runs`),
+    with what they can call per suite.
 
     Raises:
         ConfigError: a path does not exist, or no suite with an agent was found.
@@ -167,11 +166,15 @@ def init_project(workdir: Path, paths: list[Path], num_runs: int) -> InitResult:
             "no eval sets with an agent and an eval case found (*.evalset.json or *.test.json "
             "under a folder ADK can load as an agent, or beside one): nothing to write"))
     _say(entries, excluded, suites)
+    kept = {e.name for e in entries}
+    runs = choose_runs([s for s in suites if s.name in kept], num_runs)
+    _say_runs(runs)
     top, branch = _repository(workdir)
     working_directory = _posix(workdir, top) if workdir.resolve() != top.resolve() else "."
     requirements = next(([r] for r in REQUIREMENTS if (workdir / r).is_file()), [])
     files = [
-        (workdir / CONFIG_FILE, project_config_text(entries, num_runs, excluded)),
+        (workdir / CONFIG_FILE, project_config_text(entries, runs.runs, excluded,
+                                                       can_call=runs.lines, sized=runs.sized)),
         (top / WORKFLOW_FILE, workflow_text(branch, working_directory, requirements)),
     ]
     result = InitResult(written=[], kept=[], suites=entries, excluded=excluded)

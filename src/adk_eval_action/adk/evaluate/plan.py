@@ -43,10 +43,11 @@ from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalCase
 from pydantic import BaseModel, Field
 
-from adk_eval_action.adk.files.convert import EFFICIENCY_METRICS, judge_model
+from adk_eval_action.adk.files.convert import judge_model
 from adk_eval_action.adk.files.criteria import criterion_field, criterion_rubrics, judge_options
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.project.layout import EFFICIENCY_METRICS
 
 PER_INVOCATION_JUDGES = frozenset(
     {

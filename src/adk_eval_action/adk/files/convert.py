@@ -20,6 +20,7 @@ from adk_eval_action.adk.compat import INFORMATIONAL_STATUS
 from adk_eval_action.adk.files.criteria import criterion_rubrics
 from adk_eval_action.adk.files.lint import judge_model_for
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.project.layout import EFFICIENCY_METRICS
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
@@ -31,12 +32,6 @@ from adk_eval_action.results.model import (
     usable_score,
 )
 from adk_eval_action.results.status import run_status
-
-# Reference-free metrics that ADK reports as INFORMATIONAL; lower is better for all of them
-# (google.adk.evaluation.eval_metrics.PrebuiltMetrics, "Efficiency metrics").
-EFFICIENCY_METRICS = frozenset(
-    {"tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1"}
-)
 
 _STATUS = {
     EvalStatus.PASSED: MetricStatus.PASSED,

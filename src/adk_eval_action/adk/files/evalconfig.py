@@ -21,7 +21,7 @@ from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adk_eval_action.adk.files.convert import EFFICIENCY_METRICS, MetricMeta
+from adk_eval_action.adk.files.convert import MetricMeta
 from adk_eval_action.adk.files.criteria import (
     criterion_models,
     enum_choices,
@@ -34,6 +34,7 @@ from adk_eval_action.adk.files.rubrics import RubricFormatError, normalize_rubri
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import MAX_CONFIG_BYTES, read_bytes
 from adk_eval_action.project.config import first_error, read_mapping
+from adk_eval_action.project.layout import EFFICIENCY_METRICS
 
 DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 """ADK's default criteria when no eval config is found (eval_config._DEFAULT_EVAL_CONFIG)."""
