@@ -32,7 +32,13 @@ from adk_eval_action.github.logs import (
     log_to,
 )
 from adk_eval_action.redaction import Redactor, secret_values
-from adk_eval_action.settings import click_options, fallback_request, load_request
+from adk_eval_action.settings import (
+    MODES,
+    BaselineSpec,
+    click_options,
+    fallback_request,
+    load_request,
+)
 from adk_eval_action.text import without_surrogates
 
 if TYPE_CHECKING:
@@ -120,7 +126,7 @@ def run(**flags: Any) -> None:
 
 
 def _explicit_baseline(
-    value: str | Path | None, workdir: Path, modes: bool = False
+    value: BaselineSpec | str | Path | None, workdir: Path, modes: bool = False
 ) -> Path | None:
     """A baseline file named on the command line must exist: a typo would otherwise turn
     regression gating off without a word. (One that exists but cannot be read is reported
@@ -133,11 +139,10 @@ def _explicit_baseline(
     """
     import difflib
 
-    from adk_eval_action.baseline.models import MODES, parse_spec
     from adk_eval_action.errors import ConfigError
 
-    mode, path = parse_spec(value)
-    if mode != "file" or path is None:
+    path = BaselineSpec.model_validate(value).file
+    if path is None:
         return None
     if not (workdir / path).exists() and not modes:
         raise ConfigError(path, "baseline file not found (--baseline)")

@@ -486,7 +486,7 @@ def test_pipeline_options_follow_inputs(tmp_path, stub):
 def test_baseline_search_gets_the_pr_context(tmp_path, stub):
     run = settings_for(tmp_path, stub)
     request = baseline_request(run.request, run.event)
-    assert (request.spec, request.record, request.base_ref) == ("auto", False, "main")
+    assert (str(request.spec), request.record, request.base_ref) == ("auto", False, "main")
     github = request.github
     assert github is not None
     assert (github.repository, github.head_sha, github.api_url) == (REPO, HEAD, stub.api_url)
@@ -494,8 +494,8 @@ def test_baseline_search_gets_the_pr_context(tmp_path, stub):
     run = settings_for(tmp_path, stub, baseline="main.json", artifact_name="evals",
                        baseline_rerun="true", base_ref="release")
     request = baseline_request(run.request, run.event)
-    assert (request.spec, request.artifact_name, request.baseline_rerun, request.base_ref) == (
-        "main.json", "evals", True, "release")
+    assert (request.spec.file, request.artifact_name, request.baseline_rerun,
+            request.base_ref) == (Path("main.json"), "evals", True, "release")
 
 
 @pytest.mark.parametrize(("ref", "record", "expected"), [

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import requests
 from click.testing import CliRunner
+from pydantic import ValidationError
 
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.baseline import artifact as artifact_module
@@ -28,9 +29,9 @@ from adk_eval_action.baseline.models import (
     BaselineContext,
     BaselineRequest,
     BaselineUnreadable,
+    RerunBudget,
     ResolvedBaseline,
     format_age,
-    parse_spec,
 )
 from adk_eval_action.baseline.rerun import default_base_ref, find_merge_base, rerun_command
 from adk_eval_action.baseline.resolve import resolve_baseline
@@ -44,6 +45,7 @@ from adk_eval_action.report.format import md
 from adk_eval_action.results.io import load_results, save_results
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.run.pipeline import finish, run_pipeline
+from adk_eval_action.settings import BaselineSpec, RunSettings
 from conftest import Console, SharedRun, commit_all, request_for, working_directory
 from support.artifact_stub import ArtifactStub, Token
 
@@ -85,11 +87,21 @@ def zipped(files: dict[str, bytes] | dict[str, str]) -> bytes:
 # --------------------------------------------------------------------------- small rules
 
 
-def test_parse_spec():
-    assert parse_spec(None) == ("auto", None)
-    assert parse_spec("ReRun") == ("rerun", None)
-    assert parse_spec(Path("none")) == ("none", None)
-    assert parse_spec("out/base.json") == ("file", Path("out/base.json"))
+def test_the_baseline_spec_is_parsed_once_into_a_typed_value():
+    def parsed(value: object) -> tuple[str, Path | None]:
+        spec = BaselineSpec.model_validate(value)
+        return spec.mode, spec.path
+
+    assert parsed(None) == parsed("") == parsed("  ") == ("auto", None)
+    assert parsed("ReRun") == ("rerun", None)
+    assert parsed(Path("none")) == ("none", None)
+    assert parsed(" out/base.json ") == ("file", Path("out/base.json"))
+    assert str(BaselineSpec.model_validate("out/base.json")) == "out/base.json"
+    assert BaselineRequest(spec="ARTIFACT").spec == BaselineSpec(mode="artifact")
+    # It serialises back to the text it came from (a settings dump reads as before).
+    assert RunSettings(baseline="rerun").model_dump()["baseline"] == "rerun"
+    with pytest.raises(ValidationError):
+        BaselineSpec(mode="file")  # a file without its path
 
 
 def test_format_age():
@@ -512,13 +524,15 @@ def test_rerun_on_a_shallow_clone_evaluates_the_merge_base_in_a_worktree(
 def test_a_rerun_spends_only_what_is_left_of_the_runs_budget(good_results, tmp_path):
     """The head spent part of the budget: the base commit's run gets the rest as its own
     flags, and none is made once a limit is spent."""
-    request = BaselineRequest(spec="rerun", max_model_calls=7, max_tokens=1200, max_usd=0.25)
-    command = rerun_command(request, tmp_path, tmp_path, tmp_path / "tree", tmp_path / "r.json")
+    request = BaselineRequest(spec="rerun")
+    left = RerunBudget(max_model_calls=7, max_tokens=1200, max_usd=0.25)
+    command = rerun_command(request, tmp_path, tmp_path, tmp_path / "tree", tmp_path / "r.json",
+                            left)
     assert command[-6:] == ["--max-model-calls", "7", "--max-tokens", "1200",
                             "--max-usd", "0.25"]
     os.chdir(tmp_path)
-    spent = BaselineRequest(spec="rerun", max_model_calls=0)
-    baseline, note = resolve(spent, head_of(good_results))
+    baseline, note = resolve(request, head_of(good_results),
+                             budget=RerunBudget(max_model_calls=0))
     assert baseline is None
     assert "the run's budget (max_model_calls) was spent on the head" in note
 

@@ -20,9 +20,8 @@ from adk_eval_action.results.completeness import incomplete_suites
 from adk_eval_action.results.history import History
 from adk_eval_action.results.history_io import recorded_time
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
+from adk_eval_action.settings.baseline_spec import BaselineSpec
 from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
-
-MODES = ("auto", "artifact", "rerun", "none")
 
 BaselineSource = Literal["file", "artifact", "rerun", "none"]
 
@@ -79,17 +78,17 @@ class BaselineContext(BaseModel):
 class BaselineRequest(BaseModel):
     """What the run asks of the baseline stage (built by the pipeline from its settings).
 
-    ``spec`` is the ``baseline`` setting (:func:`parse_spec`); ``paths``, ``config``,
+    ``spec`` is the ``baseline`` setting, parsed (:class:`BaselineSpec`); ``paths``, ``config``,
     ``num_runs`` and ``parallelism`` are the head run's, which a re-run repeats on the base
     commit. ``workdir`` is the head run's working directory: relative paths (a baseline
-    file, ``paths``, ``config``) are relative to it. ``max_model_calls``, ``max_tokens``
-    and ``max_usd`` are what is left of the run's budget once the head was evaluated
-    (None: no limit): a re-run may spend at most that, and none is made when it is spent.
+    file, ``paths``, ``config``) are relative to it. Built once per run
+    (``baseline.request.baseline_request``); what a re-run may spend is known only after
+    the head was evaluated, so it is passed beside it (:class:`RerunBudget`).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    spec: str | Path | None = None
+    spec: BaselineSpec = BaselineSpec()
     record: bool = False
     base_ref: str | None = None
     artifact_name: str = DEFAULT_ARTIFACT_NAME
@@ -100,19 +99,37 @@ class BaselineRequest(BaseModel):
     config: Path | None = None
     num_runs: int | None = None
     parallelism: int | None = None
+
+
+class RerunBudget(BaseModel):
+    """What is left of the run's budget once the head was evaluated (None: no limit): a
+    re-run of the merge-base may spend at most that, and none is made when a limit is
+    spent (``baseline.rerun``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     max_model_calls: int | None = None
     max_tokens: int | None = None
     max_usd: float | None = None
+
+    def spent(self) -> str | None:
+        """The name of a limit nothing is left of, or None."""
+        for name in ("max_model_calls", "max_tokens", "max_usd"):
+            left = getattr(self, name)
+            if left is not None and left <= 0:
+                return name
+        return None
 
 
 class ResolvedBaseline(BaseModel):
     """The baseline a run compares with, or why there is none.
 
     ``recorded_at`` is ISO 8601 UTC; ``rescored`` names the suites re-scored under the
-    head's eval config.
+    head's eval config. Frozen: a step that learns more (re-scoring, suites reused from
+    it) returns a new value (:meth:`with_extra`, ``model_copy``).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
     results: RunResults | None = None
     source: BaselineSource = "none"
@@ -122,8 +139,8 @@ class ResolvedBaseline(BaseModel):
     run_url: str | None = None
     recorded_at: str | None = None
     reason: str | None = None
-    rescored: list[str] = Field(default_factory=list)
-    extra: list[str] = Field(default_factory=list)
+    rescored: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
     #: The merge-base the baseline stands for, how many first-parent commits before it the
     #: baseline's commit is, and the base branch (an artifact baseline).
     merge_base: str | None = None
@@ -136,6 +153,10 @@ class ResolvedBaseline(BaseModel):
     #: The default branch's history the artifact held, or why it is not used.
     history: History | None = None
     history_note: str | None = None
+
+    def with_extra(self, line: str) -> ResolvedBaseline:
+        """This baseline with one more clause for its note (``"re-scoring failed, ..."``)."""
+        return self.model_copy(update={"extra": (*self.extra, line)})
 
     def note(self, now: dt.datetime | None = None) -> str:
         """One line for the comment: source, commit, run link and age; or why none.
@@ -193,17 +214,6 @@ def incomplete_note(results: RunResults) -> str:
     what = ("nothing was evaluated" if not results.suites
             else cut(errors[0].message, 120) if errors else "")
     return f"the baseline run itself was incomplete ({why}{': ' + what if what else ''})"
-
-
-def parse_spec(value: str | Path | None) -> tuple[str, Path | None]:
-    """``(mode, path)`` of a ``--baseline`` value: a mode of :data:`MODES` (None and "" are
-    ``auto``), else ``("file", Path(value))``."""
-    if value is None or str(value).strip() == "":
-        return "auto", None
-    text = str(value).strip()
-    if text.lower() in MODES:
-        return text.lower(), None
-    return "file", Path(text)
 
 
 def format_age(recorded_at: str | None, now: dt.datetime | None = None) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from adk_eval_action.baseline.models import BaselineContext, BaselineRequest, parse_spec
+from adk_eval_action.baseline.models import BaselineContext, BaselineRequest
 from adk_eval_action.errors import OverwritesBaseline
 from adk_eval_action.github.event import EventContext
 from adk_eval_action.settings import RunRequest, RunSettings
@@ -62,9 +62,9 @@ def refuse_overwriting_baseline(request: RunRequest) -> RunSettings:
         OverwritesBaseline: the two paths are the same file (nothing is evaluated, and
             :func:`run.outcome.stopped_run` writes no results file).
     """
-    mode, path = parse_spec(request.settings.baseline)
+    path = request.settings.baseline.file
     results = request.settings.results_path
-    if mode != "file" or path is None:
+    if path is None:
         return request.settings
     if os.path.realpath(request.path(path)) == os.path.realpath(request.path(results)):
         raise OverwritesBaseline(

@@ -18,6 +18,7 @@ from pathlib import Path
 from adk_eval_action.adk.files.history import load_any_results
 from adk_eval_action.baseline.models import (
     BaselineRequest,
+    RerunBudget,
     RerunError,
     ResolvedBaseline,
 )
@@ -96,10 +97,11 @@ def _map_into(path: Path, repo_root: Path, cwd: Path, worktree: Path) -> str:
 
 def rerun_command(
     request: BaselineRequest, repo_root: Path, cwd: Path, worktree: Path, results: Path,
+    budget: RerunBudget | None = None,
 ) -> list[str]:
     """The ``adk-eval-action run`` command line that evaluates the worktree with the
     head run's suites and settings (paths, config, num_runs, parallelism) and what is left
-    of the run's budget."""
+    of the run's ``budget``."""
     command = [sys.executable, "-m", "adk_eval_action.cli", "run"]
     command += [_map_into(p, repo_root, cwd, worktree) for p in request.paths]
     if request.config is not None:
@@ -109,38 +111,31 @@ def rerun_command(
         command += ["--num-runs", str(request.num_runs)]
     if request.parallelism:
         command += ["--parallelism", str(request.parallelism)]
-    for flag, left in (("--max-model-calls", request.max_model_calls),
-                       ("--max-tokens", request.max_tokens), ("--max-usd", request.max_usd)):
+    budget = budget or RerunBudget()
+    for flag, left in (("--max-model-calls", budget.max_model_calls),
+                       ("--max-tokens", budget.max_tokens), ("--max-usd", budget.max_usd)):
         if left is not None:
             command += [flag, f"{left:g}" if isinstance(left, float) else str(left)]
     return command
 
 
-def budget_spent(request: BaselineRequest) -> str | None:
-    """Which limit of the run's budget nothing is left of (a re-run would be refused), or
-    None."""
-    for name, left in (("max_model_calls", request.max_model_calls),
-                       ("max_tokens", request.max_tokens), ("max_usd", request.max_usd)):
-        if left is not None and left <= 0:
-            return name
-    return None
-
-
-def rerun_baseline(request: BaselineRequest) -> ResolvedBaseline:
-    """The ``rerun`` strategy: evaluate the merge-base in a git worktree, then remove it.
+def rerun_baseline(request: BaselineRequest, budget: RerunBudget | None = None
+                   ) -> ResolvedBaseline:
+    """The ``rerun`` strategy: evaluate the merge-base in a git worktree, then remove it,
+    spending at most what is left of the run's ``budget``.
 
     Raises:
         RerunError: not a git checkout, no base, a git call failed, or the base evaluation
             wrote no results.
     """
     try:
-        return _rerun(request)
+        return _rerun(request, budget or RerunBudget())
     except GitError as e:
         raise RerunError(str(e)) from e
 
 
-def _rerun(request: BaselineRequest) -> ResolvedBaseline:
-    spent = budget_spent(request)
+def _rerun(request: BaselineRequest, budget: RerunBudget) -> ResolvedBaseline:
+    spent = budget.spent()
     if spent is not None:
         raise RerunError(f"rerun: the run's budget ({spent}) was spent on the head, so the "
                          "merge-base was not evaluated")
@@ -162,7 +157,7 @@ def _rerun(request: BaselineRequest) -> ResolvedBaseline:
         git("worktree", "add", "--detach", str(worktree), merge_base)
         log.info("baseline: evaluating %s (%s) in %s", merge_base[:12], base_ref, worktree)
         run_cwd = worktree / cwd.relative_to(repo_root)
-        command = rerun_command(request, repo_root, cwd, worktree, results_path)
+        command = rerun_command(request, repo_root, cwd, worktree, results_path, budget)
         _run_child(command, run_cwd)
         if not results_path.is_file():
             raise RerunError(
@@ -185,7 +180,7 @@ def _rerun(request: BaselineRequest) -> ResolvedBaseline:
     return ResolvedBaseline(
         results=results, source="rerun", label="re-run in a git worktree", commit=merge_base,
         relation=f"merge-base with {base_ref}", recorded_at=results.metadata.finished_at,
-        extra=["this check made the LLM calls of two evaluations"],
+        extra=("this check made the LLM calls of two evaluations",),
     )
 
 

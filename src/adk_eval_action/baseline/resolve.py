@@ -53,10 +53,10 @@ from adk_eval_action.baseline.models import (
     BaselineRequest,
     BaselineUnavailable,
     BaselineUnreadable,
+    RerunBudget,
     ResolvedBaseline,
     check_usable,
     incomplete_note,
-    parse_spec,
 )
 from adk_eval_action.baseline.rerun import rerun_baseline
 from adk_eval_action.errors import ConfigError, ResultsFileError, describe_exception
@@ -125,8 +125,10 @@ def per_suite(resolved: ResolvedBaseline) -> ResolvedBaseline:
 
 def find_baseline(
     request: BaselineRequest, client_factory: ClientFactory | None = None,
+    budget: RerunBudget | None = None,
 ) -> ResolvedBaseline:
-    """Runs the strategy ``request.baseline`` names (module docstring). Never raises for a
+    """Runs the strategy ``request.spec`` names (module docstring); a re-run spends at
+    most what is left of the run's ``budget``. Never raises for a
     baseline that cannot be had (whatever goes wrong in a strategy, an unexpected
     exception included): the result then has no ``results`` and a ``reason``; except for
     a baseline file named explicitly, which the user must hear about.
@@ -135,14 +137,14 @@ def find_baseline(
         ConfigError: the named baseline file cannot be read (exit 2; the run's own results
             are still compared and written).
     """
-    mode, path = parse_spec(request.spec)
-    if mode == "file" and path is not None:
+    mode, path = request.spec.mode, request.spec.path
+    if path is not None:
         try:
             return file_baseline(path if path.is_absolute() else request.workdir / path, path)
         except ConfigError as e:
             raise e.relative_to(request.workdir) from e
     try:
-        return per_suite(_strategy(request, mode, client_factory))
+        return per_suite(_strategy(request, mode, client_factory, budget or RerunBudget()))
     except Exception as e:  # noqa: BLE001 - a baseline never fails the run (docs/baselines.md)
         reason = f"the baseline lookup failed: {describe_exception(e)}"
         log.warning("baseline not used: %s", reason)
@@ -151,6 +153,7 @@ def find_baseline(
 
 def _strategy(
     request: BaselineRequest, mode: str, client_factory: ClientFactory | None,
+    budget: RerunBudget,
 ) -> ResolvedBaseline:
     """The strategy of ``mode`` (not ``file``)."""
     context = request.github
@@ -167,17 +170,17 @@ def _strategy(
             return artifact_baseline(context or BaselineContext(), name, request.base_ref,
                                      client_factory)
         if mode == "rerun":
-            return rerun_baseline(request)
+            return rerun_baseline(request, budget)
     except BaselineUnavailable as e:
         # Asked for by name: the note (the comment's "No baseline: ...") says so.
         log.warning("baseline not used: %s", e)
         return ResolvedBaseline(reason=f"the {mode} baseline was requested but not used: {e}")
-    return _auto(request, context, name, client_factory)
+    return _auto(request, context, name, client_factory, budget)
 
 
 def _auto(
     request: BaselineRequest, context: BaselineContext | None, name: str,
-    client_factory: ClientFactory | None,
+    client_factory: ClientFactory | None, budget: RerunBudget,
 ) -> ResolvedBaseline:
     """``auto``: artifact, else rerun when ``baseline_rerun``, else none (with both
     reasons, so the comment says what was tried)."""
@@ -191,7 +194,7 @@ def _auto(
         reasons.append("no GitHub context to look up an artifact")
     if request.baseline_rerun:
         try:
-            return rerun_baseline(request)
+            return rerun_baseline(request, budget)
         except BaselineUnavailable as e:
             reasons.append(f"rerun: {e}")
     else:
@@ -212,6 +215,7 @@ async def resolve_baseline(
     now: dt.datetime | None = None,
     client_factory: ClientFactory | None = None,
     found: ResolvedBaseline | None = None,
+    budget: RerunBudget | None = None,
 ) -> tuple[RunResults | None, str]:
     """The baseline for ``head`` and the note the comment shows (source, commit, run link,
     age; or why there is none): :func:`resolved_baseline`'s results and note.
@@ -220,7 +224,8 @@ async def resolve_baseline(
         ConfigError: a baseline file named explicitly cannot be read (:func:`find_baseline`).
     """
     resolved = await resolved_baseline(request, head, rescore=rescore,
-                                       client_factory=client_factory, found=found)
+                                       client_factory=client_factory, found=found,
+                                       budget=budget)
     return resolved.results, resolved.note(now)
 
 
@@ -231,6 +236,7 @@ async def resolved_baseline(
     rescore: Rescore | None = None,
     client_factory: ClientFactory | None = None,
     found: ResolvedBaseline | None = None,
+    budget: RerunBudget | None = None,
 ) -> ResolvedBaseline:
     """The baseline for ``head``, with where it came from (its note, commit, run, the
     history its artifact held), or why there is none. ``rescore`` (the pipeline passes
@@ -241,20 +247,22 @@ async def resolved_baseline(
     ``(None, reason)`` and nothing of the head's results is lost (docs/baselines.md, "When
     there is no baseline").
     The search (downloads, a re-run in a child process) runs in a worker thread, so the
-    event loop stays free; ``found`` is a search already made (:func:`find_baseline`).
+    event loop stays free; ``found`` is a search already made (:func:`find_baseline`);
+    ``budget``: what a re-run may spend.
 
     Raises:
         ConfigError: a baseline file named explicitly cannot be read (:func:`find_baseline`).
     """
     resolved = (found if found is not None
-                else await asyncio.to_thread(find_baseline, request, client_factory))
+                else await asyncio.to_thread(find_baseline, request, client_factory, budget))
     if resolved.results is not None:
         # A suite renamed since the baseline is still the same suite; an eval_history's
         # cases go to the head's suites that evaluate them (results.identity).
         rename_suites(resolved.results, baseline_renames(resolved.results.suites, head.suites))
-        resolved.results = place_history_cases(resolved.results, case_keys(head))
+        placed = place_history_cases(resolved.results, case_keys(head))
+        resolved = resolved.model_copy(update={"results": placed})
         try:
-            check_usable(resolved.results, head)
+            check_usable(placed, head)
         except BaselineUnreadable as e:
             log.warning("baseline not used: %s", e)
             resolved = ResolvedBaseline(reason=f"{resolved.label} not usable: {e}",
@@ -262,10 +270,11 @@ async def resolved_baseline(
                                         history_note=resolved.history_note)
     if resolved.results is not None and rescore is not None:
         try:
-            resolved.rescored = await rescore(resolved.results, head)
+            rescored = await rescore(resolved.results, head)
         except Exception as e:  # noqa: BLE001 - a failed re-score leaves the baseline as it was
             log.warning("re-scoring the baseline failed: %s: %s", type(e).__name__, e)
-            resolved.extra.append("re-scoring failed, compared as recorded")
+            return resolved.with_extra("re-scoring failed, compared as recorded")
+        resolved = resolved.model_copy(update={"rescored": tuple(rescored)})
     return resolved
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from adk_eval_action.baseline.models import parse_spec
+from adk_eval_action.baseline.models import RerunBudget
 from adk_eval_action.baseline.resolve import file_baseline
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.results.model import ErrorRecord, ModelCallCounts, RunResults
@@ -55,9 +55,9 @@ def cost_baseline(request: RunRequest, always: bool = False) -> RunResults | Non
     (``run`` reports that with the comparison; ``plan`` says it cannot estimate).
     """
     settings = request.settings
-    mode, path = parse_spec(settings.baseline)
+    path = settings.baseline.file
     wanted = always or settings.max_tokens is not None or settings.max_usd is not None
-    if mode != "file" or path is None or not wanted:
+    if path is None or not wanted:
         return None
     try:
         return file_baseline(request.path(path), path).results
@@ -83,20 +83,17 @@ def budget_check(request: RunRequest, baseline: RunResults | None) -> PlanCheck 
     return check
 
 
-def budget_left(calls: ModelCalls) -> dict[str, float | int]:
-    """What is left of each limit of the run's budget (``max_model_calls``, ``max_tokens``,
-    ``max_usd``: only those set), for a re-run of the base commit
-    (``BaselineRequest``)."""
+def budget_left(calls: ModelCalls) -> RerunBudget:
+    """What is left of each limit of the run's budget (None: no limit), for a re-run of
+    the base commit."""
     spend = calls.spend
     budget = spend.budget
-    left: dict[str, float | int] = {}
-    if budget.model_calls is not None:
-        left["max_model_calls"] = budget.model_calls - spend.requests
-    if budget.tokens is not None:
-        left["max_tokens"] = budget.tokens - spend.tokens
-    if budget.usd is not None:
-        left["max_usd"] = budget.usd - (spend.usd or 0.0)
-    return left
+    return RerunBudget(
+        max_model_calls=None if budget.model_calls is None
+        else budget.model_calls - spend.requests,
+        max_tokens=None if budget.tokens is None else budget.tokens - spend.tokens,
+        max_usd=None if budget.usd is None else budget.usd - (spend.usd or 0.0),
+    )
 
 
 def record_budget_stop(calls: ModelCalls, writer: ResultsWriter) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
-from adk_eval_action.baseline.models import BaselineRequest, ResolvedBaseline, parse_spec
+from adk_eval_action.baseline.models import BaselineRequest, ResolvedBaseline
 from adk_eval_action.baseline.request import baseline_request, refuse_overwriting_baseline
 from adk_eval_action.baseline.resolve import (
     Rescore,
@@ -226,9 +226,12 @@ def finish(
     adaptive: AdaptiveRuns | None = None,
     target: PublishTarget | None = None,
     history: RunHistory | None = None,
+    asked: BaselineRequest | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or
-    their tables: :func:`load_table`); ``target``, ``history``: :func:`comment_context`."""
+    their tables: :func:`load_table`); ``target``, ``history``: :func:`comment_context`.
+    ``asked``: the run's baseline request (None: ``compare``/``render``, which name their
+    baseline file), for the warning of a baseline asked for by name and not used."""
     settings = request.settings
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     # Nothing evaluated (stopped, or skipped on purpose): the comment the action posted
@@ -270,8 +273,8 @@ def finish(
         suites=[s.name for s in skeleton.suites],
         comparison=comparison,
         gate=gate,
-        warnings=requested_baseline_unused(
-            baseline_request(request, _event(target)), baseline is not None, baseline_note),
+        warnings=[] if asked is None
+        else requested_baseline_unused(asked, baseline is not None, baseline_note),
         model_calls=skeleton.metadata.model_calls,
     )
 
@@ -348,6 +351,7 @@ async def run_pipeline_async(
     settings = refuse_overwriting_baseline(request)
     writer = writer or results_writer(request)
     calls = model_calls(request)  # one retry budget, token count and budget for the run
+    asked = baseline_request(request, _event(target))  # once: what the baseline stage is asked
     found: ResolvedBaseline | None = None
     if settings.merge:
         writer.take(merge_files(request.workdir, settings.merge))
@@ -355,14 +359,13 @@ async def run_pipeline_async(
     else:
         suites = find_suites(request)
         writer.start(run_metadata(request.workdir, settings.gate))
-        found = await _evaluate_head(request, suites, calls, writer, target)
+        found = await _evaluate_head(request, asked, suites, calls, writer, target)
     results = writer.results()
     if results.shard is not None:
         return part_outcome(_saved(writer, request), request)
     if results.stopped_by() is not None or results.metadata.skipped:
         # Nothing evaluated: no baseline to find.
-        return finish(_saved(writer, request), None, "", request, target=target)
-    asked = baseline_request(request, _event(target)).model_copy(update=budget_left(calls))
+        return finish(_saved(writer, request), None, "", request, target=target, asked=asked)
     resolved = await _resolve(asked, results, request, suites, found, writer, calls)
     baseline = resolved.results
     if baseline is not None:
@@ -378,7 +381,7 @@ async def run_pipeline_async(
     writer.set_model_calls(calls.summary())
     saved = _saved(writer, request)
     history = await run_history(saved, request, asked, resolved, target)
-    return finish(saved, baseline, resolved.note(), request, adaptive, target, history)
+    return finish(saved, baseline, resolved.note(), request, adaptive, target, history, asked)
 
 
 async def _resolve(
@@ -389,15 +392,15 @@ async def _resolve(
     an error of the results (exit 2, scores shown)."""
     try:
         return await resolved_baseline(asked, results, rescore=_rescorer(suites, request, calls),
-                                       found=found)
+                                       found=found, budget=budget_left(calls))
     except ConfigError as e:
         writer.add_error(ErrorRecord(kind="config", file=e.path, message=str(e)))
         return ResolvedBaseline(reason=str(e))
 
 
 async def _evaluate_head(
-    request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter,
-    target: PublishTarget | None,
+    request: RunRequest, asked: BaselineRequest, suites: list[Suite], calls: ModelCalls,
+    writer: ResultsWriter, target: PublishTarget | None,
 ) -> ResolvedBaseline | None:
     """Evaluates the head's suites into ``writer``: with ``only_changed``, those that
     changed since the baseline, which is found first and returned (the unchanged suites'
@@ -410,12 +413,12 @@ async def _evaluate_head(
     if not request.settings.only_changed:
         await evaluate(request, suites, calls, writer, credentials_note=note)
         return None
-    found = await asyncio.to_thread(find_baseline, baseline_request(request, event))
+    found = await asyncio.to_thread(find_baseline, asked)
     selection = await select_changed(request, suites, found.results)
     await evaluate(request, selection.evaluate, calls, writer, selection.reused, suites,
                    credentials_note=note)
     if selection.reused:
-        found.extra.append(f"reused for {len(selection.reused)} unchanged suite(s)")
+        return found.with_extra(f"reused for {len(selection.reused)} unchanged suite(s)")
     return found
 
 
@@ -435,8 +438,7 @@ def requested_baseline_unused(baseline: BaselineRequest, found: bool, note: str)
     could not use, as the comment's line says it (``No baseline: <note>``); the action
     shows it as a warning annotation. The check's colour stays the evaluation's: a
     missing baseline never fails it (docs/baselines.md)."""
-    mode, _ = parse_spec(baseline.spec)
-    if found or baseline.record or mode not in ("artifact", "rerun"):
+    if found or baseline.record or baseline.spec.mode not in ("artifact", "rerun"):
         return []
     return [f"No baseline: {note}"]
 

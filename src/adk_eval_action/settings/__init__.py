@@ -17,9 +17,11 @@ an :class:`~.model.Option` (or a field to ``GateConfig`` with a description), ad
 to ``action.yml`` if it is one, and read it where it is used. Nothing else declares it.
 
 Modules: :mod:`.model` (the model and :data:`OPTIONS`), :mod:`.resolve` (the layers, the
-inputs, :class:`RunRequest`), :mod:`.flags` (the click flags).
+inputs, :class:`RunRequest`), :mod:`.flags` (the click flags), :mod:`.baseline_spec` (the
+``baseline`` setting, parsed once: :class:`BaselineSpec`).
 """
 
+from adk_eval_action.settings.baseline_spec import MODES, BaselineSpec
 from adk_eval_action.settings.flags import Amount, click_options, input_option
 from adk_eval_action.settings.model import (
     OPTIONS,
@@ -44,10 +46,12 @@ from adk_eval_action.settings.resolve import (
 )
 
 __all__ = [
+    "MODES",
     "OPTIONS",
     "PRECEDENCE",
     "PUBLISHING_OPTIONS",
     "Amount",
+    "BaselineSpec",
     "Option",
     "OptionSpec",
     "RunRequest",

@@ -23,6 +23,7 @@ from adk_eval_action.project.config import (
 from adk_eval_action.results.history import DEFAULT_HISTORY_RUNS, MAX_HISTORY_RUNS
 from adk_eval_action.results.model import RESULTS_FILE_NAME
 from adk_eval_action.results.shards import ShardSpec
+from adk_eval_action.settings.baseline_spec import BaselineSpec
 
 #: The name of the artifact the recording workflow uploads the results file as (the
 #: ``artifact_name`` setting's default; baseline.artifact looks for it).
@@ -82,11 +83,11 @@ class RunSettings(BaseModel):
         "adk-eval.yaml naming suites (default: ./adk-eval.yaml if present).",
         commands=("run", "compare", "plan"), dir_okay=False,
     )] = None
-    baseline: Annotated[str, Option(
+    baseline: Annotated[BaselineSpec, Option(
         "auto | artifact | rerun | none | a results file of the base branch (ours, or ADK "
         "eval_history file/folder). See docs/baselines.md. `plan` estimates tokens and "
         "dollars from a results file's recorded usage.", commands=RUN_AND_PLAN,
-    )] = "auto"
+    )] = BaselineSpec()
     record: Annotated[bool | None, Option(
         "This run records the baseline (push to the default branch): no lookup.",
     )] = None

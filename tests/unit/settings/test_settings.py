@@ -290,7 +290,7 @@ def test_load_request_finds_the_config_in_the_working_directory(tmp_path: Path) 
 def test_defaults_are_declared_once() -> None:
     """The defaults the docs state, read from the one model."""
     settings = RunSettings()
-    assert (settings.parallelism, settings.num_runs, settings.baseline) == (4, 1, "auto")
+    assert (settings.parallelism, settings.num_runs, str(settings.baseline)) == (4, 1, "auto")
     assert settings.artifact_name == "adk-eval-results"
     assert settings.results_path == Path("adk-eval-results.json")
     assert ProjectConfig().parallelism is None and ProjectConfig().num_runs is None
