@@ -59,6 +59,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from adk_eval_action.adk.files.history import read_eval_history
+from adk_eval_action.adk.models.case_failures import BEHAVIOUR_PREFIXES
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
@@ -386,8 +387,8 @@ def check_statuses(path: Path) -> None:
         for eval_set in suite.eval_sets:
             for case in eval_set.eval_cases:
                 for run in case.runs:
-                    # adk.models.case_failures words the agent's own exception so (issue 10).
-                    agent_raised = (run.error or "").startswith("the agent raised ")
+                    # adk.models.case_failures words what the agent or the model did so.
+                    agent_raised = (run.error or "").startswith(BEHAVIOUR_PREFIXES)
                     expected = run_status(run.metrics, run.error, agent_raised)
                     assert run.status == expected, (case.eval_id, run)
                 key = (suite.name, eval_set.eval_set_id, case.eval_id)

@@ -67,7 +67,9 @@ class LoadedEvalSet(BaseModel):
     file (for annotations); ``notes`` are things the console should say about the file;
     ``warnings`` name fields ADK accepts and never evaluates (:mod:`.lint`);
     ``empty_cases`` maps the eval id of each eval case left out of ``eval_set`` because its
-    ``conversation`` is empty (:data:`NO_TURNS`) to its line, for the caller to report.
+    ``conversation`` is empty (:data:`NO_TURNS`) to its line, for the caller to report;
+    ``refused_cases`` each eval case left out because google-adk would refuse one of its
+    fields at run time (:func:`refused_fields`) to its line and why, naming the field.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -80,6 +82,7 @@ class LoadedEvalSet(BaseModel):
     notes: list[str] = []
     warnings: list[str] = []
     empty_cases: dict[str, int] = {}
+    refused_cases: dict[str, tuple[int, str]] = {}
 
 
 def content_hash(data: bytes) -> str:
@@ -216,6 +219,57 @@ def _without_empty_cases(eval_set: EvalSet) -> tuple[EvalSet, list[str]]:
     return eval_set.model_copy(update={"eval_cases": kept}), empty
 
 
+NO_APP_NAME = (
+    "is empty: google-adk's Runner refuses it when the eval case runs (\"app_name is "
+    "required when agent is provided without app.\"); give the app's name (`adk web` "
+    "writes the agent folder's name) or leave `session_input` out"
+)
+"""Why an eval case whose ``session_input.app_name`` is "" is left out before any model call
+(google.adk.runners.Runner; ``adk eval`` fails the case at run time)."""
+
+
+def _field_name(data: Any, index: int, path: tuple[tuple[str, str], ...]) -> str:
+    """The field of eval case ``index`` spelt as the file spells it: each (snake_case,
+    camelCase) key of ``path`` as the raw ``data`` has it (``eval_cases[2].session_input.
+    app_name``, ``evalCases[2].sessionInput.appName``; ``[2].initial_session.app_name`` in
+    the legacy list of cases)."""
+    if isinstance(data, list):
+        node: Any = data[index] if index < len(data) else {}
+        spelt, keys = f"[{index}]", (("initial_session", "initial_session"), *path[1:])
+    else:
+        key = "evalCases" if "evalCases" in data and "eval_cases" not in data else "eval_cases"
+        cases = data.get(key)
+        node = cases[index] if isinstance(cases, list) and index < len(cases) else {}
+        spelt, keys = f"{key}[{index}]", path
+    for snake, camel in keys:
+        key = camel if isinstance(node, dict) and camel in node and snake not in node else snake
+        spelt += f".{key}"
+        node = node.get(key) if isinstance(node, dict) else None
+    return spelt
+
+
+def refused_fields(eval_set: EvalSet, data: Any) -> dict[str, str]:
+    """The eval cases of ``eval_set`` (loaded from the raw ``data``) with a field that
+    google-adk accepts when it loads the file and refuses when the case runs, each eval id
+    to ``field `…` <why>``: a ``session_input.app_name`` of "" (:data:`NO_APP_NAME`)."""
+    refused = {}
+    for index, case in enumerate(eval_set.eval_cases):
+        if case.session_input is not None and case.session_input.app_name == "":
+            field = _field_name(data, index, (("session_input", "sessionInput"),
+                                              ("app_name", "appName")))
+            refused[case.eval_id] = f"field `{field}` {NO_APP_NAME}"
+    return refused
+
+
+def _without_refused_cases(eval_set: EvalSet, data: Any) -> tuple[EvalSet, dict[str, str]]:
+    """``eval_set`` without its eval cases of :func:`refused_fields`, and why each."""
+    refused = refused_fields(eval_set, data)
+    if not refused:
+        return eval_set, {}
+    kept = [c for c in eval_set.eval_cases if c.eval_id not in refused]
+    return eval_set.model_copy(update={"eval_cases": kept}), refused
+
+
 def _stem(path: Path) -> str:
     name = path.name
     for suffix in (".evalset.json", ".test.json", ".json"):
@@ -309,7 +363,8 @@ def load_eval_set(path: Path, metrics: Iterable[str] = ()) -> LoadedEvalSet:
             shape (the message lists the accepted shapes), or without eval cases
             (:data:`NO_CASES`), or with a legacy turn without a key ``metrics`` need. An
             eval case with an empty ``conversation`` is not an error here: it is left out
-            and named in ``empty_cases``.
+            and named in ``empty_cases``; so is one with a field google-adk refuses at run
+            time (``refused_cases``: :func:`refused_fields`).
     """
     try:
         raw = read_bytes(path, MAX_DATA_BYTES)
@@ -344,15 +399,17 @@ def load_eval_set(path: Path, metrics: Iterable[str] = ()) -> LoadedEvalSet:
     warnings += _id_warnings(path, ids) + non_finite_warnings(data, str(path))
     found = eval_id_lines(text)
     eval_set, empty = _without_empty_cases(eval_set)
+    eval_set, refused = _without_refused_cases(eval_set, data)
     return LoadedEvalSet(
         path=path,
         eval_set=eval_set,
         shape=shape,
         content_hash=content_hash(raw),
-        eval_id_lines={i: found.get(i, 1) for i in ids if i not in empty},
+        eval_id_lines={i: found.get(i, 1) for i in ids if i not in empty and i not in refused},
         notes=notes,
         warnings=warnings,
         empty_cases={i: found.get(i, 1) for i in empty},
+        refused_cases={i: (found.get(i, 1), why) for i, why in refused.items()},
     )
 
 

@@ -115,20 +115,24 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
 
 def _empty_case_errors(loaded: LoadedEvalSet, suite: str, shown: str) -> list[ErrorRecord]:
     """An ``eval_set`` error per eval case left out for its empty conversation
-    (:data:`~adk_eval_action.adk.files.evalsets.NO_TURNS`), naming the file, line and case (its
-    id with line breaks and control characters escaped, ``text.visible``)."""
+    (:data:`~adk_eval_action.adk.files.evalsets.NO_TURNS`) or for a field google-adk refuses
+    at run time (``refused_cases``), naming the file, line and case (its id with line breaks
+    and control characters escaped, ``text.visible``) and the field."""
+    left_out = [(i, line, NO_TURNS, "") for i, line in loaded.empty_cases.items()] + [
+        (i, line, why, "found before any model call; ")
+        for i, (line, why) in loaded.refused_cases.items()]
     return [
         ErrorRecord(
             kind="eval_set",
-            message=f"{shown}: eval case `{visible(eval_id, keep='')}`: {NO_TURNS}",
+            message=f"{shown}: eval case `{visible(eval_id, keep='')}`: {why}",
             suite=suite,
             file=shown,
             line=line,
             eval_set_id=loaded.eval_set.eval_set_id,
             eval_id=eval_id,
-            hint="fix the eval case; the other eval cases still ran",
+            hint=f"{before}fix the eval case; the other eval cases still ran",
         )
-        for eval_id, line in loaded.empty_cases.items()
+        for eval_id, line, why, before in left_out
     ]
 
 

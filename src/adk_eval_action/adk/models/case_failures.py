@@ -17,6 +17,12 @@ traceback off the console. :func:`classify_inference_failure` then decides what 
   a tool in the repository): an error of kind ``credentials`` naming what to refresh;
 * an exception raised in the repository's own code (the agent, its tools, its callbacks):
   a failure of that case, with file and line (that is the agent's behaviour);
+* what the model or the agent did that google-adk refused (a transfer to an agent that is
+  not in the tree, a call of a tool the agent does not have) or a tool's own code that
+  raised outside the repository (:mod:`.behaviour`): a failure of that case too, with
+  google-adk's words or the tool's file and line;
+* an eval case field google-adk refused when the case ran (an empty
+  ``session_input.app_name``): an error of kind ``eval_set`` naming the field;
 * anything else: an error of kind ``inference`` (ADK could not run the case).
 """
 
@@ -33,6 +39,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from adk_eval_action.adk.models.behaviour import (
+    eval_set_refusal,
+    exception_chain,
+    model_refusal,
+    tool_frame,
+)
 from adk_eval_action.adk.models.model_faults import ModelCallError, classify_fault
 from adk_eval_action.adk.models.user_exits import described
 from adk_eval_action.logscope import diverted
@@ -84,6 +96,11 @@ def failure_slot() -> Iterator[FailureSlot]:
         _CURRENT_SLOT.reset(token)
 
 
+BEHAVIOUR_PREFIXES = ("the agent raised ", "a tool raised ", "the model ")
+"""How the error of a case run that failed for what the agent or the model did begins (the
+run is ``failed``, never ``error``: :func:`classify_inference_failure`)."""
+
+
 class CaseRunFailure(BaseModel):
     """What a failed inference makes of its case run.
 
@@ -101,15 +118,6 @@ class CaseRunFailure(BaseModel):
     cause: str | None = None
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
 def _user_file(filename: str, root: Path) -> bool:
     """A file under ``root`` that is not installed code (a virtualenv inside the repository
     holds google-adk's own files)."""
@@ -125,7 +133,7 @@ def innermost_user_frame(error: BaseException, root: Path) -> traceback.FrameSum
     """The innermost traceback frame of ``error`` or its causes in the repository's own code
     (under ``root``, not installed packages), or None."""
     inside: list[traceback.FrameSummary] = []
-    for link in _chain(error):
+    for link in exception_chain(error):
         frames = traceback.extract_tb(link.__traceback__)
         inside = [f for f in frames if _user_file(f.filename, root)] or inside
     return inside[-1] if inside else None
@@ -141,7 +149,7 @@ def classify_inference_failure(
         message: ADK's ``error_message`` of the inference.
         repo_root: The repository root: code under it (not installed packages) is the user's.
     """
-    for link in _chain(error) if error is not None else ():
+    for link in exception_chain(error) if error is not None else ():
         if isinstance(link, ModelCallError):
             return CaseRunFailure(
                 status=CaseStatus.ERROR,
@@ -149,7 +157,8 @@ def classify_inference_failure(
                 message=str(link),
                 cause=link.cause,
             )
-    fault = next((f for f in map(classify_fault, _chain(error)) if f), None) if error else None
+    chain = exception_chain(error) if error is not None else iter(())
+    fault = next((f for f in map(classify_fault, chain) if f), None)
     if fault is not None and fault.kind == "credentials":
         # Before the agent's own frames: credentials that fail inside a model class or a
         # tool of the repository (google.auth's RefreshError) are still credentials.
@@ -165,6 +174,25 @@ def classify_inference_failure(
             kind=None,
             message=f"the agent raised {described(error)} (at {where}:{frame.lineno})",
         )
-    return CaseRunFailure(
+    return _behaviour(error) or CaseRunFailure(
         status=CaseStatus.ERROR, kind="inference", message=f"inference failed: {message}"
     )
+
+
+def _behaviour(error: BaseException | None) -> CaseRunFailure | None:
+    """What the model or the agent did, or an eval case field google-adk refused
+    (:mod:`.behaviour`); None: neither."""
+    if error is None:
+        return None
+    refused = model_refusal(error)
+    if refused is not None:
+        return CaseRunFailure(status=CaseStatus.FAILED, kind=None, message=refused)
+    frame = tool_frame(error)
+    if frame is not None:
+        where = f"{Path(frame.filename).name}:{frame.lineno}, outside the repository"
+        return CaseRunFailure(status=CaseStatus.FAILED, kind=None,
+                              message=f"a tool raised {described(error)} (at {where})")
+    field = eval_set_refusal(error)
+    if field is not None:
+        return CaseRunFailure(status=CaseStatus.ERROR, kind="eval_set", message=field)
+    return None
