@@ -13,7 +13,7 @@ import pytest
 from google.adk.evaluation import llm_as_judge, rubric_based_evaluator
 from google.adk.evaluation.eval_metrics import ToolTrajectoryCriterion
 
-from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE, has_metric
+from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE, LIVE_EVALUATION, has_metric
 
 ADK = f"google-adk {version('google-adk')}"
 
@@ -26,6 +26,12 @@ needs_case_rubrics_alone = pytest.mark.skipif(
 needs_ignore_args = pytest.mark.skipif(
     "ignore_args" not in ToolTrajectoryCriterion.model_fields,
     reason=f"{ADK}'s ToolTrajectoryCriterion has no ignore_args",
+)
+
+needs_live_evaluation = pytest.mark.skipif(
+    not LIVE_EVALUATION,
+    reason=f"{ADK} has no live evaluation (EvalConfig.live_model_config, "
+    "InferenceConfig.use_live)",
 )
 
 

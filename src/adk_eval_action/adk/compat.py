@@ -17,6 +17,7 @@ import httpx
 from google.adk.evaluation import custom_metric_evaluator as _custom_metric_module
 from google.adk.evaluation import eval_config as _eval_config_module
 from google.adk.evaluation import metric_evaluator_registry as _registry_module
+from google.adk.evaluation.base_eval_service import InferenceConfig
 from google.adk.evaluation.custom_metric_evaluator import _CustomMetricEvaluator
 from google.adk.evaluation.eval_case import ConversationScenario, Invocation
 from google.adk.evaluation.eval_config import EvalConfig
@@ -69,6 +70,26 @@ CASE_RUBRICS_ALONE: bool = _case_rubrics_alone()
 with none on its criterion (google-adk 2.x). google-adk 1.x's ``RubricBasedEvaluator``
 asserts "Rubrics are required." on the criterion, so there every rubric metric needs at
 least one criterion rubric."""
+
+
+LIVE_EVALUATION: bool = ("live_model_config" in EvalConfig.model_fields
+                         and "use_live" in InferenceConfig.model_fields)
+"""Whether the installed google-adk evaluates in live (bidirectional streaming) mode when an
+eval config sets ``live_model_config`` (google-adk 2.13: ``EvalConfig.live_model_config``,
+``InferenceConfig.use_live``). Before, ``EvalConfig`` drops the key and evaluates in text
+mode (adk.files.evalconfig refuses the key there)."""
+
+
+def inference_config(eval_config: EvalConfig) -> InferenceConfig:
+    """ADK's ``InferenceConfig`` for one eval case at a time, resolved from the eval config as
+    ``adk eval`` resolves it (google.adk.cli.cli_tools_click, cli_eval): live inference with
+    ``live_model_config.timeout_seconds`` (seconds to wait for the model to end a turn) when
+    the eval config sets ``live_model_config``, text mode otherwise."""
+    live = getattr(eval_config, "live_model_config", None)
+    if live is None or not LIVE_EVALUATION:
+        return InferenceConfig(parallelism=1)
+    return InferenceConfig(parallelism=1, use_live=True,
+                           live_timeout_seconds=live.timeout_seconds)
 
 
 def has_metric(metric_name: str) -> bool:
@@ -213,12 +234,32 @@ def replace_judge_model(evaluator: Any, wrap: Callable[[BaseLlm], BaseLlm]) -> N
 
 
 def replace_user_simulator_model(simulator: Any, wrap: Callable[[BaseLlm], BaseLlm]) -> None:
-    """Puts ``wrap(model)`` in place of the model of ADK's ``LlmBackedUserSimulator``
-    (``_llm``, google.adk.evaluation.simulation.llm_backed_user_simulator, google-adk 1.23 to
-    2.13), in place; nothing for a simulator without one."""
+    """Puts ``wrap(model)`` in place of each model of an ADK user simulator, in place: the
+    text model of ``LlmBackedUserSimulator`` (``_llm``, google.adk.evaluation.simulation.
+    llm_backed_user_simulator, google-adk 1.23 to 2.13), and of google-adk 2.13's audio
+    simulator (``_LlmAudioUserSimulator``, ...simulation._llm_audio_user_simulator) its audio
+    model (``_audio_llm``) and the text simulator it wraps (``_text_simulator``); nothing
+    for a simulator without them (a static conversation's)."""
     llm = getattr(simulator, "_llm", None)
     if isinstance(llm, BaseLlm):
         simulator._llm = wrap(llm)
+    audio = getattr(simulator, "_audio_llm", None)
+    if isinstance(audio, BaseLlm):
+        simulator._audio_llm = wrap(audio)
+    inner = getattr(simulator, "_text_simulator", None)
+    if inner is not None:
+        replace_user_simulator_model(inner, wrap)
+
+
+def is_cloud_tts(llm: BaseLlm) -> bool:
+    """Whether ``llm`` is google-adk's Google Cloud Text-to-Speech model (``_CloudTTSLlm``,
+    google.adk.evaluation.simulation._cloud_tts_llm, model name ``cloud_tts``: the audio user
+    simulator's default in google-adk 2.13); False where google-adk has no such class."""
+    try:
+        from google.adk.evaluation.simulation._cloud_tts_llm import _CloudTTSLlm
+    except ImportError:
+        return False
+    return isinstance(llm, _CloudTTSLlm)
 
 
 def custom_metric_function_uncallable(evaluator: Any) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from google.adk.models import BaseLlm
@@ -18,6 +19,7 @@ from google.genai import types as genai_types
 from pydantic import BaseModel, Field, field_validator
 
 from adk_eval_action.adk.compat import llm_capabilities
+from adk_eval_action.testing.live import scripted_connection
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -227,10 +229,17 @@ class ScriptedLlm(BaseLlm):
     ``{result[key]}`` reads the first tool response dict. Unknown fields stay
     as literal placeholders. Every response carries a deterministic
     ``usage_metadata`` (whitespace word counts; see ``usage_metadata``).
+
+    Live: :meth:`connect` opens a live (bidirectional streaming) session that answers
+    each user content by the same rules (:mod:`adk_eval_action.testing.live`), as
+    google-adk's live evaluation (an eval config's ``live_model_config``) calls a model.
+    With ``live_only`` the model answers only there and refuses a text-mode call, as a
+    Live API model (``gemini-*-live-*``) does.
     """
 
     rules: list[ScriptRule] = Field(default_factory=list)
     default_reply: str = "Sorry, I can only help with the requests I was scripted for."
+    live_only: bool = False
 
     @classmethod
     def supported_models(cls) -> list[str]:
@@ -253,8 +262,26 @@ class ScriptedLlm(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        """Yields exactly one complete response (also when ``stream`` is True)."""
+        """Yields exactly one complete response (also when ``stream`` is True).
+
+        Raises:
+            ValueError: the model is ``live_only``.
+        """
         del stream  # One final chunk is a valid stream for ADK.
+        if self.live_only:
+            raise ValueError(
+                f"model {self.model} answers only over a live connection (bidirectional "
+                "streaming), as a Live API model; a text-mode call is refused"
+            )
+        async for response in self._answer(llm_request):
+            yield response
+
+    def connect(self, llm_request: LlmRequest) -> AbstractAsyncContextManager[Any]:
+        """A live session answering by the same rules (:mod:`adk_eval_action.testing.live`)."""
+        return scripted_connection(self._answer, llm_request)
+
+    async def _answer(self, llm_request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
+        """The one response to ``llm_request`` (the class docstring's rules)."""
         contents = list(llm_request.contents or [])
         user_index, user_text = _latest_user_text(contents)
         rule, groups = self._select_rule(user_text)

@@ -31,7 +31,6 @@ from typing import Any, TypeVar
 from google.adk.evaluation.base_eval_service import (
     EvaluateConfig,
     EvaluateRequest,
-    InferenceConfig,
     InferenceRequest,
     InferenceResult,
     InferenceStatus,
@@ -46,7 +45,11 @@ from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsMa
 from google.adk.evaluation.local_eval_service import LocalEvalService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-from adk_eval_action.adk.compat import custom_metric_registry, local_eval_service
+from adk_eval_action.adk.compat import (
+    custom_metric_registry,
+    inference_config,
+    local_eval_service,
+)
 from adk_eval_action.adk.evaluate.recording import (
     MetricRecorder,
     RecordingRegistry,
@@ -185,6 +188,8 @@ class SuiteHarness:
                     app_name=app_name, eval_set_id=eval_set.eval_set_id, eval_case=case
                 )
         self._registry = custom_metric_registry(eval_config)
+        # Live inference when the eval config sets live_model_config, as `adk eval` runs it.
+        self._inference_config = inference_config(eval_config)
         self.eval_metrics: list[EvalMetric] = get_eval_metrics_from_config(eval_config)
         self._session_service = InMemorySessionService()
 
@@ -199,7 +204,8 @@ class SuiteHarness:
         )
 
     async def infer(self, eval_set_id: str, eval_id: str) -> InferenceResult:
-        """Runs the agent on one eval case (ADK's ``perform_inference`` for that case id).
+        """Runs the agent on one eval case (ADK's ``perform_inference`` for that case id),
+        live when the eval config sets ``live_model_config`` (:func:`.compat.inference_config`).
 
         Returns ADK's ``InferenceResult``; a failed agent run is ``status`` FAILURE with
         ``error_message`` (ADK catches it), never an exception.
@@ -214,7 +220,7 @@ class SuiteHarness:
             app_name=self.app_name,
             eval_set_id=eval_set_id,
             eval_case_ids=[eval_id],
-            inference_config=InferenceConfig(parallelism=1),
+            inference_config=self._inference_config,
         )
         async for result in self._service(self._registry).perform_inference(request):
             return result

@@ -8,7 +8,9 @@ For every suite it resolves what an evaluation would call, as google-adk resolve
   default ``gemini-2.5-flash`` when unset) and the custom metric functions, by building each
   metric's evaluator with ADK's ``MetricEvaluatorRegistry`` as ``LocalEvalService`` does;
 * the user simulator's model (``user_simulator_config.model``) when an eval set has
-  ``conversation_scenario`` cases.
+  ``conversation_scenario`` cases, and the audio simulator's ``audio_model`` (google-adk 2.13)
+  for every eval case; the agents' models when ``live_model_config`` asks for live inference
+  (:mod:`.preflight_modes`).
 
 Refused (kind in brackets, the kind of the error record): a model of ADK's ``Gemini`` class
 without Google credentials [credentials]; a model no registry resolves [agent | judge]; a
@@ -19,8 +21,10 @@ cases, which have none (``criteria.NEEDS_EXPECTED_INVOCATIONS``) [config]; a Ver
 metric without a project [credentials]; a LiteLLM model
 (agent, judge or user simulator) whose provider's API key LiteLLM finds missing, or
 google-adk's own OpenAI model without OPENAI_API_KEY [credentials]
-(:func:`provider_missing_keys`). A model the preflight cannot judge (a custom
-``BaseLlm``) is not refused.
+(:func:`provider_missing_keys`); the audio model ``cloud_tts`` (Google Cloud Text-to-Speech)
+without Application Default Credentials [credentials] or its client package [config]; an
+agent model without a live connection when ``live_model_config`` is set [config]. A model
+the preflight cannot judge (a custom ``BaseLlm``) is not refused.
 """
 
 from __future__ import annotations
@@ -28,30 +32,41 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+from google.adk.evaluation.eval_config import get_eval_metrics_from_config
 from google.adk.evaluation.eval_metrics import EvalMetric
-from google.adk.models import BaseLlm, Gemini, LLMRegistry
-from pydantic import BaseModel, ConfigDict
+from google.adk.models import BaseLlm
 
 from adk_eval_action.adk.compat import (
     custom_metric_function_uncallable,
     custom_metric_registry,
     judge_model,
 )
+from adk_eval_action.adk.evaluate.preflight_models import (
+    Kind,
+    ModelUse,
+    PreflightProblem,
+    PreflightReport,
+    Role,
+    SuiteToCheck,
+    is_google,
+    provider_key_problem,
+)
+from adk_eval_action.adk.evaluate.preflight_modes import simulator_findings
 from adk_eval_action.adk.files.criteria import scenario_unsupported
 from adk_eval_action.adk.files.lint import judge_model_for
 from adk_eval_action.adk.models.agent import agent_tree
 from adk_eval_action.adk.models.credentials import (
     CREDENTIALS_HINT,
     missing_google_credentials,
-    provider_missing_keys,
 )
 from adk_eval_action.project.discovery import Suite, relative_path
 
-Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
-Role = Literal["agent", "judge", "user_simulator"]
+__all__ = [
+    "Kind", "ModelUse", "PreflightProblem", "PreflightReport", "Role", "SuiteToCheck",
+    "agent_models", "check_suites", "eval_config_models", "preflight", "suite_findings",
+]
 
 # Metrics scored by the Vertex AI evaluation service (google.adk.evaluation
 # vertex_ai_eval_facade); it needs GOOGLE_API_KEY, or GOOGLE_CLOUD_PROJECT and
@@ -65,116 +80,6 @@ VERTEX_EVAL_METRICS = frozenset(
         "multi_turn_tool_use_quality_v1",
     }
 )
-
-class PreflightProblem(BaseModel):
-    """One thing that cannot work, with where it is declared.
-
-    Attributes:
-        kind: ``credentials``, ``agent``, ``judge``, ``custom_metric`` or ``config``.
-        message: What is wrong and what to do, naming the model, metric or variable.
-        suite: The suite it belongs to, if any.
-        file: The file that declares it (an eval config), if any.
-        field: The field in that file (``criteria.x.judge_model_options.judge_model``).
-    """
-
-    kind: Kind
-    message: str
-    suite: str | None = None
-    file: str | None = None
-    field: str | None = None
-
-
-class ModelUse(BaseModel):
-    """A model an evaluation will call.
-
-    Attributes:
-        model: The model name.
-        role: ``agent``, ``judge`` or ``user_simulator``.
-        where: Who uses it, for people ("agent `travel`", "judge of `metric` in FILE").
-        google: Whether it is ADK's ``Gemini`` class (google-genai), whose credentials the
-            preflight can check.
-    """
-
-    model: str
-    role: Role
-    where: str
-    google: bool
-
-
-class SuiteToCheck(BaseModel):
-    """What the preflight reads of one suite.
-
-    Attributes:
-        name: The suite's name.
-        root_agent: The loaded root agent (None when it did not load: nothing to walk).
-        eval_config: ADK's eval config of the suite.
-        eval_config_file: The eval config's path for people (None: ADK's default criteria).
-        has_scenarios: Whether an eval set of the suite has ``conversation_scenario`` cases.
-        scenario_cases: Those cases, ``eval set file: eval id`` (for the message).
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    name: str
-    root_agent: Any = None
-    eval_config: EvalConfig
-    eval_config_file: str | None = None
-    has_scenarios: bool = False
-    scenario_cases: list[str] = []
-
-
-class PreflightReport(BaseModel):
-    """The preflight's findings: ``problems`` refuse the run; ``models`` are what it found."""
-
-    problems: list[PreflightProblem]
-    models: list[ModelUse]
-
-    @property
-    def missing_credentials(self) -> bool:
-        """Whether a problem is missing model credentials (the fork-PR case)."""
-        return any(p.kind == "credentials" for p in self.problems)
-
-
-def _is_google(llm: BaseLlm) -> bool:
-    """ADK's ``Gemini`` class (and Gemma), building its own google-genai client from the
-    environment: no pre-built ``client`` and no key or credentials in ``client_kwargs``
-    (fields of later google-adk 2.x; before, ``Gemini`` always builds its own client)."""
-    from google.adk.models.apigee_llm import ApigeeLlm
-
-    if not isinstance(llm, Gemini) or isinstance(llm, ApigeeLlm):
-        return False
-    if getattr(llm, "client", None) is not None:
-        return False
-    kwargs = getattr(llm, "client_kwargs", None) or {}
-    return not any(kwargs.get(k) for k in ("api_key", "credentials", "http_options"))
-
-
-def _provider_key_problem(
-    llm: BaseLlm,
-    where: str,
-    environ: Mapping[str, str],
-    suite: str | None,
-    file: str | None = None,
-    field: str | None = None,
-) -> list[PreflightProblem]:
-    """A credentials problem naming the missing variables (never a value), or []."""
-    client, missing = provider_missing_keys(llm, environ)
-    if not missing:
-        return []
-    names = " and ".join(missing)
-    rule = "litellm.validate_environment" if client == "LiteLLM" else "the openai client"
-    return [
-        PreflightProblem(
-            kind="credentials",
-            message=f"{where}: {client} model `{llm.model}` needs {names}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not set ({rule}); "
-            "set it from a secret, or use another model",
-            suite=suite,
-            file=file,
-            field=field,
-        )
-    ]
-
 
 def agent_models(
     suite: str, root_agent: Any, environ: Mapping[str, str] | None = None
@@ -203,9 +108,9 @@ def agent_models(
             )
             continue
         name = llm.model if isinstance(llm, BaseLlm) else str(agent.model)
-        uses.append(ModelUse(model=name, role="agent", where=where, google=_is_google(llm)))
+        uses.append(ModelUse(model=name, role="agent", where=where, google=is_google(llm)))
         if environ is not None and isinstance(llm, BaseLlm):
-            problems += _provider_key_problem(llm, where, environ, suite=suite)
+            problems += provider_key_problem(llm, where, environ, suite=suite)
     return uses, problems
 
 
@@ -297,15 +202,17 @@ def eval_config_models(
         if judge is not None:
             where = f"judge of `{metric.metric_name}` in {file}"
             uses.append(
-                ModelUse(model=judge.model, role="judge", where=where, google=_is_google(judge))
+                ModelUse(model=judge.model, role="judge", where=where, google=is_google(judge))
             )
             field = f"criteria.{metric.metric_name}.judge_model_options.judge_model"
-            problems += _provider_key_problem(judge, where, environ, suite=suite.name,
+            problems += provider_key_problem(judge, where, environ, suite=suite.name,
                                          file=suite.eval_config_file, field=field)
         if metric.metric_name in VERTEX_EVAL_METRICS:
             problems.extend(_vertex_eval_problem(suite, metric.metric_name, environ))
+    found, refused = simulator_findings(suite, environ)
+    uses += found
+    problems += refused
     if suite.has_scenarios:
-        uses.extend(_user_simulator(suite, problems, environ))
         problems += _scenario_metric_problems(suite)
     return uses, problems
 
@@ -356,32 +263,6 @@ def _vertex_eval_problem(
             "GOOGLE_API_KEY, or GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION",
         )
     ]
-
-
-def _user_simulator(
-    suite: SuiteToCheck, problems: list[PreflightProblem], environ: Mapping[str, str]
-) -> list[ModelUse]:
-    config = suite.eval_config.user_simulator_config
-    model = getattr(config, "model", None) if config is not None else None
-    model = model or "gemini-2.5-flash"  # LlmBackedUserSimulatorConfig's default
-    try:
-        llm = LLMRegistry.new_llm(model)
-    except ValueError as e:
-        problems.append(
-            PreflightProblem(
-                kind="config",
-                suite=suite.name,
-                file=suite.eval_config_file,
-                field="user_simulator_config.model",
-                message=f"user simulator model `{model}` is not known to google-adk's "
-                f"LLMRegistry ({str(e).splitlines()[0]})",
-            )
-        )
-        return []
-    where = f"user simulator of {suite.eval_config_file or 'the default config'}"
-    problems += _provider_key_problem(llm, where, environ, suite=suite.name,
-                                 file=suite.eval_config_file, field="user_simulator_config.model")
-    return [ModelUse(model=model, role="user_simulator", where=where, google=_is_google(llm))]
 
 
 def _credentials_problem(

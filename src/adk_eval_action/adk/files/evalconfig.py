@@ -21,6 +21,7 @@ from google.adk.evaluation.eval_rubrics import Rubric
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from adk_eval_action.adk.compat import LIVE_EVALUATION
 from adk_eval_action.adk.files.convert import MetricMeta
 from adk_eval_action.adk.files.criteria import (
     criterion_models,
@@ -402,6 +403,7 @@ def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
         ConfigError: ADK's models reject the config or a criterion, naming the field as the
             file spells it (and an enum field's accepted values).
     """
+    _refuse_live_without_support(data, path or where)
     try:
         eval_config = EvalConfig.model_validate(data)
     except ValidationError as e:
@@ -424,6 +426,27 @@ def _parse(data: dict[str, Any], path: Path | None, where: str) -> EvalConfig:
             raise ConfigError(path or where, message, field=f"criteria.{name}.{field}") from e
     _type_user_simulator(eval_config, data, path or where)
     return eval_config
+
+
+def _refuse_live_without_support(data: dict[str, Any], where: Path | str) -> None:
+    """Refuses ``live_model_config`` where the installed google-adk cannot evaluate live
+    (:data:`adk_eval_action.adk.compat.LIVE_EVALUATION`): its ``EvalConfig`` would drop the
+    key and the agent be evaluated in text mode, passing where ``adk eval`` of a google-adk
+    with live evaluation (2.13) runs it live.
+
+    Raises:
+        ConfigError: naming the field and why.
+    """
+    key = next((k for k in ("live_model_config", "liveModelConfig") if k in data), None)
+    if key is None or LIVE_EVALUATION:
+        return
+    from importlib.metadata import version
+
+    raise ConfigError(
+        where, f"`{key}` asks for live (bidirectional streaming) evaluation, which the "
+        f"installed google-adk {version('google-adk')} does not have (its EvalConfig has no "
+        "such field): the agent would be evaluated in text mode instead; install a google-adk "
+        "with live evaluation (2.13 has it), or remove the key", field=key)
 
 
 def _type_user_simulator(eval_config: EvalConfig, data: dict[str, Any], where: Path | str) -> None:

@@ -85,6 +85,12 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
         error = ErrorRecord(kind="config", message=str(said), suite=suite.name, file=file)
         return SuiteInputs(config=None, errors=[error])
     inputs = SuiteInputs(config=config)
+    live = getattr(config.eval_config, "live_model_config", None)
+    if live is not None:
+        inputs.notes.append(
+            f"{config_file or 'the eval config'}: live_model_config: every eval case is run in "
+            f"live (bidirectional streaming) mode, as `adk eval` runs it; a turn waits at most "
+            f"{live.timeout_seconds} s for the model to end it")
     # A custom metric of a built-in's name is its function's; it reads no legacy key.
     custom = set(config.eval_config.custom_metrics or {})
     metrics = [m for m in config.eval_config.criteria if m not in custom]
