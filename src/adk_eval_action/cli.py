@@ -155,6 +155,18 @@ def _explicit_baseline(
     return path
 
 
+def _refuse_clashes(workdir: Path, outputs: list[tuple[str, Path | None]],
+                    inputs: list[tuple[str, Path | None]]) -> None:
+    """The command's ``outputs`` checked against each other and its ``inputs`` before any
+    work (run.outputs), each keyed by its flag or argument.
+
+    Raises:
+        OutputPathError: an output is an input, another output, or no file."""
+    from adk_eval_action.run.outputs import command_files, refuse_clashes
+
+    refuse_clashes(*command_files(workdir, outputs, inputs))
+
+
 @main.command("compare")
 @click.argument("head", type=click.Path(path_type=Path, exists=True))
 @click.option("--baseline", type=click.Path(path_type=Path), help="Baseline results file.")
@@ -175,6 +187,12 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
         request = load_request(Path.cwd(), flags={**flags, "results_path": head},
                                secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
+        settings = request.settings
+        _refuse_clashes(request.workdir, [
+            ("--comment-out", settings.comment_out), ("--summary-out", settings.summary_out),
+            ("--html-out", settings.html_out), ("--comparison-out", settings.comparison_out),
+        ], [("HEAD", head), ("--baseline", baseline_path), ("--history", settings.history),
+            ("--template", settings.template), ("--config", request.config_path)])
         whole = request.settings.html_out is not None  # every case's evidence in the report
         results = load_head_table(head, whole)
         base, note = usable_baseline(results, *load_baseline(baseline_path, whole),
@@ -223,6 +241,9 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                                                     "html_out": html_out},
                                secrets=redact.values)
         baseline_path = _explicit_baseline(baseline, request.workdir)
+        _refuse_clashes(request.workdir, [("--out", out), ("--html-out", html_out)], [
+            ("HEAD", head), ("--baseline", baseline_path), ("--history", history),
+            ("--template", template)])
         results = load_head_table(head, whole=html_out is not None)
         base, note = usable_baseline(
             results, *load_baseline(baseline_path, whole=html_out is not None), baseline_path)
@@ -239,7 +260,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
                           render_comment(context, template, comment_limit()))
             write_html_report(html_out, context, results, base, redact)
         if out:
-            write_text(out, text)
+            write_text(out, text, "--out")
     if not out:
         _echo(text, redact)
 
@@ -324,13 +345,17 @@ def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
     `run --shard K/N`) into one (--results-out), which compare, render and the gate read.
     Refuses (exit 2, naming them) parts of different runs or recorded at different commits,
     a shard given twice or missing, and an eval case in two parts or in none."""
+    from adk_eval_action.files import expand_glob
     from adk_eval_action.results.io import save_results
     from adk_eval_action.run.pipeline import merge_files
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
-        merged = merge_files(request.workdir, list(parts))
         out = request.path(request.settings.results_path)
+        _refuse_clashes(request.workdir, [("--results-out", request.settings.results_path)], [
+            ("PARTS", Path(os.path.relpath(found, request.workdir))) for pattern in parts
+            for found in expand_glob(str(request.workdir / pattern))])
+        merged = merge_files(request.workdir, list(parts))
         try:
             save_results(merged, out)
         except OSError as e:

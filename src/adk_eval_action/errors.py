@@ -65,6 +65,13 @@ class OverwritesBaseline(ConfigError):
     file is not written, so the baseline is left as it was."""
 
 
+class OutputPathError(ConfigError):
+    """A file the command would write is a file it reads (an input), or one another of its
+    outputs writes, or a path it cannot write (a folder, a block device, a socket): the
+    command is refused before it does any work, naming the option, and writes none of its
+    files, so nothing it reads or writes is lost (``run.outputs``)."""
+
+
 class EvalSetError(AdkEvalActionError):
     """An eval set file cannot be loaded in any accepted shape. The message names the file."""
 

@@ -11,6 +11,7 @@ read, and a file above its limit is refused by name instead of filling memory.
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import stat
@@ -27,11 +28,13 @@ __all__ = [
     "MAX_GLOB_FOLDERS",
     "MAX_DATA_BYTES",
     "MAX_YAML_NODES",
+    "WRITTEN_THROUGH",
     "FileLimitError",
     "OutsideRoot",
     "expand_glob",
     "inside_root",
     "load_yaml",
+    "output_kind",
     "read_bytes",
     "read_text",
     "write_atomic",
@@ -204,6 +207,25 @@ def _walk(top: str, limit: int, walked: list[int], shown: str) -> list[tuple[str
     return folders
 
 
+def output_kind(path: Path) -> str | None:
+    """What ``path`` (followed through links) is when :func:`write_atomic` would not
+    replace it: ``"a FIFO"`` or ``"a character device"`` (written through: ``/dev/null``,
+    ``/dev/stdout``, a shell's ``>(...)``), ``"a folder"``, ``"a block device"`` or ``"a
+    socket"`` (refused); None for a regular file or no file (replaced or created)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # no file (or a link to none): created
+        return None
+    kinds = ((stat.S_ISREG, None), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISDIR, "a folder"),
+             (stat.S_ISBLK, "a block device"))
+    return next((kind for test, kind in kinds if test(mode)), "a socket")
+
+
+#: What :func:`write_atomic` writes into as it is, never replacing it.
+WRITTEN_THROUGH = ("a FIFO", "a character device")
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Writes ``text`` (UTF-8) to ``path`` whole or not at all: into a new file beside it,
     renamed over ``path`` once written (``os.replace``, atomic on POSIX), so a full disk or
@@ -211,9 +233,23 @@ def write_atomic(path: Path, text: str) -> None:
     Parent folders are created; the file gets the mode ``open`` would give (0666 less the
     umask), so the runner's later steps can read what a container wrote.
 
+    A FIFO or a character device (:func:`output_kind`) is written through, never replaced
+    by a regular file (as root, the rename would replace ``/dev/full``'s device node); a
+    FIFO that no process reads is refused rather than waited on. So is a file named under
+    ``/dev`` or ``/proc`` (``/dev/stdout`` redirected to a file is a link to it through
+    ``/proc``: the link is the system's). A folder, a block device or a socket is refused.
+
     Raises:
-        OSError: the file (or its folder) cannot be written; nothing is left behind.
+        OSError: the file (or its folder) cannot be written; nothing is left behind (a
+            device's own error, ENOSPC for ``/dev/full``, as it is).
     """
+    kind = output_kind(path)
+    if kind in WRITTEN_THROUGH or (kind is None and _system_file(path)):
+        _write_through(path, text.encode("utf-8"))
+        return
+    if kind is not None:
+        raise OSError(errno.EISDIR if kind == "a folder" else errno.EINVAL,
+                      f"it is {kind}, not a file")
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -224,3 +260,24 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _system_file(path: Path) -> bool:
+    """Whether ``path`` is named under ``/dev`` or ``/proc`` (absolute, as given)."""
+    parts = Path(os.path.abspath(path)).parts
+    return len(parts) > 2 and parts[1] in ("dev", "proc")
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    """Writes ``data`` into the FIFO or device ``path`` as it is (opened without
+    creating or truncating). The FIFO is opened without waiting: with no reader,
+    ``open`` fails with ENXIO instead of blocking the run."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "it is a FIFO that no process reads") from e
+        raise
+    os.set_blocking(handle, True)  # a reader slower than the writer is waited for
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(data)

@@ -122,3 +122,54 @@ def test_run_paths_evaluate_only_the_selected_suite(example_repo: Path, cli: Cli
     assert result.exit_code == 0, result.output
     results = json.loads((example_repo / "r.json").read_text())
     assert [s["name"] for s in results["suites"]] == ["other"]
+
+
+def _links_to_nothing(evals: Path) -> None:
+    """Beside the example's eval sets: two links to one missing file outside the
+    repository, one to a missing file beside them, and a link to itself (a loop)."""
+    (evals / "a.evalset.json").symlink_to("/gone/x.evalset.json")
+    (evals / "b.evalset.json").symlink_to("/gone/x.evalset.json")
+    (evals / "moved.evalset.json").symlink_to("old.evalset.json")
+    (evals / "loop.evalset.json").symlink_to("loop.evalset.json")
+
+
+LEFT_OUT = [
+    f"suite `travel_agent`: eval set `{EVAL}/a.evalset.json` left out: it is a link to "
+    "/gone/x.evalset.json, which does not exist",
+    f"suite `travel_agent`: eval set `{EVAL}/loop.evalset.json` left out: it is a loop of "
+    "links",
+    f"suite `travel_agent`: eval set `{EVAL}/moved.evalset.json` left out: it is a link to "
+    "old.evalset.json, which does not exist",
+]
+
+
+def test_links_to_nothing_are_left_out_and_named(example_repo: Path) -> None:
+    """Discovery leaves a link to a missing file (and a loop of links) out of its suite,
+    with a warning naming the link and its target, and evaluates the suite's other eval
+    sets; no RuntimeError of a loop, no ValueError of a target outside the root."""
+    _links_to_nothing(example_repo / EVAL)
+    [suite] = find_suites(load_request(example_repo))
+    assert _names(suite.eval_set_paths, example_repo) == [
+        f"{EVAL}/legacy_weather.test.json", f"{EVAL}/travel.evalset.json"]
+    # The second link to /gone/x.evalset.json is the same missing file: named once.
+    assert suite.warnings == LEFT_OUT
+
+
+def test_a_suites_glob_leaves_links_to_nothing_out(example_repo: Path) -> None:
+    """adk-eval.yaml's glob that matches links to nothing leaves them out with the same
+    warnings; a glob matching only such links is refused, naming them."""
+    _links_to_nothing(example_repo / EVAL)
+    (example_repo / "adk-eval.yaml").write_text(
+        "suites:\n  - {name: travel_agent, agent: travel_agent, "
+        "eval_sets: [travel_agent/eval/*.evalset.json]}\n")
+    [suite] = find_suites(load_request(example_repo))
+    assert _names(suite.eval_set_paths, example_repo) == [f"{EVAL}/travel.evalset.json"]
+    # Each name the glob matched is named (a and b: two links to one missing file).
+    assert [w for w in suite.warnings if "left out" in w] == [
+        LEFT_OUT[0], LEFT_OUT[0].replace("/a.evalset", "/b.evalset"), *LEFT_OUT[1:]]
+    (example_repo / "adk-eval.yaml").write_text(
+        "suites:\n  - {name: t, agent: travel_agent, eval_sets: [travel_agent/eval/m*]}\n")
+    with pytest.raises(ConfigError, match=r"suites\[0\]\.eval_sets.*eval set glob "
+                       r"'travel_agent/eval/m\*' matches only links to nothing: eval set "
+                       rf"`{EVAL}/moved\.evalset\.json` left out"):
+        find_suites(load_request(example_repo))

@@ -214,6 +214,43 @@ def test_eval_set_patterns_name_exactly_the_suites_files(tmp_path: Path) -> None
                              tmp_path) == ["[[]y]/*.test.json", "x/c.test.json"]
 
 
+def test_init_beside_links_to_nothing_writes_what_plan_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    """Beside the eval sets, two links to one missing file outside the repository (their
+    patterns named each file by its resolved target, which raised ValueError "not in the
+    subpath") and a loop of links (RuntimeError): ``init`` writes adk-eval.yaml naming the
+    real eval sets, says which links it left out, and ``plan`` with it runs clean."""
+    root = copy_examples(tmp_path / "repo")
+    evals = root / "travel_agent" / "eval"
+    (evals / "a.evalset.json").symlink_to("/gone/x.evalset.json")
+    (evals / "b.evalset.json").symlink_to("/gone/x.evalset.json")
+    (evals / "loop.evalset.json").symlink_to("loop.evalset.json")
+    monkeypatch.chdir(root)
+    result = cli("init")
+    assert result.exit_code == 0, result.output
+    assert ("warning: suite `travel_agent`: eval set `travel_agent/eval/a.evalset.json` left "
+            "out: it is a link to /gone/x.evalset.json, which does not exist") in result.output
+    assert "eval set `travel_agent/eval/loop.evalset.json` left out: it is a loop of links" \
+        in result.output
+    [suite] = yaml.safe_load((root / "adk-eval.yaml").read_text())["suites"]
+    assert suite["eval_sets"] == ["travel_agent/eval/*.test.json",
+                                  "travel_agent/eval/travel.evalset.json"]
+    _same_suites(root)
+    planned = cli("plan")
+    assert planned.exit_code == 0 and "error" not in planned.output, planned.output
+
+
+def test_a_linked_eval_set_is_named_as_the_link(tmp_path: Path) -> None:
+    """A member named alone is named by its link, not by where the link points (two links
+    to one file outside the root raised ValueError)."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "a.evalset.json").symlink_to("/etc/hostname")
+    (tmp_path / "x" / "b.evalset.json").symlink_to("/etc/hostname")
+    assert eval_set_patterns([tmp_path / "x" / "a.evalset.json"], tmp_path) == [
+        "x/a.evalset.json"]
+
+
 def _readme_workflow() -> dict:
     text = README.read_text(encoding="utf-8")
     section = text.split("## Getting started", 1)[1].split("\n## ", 1)[0]

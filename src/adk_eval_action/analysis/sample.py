@@ -41,6 +41,9 @@ test's tables; more runs than that are rarely the cheaper way)."""
 MAX_CASES_FACTOR = 20
 """The most "times the eval cases" a suggestion names."""
 _HOPELESS = 20.0
+#: Below this natural logarithm a float underflows to 0.0 (the smallest subnormal is
+#: about e^-744.4).
+_SMALLEST_EXPONENT = -745.0
 
 
 def sample_text(cases: int, runs: tuple[int, int]) -> str:
@@ -215,18 +218,37 @@ class Detectable:
         """``plan``'s sentence."""
         called = self.collapse_p <= self.level
         collapse = (
-            f"one case collapsing from all-pass to all-fail would be called (p = "
-            f"{self.collapse_p:.3g})"
+            f"one case collapsing from all-pass to all-fail would be called "
+            f"({_p_equals(self.collapse_p)})"
             if called
-            else f"one case collapsing from all-pass to all-fail would not be called (p = "
-            f"{self.collapse_p:.3g})"
+            else f"one case collapsing from all-pass to all-fail would not be called "
+            f"({_p_equals(self.collapse_p)})"
             + (f"; {self.collapse_runs} runs would call it" if self.collapse_runs else "")
         )
         return (
             f"{sample_text(self.cases, (self.runs, self.runs))}: the smallest possible p is "
-            f"{self.p_min:.3g}; a call needs p ≤ {self.level:.3g} with {self.tests} gated "
+            f"{_p_text(self.p_min)}; a call needs p ≤ {self.level:.3g} with {self.tests} gated "
             f"test{'s' if self.tests != 1 else ''} (more with rubrics); {collapse}"
         )
+
+
+def _p_text(p: float) -> str:
+    """``p`` as ``.3g``; one that underflowed to 0.0 (:func:`_power_of_inverse`) as
+    ``below 1e-300``, never a p-value of 0."""
+    return f"{p:.3g}" if p > 0.0 else "below 1e-300"
+
+
+def _p_equals(p: float) -> str:
+    """``p = 0.0952``, or ``p < 1e-300`` for one that underflowed."""
+    return f"p = {p:.3g}" if p > 0.0 else "p < 1e-300"
+
+
+def _power_of_inverse(count: int, power: int) -> float:
+    """``count ** -power`` as a float, 0.0 where it underflows: ``C(2r, r)`` at the
+    largest ``--num-runs`` (1000) has 600 digits, past any float, so the power is taken
+    in logarithms (``math.log`` reads integers of any size)."""
+    exponent = -power * math.log(count)
+    return math.exp(exponent) if exponent > _SMALLEST_EXPONENT else 0.0
 
 
 def detectable(
@@ -241,8 +263,8 @@ def detectable(
     within = cases <= within_cases_up_to
     per_case = math.comb(2 * runs, runs) if within else 2
     floor = 1.0 / (n_resamples + 1) if cases > max(0, n_resamples.bit_length() - 1) else 0.0
-    p_min = max(float(per_case) ** -cases, floor) if cases else 1.0
-    collapse_p = max(1.0 / per_case, floor) if cases else 1.0
+    p_min = max(_power_of_inverse(per_case, cases), floor) if cases else 1.0
+    collapse_p = max(_power_of_inverse(per_case, 1), floor) if cases else 1.0
     collapse_runs = next(
         (r for r in range(1, MAX_RUNS + 1) if 1.0 / math.comb(2 * r, r) <= level), None
     )

@@ -248,6 +248,11 @@ class ModelRetrySettings(BaseModel):
     run_budget_s: float = Field(default=300.0, ge=0)
 
 
+MAX_USD_PER_1M_TOKENS = 10_000.0
+"""The most a price of ``models:`` may be, dollars per million tokens: over ten times the
+dearest model's price (OpenAI's o1-pro, $600 per million output tokens, in 2025)."""
+
+
 class ModelSettings(BaseModel):
     """One model's settings (``models: {NAME: {...}}`` in adk-eval.yaml, NAME as the agent
     or the eval config names the model).
@@ -263,14 +268,19 @@ class ModelSettings(BaseModel):
             included, as Gemini and OpenAI bill them).
         cached_input_usd_per_1m_tokens: Dollars per million input tokens read from the
             context cache (default: the input price).
+
+    Each price is at most :data:`MAX_USD_PER_1M_TOKENS`: a larger one is a typo (a price
+    per token, a missing decimal point), and one near the float's limit (1e308) made the
+    run's dollars infinite, which no results file can hold.
     """
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_PARALLELISM)
-    input_usd_per_1m_tokens: float | None = Field(default=None, ge=0)
-    output_usd_per_1m_tokens: float | None = Field(default=None, ge=0)
-    cached_input_usd_per_1m_tokens: float | None = Field(default=None, ge=0)
+    input_usd_per_1m_tokens: float | None = Field(default=None, ge=0, le=MAX_USD_PER_1M_TOKENS)
+    output_usd_per_1m_tokens: float | None = Field(default=None, ge=0, le=MAX_USD_PER_1M_TOKENS)
+    cached_input_usd_per_1m_tokens: float | None = Field(
+        default=None, ge=0, le=MAX_USD_PER_1M_TOKENS)
 
     @model_validator(mode="after")
     def _prices_together(self) -> ModelSettings:

@@ -16,6 +16,7 @@ suite, named by :mod:`adk_eval_action.project.names`.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +34,9 @@ from adk_eval_action.project.layout import (
     shared_eval_config,
 )
 from adk_eval_action.project.names import eval_set_folder, short_names
+from adk_eval_action.text import visible
+
+log = logging.getLogger(__name__)
 
 EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
 SKIP_DIRS = frozenset(
@@ -158,10 +162,11 @@ class Exclusion:
         self._used: set[str] = set()
 
     def __call__(self, path: Path) -> bool:
+        resolved = Path(os.path.realpath(path))  # a loop of links too (no RuntimeError)
         try:
-            shown = path.resolve().relative_to(self.root).as_posix()
+            shown = resolved.relative_to(self.root).as_posix()
         except ValueError:
-            shown = path.resolve().as_posix()
+            shown = resolved.as_posix()
         if not self._spec.match_file(shown):
             return False
         self._used.update(p for p, spec in self._each.items() if spec.match_file(shown))
@@ -187,11 +192,14 @@ def find_eval_sets(
     Each is absolute but named where it was found, a symbolic link as the link (two names
     of one file count once): its suite is the link's folder's, and a link out of the
     repository is refused under the name the user sees (``run.evaluation.check_inside``).
-    Of two names of one file, the first in sorted order is kept."""
+    Of two names of one file, the first in sorted order is kept. A link to nothing is
+    listed as found (:func:`missing_links` sets it apart)."""
     found: dict[Path, Path] = {}
 
     def add(path: Path) -> None:  # of two names of one file, the first in sorted order
-        name, key = Path(os.path.abspath(path)), path.resolve()
+        # realpath, not resolve(): a loop of links is a name like any other here
+        # (:func:`missing_links` says what is wrong with it), not a RuntimeError.
+        name, key = Path(os.path.abspath(path)), Path(os.path.realpath(path))
         found[key] = min(found.get(key, name), name)
 
     skip = excluded(exclude, root if root is not None else Path("."))
@@ -209,6 +217,30 @@ def find_eval_sets(
                 if name.endswith(EVAL_SET_SUFFIXES):
                     add(Path(folder, name))
     return sorted(p for p in found.values() if not skip(p))
+
+
+def missing_links(eval_sets: Iterable[Path], root: Path) -> tuple[list[Path], list[str]]:
+    """``eval_sets`` without the symbolic links to nothing (a target that does not exist,
+    or links that loop: a link left behind when its eval set moved), and a warning naming
+    each one left out, as shown relative to ``root`` with its target (control and bidi
+    characters escaped: :func:`adk_eval_action.text.visible`). There is nothing in such a
+    file to evaluate, and ``adk eval`` would stop at it; the suite's other eval sets are
+    evaluated."""
+    kept: list[Path] = []
+    said: list[str] = []
+    for path in eval_sets:
+        if not os.path.islink(path) or os.path.exists(path):
+            kept.append(path)
+            continue
+        try:
+            target = os.readlink(path)
+        except OSError as e:
+            target = f"? ({e.strerror})"
+        shown = visible(Path(relative_path(path.parent, root), path.name).as_posix(), keep="")
+        why = ("a loop of links" if os.path.lexists(os.path.realpath(path))
+               else f"a link to {visible(target, keep='')}, which does not exist")
+        said.append(f"eval set `{shown}` left out: it is {why}")
+    return kept, said
 
 
 def relative_path(path: Path, root: Path) -> str:
@@ -234,19 +266,20 @@ def discover_suites(
     for eval_set in find_eval_sets(paths, exclude, exclude_root or root):
         key = (find_agent_dir(eval_set, root), eval_config_for(eval_set))
         groups.setdefault(key, []).append(eval_set)
-    suites = [
-        Suite(
-            name="",
-            agent_dir=agent,
-            agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
-            eval_set_paths=eval_sets,
-            eval_config_path=config,
-        )
-        for (agent, config), eval_sets in groups.items()
-    ]
+    suites = []
+    for (agent, config), found in groups.items():
+        eval_sets, left_out = missing_links(found, root)
+        for warning in left_out if not eval_sets else ():
+            log.warning("%s", warning)  # no suite to carry it: its only eval sets
+        if eval_sets:
+            suites.append(Suite(
+                name="", agent_dir=agent, eval_set_paths=eval_sets, eval_config_path=config,
+                agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
+                warnings=left_out))
     used = {s.eval_config_path for s in suites}
     for suite, name in zip(suites, _names(suites, root), strict=True):
         suite.name = name
+        suite.warnings = [f"suite `{name}`: {w}" for w in suite.warnings]
         _warn_of_defaults(suite, root, used, "name it as the suite's `eval_config:` in "
                           "adk-eval.yaml (`adk-eval-action init` writes one naming every suite)")
     return suites
@@ -293,27 +326,33 @@ def _warn_of_defaults(suite: Suite, root: Path, used: set[Path | None], how: str
 
 def _suite_eval_sets(
     config: ProjectConfig, config_path: Path, index: int, skip: Exclusion,
-) -> list[Path]:
+) -> tuple[list[Path], list[str]]:
     """The eval set files the globs of suite ``index`` match, less those ``skip``
-    excludes.
+    excludes and the links to nothing (:func:`missing_links`), and the warnings naming
+    those links.
 
     Raises:
-        ConfigError: a glob matches no file (or too many), or ``exclude`` leaves none.
+        ConfigError: a glob matches no file (or too many, or only links to nothing), or
+            ``exclude`` leaves none.
     """
     spec, where = config.suites[index], f"suites[{index}].eval_sets"
     eval_sets: list[Path] = []
+    said: list[str] = []
     for pattern in spec.eval_sets:
         try:
             matches = expand_glob(str(config.root / pattern))
         except FileLimitError as e:
             raise ConfigError(config_path, str(e), where) from e
-        if not matches:
-            raise ConfigError(config_path, f"eval set glob {pattern!r} matches no file", where)
-        eval_sets.extend(Path(m).resolve() for m in matches if not skip(Path(m)))
+        found, left_out = missing_links((Path(m) for m in matches), config.root)
+        if not found:
+            why = f"only links to nothing: {'; '.join(left_out)}" if left_out else "no file"
+            raise ConfigError(config_path, f"eval set glob {pattern!r} matches {why}", where)
+        eval_sets.extend(p.resolve() for p in found if not skip(p))
+        said += left_out
     if not eval_sets:
         raise ConfigError(config_path, f"`exclude` leaves suite `{spec.name}` no eval set",
                           where)
-    return eval_sets
+    return eval_sets, [f"suite `{spec.name}`: {w}" for w in said]
 
 
 def suites_from_config(
@@ -335,7 +374,7 @@ def suites_from_config(
         where = f"suites[{index}]"
         if not agent.is_dir():
             raise ConfigError(config_path, f"agent folder {spec.agent} not found", f"{where}.agent")
-        eval_sets = _suite_eval_sets(config, config_path, index, skip)
+        eval_sets, left_out = _suite_eval_sets(config, config_path, index, skip)
         eval_config = (config.root / spec.eval_config).resolve() if spec.eval_config else None
         if eval_config is None:
             # As discovery (project.layout): the one the eval sets share, when they do.
@@ -354,6 +393,7 @@ def suites_from_config(
             higher_is_better=spec.higher_is_better,
             declared_in=config_path,
             declared_field=where,
+            warnings=left_out,
         )
         suites.append(suite)
     used = {s.eval_config_path for s in suites}

@@ -64,14 +64,14 @@ def eval_set_patterns(files: Iterable[Path], root: Path) -> list[str]:
         groups.setdefault((path.parent, suffix), set()).add(path)
     patterns = []
     for (folder, suffix), members in groups.items():
-        relative = glob.escape(folder.resolve().relative_to(root.resolve()).as_posix())
+        inside = folder.resolve().relative_to(root.resolve())
+        relative = glob.escape(inside.as_posix())
         pattern = f"*{suffix}" if relative == "." else f"{relative}/*{suffix}"
         matched = {Path(p) for p in glob.glob(glob.escape(str(folder)) + f"/*{suffix}")}
         if matched == members:
             patterns.append(pattern)
-        else:
-            patterns += [glob.escape(p.resolve().relative_to(root.resolve()).as_posix())
-                         for p in members]
+        else:  # each by its name in the folder (a link as the link, wherever it points)
+            patterns += [glob.escape((inside / p.name).as_posix()) for p in members]
     return sorted(patterns)
 
 

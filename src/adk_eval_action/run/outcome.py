@@ -27,6 +27,7 @@ from adk_eval_action.errors import (
     EvalSetError,
     Interrupted,
     OutputError,
+    OutputPathError,
     OverwritesBaseline,
     describe_exception,
     error_kind,
@@ -59,20 +60,22 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def write_text(path: Path | None, text: str) -> None:
+def write_text(path: Path | None, text: str, what: str = "") -> None:
     """Writes ``text`` to ``path`` (None: nothing) whole or not at all
     (``files.write_atomic``), creating parent folders; lone surrogates from agent text
-    become U+FFFD rather than losing the whole file.
+    become U+FFFD rather than losing the whole file. ``what``: the option that names the
+    file (``--html-out``), for the error.
 
     Raises:
-        OutputError: the file cannot be written (names it, and a full disk as such).
+        OutputError: the file cannot be written (names it and ``what``, and a full disk
+            as such).
     """
     if path is None:
         return
     try:
         write_atomic(path, without_surrogates(text))
     except OSError as e:
-        raise OutputError(path, e) from e
+        raise OutputError(path, e, what) from e
 
 
 def stopped_run(
@@ -90,7 +93,8 @@ def stopped_run(
     (marked incomplete), and a short comment and summary say what was evaluated and what
     stopped the run (:func:`stopped_report`). Never raises for a file it cannot write (it
     logs it): this is the last resort of a run. An ``OverwritesBaseline`` error writes no
-    results file: its path is the baseline's.
+    results file: its path is the baseline's; an ``OutputPathError`` writes no file at all
+    (its outputs are what is wrong).
     """
     path = request.settings.results_path
     writer = writer or ResultsWriter(request.path(path), request.redactor, shown=path)
@@ -102,8 +106,10 @@ def stopped_run(
         record, exit_code = _interruption(writer.results(), error), error.exit_code
     else:
         record = _after_record(error, request.workdir)
+    # The results path is the baseline, or an output path is unsafe: none written.
+    written = not isinstance(error, (OverwritesBaseline, OutputPathError))
     try:
-        if isinstance(error, OverwritesBaseline):  # the results path is the baseline
+        if not written:
             writer.add_error(record)
             results = writer.results()
         else:
@@ -111,8 +117,8 @@ def stopped_run(
     except Exception as e:  # noqa: BLE001 - last resort: say it and go on with the comment
         log.error("%s", e)
         results = writer.results()
-    written = not isinstance(error, OverwritesBaseline)
-    outcome = stopped_report(results, request, record, exit_code, written)
+    outcome = stopped_report(results, request, record, exit_code, written,
+                             reports=not isinstance(error, OutputPathError))
     shard = request.settings.shard
     if shard and before:
         return outcome.model_copy(update={"shard": f"{shard.index}/{shard.count}"})
@@ -133,20 +139,22 @@ def short_report(results: RunResults, request: RunRequest) -> PipelineOutcome | 
 
 def stopped_report(
     results: RunResults, request: RunRequest, error: ErrorRecord, exit_code: int = EXIT_USAGE,
-    written: bool = True,
+    written: bool = True, reports: bool = True,
 ) -> PipelineOutcome:
     """The comment, job summary and console of a run that ``error`` (in ``results``)
     stopped: :func:`stopped_run`, and ``compare`` of the results file such a run wrote
     (:func:`short_report`), so it shows what the action posted. Writes the comment and
-    summary files, not the results file (``written``: whether the run wrote one, which the
-    comment then names). Never raises for a file it cannot write."""
+    summary files (not when ``reports`` is false), not the results file (``written``:
+    whether the run wrote one, which the comment then names). Never raises for a file it
+    cannot write."""
     settings = request.settings
     results_path = request.path(settings.results_path)
     redact = request.redactor
     shown = str(settings.results_path) if written else None
     comment, summary = (redact(incomplete_markdown(results, error, shown, heading))
                         for heading in ("###", "##"))
-    _write_reports(request, comment, summary)
+    if reports:
+        _write_reports(request, comment, summary)
     said = redact(with_hint(error))
     for warning in results.warnings:  # an eval config's lint warnings, say
         log.warning("%s", redact(warning))
@@ -188,9 +196,10 @@ def _write_reports(request: RunRequest, comment: str, summary: str) -> None:
     ``summary_out``); a file that cannot be written is logged, never raised: these are a
     run's last resort."""
     settings = request.settings
-    for path, text in ((settings.comment_out, comment), (settings.summary_out, summary)):
+    for path, text, what in ((settings.comment_out, comment, "--comment-out"),
+                             (settings.summary_out, summary, "--summary-out")):
         try:
-            write_text(None if path is None else request.path(path), text)
+            write_text(None if path is None else request.path(path), text, what)
         except Exception as e:  # noqa: BLE001 - last resort
             log.error("%s", e)
 

@@ -69,6 +69,7 @@ from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
 from adk_eval_action.run.history import RunHistory, history_context, run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
+from adk_eval_action.run.outputs import refuse_clashes, run_files
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.run.signals import run_loop
 from adk_eval_action.settings import RunRequest
@@ -247,14 +248,14 @@ def finish(
         template = _out(request, settings.template)
         comment = request.redactor(render_comment(context, template, comment_limit(target)))
         summary = request.redactor(render_summary(context))
-    write_text(_out(request, settings.comment_out), comment)
-    write_text(_out(request, settings.summary_out), summary)
+    write_text(_out(request, settings.comment_out), comment, "--comment-out")
+    write_text(_out(request, settings.summary_out), summary, "--summary-out")
     with gc_paused():
         write_html_report(html_path(request, target), context, results, baseline,
-                          request.redactor)
+                          request.redactor, "--html-out" if target is None else "the HTML report")
     # schemas/comparison.schema.json describes this file (docs/gating.md).
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
-    write_text(_out(request, settings.comparison_out), comparison_json)
+    write_text(_out(request, settings.comparison_out), comparison_json, "--comparison-out")
     usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
     print_table(comparison, gate, usage_error)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
@@ -346,7 +347,9 @@ async def run_pipeline_async(
 
     Raises:
         AdkEvalActionError: invalid config or nothing to evaluate (exit 2; nothing ran), or
-            parts that do not merge (results.shards.MergeError), or OverwritesBaseline.
+            parts that do not merge (results.shards.MergeError), or OverwritesBaseline,
+            or an output path that is an input, another output or no file
+            (``errors.OutputPathError``: :mod:`.outputs`).
     """
     settings = refuse_overwriting_baseline(request)
     writer = writer or results_writer(request)
@@ -354,10 +357,12 @@ async def run_pipeline_async(
     asked = baseline_request(request, _event(target))  # once: what the baseline stage is asked
     found: ResolvedBaseline | None = None
     if settings.merge:
-        writer.take(merge_files(request.workdir, settings.merge))
         suites = _suites_for_rescoring(request)
+        refuse_clashes(*run_files(request, target, suites))
+        writer.take(merge_files(request.workdir, settings.merge))
     else:
         suites = find_suites(request)
+        refuse_clashes(*run_files(request, target, suites))
         writer.start(run_metadata(request.workdir, settings.gate))
         found = await _evaluate_head(request, asked, suites, calls, writer, target)
     results = writer.results()

@@ -21,12 +21,14 @@ def write_html_report(
     head: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
     redact: Redactor | None = None,
+    what: str = "--html-out",
 ) -> None:
     """Writes the HTML report to ``path`` (None: nothing). A side given as a table has the
     evidence of the cases whose records it kept; give the results for every case's.
+    ``what``: the option that names the file, for the error.
 
     Raises:
-        ConfigError: the file cannot be written (names it).
+        OutputError: the file cannot be written (names it and ``what``).
     """
     if path is None:
         return
@@ -34,4 +36,4 @@ def write_html_report(
     trend = history.trends if history is not None and history.recorded_runs else None
     text = render_html(context, case_records(head), case_records(baseline), trend=trend,
                        redact=redact if redact else None)
-    write_text(path, text)
+    write_text(path, text, what)

@@ -253,6 +253,62 @@ def _deep_output_named(run: Run) -> None:
     assert errors[0]["file"].endswith("hostile.evalset.json")
 
 
+# Issue 34's rows "LOSS" and "Internal errors": an output path that is an input or
+# another output, or a device; arithmetic, prices and links that raised.
+
+def _run_cli(*flags: str) -> Callable[[Workspace], Run]:
+    """``run travel_agent --baseline none FLAGS`` through the CLI."""
+    return lambda ws: ws.cli("run", "travel_agent", "--baseline", "none", *flags)
+
+
+def _nothing_at(name: str) -> Callable[[Run], None]:
+    """No file ``name`` was written, and no model was called."""
+    def check(run: Run) -> None:
+        assert not (run.workspace.root / name).exists()
+        assert not run.workspace.gemini.calls
+    return check
+
+
+def _device(ws: Workspace) -> None:
+    """A character device like /dev/full (1, 7) in the runner's temporary folder (as the
+    container runs as root); skipped where the process may not make one."""
+    import stat
+
+    try:
+        os.mknod(ws.tmp / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("mknod is not permitted here")
+
+
+def _still_a_device(run: Run) -> None:
+    """The device node was written through, not replaced by a regular file; the results
+    file was written and records why the run is incomplete."""
+    import stat
+
+    assert stat.S_ISCHR(os.stat(run.workspace.tmp / "full").st_mode)
+    [error] = [e for e in _all_errors(run.results) if e["kind"] == "output"]
+    assert "no space left on device writing --html-out" in error["message"]
+
+
+def _links_to_nothing(ws: Workspace) -> None:
+    """Beside the example's eval sets, two links to one missing file outside the
+    repository and a link to itself."""
+    evals = ws.root / "travel_agent" / "eval"
+    (evals / "a.evalset.json").symlink_to("/gone/x.evalset.json")
+    (evals / "b.evalset.json").symlink_to("/gone/x.evalset.json")
+    (evals / "loop.evalset.json").symlink_to("loop.evalset.json")
+    (ws.root / "adk-eval.yaml").unlink(missing_ok=True)
+
+
+def _init_names_the_real_eval_sets(run: Run) -> None:
+    import yaml
+
+    suites = yaml.safe_load((run.workspace.root / "adk-eval.yaml").read_text())["suites"]
+    assert [s["eval_sets"] for s in suites if s["agent"] == "travel_agent"] == [[
+        "travel_agent/eval/*.test.json", "travel_agent/eval/travel.evalset.json"]]
+    assert "eval set `travel_agent/eval/loop.evalset.json` left out: it is a loop" in run.log
+
+
 # --------------------------------------------------------------------------- 2: publishing
 
 
@@ -989,10 +1045,11 @@ CASES: list[Case] = [
          lambda ws: ws.hostile_agent("x", extra=DEEP_TOOL, threshold=0.0), 2,
          (r"inference failed: Maximum serialization depth" if _DEEP_FAILS_IN_ADK
           else r"internal error.*Maximum serialization depth"), check=_deep_output_named),
+    # Refused before evaluation (run.outputs): no twin needed, nothing is evaluated.
     Case("k1-results-path-unwritable", 1,
          lambda ws: (ws.root / "adk-eval-results.json").mkdir(), 2,
-         r"cannot write the results file", evaluated=False, check=_passed_false, twin={},
-         recorded=False),
+         r"cannot write the results file \(input results_path\): it is a folder",
+         evaluated=False, check=_passed_false, recorded=False),
     Case("k1-step-summary-is-a-folder", 1, _runner_file("GITHUB_STEP_SUMMARY", _folder), 0,
          r"::warning [^:]*::cannot write GITHUB_STEP_SUMMARY=\S+summary-folder: Is a "
          r"directory", unwritable=("summary",), twin={}),
@@ -1013,6 +1070,35 @@ CASES: list[Case] = [
          check=_case_without_turns_named),
     Case("k1-nan-in-eval-set-state-and-timestamp", 1, _nan_in_eval_set, 0,
          r"session_input\.state\.budget is nan", check=_nan_named),
+    Case("k1-loss-results-out-and-html-out-one-file", 1, lambda ws: ws.gemini.clear_calls(),
+         2, r"r\.json: the HTML report \(--html-out\) and the results file \(--results-out "
+         r"r\.json\) are one file", evaluated=False, recorded=False, cli=True,
+         run=_run_cli("--results-out", "r.json", "--html-out", "r.json"),
+         check=_nothing_at("r.json")),
+    Case("k1-loss-comment-out-is-adk-eval-yaml", 1, lambda ws: ws.config({"num_runs": 1}),
+         2, r"the comment \(--comment-out\) would overwrite the adk-eval\.yaml this command "
+         r"reads", evaluated=False, recorded=False, cli=True,
+         run=_run_cli("--comment-out", "adk-eval.yaml"),
+         check=lambda run: _assert((run.workspace.root / "adk-eval.yaml").read_text()
+                                   == "num_runs: 1\n")),
+    Case("k1-loss-html-out-a-device-as-root", 1, _device, 2,
+         r"no space left on device writing --html-out \S+/full", cli=True,
+         run=lambda ws: _run_cli("--comment-out", "comment.md", "--summary-out", "summary.md",
+                                 "--html-out", str(ws.tmp / "full"))(ws),
+         check=_still_a_device),
+    Case("k1-internal-plan-the-most-runs", 1, lambda ws: None, 0,
+         r"one case collapsing from all-pass to all-fail would be called \(p < 1e-300\)",
+         evaluated=False, recorded=False, cli=True,
+         run=lambda ws: ws.cli("plan", "travel_agent", "--num-runs", "1000")),
+    Case("k1-internal-price-1e308-per-million-tokens", 1, lambda ws: ws.config({"models": {
+        "gemini-2.5-flash": {"input_usd_per_1m_tokens": 1e308,
+                             "output_usd_per_1m_tokens": 1.0}}}), 2,
+         r"models\.gemini-2\.5-flash\.input_usd_per_1m_tokens.*less than or equal to 10000",
+         evaluated=False, check=_stop_posted()),
+    Case("k1-internal-init-beside-links-to-nothing", 1, _links_to_nothing, 0,
+         r"eval set `travel_agent/eval/a\.evalset\.json` left out: it is a link to "
+         r"/gone/x\.evalset\.json, which does not exist", evaluated=False, recorded=False,
+         cli=True, run=lambda ws: ws.cli("init"), check=_init_names_the_real_eval_sets),
     Case("k7-model-answers-300-mb", 7, _model_answers(kind="huge", size_bytes=300 * 2**20),
          2, r"answer over 4,194,304 bytes", seconds=90,
          limits={"adk_eval_action.adk.models.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},

@@ -126,3 +126,21 @@ def test_a_planned_sample_over_whole_cases() -> None:
     found = detectable(300, 3, 8, alpha=0.05, n_resamples=2000, within_cases_up_to=100)
     assert found.p_min == pytest.approx(1 / 2001) and found.collapse_p == 0.5
     assert found.collapse_runs is None
+
+
+@pytest.mark.parametrize("runs", [100, 513, 1000])  # 1000: --num-runs's documented maximum
+def test_a_planned_sample_of_the_most_runs_is_bounded(runs: int) -> None:
+    """C(2r, r) for r = 1000 has 600 digits, past any float: the planned sample's p-values
+    are computed without an OverflowError and agree with exact rational arithmetic
+    (``fractions``), an underflow shown as a bound, never as p = 0."""
+    from fractions import Fraction
+
+    found = detectable(3, runs, 5, alpha=0.05, n_resamples=2000, within_cases_up_to=100)
+    exact = Fraction(1, math.comb(2 * runs, runs))
+    assert found.collapse_p == pytest.approx(float(exact), rel=1e-9, abs=0.0)
+    assert found.p_min == pytest.approx(float(exact**3), rel=1e-9, abs=0.0)
+    assert found.collapse_p <= found.level and "would be called" in found.line
+    if float(exact**3) == 0.0:
+        assert "the smallest possible p is below 1e-300" in found.line
+    if float(exact) == 0.0:
+        assert "(p < 1e-300)" in found.line and "p = 0" not in found.line
