@@ -44,6 +44,8 @@ _HOPELESS = 20.0
 #: Below this natural logarithm a float underflows to 0.0 (the smallest subnormal is
 #: about e^-744.4).
 _SMALLEST_EXPONENT = -745.0
+#: Integers of at most this many bits convert to a float (the largest is about 2^1024).
+_FLOAT_BITS = 1023
 
 
 def sample_text(cases: int, runs: tuple[int, int]) -> str:
@@ -244,9 +246,13 @@ def _p_equals(p: float) -> str:
 
 
 def _power_of_inverse(count: int, power: int) -> float:
-    """``count ** -power`` as a float, 0.0 where it underflows: ``C(2r, r)`` at the
-    largest ``--num-runs`` (1000) has 600 digits, past any float, so the power is taken
-    in logarithms (``math.log`` reads integers of any size)."""
+    """``count ** -power`` as a float, 0.0 where it underflows. ``C(2r, r)`` at the
+    largest ``--num-runs`` (1000) has 600 digits, past any float (``float()`` of it raised
+    OverflowError): such a count is taken in logarithms (``math.log`` reads integers of
+    any size); a smaller one exactly as before, since the result is compared with a level
+    it may equal."""
+    if count.bit_length() <= _FLOAT_BITS:
+        return 1.0 / count if power == 1 else float(count) ** -power
     exponent = -power * math.log(count)
     return math.exp(exponent) if exponent > _SMALLEST_EXPONENT else 0.0
 
