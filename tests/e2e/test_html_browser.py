@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.analysis.gate import decide
+from adk_eval_action.analysis.verdict import compare_and_gate
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.html import HtmlLimits, render_html
 from adk_eval_action.report.html_view import case_records
 from adk_eval_action.report.render import CommentContext
 from adk_eval_action.results.io import load_results
-from adk_eval_action.run.adaptive import compare_for_gate
+from adk_eval_action.run.pipeline import score_tables
 from conftest import SharedRun
 from support.evidence_fixtures import evidence_context, evidence_sides
 
@@ -238,8 +238,8 @@ def test_an_rtl_override_and_zero_width_characters_stay_inert(
     case.eval_id = "abc\u202edef\u200bghi"
     case.runs[0].actual_invocations[0]["final_response"]["parts"][-1]["text"] = (
         "[javascript:alert(1)](javascript:alert(1)) \u202egnp.exe")
-    comparison = compare_for_gate(head, base, "base", GateConfig())
-    context = CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
+    verdict = compare_and_gate(*score_tables(head, base), "base", GateConfig())
+    context = CommentContext(comparison=verdict.comparison, gate=verdict.gate)
     path = _write(tmp_path, render_html(context, case_records(head), case_records(base),
                                         limits=HtmlLimits(static_cases=0)))
     opened = Opened(browser, path)
@@ -262,8 +262,8 @@ def test_packed_evidence_is_the_same_as_the_static_evidence(
     """report.js builds each case's evidence as templates/_case.html.j2 does: the same
     elements, classes and texts (whitespace between elements aside)."""
     head, base = load_results(regressed_run.results), load_results(good_run.results)
-    comparison = compare_for_gate(head, base, "good_run", GateConfig())
-    context = CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
+    verdict = compare_and_gate(*score_tables(head, base), "good_run", GateConfig())
+    context = CommentContext(comparison=verdict.comparison, gate=verdict.gate)
     records = case_records(head), case_records(base)
     shapes = {}
     for name, limits in (("static", HtmlLimits()), ("packed", HtmlLimits(static_cases=0))):
@@ -275,7 +275,7 @@ def test_packed_evidence_is_the_same_as_the_static_evidence(
         assert not opened.errors
         opened.close()
     assert shapes["static"] == shapes["packed"]
-    assert len(shapes["static"]) == len(comparison.cases)
+    assert len(shapes["static"]) == len(verdict.comparison.cases)
 
 
 SHAPE = """() => {

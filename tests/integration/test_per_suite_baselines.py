@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from adk_eval_action.analysis.verdict import HistoryInput
 from adk_eval_action.baseline.models import BaselineContext, BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
 from adk_eval_action.results.history_io import load_history
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, RunRecord, RunResults
-from adk_eval_action.run.history import RunHistory, record_history
+from adk_eval_action.run.history import record_history
 from conftest import load_json, request_for
 from support.artifact_stub import ArtifactStub, Token
 from support.results_builder import metric, results
@@ -145,7 +146,7 @@ def test_a_recording_run_writes_the_history_of_its_complete_suites(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     run = _broken(_suites({"alpha": 0.9, "brand_search": 0.9, "gamma": 0.7}), "brand_search")
     out = tmp_path / "adk-eval-history.json"
-    assert record_history(run, request_for(), RunHistory(), out, None, None) == out
+    assert record_history(run, request_for(), HistoryInput(), out, None, None) == out
     (recorded,) = load_history(out).runs
     assert [s.name for s in recorded.suites] == ["alpha", "gamma"]
     assert [m.mean for s in recorded.suites for m in s.metrics] == [0.9, 0.7]
@@ -154,7 +155,7 @@ def test_a_recording_run_writes_the_history_of_its_complete_suites(tmp_path, mon
 
     # The next run, with nothing complete, carries that history forward unchanged.
     stopped = run.model_copy(update={"errors": [ErrorRecord(kind="internal", message="bug")]})
-    carried = RunHistory(history=load_history(out))
+    carried = HistoryInput(history=load_history(out))
     assert record_history(stopped, request_for(), carried, out, None, None) == out
     assert load_history(out).runs == [recorded]
     assert any("carried forward without this run (no suite of it is complete)" in line

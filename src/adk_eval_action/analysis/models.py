@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, Field, PlainSerializer
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from adk_eval_action.analysis.cost import CostComparison
 from adk_eval_action.analysis.gatechanges import GateChange
@@ -254,7 +254,11 @@ class Comparison(BaseModel):
     ``gate_changes`` every change of the gate since the baseline (thresholds, criteria,
     gate rules: :mod:`adk_eval_action.analysis.gatechanges`; [] without a baseline).
     ``confidence`` is the nominal one-sided level of each interval end (1 − the
-    per-direction error rate)."""
+    per-direction error rate). Frozen: made once, by :func:`adk_eval_action.analysis.compare
+    .compare` and finished by :func:`adk_eval_action.analysis.verdict.compare_and_gate` as
+    new values, never assigned to."""
+
+    model_config = ConfigDict(frozen=True)
 
     has_baseline: bool
     baseline_note: str

@@ -14,14 +14,13 @@ on an unchanged agent rise from 2.7% to 4.9% (±0.9) of runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from adk_eval_action.analysis.adaptive import plan_repeats, undecided_metrics
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.models import AdaptiveRuns, Comparison
-from adk_eval_action.analysis.pooling import PoolKey
+from adk_eval_action.analysis.verdict import compare_for_gate
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import RunResults, SuiteRecord
@@ -32,27 +31,6 @@ log = logging.getLogger(__name__)
 Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
 """Runs the named eval cases (eval set id -> eval ids) of a suite once; the engine's
 :func:`adk_eval_action.adk.evaluate.scheduler.evaluate_suite` in the pipeline."""
-
-
-def compare_for_gate(
-    results: RunResults | ScoreTable,
-    baseline: RunResults | ScoreTable | None,
-    baseline_note: str,
-    gate_config: GateConfig,
-    pool: Mapping[PoolKey, list[float]] | None = None,
-) -> Comparison:
-    """The comparison the gate reads: ``compare`` with the gate's min_effect rules (and
-    ``pool``'s extra baseline runs: :mod:`adk_eval_action.analysis.pooling`), and the
-    gate's changes since the baseline's (``Comparison.gate_changes``)."""
-    return compare(
-        results,
-        baseline,
-        baseline_note,
-        min_effect=gate_config.min_effect_for,
-        informational_min_effect=gate_config.informational_min_effect_for,
-        pool=pool,
-        gate=gate_config,
-    )
 
 
 def planned_runs(results: RunResults) -> int:
@@ -79,8 +57,10 @@ async def repeat_undecided(
     summary = AdaptiveRuns(max_runs=max_runs, budget=planned_runs(results))
     by_name = {s.name: s for s in suites}
     touched: set[CaseKey] = set()
+    base_table = baseline if isinstance(baseline, ScoreTable) else ScoreTable.from_results(baseline)
     while True:
-        comparison = compare_for_gate(results, baseline, "", gate_config)
+        comparison = compare_for_gate(ScoreTable.from_results(results), base_table, "",
+                                      gate_config)
         left = summary.budget - summary.extra_runs
         keys = plan_repeats(comparison, max_runs=max_runs, budget=left)
         if not keys:

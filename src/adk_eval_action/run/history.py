@@ -23,16 +23,11 @@ import asyncio
 import logging
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from adk_eval_action.analysis.history import history_facts, pooled_runs
-from adk_eval_action.analysis.history_models import BaselineTrust, PoolNote
-from adk_eval_action.analysis.models import Comparison
+from adk_eval_action.analysis.verdict import HistoryInput
 from adk_eval_action.baseline.history import previous_history
 from adk_eval_action.baseline.models import BaselineContext, BaselineRequest, ResolvedBaseline
 from adk_eval_action.baseline.trust import baseline_trust
 from adk_eval_action.github.publish import PublishTarget
-from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.inputs import folder_digest
 from adk_eval_action.results.completeness import (
     complete_suites,
@@ -42,7 +37,6 @@ from adk_eval_action.results.completeness import (
 )
 from adk_eval_action.results.history import (
     HISTORY_FILE_NAME,
-    History,
     appended,
     inputs_hash,
     recorded_run,
@@ -50,23 +44,9 @@ from adk_eval_action.results.history import (
 from adk_eval_action.results.history_io import HistoryUnusable, load_history, save_history
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import ScoreTable
-from adk_eval_action.run.adaptive import compare_for_gate
 from adk_eval_action.settings import RunRequest
 
 log = logging.getLogger(__name__)
-
-
-class RunHistory(BaseModel):
-    """What a run knows of the default branch's history and its baseline: the history
-    (None: none), where it came from or why there is none (``note``), the baseline's
-    trust record, and the suites whose baseline was re-scored (never pooled)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    history: History | None = None
-    note: str | None = None
-    trust: BaselineTrust | None = None
-    rescored: list[str] = Field(default_factory=list)
 
 
 def _repository(context: BaselineContext | None) -> str | None:
@@ -74,7 +54,7 @@ def _repository(context: BaselineContext | None) -> str | None:
 
 
 def given_history(request: RunRequest, context: BaselineContext | None = None
-                  ) -> RunHistory | None:
+                  ) -> HistoryInput | None:
     """The history named with ``--history`` (None: none named), checked against the
     repository of the GitHub ``context`` (when there is one); one that cannot be used is
     a warning and no history, the note saying why."""
@@ -85,11 +65,11 @@ def given_history(request: RunRequest, context: BaselineContext | None = None
         history = load_history(request.path(path), repository=_repository(context))
     except HistoryUnusable as e:
         log.warning("history not used: %s", e)
-        return RunHistory(note=f"not used: {e}")
-    return RunHistory(history=history, note=f"from {path}")
+        return HistoryInput(note=f"not used: {e}")
+    return HistoryInput(history=history, note=f"from {path}")
 
 
-async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> RunHistory:
+async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> HistoryInput:
     """The history a recording run adds its run to: ``--history``'s, else the previous
     recorded artifact's (the GitHub context; looked up in a worker thread), else none."""
     context = asked.github
@@ -97,13 +77,13 @@ async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> RunHi
     if given is not None:
         return given
     if context is None or not context.usable:
-        return RunHistory(note="no --history given and no GitHub context: a new history "
+        return HistoryInput(note="no --history given and no GitHub context: a new history "
                           "starts")
     history, note = await asyncio.to_thread(previous_history, context,
                                             request.settings.artifact_name)
     if history is None:
         log.info("history: %s", note)
-    return RunHistory(history=history, note=note)
+    return HistoryInput(history=history, note=note)
 
 
 def suite_hashes(results: RunResults, root: Path) -> dict[str, str | None]:
@@ -117,7 +97,7 @@ def suite_hashes(results: RunResults, root: Path) -> dict[str, str | None]:
     return hashes
 
 
-def record_history(results: RunResults, request: RunRequest, carried: RunHistory,
+def record_history(results: RunResults, request: RunRequest, carried: HistoryInput,
                    out: Path, context: BaselineContext | None, run_url: str | None,
                    ) -> Path | None:
     """Writes the history of a recording run (module docstring) to ``out``: ``carried``
@@ -179,7 +159,7 @@ def history_path(request: RunRequest, target: PublishTarget | None) -> Path | No
 async def run_history(
     results: RunResults, request: RunRequest, asked: BaselineRequest,
     resolved: ResolvedBaseline, target: PublishTarget | None,
-) -> RunHistory | None:
+) -> HistoryInput | None:
     """The history of a run that evaluated (``results``, written): a recording run's
     (``asked.record``) is carried forward and written (:func:`recording_history`); a pull
     request's is ``--history``'s or the baseline artifact's, with the ``resolved``
@@ -194,7 +174,7 @@ async def run_history(
 async def recording_history(
     results: RunResults, request: RunRequest, asked: BaselineRequest, out: Path | None,
     run_url: str | None,
-) -> RunHistory | None:
+) -> HistoryInput | None:
     """A recording run's history: with a path to write it to (``out``), the history
     carried forward (:func:`history_to_carry`) and written with this run
     (:func:`record_history`); else ``--history``'s, for the trends of its summary."""
@@ -213,15 +193,15 @@ async def recording_history(
 
 
 def pull_request_history(request: RunRequest, resolved: ResolvedBaseline, head: RunResults,
-                         context: BaselineContext | None = None) -> RunHistory:
+                         context: BaselineContext | None = None) -> HistoryInput:
     """A pull request's history: ``--history``'s, else the one the baseline artifact held
     (or why it held none); with the baseline's trust record
     (:func:`adk_eval_action.baseline.trust.baseline_trust`) and re-scored suites."""
     given = given_history(request, context)
     if given is None:
-        given = RunHistory(history=resolved.history, note=_artifact_note(resolved))
+        given = HistoryInput(history=resolved.history, note=_artifact_note(resolved))
     trust = baseline_trust(resolved, head, request.settings.baseline_max_age)
-    return given.model_copy(update={"trust": trust, "rescored": list(resolved.rescored)})
+    return given.model_copy(update={"trust": trust, "rescored": resolved.rescored})
 
 
 def _artifact_note(resolved: ResolvedBaseline) -> str | None:
@@ -234,34 +214,8 @@ def _artifact_note(resolved: ResolvedBaseline) -> str | None:
     return None
 
 
-def history_context(
-    results: RunResults | ScoreTable, baseline: RunResults | ScoreTable | None,
-    baseline_note: str, gate: GateConfig, history: RunHistory | None,
-) -> Comparison:
-    """The comparison the gate reads (``run.adaptive.compare_for_gate``), with the
-    baseline's runs pooled with earlier recorded runs' (``gate.pool_runs``:
-    :func:`adk_eval_action.analysis.history.pooled_runs`), and what the history says
-    (:func:`adk_eval_action.analysis.history.history_facts`) and the baseline's trust
-    record attached."""
-    pool: dict[tuple[str, str, str, str], list[float]] = {}
-    note: PoolNote | None = None
-    if history is not None and history.history is not None and baseline is not None:
-        skeleton = baseline.skeleton if isinstance(baseline, ScoreTable) else baseline
-        if gate.pool_runs:
-            pool, note = pooled_runs(history.history, skeleton, gate.pool_runs,
-                                     history.rescored)
-    comparison = compare_for_gate(results, baseline, baseline_note, gate, pool=pool or None)
-    if note is not None:
-        note.case_runs = comparison.pooled_scores
-    if history is not None:
-        comparison.history = history_facts(history.history, comparison, note=history.note,
-                                           pooled=note)
-        comparison.baseline_trust = history.trust
-    return comparison
-
-
 def file_history(request: RunRequest, baseline: RunResults | ScoreTable | None,
-                 baseline_path: Path | None) -> RunHistory | None:
+                 baseline_path: Path | None) -> HistoryInput | None:
     """``compare``'s and ``render``'s history: ``--history``'s, with the trust record of
     a baseline results file (its commit and age, from its own metadata)."""
     trust = None
@@ -276,4 +230,4 @@ def file_history(request: RunRequest, baseline: RunResults | ScoreTable | None,
     given = given_history(request)
     if given is None and trust is None:
         return None
-    return (given or RunHistory()).model_copy(update={"trust": trust})
+    return (given or HistoryInput()).model_copy(update={"trust": trust})

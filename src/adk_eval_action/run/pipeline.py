@@ -13,8 +13,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from adk_eval_action.analysis.gate import decide, failed_on_scores
+from adk_eval_action.analysis.gate import failed_on_scores
 from adk_eval_action.analysis.models import AdaptiveRuns
+from adk_eval_action.analysis.verdict import HistoryInput, compare_and_gate
 from adk_eval_action.baseline.models import BaselineRequest, ResolvedBaseline
 from adk_eval_action.baseline.request import baseline_request, refuse_overwriting_baseline
 from adk_eval_action.baseline.resolve import (
@@ -52,6 +53,7 @@ from adk_eval_action.report.render import (
     render_summary,
     with_evidence,
 )
+from adk_eval_action.results.identity import place_history_cases
 from adk_eval_action.results.io import clean_results, gc_paused
 from adk_eval_action.results.model import (
     INCOMPLETE_ERROR_KINDS,
@@ -67,7 +69,7 @@ from adk_eval_action.run.budget import budget_left, model_calls, record_budget_s
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
-from adk_eval_action.run.history import RunHistory, history_context, run_history
+from adk_eval_action.run.history import run_history
 from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.outputs import refuse_clashes, run_files
 from adk_eval_action.run.report_file import write_html_report
@@ -163,6 +165,18 @@ def load_baseline(path: Path | None, whole: bool = False
         return ScoreTable.from_results(results), resolved.note()
 
 
+def score_tables(
+    head: RunResults | ScoreTable, baseline: RunResults | ScoreTable | None,
+) -> tuple[ScoreTable, ScoreTable | None]:
+    """The two sides as the tables analysis reads: results loaded whole are tabled here;
+    a baseline from ADK's eval_history (which names no suite) has its eval cases placed
+    in the head's suites first (``results.identity.place_history_cases``)."""
+    head_table = head if isinstance(head, ScoreTable) else ScoreTable.from_results(head)
+    if isinstance(baseline, RunResults):
+        baseline = ScoreTable.from_results(place_history_cases(baseline, head_table.case_keys))
+    return head_table, baseline
+
+
 def comment_context(
     results: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
@@ -170,20 +184,22 @@ def comment_context(
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
     target: PublishTarget | None = None,
-    history: RunHistory | None = None,
+    history: HistoryInput | None = None,
 ) -> CommentContext:
     """Compares and gates (the ``gate`` setting), and returns what the comment and summary
     templates render; ``adaptive`` is what adaptive repeats spent, shown with the
     comparison. ``target`` is where the action publishes the run (the run link, whether
     the runner takes a job summary, the HTML report beside the results file); None for
     the CLI (the ``summary_out`` and ``html_out`` settings). ``history``: the default
-    branch's history and the baseline's trust record (:func:`.history.history_context`)."""
+    branch's history and the baseline's trust record
+    (:func:`adk_eval_action.analysis.verdict.compare_and_gate`)."""
     gate_config = request.settings.gate
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
     judge_answers_decided_by_gate(skeleton, gate_config)
-    comparison = history_context(results, baseline, baseline_note, gate_config, history)
-    comparison.adaptive = adaptive
-    gate = decide(comparison, gate_config)
+    head_table, base_table = score_tables(results, baseline)
+    verdict = compare_and_gate(head_table, base_table, baseline_note, gate_config,
+                               history=history, adaptive=adaptive)
+    comparison, gate = verdict.comparison, verdict.gate
     html = html_path(request, target)
     context = CommentContext(
         comparison=comparison,
@@ -226,7 +242,7 @@ def finish(
     request: RunRequest,
     adaptive: AdaptiveRuns | None = None,
     target: PublishTarget | None = None,
-    history: RunHistory | None = None,
+    history: HistoryInput | None = None,
     asked: BaselineRequest | None = None,
 ) -> PipelineOutcome:
     """Compare, gate, render and write files for results that are already computed (or

@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 
 from adk_eval_action.analysis.compare import compare
-from adk_eval_action.analysis.gate import decide
 from adk_eval_action.analysis.history import (
-    history_facts,
     known_flaky,
     pooled_runs,
     trends,
 )
+from adk_eval_action.analysis.verdict import HistoryInput, compare_and_gate
 from adk_eval_action.baseline.models import ResolvedBaseline
 from adk_eval_action.baseline.trust import baseline_trust
 from adk_eval_action.project.config import GateConfig
@@ -48,6 +47,7 @@ from adk_eval_action.results.history_io import (
     save_history,
 )
 from adk_eval_action.results.model import SuiteRecord
+from adk_eval_action.results.scoretable import ScoreTable
 from support.results_builder import metric, results, scores_side
 
 SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "history.schema.json"
@@ -209,9 +209,10 @@ def _flaky_pr(quarantine: str):
     history = History(runs=[_run(f"c{i}", {"a": s, "b": "p"}) for i, s in enumerate("pfpf")])
     base = scores_side({"a": [1.0], "b": [1.0]})
     head = scores_side({"a": [0.0], "b": [1.0]})
-    comparison = compare(head, base, "b")
-    comparison.history = history_facts(history, comparison)
-    return decide(comparison, GateConfig(quarantine=quarantine)), comparison
+    verdict = compare_and_gate(ScoreTable.from_results(head), ScoreTable.from_results(base), "b",
+                               GateConfig(quarantine=quarantine),
+                               history=HistoryInput(history=history))
+    return verdict.gate, verdict.comparison
 
 
 def test_quarantine_keeps_a_known_flaky_case_from_failing_the_gate_and_shows_it():
