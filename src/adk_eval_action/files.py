@@ -33,6 +33,7 @@ __all__ = [
     "OutsideRoot",
     "expand_glob",
     "inside_root",
+    "read_head",
     "load_yaml",
     "output_kind",
     "read_bytes",
@@ -79,6 +80,20 @@ def read_bytes(path: Path, limit: int = MAX_CONFIG_BYTES) -> bytes:
     if len(data) > limit:
         raise FileLimitError(f"{path}: above the limit of {limit:,} bytes")
     return data
+
+
+def read_head(path: Path, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``path`` when it is a regular file (after following
+    symlinks), however large it is: what a check of a file's kind by its content reads.
+
+    Raises:
+        FileLimitError: a device, FIFO, socket or folder.
+        OSError: it cannot be opened or read.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise FileLimitError(f"{path}: not a regular file")
+    with open(path, "rb") as handle:
+        return handle.read(limit)
 
 
 def read_text(path: Path, limit: int = MAX_CONFIG_BYTES, errors: str = "strict") -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "PipelineOutcome",
     "case_failures",
     "cost_outputs",
+    "annotated",
     "error_annotations",
     "metrics_output",
     "with_hint",
@@ -146,9 +147,17 @@ def error_annotations(
             message=redact(with_hint(e)),
         )
         for e in [*(e for s in results.suites for e in s.errors), *results.errors]
-        if e.kind != "agent" and e.file and e.eval_id is None and e is not leave_out
+        if e.kind != "agent" and annotated(e) and e is not leave_out
     ]
     return agents + placed
+
+
+def annotated(error: ErrorRecord) -> bool:
+    """Whether :func:`error_annotations` gives ``error`` an annotation of its own (and the
+    action's suite log group a line): an agent that could not be had, or an error that
+    names a file and no eval case."""
+    return (error.kind == "agent" and bool(error.suite)) or (
+        bool(error.file) and error.eval_id is None)
 
 
 def case_failures(gate: GateResult, without: Collection[str] = ()) -> list[CaseFailure]:

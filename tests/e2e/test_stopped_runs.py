@@ -368,7 +368,8 @@ def test_errors_on_a_file_are_annotations_on_it(tmp_path):
     # Each suite's group says why it has no result; none says its cases pass.
     groups = [x for x in stream.getvalue().splitlines() if not x.startswith("::error")]
     assert groups == [
-        "::group::Suite a", "agent a failed to import", "::endgroup::",
+        "::group::Suite a", "its agent did not load or start (the error annotation below)",
+        "::endgroup::",
         "::group::Suite b", "no eval case was scored",
         "  error: b/x.evalset.json: not valid JSON (fix the file; the other eval sets still ran)",
         "  error: `criteria` is empty", "::endgroup::",

@@ -163,7 +163,7 @@ def test_suites_without_an_agent_are_left_out(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)
     result = cli("init")
     assert result.exit_code == 2, result.output
-    assert "warning: suite no-agent:data left out: no agent module found" in result.output
+    assert "warning: suite no-agent:data left out: no agent found" in result.output
     assert "no eval sets with an agent and an eval case found" in result.output
     assert not (tmp_path / "adk-eval.yaml").exists()
     assert not (tmp_path / ".github").exists()

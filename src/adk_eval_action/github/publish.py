@@ -298,10 +298,12 @@ def _suite_line(outcome: PipelineOutcome, suite: str, failed: list[CaseFailure])
     """The first line of a suite's log group: why its agent could not be had, else its
     failing eval cases, else how many of its eval cases passed ("all N eval cases pass"
     only when every one of them did; none when the run stopped before scoring any)."""
-    agent = [e.message for e in outcome.error_annotations
-             if e.suite == suite and e.kind == "agent"]
+    errors = outcome.error_annotations
+    agent = [(i, e.message) for i, e in enumerate(errors) if e.suite == suite and e.kind == "agent"]
     if agent:
-        return "; ".join(agent)
+        # Once: an annotation (the first MAX_ANNOTATIONS) says it; the line only points to it.
+        return "; ".join("its agent did not load or start (the error annotation below)"
+                         if i < MAX_ANNOTATIONS else message for i, message in agent)
     if failed:
         return f"{len(failed)} failing eval case(s)"
     cases = [c for c in (outcome.comparison.cases if outcome.comparison else [])

@@ -2,9 +2,9 @@
 
 Without ``adk-eval.yaml``: every ``*.evalset.json`` and legacy ``*.test.json`` under the given
 paths (skipping ``.git``, virtualenvs, ``node_modules``, ``.adk``). The agent of an eval set
-is the nearest ancestor folder that ADK can load as an agent module, as ``adk eval AGENT_DIR``
-does (google.adk.cli.cli_eval: a folder with ``__init__.py`` that exposes ``agent``, i.e. an
-``agent.py``, an ``agent/`` package, or a ``root_agent.yaml``); for the layouts of
+is the nearest ancestor folder that google-adk's loader loads as an agent
+(:mod:`adk_eval_action.project.agent_shapes`: a package with ``agent.py``, an ``agent/``
+package or ``root_agent.yaml``, or whose ``__init__.py`` exposes ``root_agent``); for the layouts of
 google/adk-samples and agent-starter-pack, where the agent package sits beside the folder
 of the eval sets, the only agent module in the nearest folder above them that has one. The
 eval config is found by :mod:`adk_eval_action.project.layout` (``test_config.json`` beside
@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import FileLimitError, expand_glob
+from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, is_agent_dir, typescript_adk
 from adk_eval_action.project.config import ProjectConfig
 from adk_eval_action.project.layout import (
     defaults_warning,
@@ -89,15 +90,6 @@ class Suite(BaseModel):
     declared_field: str | None = None
 
 
-def is_agent_dir(folder: Path) -> bool:
-    """True when ADK can load ``folder`` as an agent module (see module docstring)."""
-    return (folder / "__init__.py").is_file() and (
-        (folder / "agent.py").is_file()
-        or (folder / "agent" / "__init__.py").is_file()
-        or (folder / "root_agent.yaml").is_file()
-    )
-
-
 def _ancestors(eval_set: Path, stop: Path) -> list[Path]:
     stop = stop.resolve()
     folders = []
@@ -129,6 +121,13 @@ def find_agent_dir(eval_set: Path, stop: Path) -> Path | None:
 
 
 def _no_agent_hint(eval_set: Path, stop: Path, root: Path) -> str:
+    typescript = typescript_adk(eval_set.parent, root)
+    if typescript is not None:
+        return (
+            f"{relative_path(typescript, root)} makes this an ADK for TypeScript project "
+            "(`@google/adk`), which is not supported: adk-eval-action runs google-adk "
+            "(Python) agents and their eval sets"
+        )
     near = [f for f in _ancestors(eval_set, stop) if (f / "agent.py").is_file()]
     if near:
         return (
@@ -136,9 +135,9 @@ def _no_agent_hint(eval_set: Path, stop: Path, root: Path) -> str:
             "folder as a package: add __init__.py with `from . import agent`"
         )
     return (
-        f"no agent module found at or above {relative_path(eval_set.parent, root)}: ADK loads a "
-        "folder with __init__.py and agent.py (as `adk eval AGENT_DIR`); name the agent of "
-        "these eval sets in adk-eval.yaml"
+        f"no agent found at or above {relative_path(eval_set.parent, root)} ({ACCEPTED_SHAPES}); "
+        "name the agent of these eval sets in adk-eval.yaml (`adk-eval-action init --agent "
+        "PATH` writes it)"
     )
 
 

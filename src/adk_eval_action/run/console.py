@@ -8,6 +8,7 @@ import logging
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, failed_on_scores
+from adk_eval_action.outcome import annotated, with_hint
 from adk_eval_action.report.gatechanges import gate_changes_line
 from adk_eval_action.report.headline import drops_text, incomplete_headline
 
@@ -16,9 +17,14 @@ __all__ = ["print_table"]
 log = logging.getLogger(__name__)
 
 
-def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = False) -> None:
+def print_table(
+    comparison: Comparison, gate: GateResult, usage_error: bool = False,
+    annotating: bool = False,
+) -> None:
     """A short per-metric table and the verdict on the console (the log). Suite and metric
-    names are never cut: the columns are as wide as the longest."""
+    names are never cut: the columns are as wide as the longest. Each error once, with its
+    hint; with ``annotating`` (the action, which publishes them: ``outcome.annotated``)
+    the errors that get an annotation of their own are left to it."""
     log.info("")
     suite_w = max([20, *(len(m.suite) for m in comparison.metrics)])
     metric_w = max([42, *(len(m.metric_name) for m in comparison.metrics)])
@@ -35,8 +41,11 @@ def print_table(comparison: Comparison, gate: GateResult, usage_error: bool = Fa
     for warning in comparison.warnings:
         log.warning("%s", warning)
     for error in comparison.errors:
+        if annotating and annotated(error):
+            continue
         where = ", ".join(x for x in (error.file, error.eval_id) if x)
-        log.info("error (%s%s): %s", error.kind, ": " + where if where else "", error.message)
+        log.info("error (%s%s): %s", error.kind, ": " + where if where else "",
+                 with_hint(error))
     scored = failed_on_scores(gate)
     incomplete = incomplete_headline(comparison, gate) if usage_error else None
     if incomplete is not None:

@@ -273,7 +273,7 @@ def finish(
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
     write_text(_out(request, settings.comparison_out), comparison_json, "--comparison-out")
     usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
-    print_table(comparison, gate, usage_error)
+    print_table(comparison, gate, usage_error, annotating=target is not None)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     annotated = error_annotations(skeleton, request.redactor)
     return PipelineOutcome(

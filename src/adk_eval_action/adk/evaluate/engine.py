@@ -105,7 +105,7 @@ class CaseRunOutcome:
     inference or the whole evaluation failed, ``fault`` (error kind, cause) when a model
     could not be reached (summed up per suite by :func:`model_errors`), ADK's judge warnings
     worth showing, and how many thought parts were left out of what its metrics saw
-    (:mod:`.thoughts`)."""
+    (:mod:`.thoughts`), and where the agent's own code raised."""
 
     item: CaseRun
     run: RunRecord
@@ -113,6 +113,8 @@ class CaseRunOutcome:
     fault: tuple[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
     thoughts: int = 0
+    #: Where the agent's own code raised, when it did (repository-relative path, line).
+    raised_at: tuple[str, int] | None = None
 
 
 class ErrorPlace(TypedDict):
@@ -274,7 +276,7 @@ def _failed_inference(
     if failure.kind is not None:
         record = ErrorRecord(kind=failure.kind, message=failure.message, **where)
         return CaseRunOutcome(item, run, record)
-    return CaseRunOutcome(item, run)
+    return CaseRunOutcome(item, run, raised_at=failure.raised_at)
 
 
 def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
@@ -361,10 +363,10 @@ def agent_error(
             suite=record.name,
             file=record.agent if error.path is None else relative_path(error.path, repo_root),
             line=error.line,
-            hint="fix the agent module so that adk eval could load it",
+            hint=error.hint,
         )
     )
-    log.error("%s", message)
+    # Said once, with the run's other errors (run.console, the action's annotations).
     return record
 
 

@@ -347,7 +347,7 @@ async def check_suites(
         ]
         with evaluation_scope([suite.agent_dir], repo_root):
             try:
-                agent = await load_agent(suite.agent_dir)
+                agent = await load_agent(suite.agent_dir, repo_root)
             except AgentLoadError:
                 continue
             try:

@@ -149,7 +149,7 @@ async def rescore_suite(
     loaded = {s.eval_set.eval_set_id for s in inputs.eval_sets}
     agent_dirs = [suite.agent_dir] if suite.agent_dir else []
     with evaluation_scope(agent_dirs, repo_root):
-        agent = await _agent(suite)
+        agent = await _agent(suite, repo_root)
         harness = SuiteHarness(
             agent.app_name if agent else (suite.agent_dir or Path(suite.name)).name,
             config.eval_config,
@@ -172,13 +172,13 @@ async def rescore_suite(
     return record
 
 
-async def _agent(suite: Suite) -> LoadedAgent | None:
+async def _agent(suite: Suite, repo_root: Path) -> LoadedAgent | None:
     """The suite's agent, imported (not run) so custom metric modules it holds resolve as
     in the head run; None (with a warning) when it does not import."""
     if suite.agent_dir is None:
         return None
     try:
-        return await load_agent(suite.agent_dir)
+        return await load_agent(suite.agent_dir, repo_root)
     except AgentLoadError as e:
         log.warning("re-score of %s: %s", suite.name, e)
         return None

@@ -45,6 +45,7 @@ from adk_eval_action.adk.evaluate.engine import (
 from adk_eval_action.adk.evaluate.harness import SuiteHarness, evaluation_scope
 from adk_eval_action.adk.evaluate.plan import Plan, plan_suite
 from adk_eval_action.adk.evaluate.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
+from adk_eval_action.adk.evaluate.startup import not_started
 from adk_eval_action.adk.files.prepare import SuiteInputs
 from adk_eval_action.adk.models.agent import AgentLoadError, LoadedAgent, load_agent
 from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_agent_models
@@ -234,7 +235,7 @@ async def _start(
     is the suite's error."""
     assert o.suite.agent_dir is not None and o.inputs.config is not None
     try:
-        agent = await load_agent(o.suite.agent_dir)
+        agent = await load_agent(o.suite.agent_dir, repo_root)
     except AgentLoadError as e:
         agent_error(o.record, e, repo_root)
         o.items = []
@@ -278,7 +279,10 @@ async def _guarded(o: OpenSuite, item: CaseRun, repo_root: Path) -> CaseRunOutco
 
 
 def _failed(outcome: CaseRunOutcome) -> bool:
-    return outcome.error is not None
+    """Whether a case run counts as one "with errors" in the progress line: it has an error
+    record, or its run has no scores for a reason (a model fault summed up per suite, the
+    agent's own code raising)."""
+    return outcome.error is not None or outcome.run.error is not None
 
 
 def _job_name(o: OpenSuite, item: CaseRun) -> str:
@@ -327,11 +331,23 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
             await run.pool.run(jobs)
         finally:  # cancelled too (a signal): what finished is placed
             for o in started:
-                place(o.record, sorted(by_suite.get(o.suite.name, []),
-                                       key=lambda x: x.item.position))
+                _place_suite(o, by_suite.get(o.suite.name, []), counted=run.calls is not None)
             for o in started:
                 if o.agent is not None:
                     await o.agent.close()
+
+
+def _place_suite(o: OpenSuite, outcomes: list[CaseRunOutcome], counted: bool) -> None:
+    """Places a suite's finished case runs in its record (in the order of its plan); when
+    every one of its case runs ran and its agent failed to start in each (``counted``: the
+    runs' model calls were counted, :mod:`.startup`), as the suite's one agent error."""
+    ordered = sorted(outcomes, key=lambda x: x.item.position)
+    stopped = not_started(ordered, o.suite.name, o.record.agent) if (
+        counted and len(ordered) == len(o.items)) else None
+    if stopped is not None:
+        ordered, error = stopped
+        o.record.errors.append(error)
+    place(o.record, ordered)
 
 
 async def evaluate_suites(
@@ -397,7 +413,7 @@ async def plan_suites(
             for o in phase:
                 assert o.suite.agent_dir is not None
                 try:
-                    agent = await load_agent(o.suite.agent_dir)
+                    agent = await load_agent(o.suite.agent_dir, settings.repo_root)
                 except AgentLoadError as e:
                     agent_error(o.record, e, settings.repo_root)
                     continue

@@ -24,18 +24,25 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+from adk_eval_action.adk.models.case_failures import innermost_user_frame
+from adk_eval_action.adk.models.import_hints import import_hint
 from adk_eval_action.adk.models.user_exits import described, exits_as_errors, unwrapped
 from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, typescript_adk
 
 
 class AgentLoadError(AdkEvalActionError):
     """The agent module failed to import or exposes no agent. ``path`` and ``line``: where
-    inside the agent folder it raised (absolute path, line from 1), None when not known."""
+    the repository's code raised (absolute path, line from 1), None when not known;
+    ``hint``: what to do (install a dependency, set PYTHONPATH, fix the code), None when
+    nothing more is known."""
 
-    def __init__(self, message: str, path: Path | None = None, line: int | None = None):
+    def __init__(self, message: str, path: Path | None = None, line: int | None = None,
+                 hint: str | None = None):
         super().__init__(message)
         self.path = path
         self.line = line
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -125,23 +132,36 @@ class ImportScope:
         sys.path[:] = self._saved_path
 
 
-async def load_agent(agent_dir: Path) -> LoadedAgent:
-    """Imports the agent package ``agent_dir`` as ADK's agent loader does (inside an open
-    :class:`ImportScope` that names it) and returns its agent.
+async def load_agent(agent_dir: Path, repo_root: Path | None = None) -> LoadedAgent:
+    """Imports the agent package ``agent_dir`` as google-adk's loaders do (inside an open
+    :class:`ImportScope` that names it) and returns its agent: ``root_agent``, ``app`` or
+    ``get_agent_async`` of ``<name>.agent`` (``agent.py`` or an ``agent/`` package), else of
+    the package itself (its ``__init__.py``), else ``root_agent.yaml``
+    (:mod:`adk_eval_action.project.agent_shapes`).
 
     ``get_agent_async`` is awaited on the running event loop. The agent's ``.env`` is
     loaded into ``os.environ`` as ``adk eval`` loads it
-    (google.adk.cli.utils.envs.load_dotenv_for_agent).
+    (google.adk.cli.utils.envs.load_dotenv_for_agent). Paths in messages are relative to
+    ``repo_root`` (default: the agent's parent folder).
 
     Raises:
-        AgentLoadError: the import raised (the message names the file and line inside the
-            agent folder), or the module has no ``root_agent``, ``app`` or
-            ``get_agent_async``.
+        AgentLoadError: the import raised (the message names the file and line of the
+            repository's code that raised, the hint what to do:
+            :func:`~adk_eval_action.adk.models.import_hints.import_hint`), the folder holds
+            an ADK for TypeScript agent, or no agent is exposed in any shape google-adk loads.
     """
     import importlib
 
     agent_dir = Path(agent_dir).resolve()
+    root = Path(repo_root).resolve() if repo_root is not None else agent_dir.parent
     name = agent_dir.name
+    shown = _relative(agent_dir, root)
+    typescript = typescript_adk(agent_dir, root)
+    if typescript is not None and not (agent_dir / "__init__.py").is_file():
+        raise AgentLoadError(
+            f"agent {shown} is an ADK for TypeScript agent ({_relative(typescript, root)}), "
+            "which adk-eval-action does not run: it evaluates google-adk (Python) agents",
+            hint="evaluate it with ADK for TypeScript's own tools")
     try:
         from google.adk.cli.utils import envs
 
@@ -150,45 +170,106 @@ async def load_agent(agent_dir: Path) -> LoadedAgent:
         pass
     try:
         with exits_as_errors():  # sys.exit() at import is the agent's import error
-            module = importlib.import_module(name)
-            agent_module = getattr(module, "agent", None) or importlib.import_module(
-                f"{name}.agent"
-            )
+            package = importlib.import_module(name)
+            modules = _agent_modules(package, name)
     except Exception as e:
-        frame = _frame_raised(e, agent_dir)
+        frame = _raised_at(e, agent_dir, root)
         raise AgentLoadError(
-            f"agent {name} failed to import: {described(e)}{_at(frame, agent_dir)}",
-            *_place(frame),
+            f"agent {shown} failed to import: {described(e)}{_at(frame, root)}",
+            *_place(frame), hint=import_hint(e, agent_dir, root),
         ) from e
-    return await _agent_of(agent_module, agent_dir)
+    return await _agent_of(modules, agent_dir, root)
 
 
-async def _agent_of(agent_module: ModuleType, agent_dir: Path) -> LoadedAgent:
+def _agent_modules(package: ModuleType, name: str) -> list[ModuleType]:
+    """Where the agent may be, in ``adk eval``'s order: the package's ``agent`` module
+    (imported by ``__init__.py`` or not), then the package itself.
+
+    Raises:
+        Exception: whatever importing ``<name>.agent`` raised, but its absence."""
+    import importlib
+
+    sub = getattr(package, "agent", None)
+    if not isinstance(sub, ModuleType):
+        try:
+            sub = importlib.import_module(f"{name}.agent")
+        except ModuleNotFoundError as e:
+            if e.name != f"{name}.agent":
+                raise
+            sub = None
+    return [m for m in (sub, package) if m is not None]
+
+
+async def _agent_of(modules: list[ModuleType], agent_dir: Path, root: Path) -> LoadedAgent:
     from google.adk.apps.app import App
 
     name = agent_dir.name
-    app = getattr(agent_module, "app", None)
-    if isinstance(app, App):
-        return LoadedAgent(app_name=name, root_agent=app.root_agent, app=app)
-    if hasattr(agent_module, "root_agent"):
-        return LoadedAgent(app_name=name, root_agent=agent_module.root_agent)
-    factory = getattr(agent_module, "get_agent_async", None)
-    if factory is not None:
-        try:
-            with exits_as_errors():
-                made = factory()
-                made = await made if inspect.isawaitable(made) else made
-            root_agent, exit_stack = made if isinstance(made, tuple) else (made, None)
-        except Exception as e:
-            frame = _frame_raised(e, agent_dir)
-            raise AgentLoadError(
-                f"agent {name}: get_agent_async failed: {described(e)}{_at(frame, agent_dir)}",
-                *_place(frame),
-            ) from e
-        return LoadedAgent(app_name=name, root_agent=root_agent, exit_stack=exit_stack)
+    for module in modules:
+        app = getattr(module, "app", None)
+        if isinstance(app, App):
+            return LoadedAgent(app_name=name, root_agent=app.root_agent, app=app)
+        if hasattr(module, "root_agent"):
+            return LoadedAgent(app_name=name, root_agent=module.root_agent)
+        factory = getattr(module, "get_agent_async", None)
+        if factory is not None:
+            return await _from_factory(factory, agent_dir, root)
+    config = agent_dir / "root_agent.yaml"
+    if config.is_file():
+        return _from_config(config, root)
     raise AgentLoadError(
-        f"agent {agent_dir}: module `{name}.agent` has no `root_agent`, `app` or `get_agent_async`"
+        f"agent {_relative(agent_dir, root)}: no agent found ({ACCEPTED_SHAPES})",
+        hint="expose the agent as `root_agent` in the agent folder's agent.py or __init__.py",
     )
+
+
+async def _from_factory(factory: Any, agent_dir: Path, root: Path) -> LoadedAgent:
+    try:
+        with exits_as_errors():
+            made = factory()
+            made = await made if inspect.isawaitable(made) else made
+        root_agent, exit_stack = made if isinstance(made, tuple) else (made, None)
+    except Exception as e:
+        frame = _raised_at(e, agent_dir, root)
+        raise AgentLoadError(
+            f"agent {_relative(agent_dir, root)}: get_agent_async failed: {described(e)}"
+            f"{_at(frame, root)}", *_place(frame), hint=import_hint(e, agent_dir, root),
+        ) from e
+    return LoadedAgent(app_name=agent_dir.name, root_agent=root_agent, exit_stack=exit_stack)
+
+
+def _from_config(config: Path, root: Path) -> LoadedAgent:
+    """The agent of ``root_agent.yaml``, as google-adk's loader makes it
+    (google.adk.agents.config_agent_utils.from_config)."""
+    try:
+        from google.adk.agents.config_agent_utils import from_config
+
+        root_agent = from_config(str(config))
+    except Exception as e:  # noqa: BLE001 - every failure is the config's
+        raise AgentLoadError(
+            f"agent {_relative(config.parent, root)}: {_relative(config, root)} failed to "
+            f"load: {described(e)}", config, hint="fix the agent config (ADK's agent config "
+            "reference: https://google.github.io/adk-docs/agents/config/)",
+        ) from e
+    return LoadedAgent(app_name=config.parent.name, root_agent=root_agent)
+
+
+def _relative(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` (POSIX), as given when it is outside."""
+    try:
+        return path.resolve().relative_to(root).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def _raised_at(
+    error: BaseException, agent_dir: Path, root: Path,
+) -> traceback.FrameSummary | None:
+    """Where the repository's code raised ``error``: a SyntaxError's own place, else the
+    innermost frame of the repository's code (not installed packages), else the innermost
+    inside the agent folder."""
+    if isinstance(unwrapped(error), SyntaxError):
+        return _frame_raised(error, agent_dir)
+    return innermost_user_frame(unwrapped(error), root) or _frame_raised(error, agent_dir)
 
 
 def _frame_raised(error: BaseException, agent_dir: Path) -> traceback.FrameSummary | None:
@@ -202,12 +283,12 @@ def _frame_raised(error: BaseException, agent_dir: Path) -> traceback.FrameSumma
     return inside[-1] if inside else None
 
 
-def _at(frame: traceback.FrameSummary | None, agent_dir: Path) -> str:
-    """`` (at travel_agent/agent.py:3)`` for ``frame`` (relative to the agent's parent
-    folder), or ``""``."""
+def _at(frame: traceback.FrameSummary | None, root: Path) -> str:
+    """`` (at backend/my_agent/agent.py:3)`` for ``frame`` (relative to the repository
+    root ``root``), or ``""``."""
     if frame is None:
         return ""
-    return f" (at {Path(frame.filename).relative_to(agent_dir.parent)}:{frame.lineno})"
+    return f" (at {_relative(Path(frame.filename), root)}:{frame.lineno})"
 
 
 def _place(frame: traceback.FrameSummary | None) -> tuple[Path | None, int | None]:
@@ -272,7 +353,7 @@ async def imported_files(
         with ImportScope(batch, repo_root):
             for agent_dir in batch:
                 try:
-                    await load_agent(agent_dir)
+                    await load_agent(agent_dir, repo_root)
                 except AgentLoadError as e:
                     failed[agent_dir] = str(e)
             for module in modules:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Iterator
@@ -116,6 +117,8 @@ class CaseRunFailure(BaseModel):
     kind: str | None
     message: str
     cause: str | None = None
+    #: Where the agent's own code raised (repository-relative POSIX path, line from 1).
+    raised_at: tuple[str, int] | None = None
 
 
 def _user_file(filename: str, root: Path) -> bool:
@@ -137,6 +140,23 @@ def innermost_user_frame(error: BaseException, root: Path) -> traceback.FrameSum
         frames = traceback.extract_tb(link.__traceback__)
         inside = [f for f in frames if _user_file(f.filename, root)] or inside
     return inside[-1] if inside else None
+
+
+def _is_os_module(filename: str) -> bool:
+    """Whether a frame's file is the ``os`` module (CPython names a frozen module's frames
+    ``<frozen os>``)."""
+    return filename == "<frozen os>" or Path(filename).resolve() == Path(os.__file__).resolve()
+
+
+def missing_variable(error: BaseException) -> str | None:
+    """The name of the environment variable whose reading raised ``error``: a ``KeyError``
+    raised by ``os.environ[...]`` (its innermost frame is ``os``'s mapping), else None."""
+    for link in exception_chain(error):
+        frames = traceback.extract_tb(link.__traceback__)
+        if (isinstance(link, KeyError) and frames and link.args
+                and _is_os_module(frames[-1].filename) and frames[-1].name == "__getitem__"):
+            return str(link.args[0])
+    return None
 
 
 def classify_inference_failure(
@@ -168,11 +188,14 @@ def classify_inference_failure(
     root = repo_root.resolve()
     frame = innermost_user_frame(error, root) if error is not None else None
     if frame is not None and error is not None:
-        where = Path(frame.filename).resolve().relative_to(root)
+        where = Path(frame.filename).resolve().relative_to(root).as_posix()
+        unset = missing_variable(error)
         return CaseRunFailure(
             status=CaseStatus.FAILED,
             kind=None,
-            message=f"the agent raised {described(error)} (at {where}:{frame.lineno})",
+            message=f"the agent raised {described(error)} (at {where}:{frame.lineno})"
+            + (f": the environment variable `{unset}` is not set" if unset else ""),
+            raised_at=(where, frame.lineno or 0),
         )
     return _behaviour(error) or CaseRunFailure(
         status=CaseStatus.ERROR, kind="inference", message=f"inference failed: {message}"
