@@ -7,7 +7,10 @@ models of ``adk_eval_action.testing.standins``.
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.adk.models import LLMRegistry
@@ -15,9 +18,14 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types as genai_types
 
 from adk_eval_action.adk.files import evalconfig
+from adk_eval_action.adk.files.history import read_eval_history
 from adk_eval_action.errors import ConfigError
-from conftest import CliRun
+from adk_eval_action.results.io import load_results
+from adk_eval_action.results.model import RunResults
+from conftest import CliRun, as_adk_eval_starts
 from support.adk_features import needs_live_evaluation
+from support.adk_num_runs import adk_eval_num_runs
+from support.newer_adk import with_tool_parameter_match
 from support.reported import Run, only_metric, reported_runner
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adk213"
@@ -144,3 +152,125 @@ def test_cloud_tts_without_credentials_fails_in_google_adk_too(
 
     with pytest.raises(DefaultCredentialsError):
         asyncio.run(speak())
+
+
+@pytest.fixture
+def coin_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of ``coin_desk`` with the eval_history of ``adk eval --num_runs 3`` of its
+    agent: one file holding three results of the one eval case, scored 1, 0 and 1 (the
+    agent's model answers "yes", "no", "yes")."""
+    root = tmp_path / "coin_desk"
+    shutil.copytree(FIXTURES / "coin_desk", root, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.chdir(root)
+    eval_dir = root / "coin_bot" / "eval"
+    with as_adk_eval_starts(monkeypatch, ("agent", "coin_bot")):
+        return adk_eval_num_runs(root / "coin_bot", eval_dir / "sky.evalset.json",
+                                 eval_dir / "test_config.json", num_runs=3)
+
+
+def _case_scores(results: RunResults, metric: str) -> list[float | None]:
+    (suite,) = results.suites
+    (eval_set,) = suite.eval_sets
+    (case,) = eval_set.eval_cases
+    return [m.score for run in case.runs for m in run.metrics if m.metric_name == metric]
+
+
+def test_multi_run_eval_history_read_as_its_runs(coin_history: Path) -> None:
+    """The file of ``adk eval --num_runs 3`` holds three results of ``sunny``: read as its
+    runs 1..3, alike from the file and from the folder (the folder once kept only the first
+    result of each case of the newest file: one run, scored 1.0)."""
+    (file,) = coin_history.glob("*.evalset_result.json")
+    raw = json.loads(file.read_text(encoding="utf-8"))
+    assert [r["eval_id"] for r in raw["eval_case_results"]] == ["sunny"] * 3
+    for source in (file, coin_history):
+        results = read_eval_history(source)
+        assert results.suites[0].num_runs == 3
+        assert sorted(_case_scores(results, "response_match_score")) == [0.0, 1.0, 1.0]
+
+
+def test_multi_run_eval_history_as_baseline_and_head_without_averaging_twice(
+    coin_history: Path, cli: CliRun
+) -> None:
+    """A multi-run eval_history is a baseline and a head as it is: the case's mean over its
+    three runs (2/3), the same as this tool's own three runs of the same agent, so the delta
+    is 0 both ways; neither one run of it (1.0, a drop of 1/3) nor the runs' mean counted as
+    one run beside them."""
+    result = cli("run", "coin_bot", "--num-runs", "3", "--baseline", str(coin_history),
+                 "--results-out", "ours.json", "--comparison-out", "comparison.json")
+    assert result.exit_code in (0, 1), result.output
+    ours = load_results(Path("ours.json"))
+    assert sorted(_case_scores(ours, "response_match_score")) == [0.0, 1.0, 1.0]
+    _assert_unchanged(json.loads(Path("comparison.json").read_text(encoding="utf-8")))
+
+    result = cli("compare", str(coin_history), "--baseline", "ours.json",
+                 "--json-out", "reverse.json")
+    assert result.exit_code in (0, 1), result.output
+    _assert_unchanged(json.loads(Path("reverse.json").read_text(encoding="utf-8")))
+
+
+def _assert_unchanged(comparison: dict[str, Any]) -> None:
+    (metric,) = [m for m in comparison["metrics"] if m["metric_name"] == "response_match_score"]
+    for side in ("baseline", "head"):
+        assert metric[side]["mean"] == pytest.approx(2 / 3)
+        assert metric[side]["scored"] == 3
+        assert metric[f"{side}_matched"] == pytest.approx(2 / 3)
+    assert metric["delta"] == pytest.approx(0.0)
+
+
+def test_new_metric_name_handled_generically_with_its_declared_range(
+    adk213: Run, monkeypatch: pytest.MonkeyPatch, cli: CliRun, tmp_path: Path
+) -> None:
+    """A metric a later google-adk ships (``tool_parameter_match``, google/adk-python#6726)
+    is evaluated, planned, recorded and gated as google-adk declares it: no name list of
+    this package knows it. The agent passes 1 of 2 expected arguments: 0.5, passed at the
+    0.5 threshold, its range [0, 1] recorded; the plan counts no judge call for it and does
+    not call it a custom metric; a threshold outside its declared range is refused; an ADK
+    eval_history holding it gets that range too."""
+    with with_tool_parameter_match(monkeypatch):
+        code, output, results = adk213("param_desk", "hotel_bot")
+        assert code == 0, output
+        assert results is not None
+        metric = only_metric(results, "tool_parameter_match")
+        assert (metric["score"], metric["status"]) == (0.5, "passed")
+        assert (metric["min_value"], metric["max_value"]) == (0.0, 1.0)
+        assert metric["higher_is_better"] is True
+        assert only_metric(results, "tool_trajectory_avg_score")["score"] == 0.0
+
+        plan = cli("plan", "hotel_bot")
+        assert plan.exit_code == 0, plan.output
+        assert "tool_parameter_match" in plan.output  # among the suite's metrics
+        assert "not estimated: tool_parameter_match" not in plan.output
+        assert "judge calls: none" in plan.output
+
+        code, output, results = adk213("param_desk", "--config", "out_of_range.yaml")
+        assert code == 2
+        assert "tool_parameter_match" in output and "1.5" in output
+
+    outside = tmp_path / "outside"
+    shutil.copytree(FIXTURES / "param_desk", outside)
+    history = outside / "hotel_bot" / ".adk" / "eval_history"
+    history.mkdir(parents=True)
+    (history / "hotel_bot_rome_1.evalset_result.json").write_text(
+        json.dumps(_history_of(results_metric=metric)), encoding="utf-8")
+    with with_tool_parameter_match(monkeypatch):
+        read = read_eval_history(history)
+    (run,) = read.suites[0].eval_sets[0].eval_cases[0].runs
+    (recorded,) = run.metrics
+    assert (recorded.min_value, recorded.max_value, recorded.score) == (0.0, 1.0, 0.5)
+
+
+def _history_of(results_metric: dict[str, Any]) -> dict[str, Any]:
+    """An ADK EvalSetResult of one eval case scored on ``tool_parameter_match`` alone."""
+    score = results_metric["score"]
+    metric = {"metric_name": "tool_parameter_match", "threshold": 0.5, "score": score,
+              "eval_status": 1}
+    return {
+        "eval_set_result_id": "hotel_bot_rome_1", "eval_set_id": "rome",
+        "creation_timestamp": 1.0,
+        "eval_case_results": [{
+            "eval_set_file": "rome", "eval_set_id": "rome", "eval_id": "one_room",
+            "final_eval_status": 1, "overall_eval_metric_results": [metric],
+            "eval_metric_result_per_invocation": [], "session_id": "s1",
+        }],
+    }

@@ -21,7 +21,10 @@ Counted from the eval sets and the eval config, as ADK would run them:
   ``hallucinations_v1`` twice per invocation with a final response (segmenter, then
   validator; intermediate replies too when ``evaluate_intermediate_nl_responses``).
   Metrics evaluated by Vertex AI, custom metrics and ``per_turn_user_simulator_quality_v1``
-  are listed as not estimated.
+  are listed as not estimated. A google-adk metric not named here (one a later google-adk
+  adds, such as ``tool_parameter_match``, google/adk-python#6726) is read from its
+  criterion: without judge model options it calls no model (:func:`model_free`); with them
+  its judge calls are listed as not estimated.
 
 The wall time estimate is model time only (add the start-up, about the time to import
 google-adk): each case run is a chain of calls one after another (its agent calls, then
@@ -34,7 +37,7 @@ model's bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from google.adk.evaluation.eval_case import IntermediateData, Invocation, InvocationEvents
@@ -113,6 +116,8 @@ class SuitePlan(BaseModel):
     agent_models: list[str] = Field(default_factory=list)
     cases: list[CasePlan] = Field(default_factory=list)
     not_estimated: dict[str, str] = Field(default_factory=dict)
+    #: The metrics that call no model (:func:`model_free`).
+    model_free: list[str] = Field(default_factory=list)
 
     @property
     def case_runs(self) -> int:
@@ -268,7 +273,7 @@ def _suite_lines(suite: SuitePlan) -> list[str]:
              if counted else "not estimated")
     judged = ", ".join(f"{n} ~{k * runs}" for n, k in judges.items())
     if not judged:
-        judges_used = any(m not in MODEL_FREE_METRICS for m in suite.metrics)
+        judges_used = any(m not in suite.model_free for m in suite.metrics)
         judged = "not estimated" if scenarios and judges_used else "none"
     out = [
         f"suite {suite.name}: {suite.eval_sets} eval set(s), {len(suite.cases)} eval "
@@ -341,9 +346,29 @@ def _judge_options(metric: EvalMetric) -> tuple[int, int]:
     return options.num_samples, getattr(options, "parallelism_limit", 1)
 
 
-def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
+KNOWN_JUDGES = PER_INVOCATION_JUDGES | PER_CASE_JUDGES | VERTEX_METRICS | {
+    "hallucinations_v1", "per_turn_user_simulator_quality_v1"}
+"""The google-adk metrics that call a model, whose calls :func:`judge_cost` knows."""
+
+
+def model_free(metric: EvalMetric, custom: Collection[str] = ()) -> bool:
+    """Whether ``metric`` calls no model: ADK's metrics that compare with the expected
+    invocations or count (:data:`MODEL_FREE_METRICS`), and any other google-adk metric whose
+    criterion model has no judge model options (``judge_model`` None; a metric a later
+    google-adk adds, such as ``tool_parameter_match``). A custom metric (in ``custom``) may
+    call what its function calls: not model-free."""
+    name = metric.metric_name
+    if name in MODEL_FREE_METRICS:
+        return True
+    return name not in custom and name not in KNOWN_JUDGES and judge_model(metric) is None
+
+
+def judge_cost(
+    metric: EvalMetric, case: EvalCase, custom: Collection[str] = ()
+) -> tuple[int, int] | str:
     """``(calls, rounds)`` one run of ``case`` costs for a judge metric (rounds: calls
-    made one after another), or why it is not estimated."""
+    made one after another), or why it is not estimated; ``custom`` names the eval
+    config's custom metrics."""
     name = metric.metric_name
     if name in PER_INVOCATION_JUDGES:
         samples, limit = _judge_options(metric)
@@ -360,7 +385,10 @@ def judge_cost(metric: EvalMetric, case: EvalCase) -> tuple[int, int] | str:
         return "evaluated by Vertex AI's eval service (remote calls, not counted)"
     if name == "per_turn_user_simulator_quality_v1":
         return "judges simulated turns, which are not known before the run"
-    return "a custom metric: its model calls, if any, are not known"
+    if name in custom:
+        return "a custom metric: its model calls, if any, are not known"
+    return ("a google-adk metric with a judge whose calls this plan does not know how to "
+            "count")
 
 
 def _nl_steps(invocation: Invocation, intermediate: bool) -> int:
@@ -372,9 +400,11 @@ def _nl_steps(invocation: Invocation, intermediate: bool) -> int:
 
 
 def plan_case(
-    suite: str, eval_set_id: str, case: EvalCase, metrics: list[EvalMetric]
+    suite: str, eval_set_id: str, case: EvalCase, metrics: list[EvalMetric],
+    custom: Collection[str] = (),
 ) -> tuple[CasePlan, dict[str, str]]:
-    """The cost of one run of ``case`` and the metrics not estimated (name -> why)."""
+    """The cost of one run of ``case`` and the metrics not estimated (name -> why);
+    ``custom`` names the eval config's custom metrics."""
     if case.conversation_scenario is not None:
         plan = CasePlan(
             suite=suite, eval_set_id=eval_set_id, eval_id=case.eval_id, turns=0, scenario=True
@@ -395,9 +425,9 @@ def plan_case(
     skipped: dict[str, str] = {}
     for metric in metrics:
         judge = judge_model(metric)
-        if metric.metric_name in MODEL_FREE_METRICS:
+        if model_free(metric, custom):
             continue
-        cost = judge_cost(metric, case)
+        cost = judge_cost(metric, case, custom)
         if isinstance(cost, str):
             skipped[metric.metric_name] = cost
             continue
@@ -417,6 +447,7 @@ def plan_suite(
 ) -> SuitePlan:
     """The plan of one suite from its eval config and its (prepared) ADK eval sets."""
     metrics = get_eval_metrics_from_config(config.eval_config)
+    custom = frozenset(config.eval_config.custom_metrics or {})
     sets = list(eval_sets)
     plan = SuitePlan(
         name=name,
@@ -424,10 +455,11 @@ def plan_suite(
         eval_sets=len(sets),
         metrics=[m.metric_name for m in metrics],
         agent_models=agent_models or [],
+        model_free=[m.metric_name for m in metrics if model_free(m, custom)],
     )
     for eval_set in sets:
         for case in eval_set.eval_cases:
-            case_plan, skipped = plan_case(name, eval_set.eval_set_id, case, metrics)
+            case_plan, skipped = plan_case(name, eval_set.eval_set_id, case, metrics, custom)
             plan.cases.append(case_plan)
             plan.not_estimated.update(skipped)
     return plan

@@ -281,6 +281,13 @@ def _metric_metas(
     return metas
 
 
+def declared_metric_metas() -> dict[str, MetricMeta]:
+    """The value range and direction google-adk's metric registry declares for each metric
+    it ships (its ``MetricInfo``: whatever metrics the installed version has, those a later
+    google-adk adds too), for results that do not record them (ADK's eval_history files)."""
+    return _metric_metas(_registered_metrics(), {})
+
+
 class Overrides(BaseModel):
     """What ``adk-eval.yaml`` says of a suite's metrics, and where: ``thresholds`` replace
     the eval config's, ``higher_is_better`` gives a custom metric its direction; ``file``

@@ -84,8 +84,11 @@ def load_eval_history_files(paths: Iterable[Path]) -> RunResults:
     """Loads ADK ``*.evalset_result.json`` files as one :class:`RunResults`.
 
     Each file is one run of an eval set; files of the same app and eval set become runs
-    1..N of its cases, oldest first. Value ranges are not in these files, so they are
-    left empty.
+    1..N of its cases, oldest first (a file holding several results of an eval case, as
+    ``adk eval --num_runs`` writes it, gives several runs). Value ranges and directions are
+    not in these files: each metric gets the ones the installed google-adk's registry
+    declares for it (:func:`~adk_eval_action.adk.files.evalconfig.declared_metric_metas`),
+    none for a metric it does not know (a custom metric).
 
     Raises:
         ResultsFileError: a file is not an ADK EvalSetResult.
@@ -97,7 +100,9 @@ def _as_run_results(loaded: list[tuple[Path, EvalSetResult]]) -> RunResults:
     """Eval set results (and the files they came from) as :class:`RunResults`: a case's
     results become its runs, oldest first."""
     from adk_eval_action.adk.files.convert import expected_from_result, run_record_from_adk
+    from adk_eval_action.adk.files.evalconfig import declared_metric_metas
 
+    metas = declared_metric_metas()
     suites: dict[str, SuiteRecord] = {}
     for path, eval_set_result in sorted(loaded, key=lambda x: x[1].creation_timestamp):
         name = _app_name(path, eval_set_result)
@@ -116,7 +121,7 @@ def _as_run_results(loaded: list[tuple[Path, EvalSetResult]]) -> RunResults:
                     expected_invocations=expected_from_result(case_result),
                 )
                 eval_set.eval_cases.append(case)
-            case.runs.append(run_record_from_adk(case_result, len(case.runs) + 1, {}))
+            case.runs.append(run_record_from_adk(case_result, len(case.runs) + 1, metas))
     for suite in suites.values():
         suite.num_runs = max(
             (len(c.runs) for s in suite.eval_sets for c in s.eval_cases), default=1
@@ -127,25 +132,35 @@ def _as_run_results(loaded: list[tuple[Path, EvalSetResult]]) -> RunResults:
 
 
 def load_eval_history_dir(folder: Path) -> RunResults:
-    """Loads the newest result of each eval case (per app and eval set) found in the
-    ``*.evalset_result.json`` files under ``folder``.
+    """Loads the newest results of each eval case (per app and eval set) found in the
+    ``*.evalset_result.json`` files under ``folder``: every result of that case in the newest
+    file that holds it, each one run.
 
     Per eval case, not per file: google-adk 1.x's ``LocalEvalService.evaluate`` saves one
     file per eval case as each finishes (``save_eval_set_result`` with
     ``eval_case_results=[eval_case_result]``), 2.x one file per eval set at the end of an
-    ``adk eval``; the newest result of each case is the last ``adk eval`` in both.
+    ``adk eval``; the newest result of each case is the last ``adk eval`` in both. An
+    ``adk eval --num_runs N`` (google/adk-python#4411: the inference requests repeated N
+    times, evaluated and saved together) writes N results of each eval case into one file,
+    each run's own invocations and scores: they are that case's runs 1..N, never one run
+    (its mean would be averaged again with the other cases' runs) nor only the first.
 
     Raises:
         ResultsFileError: no such file under the folder, or one is unreadable.
     """
-    newest: dict[tuple[str, str, str], tuple[float, Path, EvalSetResult]] = {}
+    newest: dict[tuple[str, str, str], tuple[float, Path, EvalSetResult, list[Any]]] = {}
     for path in sorted(folder.rglob("*.evalset_result.json")):
         result = _read_eval_set_result(path)
         for case_result in result.eval_case_results:
             key = (_app_name(path, result), result.eval_set_id, case_result.eval_id)
-            if key not in newest or result.creation_timestamp > newest[key][0]:
-                one = result.model_copy(update={"eval_case_results": [case_result]})
-                newest[key] = (result.creation_timestamp, path, one)
+            found = newest.get(key)
+            if found is None or result.creation_timestamp > found[0]:
+                newest[key] = (result.creation_timestamp, path, result, [case_result])
+            elif found[1] == path:  # another run of the case in the same file
+                found[3].append(case_result)
     if not newest:
         raise ResultsFileError(folder, "no ADK *.evalset_result.json files in this folder")
-    return _as_run_results([(path, one) for _, path, one in newest.values()])
+    return _as_run_results([
+        (path, result.model_copy(update={"eval_case_results": runs}))
+        for _, path, result, runs in newest.values()
+    ])
