@@ -51,11 +51,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
+from adk_eval_action.analysis.agentchanges import agent_changes
 from adk_eval_action.analysis.cases import compare_cases
+from adk_eval_action.analysis.comparability import comparability
 from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
 from adk_eval_action.analysis.gatechanges import gate_changes
 from adk_eval_action.analysis.models import (
@@ -323,37 +325,6 @@ def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
     return intervals[0].reason
 
 
-def _comparability(head: RunResults, baseline: RunResults) -> list[str]:
-    """Why the two sides may not be comparable; ``head``/``baseline`` are skeletons."""
-    notes = []
-    versions = (baseline.metadata.adk_version, head.metadata.adk_version)
-    if all(versions) and versions[0] != versions[1]:
-        notes.append(
-            f"google-adk {baseline.metadata.adk_version} (baseline) vs "
-            f"{head.metadata.adk_version} (head)"
-        )
-    base_suites = {s.name: s for s in baseline.suites}
-    for suite in head.suites:
-        other = base_suites.get(suite.name)
-        if other is None or not other.eval_sets:  # no baseline: suites_without_baseline
-            continue
-        if other.eval_config_hash and other.eval_config_hash != suite.eval_config_hash:
-            notes.append(f"suite `{suite.name}`: the eval config changed")
-        if other.judge_models and other.judge_models != suite.judge_models:
-            notes.append(f"suite `{suite.name}`: judge models differ")
-        if other.num_runs != suite.num_runs:
-            notes.append(
-                f"suite `{suite.name}`: num_runs {other.num_runs} (baseline) vs {suite.num_runs}"
-            )
-        base_sets = {e.eval_set_id: e for e in other.eval_sets}
-        for eval_set in suite.eval_sets:
-            base_set = base_sets.get(eval_set.eval_set_id)
-            if (base_set is not None and base_set.content_hash
-                    and base_set.content_hash != eval_set.content_hash):
-                notes.append(f"suite `{suite.name}`: eval set `{eval_set.eval_set_id}` changed")
-    return notes
-
-
 def compare(
     head: RunResults | ScoreTable,
     baseline: RunResults | ScoreTable | None,
@@ -474,12 +445,7 @@ def _compare(
             *(base_table.repeated_warnings("baseline") if base_table is not None else []),
         ],
         num_runs=head_table.num_runs,
-        comparability=_comparability(head_skeleton, base_skeleton) if base_skeleton else [],
-        gate_changes=gate_changes(
-            head_skeleton, base_skeleton, options.gate,
-            {(m.suite, m.metric_name): m.higher_is_better for m in metrics},
-        ) if base_skeleton else [],
-        suites_without_baseline=suites_without_baseline(head_skeleton, base_skeleton),
+        **_suite_facts(head_skeleton, base_skeleton, options.gate, metrics),
         confidence=confidence,
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,
@@ -490,6 +456,23 @@ def _compare(
             seed=options.seed, alpha=options.alpha,
         ),
     )
+
+
+def _suite_facts(head: RunResults, baseline: RunResults | None, gate: GateConfig | None,
+                 metrics: list[MetricComparison]) -> dict[str, Any]:
+    """What the sides' suite records say beside the scores (``head`` and ``baseline`` are
+    skeletons): the suites without a baseline and, with one, why the sides may not be
+    comparable, the gate's changes and the agents' changes since the baseline."""
+    without = suites_without_baseline(head, baseline)
+    if baseline is None:
+        return {"suites_without_baseline": without}
+    return {
+        "suites_without_baseline": without,
+        "comparability": comparability(head, baseline),
+        "gate_changes": gate_changes(
+            head, baseline, gate, {(m.suite, m.metric_name): m.higher_is_better for m in metrics}),
+        "agent_changes": agent_changes(head, baseline, [w.suite for w in without]),
+    }
 
 
 def _table(results: RunResults | ScoreTable) -> ScoreTable:

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
+from adk_eval_action.analysis.agentchanges import AgentChanges
 from adk_eval_action.analysis.cost import CostComparison
 from adk_eval_action.analysis.gatechanges import GateChange
 from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
@@ -283,6 +284,7 @@ class Comparison(BaseModel):
     gate_changes: list[GateChange] = Field(default_factory=list)
     #: The head's suites that have no baseline although the run has one, and why.
     suites_without_baseline: list[SuiteWithoutBaseline] = Field(default_factory=list)
+    agent_changes: list[AgentChanges] = Field(default_factory=list)
 
     @property
     def gate_loosened(self) -> list[GateChange]:

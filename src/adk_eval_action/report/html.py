@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from adk_eval_action.analysis.compare import Comparison, MetricComparison
 from adk_eval_action.analysis.history_models import MetricTrend, TrendPoint
+from adk_eval_action.report.agentchanges import instruction_counts
 from adk_eval_action.report.format import score
 from adk_eval_action.report.gatechanges import gate_changes_line
 from adk_eval_action.report.headline import no_baseline_reason
@@ -226,7 +227,8 @@ def html_environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(score=score, no_baseline_reason=no_baseline_reason)
+    env.filters.update(score=score, no_baseline_reason=no_baseline_reason,
+                       instruction_counts=instruction_counts)
     return env
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
+from adk_eval_action.report.agentchanges import agent_changes_markdown, agent_changes_title
 from adk_eval_action.report.cells import (
     any_interval,
     direction_mark,
@@ -78,6 +79,8 @@ class CommentContext(BaseModel):
         run_url: link to the workflow run, when on GitHub.
         results_path: where the full results file was written.
         show_cases / show_rubrics: False when dropped to fit the size limit.
+        show_agent_diffs: False when the instruction diffs of the agent changes
+            (:mod:`adk_eval_action.report.agentchanges`) are dropped to fit it.
         omitted: what was left out, for a note in the comment.
         chart: mermaid xychart source of baseline vs head per metric ("" when none).
         failed_on_scores: the gate failed on scores that were computed (analysis.gate), not
@@ -109,6 +112,7 @@ class CommentContext(BaseModel):
     results_path: str | None = None
     show_cases: bool = True
     show_rubrics: bool = True
+    show_agent_diffs: bool = True
     omitted: list[str] = Field(default_factory=list)
     chart: str = ""
     failed_on_scores: bool = False
@@ -183,6 +187,8 @@ def template_environment() -> SandboxedEnvironment:
         drops_text=drops_text,
         gate_changes_line=gate_changes_line,
         no_baseline_reason=no_baseline_reason,
+        agent_changes_title=agent_changes_title,
+        agent_changes_markdown=agent_changes_markdown,
         **HISTORY_FILTERS,
     )
     return env
@@ -250,9 +256,12 @@ def _trims(context: CommentContext, where: str) -> list[CommentContext]:
     for update, what in (
         ({"show_cases": False}, "per-case details"),
         ({"show_rubrics": False}, "per-rubric rows"),
+        ({"show_agent_diffs": False}, "the agent's instruction diffs"),
         ({"evidence_shown": 0}, "the evidence of eval cases"),
     ):
-        if what == "the evidence of eval cases" and not most:
+        if (what == "the evidence of eval cases" and not most) or (
+                what == "the agent's instruction diffs"
+                and not any(a.instructions for a in context.comparison.agent_changes)):
             continue
         current = current.model_copy(
             update={**update, "omitted": [*current.omitted, f"{what} (see {where})"]}

@@ -8,6 +8,7 @@ Shape (``schema_version`` 2)::
       suites[]            one per (agent, eval config)
         agent_details     each agent's details (instructions, tool declarations) once, by
                           key; the invocations' app_details refer to them
+        agents            the agent tree as loaded: models, generate configs, sub-agents
         eval_sets[]       file, eval_set_id, content hash, shape it was loaded from
           eval_cases[]    eval_id, line of the eval_id in the file, expected invocations
             runs[]        one per repeat (--num-runs); status, error, actual invocations
@@ -38,6 +39,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.usage import (
     ModelUsage,
     by_model,
@@ -336,6 +338,9 @@ class SuiteRecord(BaseModel):
     #: declarations, as JSON) of the suite's invocations, once, by the key their
     #: ``app_details.agent_details`` give (:mod:`adk_eval_action.results.agentdetails`).
     agent_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: The agent tree as imported (models, generate configs: :mod:`.agenttree`); None in
+    #: files written before it was recorded, and when the agent did not import.
+    agents: list[AgentRecord] | None = None
     #: Set when this suite was not evaluated but taken from the baseline (``--changed-only``:
     #: nothing it depends on changed): the commit the baseline was recorded at.
     reused_from: str | None = None

@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from adk_eval_action.github.sticky import comment_marker
+from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.model import ShardInfo
 from adk_eval_action.text import INVISIBLE
-from e2e.hostile.workspace import HEAD, REPO, Run, Workspace
+from e2e.hostile.workspace import DB_PASSWORD, HEAD, REPO, Run, Workspace
 from support.adk_features import adk_inference_fails_on_deep_tool_output
 
 OTHER_MARKER = comment_marker("other")
@@ -467,6 +468,47 @@ def _baseline_text_inert(run: Run) -> None:
         in comment
     assert "\n````diff\n" in comment and OTHER_MARKER not in comment
     _no_mentions(run)
+
+
+def _baseline_with_hostile_agent(ws: Workspace) -> None:
+    """A baseline results file of the example's suite whose recorded agent (its details as
+    ADK recorded them, and the tree the engine recorded: analysis.agentchanges) holds
+    workflow commands, mentions, a marker, fences, HTML and a secret value in its
+    instruction, a tool's name, a model name, an agent's name and a generate-config key
+    and value, so every part of the head's "agent changed" section is made of them."""
+    from support.results_builder import metric, results
+
+    base = results({"weather_paris": [[metric(
+        "brevity", 1.0, threshold=40.0, higher_is_better=False, max_value=1000.0)]]},
+        suite="travel_agent", eval_set="travel")
+    lines = [BASELINE_TEXT, f"password {DB_PASSWORD}", "x" * 5000 + BASELINE_TEXT]
+    suite = base.suites[0]
+    suite.agent_details = {"k": {"name": "travel_agent", "instructions": "\n".join(lines),
+                                 "tool_declarations": [{"function_declarations": [
+                                     {"name": BASELINE_TEXT, "description": BASELINE_TEXT}]}]}}
+    suite.agents = [
+        AgentRecord(name="travel_agent", kind="LlmAgent", model=BASELINE_TEXT,
+                    generate_config={BASELINE_TEXT: BASELINE_TEXT}),
+        AgentRecord(name=BASELINE_TEXT, kind=BASELINE_TEXT),
+    ]
+    (ws.root / "hostile-agent-base.json").write_text(base.model_dump_json(), encoding="utf-8")
+    ws.inputs["baseline"] = "hostile-agent-base.json"
+
+
+def _agent_changes_inert(run: Run) -> None:
+    """The baseline's agent reached the comment, the summary and the HTML report only as
+    code spans and inside fenced diffs: no marker, no mention, no HTML of theirs."""
+    comment = run.comment_file or ""
+    assert "🔧 The agent changed since the baseline" in comment
+    assert "\n  ````diff\n" in comment and OTHER_MARKER not in comment
+    assert ("\n- Agents removed: `::error::pwned @octocat <!-\u200b- adk-e…:other --> "
+            "''' </details>`\n") in comment
+    assert "\n  -password ***\n" in comment  # the secret redacted, its line kept
+    _no_mentions(run)
+    report = run.files["adk-eval-report.html"]
+    section = report[report.index('<section id="agent">'):]
+    assert "&lt;!-- adk-eval-action:other --&gt;" in section[:section.index("</section>")]
+    assert "<!-- adk-eval-action:other" not in report
 
 
 #: The commit of a hand-made shard part, and another one: workflow commands, a mention and
@@ -1023,8 +1065,9 @@ MENTIONS = "Ping @octocat and @octo/team about GH-1 and octo/agents#9 and #9"
 
 def _no_mentions(run: Run) -> None:
     for text in [run.comment_file, run.files["summary.md"]]:
-        # GitHub links nothing inside fenced code blocks and code spans.
-        prose = re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1\s*$", "", text)
+        # GitHub links nothing inside fenced code blocks (indented up to 3 spaces: in a
+        # list item, CommonMark 0.31 "Fenced code blocks") and code spans.
+        prose = re.sub(r"(?ms)^ {0,3}(`{3,})[^\n]*\n.*?^ {0,3}\1\s*$", "", text)
         prose = re.sub(r"`[^`\n]*`", "", prose)
         assert not re.search(r"@[A-Za-z0-9]", prose), "a mention reaches the comment"
         assert not re.search(r"\bGH-\d|[\w.-]+/[\w.-]+\\?#\d|(?<![\w&])\\?#\d", prose)
@@ -1187,6 +1230,8 @@ CASES: list[Case] = [
     Case("k3-baseline-agent-text-hostile", 3, _baseline_with_hostile_invocations, 0,
          r"gate PASSED: 5/5 eval cases passed; worse: brevity", check=_baseline_text_inert,
          twin={}),
+    Case("k3-baseline-agent-hostile", 3, _baseline_with_hostile_agent, 0,
+         r"gate PASSED: 5/5 eval cases passed", check=_agent_changes_inert, twin={}),
     Case("k3-merge-parts-of-different-commits", 3, _shard_parts(HOSTILE_SHA, 0.8), 2,
          r"part2\.json was recorded at commit ::error::pwned", evaluated=False,
          check=_hostile_sha_inert),

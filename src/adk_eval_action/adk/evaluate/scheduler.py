@@ -47,7 +47,12 @@ from adk_eval_action.adk.evaluate.plan import Plan, plan_suite
 from adk_eval_action.adk.evaluate.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
 from adk_eval_action.adk.evaluate.startup import not_started
 from adk_eval_action.adk.files.prepare import SuiteInputs
-from adk_eval_action.adk.models.agent import AgentLoadError, LoadedAgent, load_agent
+from adk_eval_action.adk.models.agent import (
+    AgentLoadError,
+    LoadedAgent,
+    agent_records,
+    load_agent,
+)
 from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_agent_models
 from adk_eval_action.adk.models.model_limits import ModelGate, agent_model_names
 from adk_eval_action.adk.models.user_exits import exits_as_errors_in_tasks
@@ -240,6 +245,7 @@ async def _start(
         agent_error(o.record, e, repo_root)
         o.items = []
         return False
+    o.record.agents = agent_records(agent.root_agent)  # before the models are wrapped
     gate.wrap_agent(agent.root_agent)
     if calls is not None:
         wrap_agent_models(agent.root_agent, calls)

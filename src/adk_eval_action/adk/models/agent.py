@@ -29,6 +29,7 @@ from adk_eval_action.adk.models.import_hints import import_hint
 from adk_eval_action.adk.models.user_exits import described, exits_as_errors, unwrapped
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, typescript_adk
+from adk_eval_action.results.agenttree import AgentRecord
 
 
 class AgentLoadError(AdkEvalActionError):
@@ -313,6 +314,70 @@ def agent_tree(root: Any) -> Iterator[Any]:
             inner = getattr(tool, "agent", None)
             if inner is not None and hasattr(inner, "sub_agents"):
                 stack.append(inner)
+
+
+def agent_records(root: Any) -> list[AgentRecord] | None:
+    """Each agent of the tree of ``root`` (:func:`agent_tree` order) as
+    :class:`~adk_eval_action.results.agenttree.AgentRecord`: what ADK's ``AgentDetails``
+    leaves out (its model, generate config, sub-agents, tool names). Read before the run
+    wraps the models (adk.models.model_limits), so a model is its name as written. None
+    when an agent of the user's tree cannot be read (a property that raises): the tree is
+    then unknown, never half known."""
+    try:
+        return [_agent_record(agent) for agent in agent_tree(root)]
+    except Exception:  # noqa: BLE001 - the user's agent objects: unknown, not a failed run
+        return None
+
+
+def _agent_record(agent: Any) -> AgentRecord:
+    config = getattr(agent, "generate_content_config", None)
+    dumped = config.model_dump(mode="json", exclude_none=True) if config is not None else None
+    if dumped is not None:
+        dumped.pop("http_options", None)  # transport, and where headers with keys go
+    return AgentRecord(
+        name=str(getattr(agent, "name", "")),
+        kind=type(agent).__name__,
+        model=_model_name(agent),
+        instruction_provider=callable(getattr(agent, "instruction", None)),
+        generate_config=dumped or None,
+        sub_agents=[str(getattr(a, "name", "")) for a in getattr(agent, "sub_agents", None) or []],
+        tools=[_tool_name(t) for t in getattr(agent, "tools", None) or []],
+    )
+
+
+def _model_name(agent: Any) -> str | None:
+    """The model an ``LlmAgent`` calls: its own, else its nearest ancestor's, else ADK's
+    default (``LlmAgent.canonical_model``'s rule; the model is built only for the
+    default); None for an agent that calls none, or whose default ADK cannot build."""
+    from google.adk.agents import LlmAgent
+
+    if not isinstance(agent, LlmAgent):
+        return None
+    current: Any = agent
+    while current is not None:
+        model = getattr(current, "model", None)
+        if model:
+            return _name_of(model)
+        current = getattr(current, "parent_agent", None)
+    try:
+        return _name_of(agent.canonical_model)
+    except Exception:  # noqa: BLE001 - google-adk 1.x has no default model: it raises
+        return None
+
+
+def _name_of(model: Any) -> str:
+    """A model's name: the str itself, a ``BaseLlm``'s ``model``, else its class."""
+    name = model if isinstance(model, str) else getattr(model, "model", None)
+    return str(name) if name else type(model).__name__
+
+
+def _tool_name(tool: Any) -> str:
+    """A tool as the agent declares it: a tool's ``name``, a function's name, else its
+    class (a toolset)."""
+    name = getattr(tool, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return str(getattr(tool, "__name__", None) or type(tool).__name__)
 
 
 def _repo_file(module: ModuleType, repo_root: Path) -> Path | None:
