@@ -345,20 +345,20 @@ def merge_command(parts: tuple[str, ...], **flags: Any) -> None:
     `run --shard K/N`) into one (--results-out), which compare, render and the gate read.
     Refuses (exit 2, naming them) parts of different runs or recorded at different commits,
     a shard given twice or missing, and an eval case in two parts or in none."""
+    from adk_eval_action.errors import OutputError
     from adk_eval_action.files import expand_glob
-    from adk_eval_action.results.io import save_results
-    from adk_eval_action.run.pipeline import merge_files
+    from adk_eval_action.run.pipeline import merge_files, results_writer
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
-        out = request.path(request.settings.results_path)
         _refuse_clashes(request.workdir, [("--results-out", request.settings.results_path)], [
             ("PARTS", Path(os.path.relpath(found, request.workdir))) for pattern in parts
             for found in expand_glob(str(request.workdir / pattern))])
-        merged = merge_files(request.workdir, list(parts))
+        writer = results_writer(request)  # the one writer of a results file, merged too
+        writer.take(merge_files(request.workdir, list(parts)))
         try:
-            save_results(merged, out)
-        except OSError as e:
+            writer.save()
+        except OutputError as e:
             log.error("cannot write the merged results: %s", e)
             sys.exit(EXIT_USAGE)
         log.info("merged results: %s", request.settings.results_path)

@@ -2,11 +2,12 @@
 
 No stage of a run holds its :class:`~adk_eval_action.results.model.RunResults` to fill: each
 hands the writer what it produced, as it produces it. The run's metadata when evaluation
-starts (:meth:`ResultsWriter.start`; or the whole results of merged shards,
-:meth:`ResultsWriter.take`); each suite's record (the evaluation hands over every suite's
-record as it opens the suite, :attr:`ResultsWriter.suites`, and places each case run in it
-as it finishes, so the writer always holds what completed: what a stop flushes); the
-run-wide errors and warnings, the shard, the model-call counts, why a run was skipped.
+starts (:meth:`ResultsWriter.start`); each suite's record as the evaluation opens the suite,
+each case run as it finishes and each suite's summary (the writer is the evaluation's
+:class:`~adk_eval_action.results.stream.SuiteRecords`, so it always holds what completed:
+what a stop flushes); the parts of a sharded run, case run by case run
+(:meth:`ResultsWriter.take`); the run-wide errors and warnings, the shard, the model-call
+counts, why a run was skipped.
 :meth:`ResultsWriter.results` builds the run's results from them once the evaluation is
 over (cleaned: :func:`~adk_eval_action.results.io.clean_results`); what is handed over
 after that (an error of the baseline, adaptive repeats' runs) the writer adds to them.
@@ -31,28 +32,27 @@ from adk_eval_action.results.model import (
     ShardInfo,
     SuiteRecord,
 )
+from adk_eval_action.results.stream import CaseRunDone, SuiteClosed, SuiteRecords
 from adk_eval_action.results.usage import merge_usage
 
 __all__ = ["ResultsWriter", "merge_runs"]
 
 
-class ResultsWriter:
+class ResultsWriter(SuiteRecords):
     """The results of one run, handed over by its stages, written to ``path`` (absolute;
     ``shown`` is how messages name it, the ``results_path`` setting). ``redact`` removes the
     run's known secret values from the results when they are built (:meth:`results`).
-
-    ``suites`` is the list of suite records the evaluation fills (it keeps the records of
-    the suites it opened, and places case runs in them as they finish); nothing else is
-    to be appended to it directly.
+    The evaluation hands it the suites' records, case runs and summaries as they come
+    (:class:`~adk_eval_action.results.stream.SuiteRecords`).
     """
 
     def __init__(self, path: Path, redact: Redactor | None = None,
                  shown: Path | None = None) -> None:
+        super().__init__()
         self.path = path
         self.shown = shown or path
         self._redact = redact
         self.metadata: RunMetadata | None = None
-        self.suites: list[SuiteRecord] = []
         self._errors: list[ErrorRecord] = []
         self._warnings: list[str] = []
         self._shard: ShardInfo | None = None
@@ -69,8 +69,26 @@ class ResultsWriter:
         self.metadata = metadata
 
     def take(self, results: RunResults) -> None:
-        """Results made whole elsewhere (the merged parts of a sharded run)."""
-        self._built = clean_results(results, self._redact)
+        """Results made whole elsewhere (the merged parts of a sharded run), handed over
+        as an evaluation hands over its own: the metadata, each suite as opened, each of
+        its case runs, its summary (errors, warnings, tokens), then the run-wide errors
+        and warnings."""
+        self.start(results.metadata)
+        for suite in results.suites:
+            self.open_suite(_opened(suite))
+            for eval_set in suite.eval_sets:
+                for position, case in enumerate(eval_set.eval_cases):
+                    for run in case.runs:
+                        self.add_case_run(CaseRunDone(
+                            suite=suite.name, eval_set_id=eval_set.eval_set_id,
+                            eval_id=case.eval_id, position=position, run=run))
+            self.close_suite(SuiteClosed(suite=suite.name, errors=tuple(suite.errors),
+                                         warnings=tuple(suite.warnings),
+                                         usage=tuple(suite.usage or ())))
+        for error in results.errors:
+            self.add_error(error)
+        self.add_warnings(results.warnings)
+        self.set_shard(results.shard)
 
     def add_error(self, error: ErrorRecord) -> None:
         """A run-wide error (the preflight's, an internal error, the baseline's file)."""
@@ -108,7 +126,9 @@ class ResultsWriter:
     def add_reused(self, reused: list[SuiteRecord], order: list[str]) -> None:
         """Records taken from the baseline for unchanged suites (run.changed), placed among
         the evaluated ones in the order of the suite names ``order``."""
-        self.suites[:] = sorted([*self.suites, *reused], key=lambda s: order.index(s.name))
+        for record in reused:
+            self.open_suite(record)
+        self.reorder(order)
 
     def add_runs(self, extra: SuiteRecord) -> int:
         """More runs of evaluated eval cases (adaptive repeats), added to the built results
@@ -119,14 +139,14 @@ class ResultsWriter:
         """Every error handed over so far: run-wide, then each suite's."""
         if self._built is not None:
             return self._built.all_errors()
-        return [*self._errors, *(e for s in self.suites for e in s.errors)]
+        return [*self._errors, *(e for s in self.suite_records() for e in s.errors)]
 
     def results(self) -> RunResults:
         """The run's results, built from what was handed over the first time it is asked
         for (the same object after that), with lone surrogates replaced and the known
         secret values redacted (results.io.clean_results)."""
         if self._built is None:
-            built = RunResults(metadata=self._metadata(), suites=list(self.suites),
+            built = RunResults(metadata=self._metadata(), suites=self.suite_records(),
                                errors=list(self._errors), warnings=list(self._warnings),
                                shard=self._shard)
             self._built = clean_results(built, self._redact)
@@ -161,6 +181,18 @@ class ResultsWriter:
         if self.metadata is None:
             self.metadata = RunMetadata()
         return self.metadata
+
+
+def _opened(suite: SuiteRecord) -> SuiteRecord:
+    """``suite`` as an evaluation opens it: its eval sets and eval cases without runs, no
+    errors, warnings or tokens yet (what :meth:`ResultsWriter.take` hands over after)."""
+    eval_sets = [
+        eval_set.model_copy(update={"eval_cases": [
+            case.model_copy(update={"runs": []}) for case in eval_set.eval_cases]})
+        for eval_set in suite.eval_sets
+    ]
+    return suite.model_copy(update={"eval_sets": eval_sets, "errors": [], "warnings": [],
+                                    "usage": None, "agent_details": dict(suite.agent_details)})
 
 
 def merge_runs(results: RunResults, extra: SuiteRecord) -> int:

@@ -248,13 +248,11 @@ async def _evaluate_all(
     hooks = replace(engine_hooks(request),
                     check_plan=budget_check(request, cost_baseline(request)))
     try:
-        # The writer holds each suite's record from the moment it is opened, with each
-        # case run placed in it as it finishes: a signal keeps what was done.
-        evaluation = await evaluate_suites(suites, settings, hooks, calls,
-                                           records=writer.suites)
+        # The evaluation hands the writer each suite's record as it opens it and each
+        # case run as it finishes: a signal keeps what was done.
+        evaluation = await evaluate_suites(suites, settings, hooks, calls, sink=writer)
     except PlanRefused as refused:
-        writer.add_warnings(w for record in writer.suites for w in record.warnings)
-        writer.suites[:] = []
+        writer.add_warnings(refused.warnings)
         writer.add_error(ErrorRecord(
             kind="budget", message=f"refused before any model call: {refused}",
             hint="raise the budget (budget: in adk-eval.yaml, --max-model-calls, "
@@ -302,9 +300,9 @@ async def evaluate(
     writer.set_model_calls(counts)
     if counts.calls:
         log.info("%s", model_calls_line(counts))
-    writer.add_warnings(w for s in writer.suites for w in s.warnings)
+    writer.add_warnings(w for s in writer.suite_records() for w in s.warnings)
     writer.finished(utc_now(), round(time.monotonic() - start, 3))
-    cases = sum(len(e.eval_cases) for s in writer.suites for e in s.eval_sets)
+    cases = sum(len(e.eval_cases) for s in writer.suite_records() for e in s.eval_sets)
     if cases == 0 and not writer.errors() and writer.shard is None and not refused:
         writer.add_error(
             ErrorRecord(

@@ -64,6 +64,7 @@ from adk_eval_action.results.records import (
     metric_errors,
 )
 from adk_eval_action.results.shards import ShardSpec
+from adk_eval_action.results.stream import CaseRunDone, SuiteClosed
 from adk_eval_action.results.usage import merge_usage
 
 log = logging.getLogger(__name__)
@@ -279,28 +280,38 @@ def _failed_inference(
     return CaseRunOutcome(item, run, raised_at=failure.raised_at)
 
 
-def place(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> None:
-    """Puts each outcome's run into its case (runs in run order) and its error into the
-    suite's errors, in the order of ``outcomes``, and its usage into the suite's; then adds
-    the metric and model error records (:func:`metric_errors`, :func:`model_errors`) and
-    the suite's warnings: ADK's judge warnings (with the case) and the note on thought
-    parts left out (:func:`~.thoughts.thoughts_note`)."""
+def case_run_done(suite: str, outcome: CaseRunOutcome) -> CaseRunDone:
+    """A finished case run as the evaluation hands it over (:mod:`adk_eval_action.results
+    .stream`)."""
+    item = outcome.item
+    return CaseRunDone(suite=suite, eval_set_id=item.eval_set.eval_set_id,
+                       eval_id=item.case.eval_id, position=item.position, run=outcome.run,
+                       error=outcome.error)
+
+
+def suite_closed(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome],
+                 explicit_directions: set[str] | None = None) -> SuiteClosed:
+    """What a suite's finished ``outcomes`` (in the suite's order of work; their runs
+    already in ``record``) sum up to: the metric and model error records
+    (:func:`metric_errors`, :func:`model_errors`), their tokens, the suite's warnings
+    (ADK's judge warnings, with the case; the note on thought parts left out:
+    :func:`~.thoughts.thoughts_note`), and, with ``explicit_directions`` (the metrics whose
+    direction adk-eval.yaml gives), the custom metrics found lower-is-better
+    (:func:`lower_is_better`)."""
     outcomes = list(outcomes)
-    found = []
-    for outcome in outcomes:
-        outcome.item.case.runs.append(outcome.run)
-        outcome.item.case.runs.sort(key=lambda r: r.run)
-        if outcome.error is not None:
-            record.errors.append(outcome.error)
-        found += [f"eval case `{outcome.item.case.eval_id}`: {w}" for w in outcome.warnings]
-    record.errors.extend(metric_errors(record))
-    record.errors.extend(model_errors(record, outcomes))
-    record.usage = merge_usage(record.usage or [], *(o.run.usage or [] for o in outcomes)) or None
+    found = [f"eval case `{o.item.case.eval_id}`: {w}" for o in outcomes for w in o.warnings]
     thoughts = [o.thoughts for o in outcomes if o.thoughts]
     if thoughts and adk_scores_thoughts():
         found.append(thoughts_note(sum(thoughts), len(thoughts)))
-    # Said on the console with the results' other warnings (run.pipeline).
-    record.warnings.extend(dict.fromkeys(w for w in found if w not in record.warnings))
+    return SuiteClosed(
+        suite=record.name,
+        errors=(*metric_errors(record), *model_errors(record, outcomes)),
+        # Said on the console with the results' other warnings (run.pipeline).
+        warnings=tuple(dict.fromkeys(found)),
+        usage=tuple(merge_usage(*(o.run.usage or [] for o in outcomes))),
+        lower_is_better=frozenset(lower_is_better(record, explicit_directions))
+        if explicit_directions is not None else frozenset(),
+    )
 
 
 _FAULT_TEXT = {
@@ -350,24 +361,31 @@ def model_errors(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome]) -> lis
 def agent_error(
     record: SuiteRecord, error: AgentLoadError | str, repo_root: Path = Path(".")
 ) -> SuiteRecord:
-    """Records that the suite's agent could not be had (its cases get no runs): an import
+    """Records in ``record`` (not yet handed over) that the suite's agent could not be had
+    (:func:`agent_error_record`)."""
+    record.errors.append(agent_error_record(record, error, repo_root))
+    return record
+
+
+def agent_error_record(
+    record: SuiteRecord, error: AgentLoadError | str, repo_root: Path = Path(".")
+) -> ErrorRecord:
+    """The error of a suite whose agent could not be had (its cases get no runs): an import
     error's file and line inside the agent folder (``repo_root`` relative; else the agent
     folder), for an annotation on that line; a str is a reason without a place."""
     message = str(error)
     if isinstance(error, str):
         error = AgentLoadError(message)
-    record.errors.append(
-        ErrorRecord(
-            kind="agent",
-            message=message,
-            suite=record.name,
-            file=record.agent if error.path is None else relative_path(error.path, repo_root),
-            line=error.line,
-            hint=error.hint,
-        )
+    made = ErrorRecord(
+        kind="agent",
+        message=message,
+        suite=record.name,
+        file=record.agent if error.path is None else relative_path(error.path, repo_root),
+        line=error.line,
+        hint=error.hint,
     )
     # Said once, with the run's other errors (run.console, the action's annotations).
-    return record
+    return made
 
 
 def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, SuiteInputs]:
@@ -389,12 +407,16 @@ def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, Sui
 
 
 def infer_directions(record: SuiteRecord, explicit: set[str]) -> None:
-    """Marks a custom metric lower-is-better when its evaluator's statuses say so
+    """Marks the metrics :func:`lower_is_better` finds in ``record`` (in place: a record
+    re-scoring made for itself, ``adk.evaluate.rescore``)."""
+    mark_lower_is_better(record, lower_is_better(record, explicit))
+
+
+def lower_is_better(record: SuiteRecord, explicit: set[str]) -> set[str]:
+    """The custom metrics whose evaluators' statuses say lower is better
     (:func:`~adk_eval_action.results.records.lower_is_better_votes`). Metrics named in
-    ``higher_is_better`` of adk-eval.yaml and ADK's prebuilt metrics keep their direction.
-    """
+    ``higher_is_better`` of adk-eval.yaml (``explicit``) and ADK's prebuilt metrics keep
+    their direction."""
     prebuilt = frozenset(m.metric_name for m in adk_metrics())
     votes = lower_is_better_votes(record)
-    mark_lower_is_better(
-        record, {n for n, v in votes.items() if v > 0 and n not in explicit | prebuilt}
-    )
+    return {n for n, v in votes.items() if v > 0 and n not in explicit | prebuilt}

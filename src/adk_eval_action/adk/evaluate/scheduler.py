@@ -18,8 +18,11 @@ of one work pool (:mod:`.pool`), and ``parallelism`` bounds the model calls in f
    (ADK's flow, tools, sessions, metrics), and another case's call takes the slot then, so
    the calls in flight stay at ``parallelism`` (the limit docs/scaling.md derives: model
    calls x latency / parallelism) instead of dipping at every gap.
-4. Each run lands in its case in run order, and errors in the suite's order of cases and
-   runs, whatever order the jobs finished in.
+4. Each suite's record is handed to the caller's :class:`~adk_eval_action.results.stream
+   .SuiteRecords` (the run's results writer) as it is opened, each case run as it
+   finishes, and what its case runs sum up to once they are in (as google-adk's eval
+   service yields each result to its caller): the records depend on nothing but what was
+   evaluated, not the order jobs finished in, and a stop keeps every finished case run.
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ from adk_eval_action.adk.evaluate.engine import (
     CaseRunOutcome,
     EngineSettings,
     agent_error,
+    agent_error_record,
+    case_run_done,
     case_runs,
-    infer_directions,
     open_suite,
-    place,
     run_case,
+    suite_closed,
 )
 from adk_eval_action.adk.evaluate.harness import SuiteHarness, evaluation_scope
 from adk_eval_action.adk.evaluate.plan import Plan, plan_suite
@@ -57,7 +61,6 @@ from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_agent_models
 from adk_eval_action.adk.models.model_limits import ModelGate, agent_model_names
 from adk_eval_action.adk.models.user_exits import exits_as_errors_in_tasks
 from adk_eval_action.project.discovery import Suite
-from adk_eval_action.results.agentdetails import share_details
 from adk_eval_action.results.model import (
     CaseKey,
     CaseStatus,
@@ -67,6 +70,7 @@ from adk_eval_action.results.model import (
     SuiteRecord,
 )
 from adk_eval_action.results.shards import assign_shards, plan_id
+from adk_eval_action.results.stream import SuiteClosed, SuiteRecords
 from adk_eval_action.text import shorten
 
 log = logging.getLogger(__name__)
@@ -77,7 +81,12 @@ PlanCheck = Callable[[Plan, set[CaseKey] | None], str | None]
 
 class PlanRefused(Exception):
     """The evaluation was refused before any model call: ``EngineHooks.check_plan`` gave
-    this reason (the message)."""
+    this reason (the message). ``warnings``: what loading the suites' files found (the
+    eval configs' lint), which the run still reports."""
+
+    def __init__(self, reason: str, warnings: list[str] | None = None) -> None:
+        super().__init__(reason)
+        self.warnings = warnings or []
 
 
 CASE_RUNS_PER_SLOT = 2
@@ -232,17 +241,19 @@ def import_phases(opened: list[OpenSuite]) -> list[list[OpenSuite]]:
 
 
 async def _start(
-    o: OpenSuite, gate: ModelGate, calls: ModelCalls | None, repo_root: Path
+    o: OpenSuite, gate: ModelGate, calls: ModelCalls | None, repo_root: Path,
+    sink: SuiteRecords,
 ) -> bool:
     """Imports the suite's agent (inside the phase's scope) and makes its harness: its
     models behind their concurrency limits, then retried and counted in ``calls``
-    (adk.models.model_calls), so each retry waits for a slot again. An agent that does not import
-    is the suite's error."""
+    (adk.models.model_calls), so each retry waits for a slot again. An agent that does not
+    import is the suite's error, handed to ``sink``."""
     assert o.suite.agent_dir is not None and o.inputs.config is not None
     try:
         agent = await load_agent(o.suite.agent_dir, repo_root)
     except AgentLoadError as e:
-        agent_error(o.record, e, repo_root)
+        error = agent_error_record(o.record, e, repo_root)
+        sink.close_suite(SuiteClosed(suite=o.suite.name, errors=(error,)))
         o.items = []
         return False
     o.record.agents = agent_records(agent.root_agent)  # before the models are wrapped
@@ -307,6 +318,7 @@ class _Run:
     pool: WorkPool
     chains: dict[CaseKey, int]
     calls: ModelCalls | None
+    sink: SuiteRecords
 
 
 async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
@@ -314,7 +326,7 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
     root = run.settings.repo_root
     # An exit raised by the agent's code fails its case run, as any exception of it does.
     with evaluation_scope(dirs, root), exits_as_errors_in_tasks():
-        started = [o for o in phase if await _start(o, run.gate, run.calls, root)]
+        started = [o for o in phase if await _start(o, run.gate, run.calls, root, run.sink)]
         work = [(o, item) for o in started for item in o.items]
         work.sort(
             key=lambda pair: (
@@ -325,35 +337,42 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
         )
         by_suite: dict[str, list[CaseRunOutcome]] = {}
 
-        async def kept(o: OpenSuite, item: CaseRun) -> CaseRunOutcome:
+        async def handed_over(o: OpenSuite, item: CaseRun) -> CaseRunOutcome:
             outcome = await _guarded(o, item, root)
-            # Each agent's details into the suite's table at once: one copy in memory too.
-            share_details(outcome.run.actual_invocations, o.record.agent_details)
+            run.sink.add_case_run(case_run_done(o.suite.name, outcome))
             by_suite.setdefault(o.suite.name, []).append(outcome)
             return outcome
 
-        jobs = [Job(partial(kept, o, item), _failed, _job_name(o, item)) for o, item in work]
+        jobs = [Job(partial(handed_over, o, item), _failed, _job_name(o, item))
+                for o, item in work]
         try:
             await run.pool.run(jobs)
-        finally:  # cancelled too (a signal): what finished is placed
+        finally:  # cancelled too (a signal): what finished is summed up
             for o in started:
-                _place_suite(o, by_suite.get(o.suite.name, []), counted=run.calls is not None)
+                _close_suite(o, by_suite.get(o.suite.name, []), run.sink,
+                             counted=run.calls is not None)
             for o in started:
                 if o.agent is not None:
                     await o.agent.close()
 
 
-def _place_suite(o: OpenSuite, outcomes: list[CaseRunOutcome], counted: bool) -> None:
-    """Places a suite's finished case runs in its record (in the order of its plan); when
-    every one of its case runs ran and its agent failed to start in each (``counted``: the
-    runs' model calls were counted, :mod:`.startup`), as the suite's one agent error."""
+def _close_suite(o: OpenSuite, outcomes: list[CaseRunOutcome], sink: SuiteRecords,
+                 counted: bool) -> None:
+    """Hands ``sink`` what a suite's finished case runs sum up to (in the order of its plan);
+    when every one of its case runs ran and its agent failed to start in each (``counted``:
+    the runs' model calls were counted, :mod:`.startup`), its runs reclassified and the
+    suite's one agent error."""
     ordered = sorted(outcomes, key=lambda x: x.item.position)
     stopped = not_started(ordered, o.suite.name, o.record.agent) if (
         counted and len(ordered) == len(o.items)) else None
+    started: tuple[ErrorRecord, ...] = ()
     if stopped is not None:
         ordered, error = stopped
-        o.record.errors.append(error)
-    place(o.record, ordered)
+        started = (error,)
+        for outcome in ordered:  # the same runs, now the agent's error: handed over again
+            sink.add_case_run(case_run_done(o.suite.name, outcome))
+    closed = suite_closed(o.record, ordered, set(o.suite.higher_is_better))
+    sink.close_suite(closed.model_copy(update={"errors": (*started, *closed.errors)}))
 
 
 async def evaluate_suites(
@@ -361,13 +380,14 @@ async def evaluate_suites(
     settings: EngineSettings,
     hooks: EngineHooks | None = None,
     calls: ModelCalls | None = None,
-    records: list[SuiteRecord] | None = None,
+    sink: SuiteRecords | None = None,
 ) -> Evaluation:
     """Evaluates the suites with google-adk on the running event loop (module docstring);
     with ``calls``, every model call (agent, judge, user simulator) is retried and counted
-    there (:mod:`adk_eval_action.adk.models.model_calls`). ``records`` is filled with the suites'
-    records as soon as they are opened, and each phase places the case runs it finished
-    even when it is cancelled (a signal), so the caller keeps what was evaluated.
+    there (:mod:`adk_eval_action.adk.models.model_calls`). Each suite's record, each
+    finished case run and each suite's summary are handed to ``sink`` as they come (the
+    run's results writer; None: a collector of its own), even when the evaluation is
+    cancelled (a signal), so the caller keeps what was evaluated.
 
     Never raises for a problem in the user's files: config, eval set, agent, inference,
     model and metric failures become error records and every other result is kept.
@@ -377,16 +397,17 @@ async def evaluate_suites(
     ``sys.path``, ``sys.modules`` and the judge logger are as before when it returns.
     """
     hooks = hooks or EngineHooks()
+    sink = sink if sink is not None else SuiteRecords()
     opened = open_suites(suites, settings, hooks)
-    if records is not None:
-        records[:] = [o.record for o in opened]
     plan = make_plan(opened, settings)
     log.info("%s", plan.summary())
     shard = select_shard(opened, plan, settings) if settings.shard else None
     if hooks.check_plan is not None:
         reason = hooks.check_plan(plan, set(shard.cases) if shard else None)
         if reason is not None:
-            raise PlanRefused(reason)
+            raise PlanRefused(reason, [w for o in opened for w in o.record.warnings])
+    for o in opened:  # handed over as opened (and cut to the shard): no runs yet
+        sink.open_suite(o.record)
     chains = {(c.suite, c.eval_set_id, c.eval_id): c.chain for s in plan.suites for c in s.cases}
     pool = WorkPool(
         settings.parallelism * CASE_RUNS_PER_SLOT,
@@ -395,13 +416,10 @@ async def evaluate_suites(
         interval_s=hooks.progress_interval_s,
     )
     gate = ModelGate(settings.model_limits, settings.parallelism)
-    run = _Run(settings, gate, pool, chains, calls)
+    run = _Run(settings, gate, pool, chains, calls, sink)
     for phase in import_phases(opened):
         await _run_phase(phase, run)
-    for o in opened:
-        if o.harness is not None:
-            infer_directions(o.record, set(o.suite.higher_is_better))
-    return Evaluation([o.record for o in opened], plan, shard)
+    return Evaluation(sink.suite_records(), plan, shard)
 
 
 async def plan_suites(
