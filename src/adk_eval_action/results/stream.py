@@ -32,7 +32,7 @@ from adk_eval_action.results.model import (
 from adk_eval_action.results.records import mark_lower_is_better
 from adk_eval_action.results.usage import ModelUsage, merge_usage
 
-__all__ = ["CaseRunDone", "SuiteClosed", "SuiteRecords"]
+__all__ = ["CaseRunDone", "SuiteClosed", "SuiteRecords", "hand_over"]
 
 
 class CaseRunDone(BaseModel):
@@ -126,3 +126,26 @@ class SuiteRecords:
 
     def _suite(self, name: str) -> SuiteRecord:
         return next(s for s in self._suites if s.name == name)
+
+
+def hand_over(sink: SuiteRecords, suite: SuiteRecord) -> None:
+    """Hands ``sink`` a suite recorded whole elsewhere (a shard's part, a recorded
+    evaluation replayed) as an evaluation hands over its own: the suite as opened (its
+    eval sets and eval cases without runs), each case run, then its errors, warnings and
+    tokens."""
+    eval_sets = [
+        eval_set.model_copy(update={"eval_cases": [
+            case.model_copy(update={"runs": []}) for case in eval_set.eval_cases]})
+        for eval_set in suite.eval_sets
+    ]
+    sink.open_suite(suite.model_copy(update={
+        "eval_sets": eval_sets, "errors": [], "warnings": [], "usage": None,
+        "agent_details": dict(suite.agent_details)}))
+    for eval_set in suite.eval_sets:
+        for position, case in enumerate(eval_set.eval_cases):
+            for run in case.runs:
+                sink.add_case_run(CaseRunDone(
+                    suite=suite.name, eval_set_id=eval_set.eval_set_id, eval_id=case.eval_id,
+                    position=position, run=run))
+    sink.close_suite(SuiteClosed(suite=suite.name, errors=tuple(suite.errors),
+                                 warnings=tuple(suite.warnings), usage=tuple(suite.usage or ())))

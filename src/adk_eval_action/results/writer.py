@@ -32,7 +32,7 @@ from adk_eval_action.results.model import (
     ShardInfo,
     SuiteRecord,
 )
-from adk_eval_action.results.stream import CaseRunDone, SuiteClosed, SuiteRecords
+from adk_eval_action.results.stream import SuiteRecords, hand_over
 from adk_eval_action.results.usage import merge_usage
 
 __all__ = ["ResultsWriter", "merge_runs"]
@@ -75,16 +75,7 @@ class ResultsWriter(SuiteRecords):
         and warnings."""
         self.start(results.metadata)
         for suite in results.suites:
-            self.open_suite(_opened(suite))
-            for eval_set in suite.eval_sets:
-                for position, case in enumerate(eval_set.eval_cases):
-                    for run in case.runs:
-                        self.add_case_run(CaseRunDone(
-                            suite=suite.name, eval_set_id=eval_set.eval_set_id,
-                            eval_id=case.eval_id, position=position, run=run))
-            self.close_suite(SuiteClosed(suite=suite.name, errors=tuple(suite.errors),
-                                         warnings=tuple(suite.warnings),
-                                         usage=tuple(suite.usage or ())))
+            hand_over(self, suite)
         for error in results.errors:
             self.add_error(error)
         self.add_warnings(results.warnings)
@@ -181,18 +172,6 @@ class ResultsWriter(SuiteRecords):
         if self.metadata is None:
             self.metadata = RunMetadata()
         return self.metadata
-
-
-def _opened(suite: SuiteRecord) -> SuiteRecord:
-    """``suite`` as an evaluation opens it: its eval sets and eval cases without runs, no
-    errors, warnings or tokens yet (what :meth:`ResultsWriter.take` hands over after)."""
-    eval_sets = [
-        eval_set.model_copy(update={"eval_cases": [
-            case.model_copy(update={"runs": []}) for case in eval_set.eval_cases]})
-        for eval_set in suite.eval_sets
-    ]
-    return suite.model_copy(update={"eval_sets": eval_sets, "errors": [], "warnings": [],
-                                    "usage": None, "agent_details": dict(suite.agent_details)})
 
 
 def merge_runs(results: RunResults, extra: SuiteRecord) -> int:

@@ -32,7 +32,7 @@ from adk_eval_action.cli import main
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.io import load_results
-from adk_eval_action.results.model import SuiteRecord
+from adk_eval_action.results.stream import SuiteRecords, hand_over
 from support.artifact_stub import ArtifactStub
 from support.github_stub import GitHubStub, Token
 from support.runner import runner_inputs
@@ -238,13 +238,13 @@ def replay_evaluation(monkeypatch: pytest.MonkeyPatch, results: Path) -> list[li
     replays: list[list[str]] = []
 
     async def evaluate_suites(suites: list[Any], settings: Any, hooks: Any = None,
-                              calls: Any = None, records: list[SuiteRecord] | None = None,
+                              calls: Any = None, sink: SuiteRecords | None = None,
                               ) -> scheduler.Evaluation:
-        replayed = [recorded[suite.name].model_copy(deep=True) for suite in suites]
+        sink = sink if sink is not None else SuiteRecords()
         replays.append([suite.name for suite in suites])
-        if records is not None:
-            records[:] = replayed
-        return scheduler.Evaluation(replayed, Plan())
+        for suite in suites:
+            hand_over(sink, recorded[suite.name].model_copy(deep=True))
+        return scheduler.Evaluation(sink.suite_records(), Plan())
 
     monkeypatch.setattr(scheduler, "evaluate_suites", evaluate_suites)
     return replays
