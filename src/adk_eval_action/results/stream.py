@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from adk_eval_action.results.agentdetails import share_details
+from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.model import (
     ErrorRecord,
     EvalCaseRecord,
@@ -80,6 +81,11 @@ class SuiteRecords:
         for eval_set in record.eval_sets:
             for case in eval_set.eval_cases:
                 self._cases[(record.name, eval_set.eval_set_id, case.eval_id)] = case
+
+    def describe_agents(self, suite: str, agents: list[AgentRecord] | None) -> None:
+        """The agents of a suite's tree as imported (``results.agenttree``: models,
+        generate config, sub-agents), before any of its case runs."""
+        self._suite(suite).agents = agents
 
     def add_case_run(self, done: CaseRunDone) -> None:
         """A finished case run, placed in its eval case (runs in run order; a run of the

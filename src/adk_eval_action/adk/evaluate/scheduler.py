@@ -256,7 +256,7 @@ async def _start(
         sink.close_suite(SuiteClosed(suite=o.suite.name, errors=(error,)))
         o.items = []
         return False
-    o.record.agents = agent_records(agent.root_agent)  # before the models are wrapped
+    sink.describe_agents(o.suite.name, agent_records(agent.root_agent))  # before wrapping
     gate.wrap_agent(agent.root_agent)
     if calls is not None:
         wrap_agent_models(agent.root_agent, calls)
