@@ -111,8 +111,8 @@ def test_legacy_cases_name_the_case_and_turn(tmp_path: Path) -> None:
     path = _write(tmp_path, data, "rounds.evalset.json")
     assert _refusal(path, [TOOL]) == (
         f"{path}: legacy case `morning_round`, turn 2 has no `expected_tool_use`, which "
-        "`tool_trajectory_avg_score` needs: without it the turn expects no tool call (ADK's "
-        "AgentEvaluator requires it of legacy turns); `expected_tool_uses` is perhaps "
+        "`tool_trajectory_avg_score` needs: without it the turn expects no tool call "
+        "(`adk eval` reads a missing one as empty); `expected_tool_uses` is perhaps "
         "`expected_tool_use` misspelt: rename it"
     )
     assert load_eval_set(path, [MATCH]).warnings == [

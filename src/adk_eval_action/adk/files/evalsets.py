@@ -118,41 +118,67 @@ _LEGACY_FIX = {
     ),
     "reference": 'add `"reference": "<the reply expected>"`',
 }
+_LEGACY_READ = {"expected_tool_use": "no tool call expected", "reference": "an empty reference"}
+"""What ADK's converter reads a missing key of a legacy turn as (``.get(key, [])``, ``""``)."""
 _LEGACY_EMPTY = {
     "expected_tool_use": "without it the turn expects no tool call",
     "reference": "without it the reply is compared with an empty reference",
 }
 
 
-def _refuse_missing_legacy_keys(
-    path: Path, cases: list[tuple[str | None, list[Any]]], metrics: Iterable[str]
-) -> None:
-    """Refuses a legacy turn without a key a metric of the eval config needs
-    (:data:`LEGACY_REQUIRED_KEYS`); ``cases`` are ``(case name or None for a list of
-    turns, turns)``.
+def _misspelt_legacy_key(turn: Any, key: str) -> str | None:
+    """The key of ``turn`` that is perhaps ``key`` misspelt (one ADK never reads), or None."""
+    written = [k for k in turn if isinstance(k, str) and k not in LEGACY_TURN_KEYS]
+    typo = difflib.get_close_matches(key, written, n=1)
+    return typo[0] if typo else None
+
+
+def _missing_legacy_keys(
+    path: Path, cases: list[tuple[str | None, list[Any]]], metrics: Iterable[str], refuse: bool
+) -> list[str]:
+    """Checks each legacy turn for the keys a metric of the eval config reads
+    (:data:`LEGACY_REQUIRED_KEYS`); ``cases`` are ``(case name or None for a list of turns,
+    turns)``. With ``refuse`` (the flat list of turns, which only ADK's AgentEvaluator
+    loads) a missing key is refused, as AgentEvaluator refuses it. Without (the wrapped
+    list, which ``adk eval`` loads: its converter reads a missing key as empty) a missing key
+    is refused only when a key of the turn is perhaps it misspelt; otherwise the file is
+    accepted and scored as ``adk eval`` scores it, and the absent key noted once per file.
+
+    Returns:
+        The notes (one per absent key).
 
     Raises:
         EvalSetError: naming the case, the turn (from 1), the key, the metric, the key
             perhaps misspelt in its place, and what to do.
     """
     needed = {key: metric for metric in metrics for key in LEGACY_REQUIRED_KEYS.get(metric, ())}
+    absent: Counter[str] = Counter()
+    turns_seen = 0
     for name, turns in cases:
         for number, turn in enumerate(turns, 1):
-            missing = [k for k in needed if isinstance(turn, dict) and k not in turn]
-            if not missing:
-                continue
-            key, metric = missing[0], needed[missing[0]]
-            here = f"legacy case `{name}`, turn {number}" if name is not None else f"turn {number}"
-            why = f": {_LEGACY_EMPTY[key]}" if key in _LEGACY_EMPTY else ""
-            written = [k for k in turn if isinstance(k, str) and k not in LEGACY_TURN_KEYS]
-            typo = difflib.get_close_matches(key, written, n=1)
-            fix = (f"`{typo[0]}` is perhaps `{key}` misspelt: rename it" if typo
-                   else f"{_LEGACY_FIX[key]}, or remove `{metric}` from the eval config")
-            raise EvalSetError(
-                path,
-                f"{here} has no `{key}`, which `{metric}` needs{why} (ADK's AgentEvaluator "
-                f"requires it of legacy turns); {fix}",
-            )
+            turns_seen += 1
+            for key in [k for k in needed if isinstance(turn, dict) and k not in turn]:
+                typo = _misspelt_legacy_key(turn, key)
+                if typo is None and not refuse:
+                    absent[key] += 1
+                    continue
+                metric = needed[key]
+                here = (f"legacy case `{name}`, turn {number}" if name is not None
+                        else f"turn {number}")
+                why = f": {_LEGACY_EMPTY[key]}" if key in _LEGACY_EMPTY else ""
+                fix = (f"`{typo}` is perhaps `{key}` misspelt: rename it" if typo
+                       else f"{_LEGACY_FIX[key]}, or remove `{metric}` from the eval config")
+                raise EvalSetError(
+                    path,
+                    f"{here} has no `{key}`, which `{metric}` needs{why} ("
+                    + ("ADK's AgentEvaluator requires it of legacy turns" if refuse
+                       else "`adk eval` reads a missing one as empty") + f"); {fix}",
+                )
+    return [
+        f"{path}: {count} of {turns_seen} turns have no `{key}`: `adk eval` reads that as "
+        f"{_LEGACY_READ[key]}, and so does `{needed[key]}` here"
+        for key, count in absent.items()
+    ]
 
 
 def _without_query(path: Path, turns: list[Any], here: str) -> EvalSetError:
@@ -171,7 +197,7 @@ def _from_list(
     eval_set_id = _stem(path)
     metrics = list(metrics)
     if data and all(_is_legacy_turn(i) for i in data):
-        _refuse_missing_legacy_keys(path, [(None, data)], metrics)
+        _missing_legacy_keys(path, [(None, data)], metrics, refuse=True)
         # AgentEvaluator treats the whole file as one case whose turns are the items.
         wrapped = [{"name": eval_set_id, "data": data, "initial_session": {}}]
         note = (
@@ -184,8 +210,9 @@ def _from_list(
         for item in data:
             if not all(_is_legacy_turn(t) for t in item["data"]):
                 raise _without_query(path, item["data"], f"legacy case `{item.get('name')}`: ")
-        _refuse_missing_legacy_keys(path, [(i.get("name"), i["data"]) for i in data], metrics)
-        return convert_eval_set_to_pydantic_schema(eval_set_id, data), "legacy-cases", []
+        notes = _missing_legacy_keys(
+            path, [(i.get("name"), i["data"]) for i in data], metrics, refuse=False)
+        return convert_eval_set_to_pydantic_schema(eval_set_id, data), "legacy-cases", notes
     if any(_is_legacy_turn(i) for i in data) and all(isinstance(i, dict) for i in data):
         raise _without_query(path, data, "a legacy list of turns whose ")
     raise EvalSetError(path, f"a JSON list, but not a legacy eval set; accepted: {ACCEPTED_SHAPES}")
