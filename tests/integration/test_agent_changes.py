@@ -207,3 +207,22 @@ def test_nothing_is_shown_when_nothing_changed(regressed_run: SharedRun,
 
     same = load_results(good_run.results)
     assert compare(same, load_results(good_run.results), "itself").agent_changes == []
+
+
+def test_the_engine_records_how_each_judge_metric_is_judged(good_run: SharedRun) -> None:
+    """The example's rubric metric: the samples its eval config asks for, and the version of
+    the prompt google-adk's evaluator fills in, read here from google-adk's module."""
+    import hashlib
+
+    from google.adk.evaluation import rubric_based_final_response_quality_v1 as evaluator
+
+    from adk_eval_action.results.judgesetup import JudgeSetup
+
+    [suite] = load_results(good_run.results).suites
+    config = json.loads((good_run.root / "travel_agent" / "eval" / "test_config.json")
+                        .read_text(encoding="utf-8"))
+    rubric = "rubric_based_final_response_quality_v1"
+    samples = config["criteria"][rubric]["judge_model_options"]["num_samples"]
+    template = evaluator._RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1_PROMPT
+    assert suite.judge_setup == {rubric: JudgeSetup(
+        num_samples=samples, prompt=hashlib.sha256(template.encode()).hexdigest()[:12])}

@@ -10,6 +10,7 @@ module reaches another library's private names (tests/repo/test_architecture.py)
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -276,6 +277,29 @@ def registered_evaluators() -> dict[str, Any]:
     1.23 to 2.13); {} if a later google-adk renames it."""
     table = getattr(MetricEvaluatorRegistry(), "_registry", None)
     return table or {}
+
+
+def judge_prompt_text(metric_name: str) -> str | None:
+    """The prompt templates google-adk's evaluator of ``metric_name`` fills in for its judge:
+    the str constants named ``*PROMPT*`` of the evaluator class's module and of the
+    ``*prompts`` modules whose functions it imports (google-adk keeps them private:
+    ``_RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1_PROMPT`` in
+    google.adk.evaluation.rubric_based_final_response_quality_v1, the segmenter's and the
+    validator's in hallucinations_v1, per_turn_user_simulator_quality_prompts' templates;
+    google-adk 1.23 to 2.13), in name order; None for a metric without a registered
+    evaluator or without such constants (a custom metric, a Vertex AI metric)."""
+    entry = registered_evaluators().get(metric_name)
+    evaluator = entry[0] if isinstance(entry, tuple) and entry else None
+    module = sys.modules.get(getattr(evaluator, "__module__", "") or "")
+    if module is None:
+        return None
+    modules = [module, *dict.fromkeys(
+        found for value in vars(module).values()
+        if callable(value) and (getattr(value, "__module__", "") or "").endswith("prompts")
+        and (found := sys.modules.get(value.__module__)) is not None)]
+    texts = [value for m in modules for name, value in sorted(vars(m).items())
+             if "PROMPT" in name and isinstance(value, str) and value.strip()]
+    return "\n".join(texts) or None
 
 
 def litellm_args(llm: BaseLlm) -> dict[str, Any]:

@@ -57,7 +57,7 @@ import numpy as np
 
 from adk_eval_action.analysis.agentchanges import agent_changes
 from adk_eval_action.analysis.cases import compare_cases
-from adk_eval_action.analysis.comparability import comparability
+from adk_eval_action.analysis.comparability import comparability, judge_changes
 from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
 from adk_eval_action.analysis.gatechanges import gate_changes
 from adk_eval_action.analysis.models import (
@@ -469,6 +469,7 @@ def _suite_facts(head: RunResults, baseline: RunResults | None, gate: GateConfig
     return {
         "suites_without_baseline": without,
         "comparability": comparability(head, baseline),
+        "judge_changes": judge_changes(head, baseline),
         "gate_changes": gate_changes(
             head, baseline, gate, {(m.suite, m.metric_name): m.higher_is_better for m in metrics}),
         "agent_changes": agent_changes(head, baseline, [w.suite for w in without]),

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from adk_eval_action.analysis.agentchanges import AgentChanges
+from adk_eval_action.analysis.comparability import JudgeChange
 from adk_eval_action.analysis.cost import CostComparison
 from adk_eval_action.analysis.gatechanges import GateChange
 from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
@@ -253,7 +254,12 @@ class Comparison(BaseModel):
     :mod:`adk_eval_action.analysis.history`; None without one); ``baseline_trust`` the
     baseline's commit, run, age and distance from the merge-base, with what to doubt;
     ``gate_changes`` every change of the gate since the baseline (thresholds, criteria,
-    gate rules: :mod:`adk_eval_action.analysis.gatechanges`; [] without a baseline).
+    gate rules: :mod:`adk_eval_action.analysis.gatechanges`; [] without a baseline);
+    ``agent_changes`` what changed in each suite's agent since the baseline (instructions,
+    tools, models, generate config, agents: :mod:`adk_eval_action.analysis.agentchanges`;
+    only suites with a change); ``judge_changes`` each judge metric judged differently from
+    the baseline (judge model, samples, prompt version:
+    :mod:`adk_eval_action.analysis.comparability`).
     ``confidence`` is the nominal one-sided level of each interval end (1 − the
     per-direction error rate). Frozen: made once, by :func:`adk_eval_action.analysis.compare
     .compare` and finished by :func:`adk_eval_action.analysis.verdict.compare_and_gate` as
@@ -285,6 +291,7 @@ class Comparison(BaseModel):
     #: The head's suites that have no baseline although the run has one, and why.
     suites_without_baseline: list[SuiteWithoutBaseline] = Field(default_factory=list)
     agent_changes: list[AgentChanges] = Field(default_factory=list)
+    judge_changes: list[JudgeChange] = Field(default_factory=list)
 
     @property
     def gate_loosened(self) -> list[GateChange]:

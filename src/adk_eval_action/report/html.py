@@ -62,6 +62,7 @@ from adk_eval_action.report.html_cases import (
 )
 from adk_eval_action.report.html_chart import Svg, delta_axis, delta_svg, means_svg, trend_svg
 from adk_eval_action.report.html_view import SideCase, ident, side_case
+from adk_eval_action.report.judging import judge_changes_line, judged_rubrics
 from adk_eval_action.report.render import CommentContext
 from adk_eval_action.report.verdict import verdict
 from adk_eval_action.results.model import EvalCaseRecord
@@ -275,6 +276,8 @@ def render_html(
         run_url=_safe_url(context.run_url),
         loosened=gate_changes_line(comparison, loosened=True, markdown=False),
         tightened=gate_changes_line(comparison, loosened=False, markdown=False),
+        judging=judge_changes_line(comparison, markdown=False),
+        judged_rubrics=judged_rubrics(comparison),
     )
     return redact(page) if redact is not None else page
 

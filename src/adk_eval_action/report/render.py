@@ -55,6 +55,7 @@ from adk_eval_action.report.headline import (
     no_baseline_reason,
 )
 from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
+from adk_eval_action.report.judging import judge_changes_line, judged_rubrics
 from adk_eval_action.report.regressions import collect_drop_evidence
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts, RunResults
 from adk_eval_action.results.scoretable import ScoreTable
@@ -189,6 +190,8 @@ def template_environment() -> SandboxedEnvironment:
         no_baseline_reason=no_baseline_reason,
         agent_changes_title=agent_changes_title,
         agent_changes_markdown=agent_changes_markdown,
+        judge_changes_line=judge_changes_line,
+        judged_rubrics=judged_rubrics,
         **HISTORY_FILTERS,
     )
     return env

@@ -40,6 +40,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from adk_eval_action.results.agenttree import AgentRecord
+from adk_eval_action.results.judgesetup import JudgeSetup
 from adk_eval_action.results.usage import (
     ModelUsage,
     by_model,
@@ -333,6 +334,8 @@ class SuiteRecord(BaseModel):
     #: the head's (:mod:`adk_eval_action.analysis.gatechanges`).
     recorded_eval_config: dict[str, Any] | None = None
     judge_models: dict[str, str] = Field(default_factory=dict)
+    #: Each judge metric's samples and prompt version (:mod:`.judgesetup`); None in older files.
+    judge_setup: dict[str, JudgeSetup] | None = None
     num_runs: int = 1
     #: Each distinct ADK ``AgentDetails`` (an agent's name, instructions and tool
     #: declarations, as JSON) of the suite's invocations, once, by the key their

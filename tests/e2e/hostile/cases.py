@@ -20,6 +20,7 @@ import pytest
 
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.agenttree import AgentRecord
+from adk_eval_action.results.judgesetup import JudgeSetup
 from adk_eval_action.results.model import ShardInfo
 from adk_eval_action.text import INVISIBLE
 from e2e.hostile.workspace import DB_PASSWORD, HEAD, REPO, Run, Workspace
@@ -475,7 +476,9 @@ def _baseline_with_hostile_agent(ws: Workspace) -> None:
     ADK recorded them, and the tree the engine recorded: analysis.agentchanges) holds
     workflow commands, mentions, a marker, fences, HTML and a secret value in its
     instruction, a tool's name, a model name, an agent's name and a generate-config key
-    and value, so every part of the head's "agent changed" section is made of them."""
+    and value, so every part of the head's "agent changed" section is made of them; and
+    its judge model and prompt version (the "judged differently" line:
+    analysis.comparability)."""
     from support.results_builder import metric, results
 
     base = results({"weather_paris": [[metric(
@@ -491,6 +494,9 @@ def _baseline_with_hostile_agent(ws: Workspace) -> None:
                     generate_config={BASELINE_TEXT: BASELINE_TEXT}),
         AgentRecord(name=BASELINE_TEXT, kind=BASELINE_TEXT),
     ]
+    rubric = "rubric_based_final_response_quality_v1"
+    suite.judge_models = {rubric: BASELINE_TEXT}
+    suite.judge_setup = {rubric: JudgeSetup(num_samples=1, prompt=BASELINE_TEXT)}
     (ws.root / "hostile-agent-base.json").write_text(base.model_dump_json(), encoding="utf-8")
     ws.inputs["baseline"] = "hostile-agent-base.json"
 
@@ -504,6 +510,9 @@ def _agent_changes_inert(run: Run) -> None:
     assert ("\n- Agents removed: `::error::pwned @octocat <!-\u200b- adk-e…:other --> "
             "''' </details>`\n") in comment
     assert "\n  -password ***\n" in comment  # the secret redacted, its line kept
+    judged = "⚖️ Judged differently from the baseline: `rubric_based_final_response_quality_v1`"
+    assert comment.count(judged) == 1 and "judge model `::error::pwned @octocat <!-\u200b-" \
+        in comment
     _no_mentions(run)
     report = run.files["adk-eval-report.html"]
     section = report[report.index('<section id="agent">'):]

@@ -18,6 +18,7 @@ Results are placed in the eval sets' and cases' order, whatever order the runs f
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -28,6 +29,7 @@ from typing import TypedDict
 from google.adk.evaluation.base_eval_service import InferenceStatus
 from pydantic import BaseModel, Field
 
+from adk_eval_action.adk.compat import judge_prompt_text
 from adk_eval_action.adk.evaluate.harness import CaseEvaluation, SuiteHarness
 from adk_eval_action.adk.evaluate.thoughts import adk_scores_thoughts, thoughts_note
 from adk_eval_action.adk.files.convert import (
@@ -35,6 +37,7 @@ from adk_eval_action.adk.files.convert import (
     case_record,
     judge_model,
 )
+from adk_eval_action.adk.files.criteria import judge_options
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.files.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.files.prepare import SuiteInputs, load_suite_inputs
@@ -50,6 +53,7 @@ from adk_eval_action.adk.models.spend import case_usage
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.agentdetails import share_suite
+from adk_eval_action.results.judgesetup import JudgeSetup
 from adk_eval_action.results.model import (
     CaseStatus,
     ErrorRecord,
@@ -150,6 +154,7 @@ def suite_record(suite: Suite, inputs: SuiteInputs, repo_root: Path) -> SuiteRec
     record.eval_config_hash = config.content_hash
     record.eval_config = config.recorded()
     record.judge_models = _judge_models(config)
+    record.judge_setup = judge_setup(config)
     record.eval_sets = [_eval_set_record(loaded, rel) for loaded in inputs.eval_sets]
     share_suite(record)  # an eval set's expected invocations may carry app_details too
     return record
@@ -160,6 +165,24 @@ def _judge_models(config: LoadedEvalConfig) -> dict[str, str]:
 
     metrics = get_eval_metrics_from_config(config.eval_config)
     return {m.metric_name: judge for m in metrics if (judge := judge_model(m))}
+
+
+def judge_setup(config: LoadedEvalConfig) -> dict[str, JudgeSetup]:
+    """Each judge metric's samples (its criterion's ``judge_model_options``, ADK's default
+    filled in) and prompt version (the first 12 hex digits of the SHA-256 of the prompt
+    templates of google-adk's evaluator: :func:`~adk_eval_action.adk.compat.judge_prompt_text`;
+    None for a metric without them)."""
+    from google.adk.evaluation.eval_config import get_eval_metrics_from_config
+
+    found = {}
+    for metric in get_eval_metrics_from_config(config.eval_config):
+        options = judge_options(metric)
+        if options is None:
+            continue
+        text = judge_prompt_text(metric.metric_name)
+        prompt = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12] if text else None
+        found[metric.metric_name] = JudgeSetup(num_samples=options.num_samples, prompt=prompt)
+    return found
 
 
 def _eval_set_record(

@@ -146,6 +146,7 @@ async def rescore_suite(
     record.eval_config = head.eval_config
     record.eval_config_file = head.eval_config_file
     record.judge_models = dict(head.judge_models)
+    record.judge_setup = head.judge_setup  # re-judged as the head is: its judges' setup
     loaded = {s.eval_set.eval_set_id for s in inputs.eval_sets}
     agent_dirs = [suite.agent_dir] if suite.agent_dir else []
     with evaluation_scope(agent_dirs, repo_root):
