@@ -87,3 +87,25 @@ def test_wrapped_legacy_list_with_a_misspelt_key_refused_with_the_key_meant(
     assert ("legacy case `night_round`, turn 2 has no `expected_tool_use`, which "
             "`tool_trajectory_avg_score` needs") in error["message"]
     assert "`expected_tool_uses` is perhaps `expected_tool_use` misspelt" in error["message"]
+
+
+def test_agent_tool_inner_calls_said_on_the_evidence_line(reported: Run, tmp_path: Path) -> None:
+    """A tool called inside an ``AgentTool`` (google/adk-python#3493, #3652): google-adk
+    records the ``stock_agent`` call, not the ``check_stock`` call its agent made, so the
+    trajectory scores 0.0 (google-adk's score, kept: exit 1). The evidence line of the
+    expected ``check_stock`` says it is not in the recorded trajectory because the AgentTool
+    called on that turn has it, instead of "(not called)" for a tool that ran."""
+    code, output, results = reported("agent_tool_calls", "shop_bot")
+    assert code == 1, output
+    assert results is not None
+    assert only_metric(results, "tool_trajectory_avg_score")["score"] == 0.0
+    (suite,) = results["suites"]
+    assert {a["name"]: a["tools"] for a in suite["agents"]} == {
+        "shop_bot": ["stock_agent"], "stock_agent": ["check_stock"]}
+    comment = next(tmp_path.rglob("comment.md")).read_text(encoding="utf-8")
+    evidence = comment.split("### Why eval cases fail", 1)[1].split("</details>", 1)[0]
+    assert ('- check_stock(sku="SKU-9")    (not in the recorded trajectory: the AgentTool '
+            "stock_agent called on this turn has this tool, and google-adk does not record "
+            "the calls made inside an AgentTool)") in evidence
+    assert "(not called)" not in evidence
+    assert '+ stock_agent(request="SKU-9")    (not expected)' in evidence

@@ -90,6 +90,11 @@ def _baseline_tool_lines(turn: TurnEvidence) -> list[str]:
 def _change_lines(
     change: ToolCallChange, words: tuple[str, str] = ("not called", "not expected")
 ) -> list[str]:
+    if change.change == "missing" and change.inside:
+        inside = ", ".join(change.inside)
+        return [f"- {call_text(change.name, change.expected_args)}    (not in the recorded "
+                f"trajectory: the AgentTool {inside} called on this turn has this tool, and "
+                "google-adk does not record the calls made inside an AgentTool)"]
     if change.change == "missing":
         return [f"- {call_text(change.name, change.expected_args)}    ({words[0]})"]
     if change.change == "unexpected":

@@ -18,7 +18,11 @@ Rules:
   per-invocation status), else the first whose tool calls differ from the expected ones,
   else the last.
 * **Tool calls**: expected and actual compared as :mod:`.invocations` reads and aligns
-  them; at most :data:`MAX_TOOL_CHANGES` changes. A case that expects no tool call on any
+  them; at most :data:`MAX_TOOL_CHANGES` changes. An expected call missing from the
+  trajectory whose tool only an agent used as a tool (``AgentTool``) has, one called on
+  that turn, is said to be outside the recorded trajectory, not "not called"
+  (:func:`adk_eval_action.results.agenttree.tools_inside_agent_tools`, from the suite's
+  recorded agent tree). A case that expects no tool call on any
   turn and is not judged by :data:`TRAJECTORY_METRIC` (rubrics or custom metrics judge it)
   has nothing to compare them with: the calls made are listed instead.
 * **Final response**: as :func:`adk_eval_action.report.invocations.excerpt_pair` cuts it.
@@ -33,7 +37,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -44,6 +48,7 @@ from adk_eval_action.report.invocations import (
     CONTEXT_CHARS,
     TEXT_CHARS,
     VALUE_CHARS,
+    ToolCall,
     ToolCallChange,
     args_text,
     call_text,
@@ -53,6 +58,7 @@ from adk_eval_action.report.invocations import (
     tool_call_changes,
     tool_calls,
 )
+from adk_eval_action.results.agenttree import tools_inside_agent_tools
 from adk_eval_action.results.model import (
     EvalCaseRecord,
     MetricResult,
@@ -200,12 +206,14 @@ def collect_evidence(
     """
     wanted = {c.key: c for c in cases if c.head_status is not None}
     records = case_records(results, set(wanted))
+    suites = results.skeleton.suites if isinstance(results, ScoreTable) else results.suites
+    inside = {s.name: tools_inside_agent_tools(s.agents) for s in suites}
     out = []
     for key, case in wanted.items():
         record = records.get(key)
         if record is None or not record.runs:
             continue
-        out.append(case_evidence(case, record))
+        out.append(case_evidence(case, record, inside.get(case.suite)))
         if len(out) >= limit:
             break
     return out
@@ -228,8 +236,12 @@ def case_records(
     return found
 
 
-def case_evidence(case: CaseComparison, record: EvalCaseRecord) -> CaseEvidence:
-    """The evidence of one case from its record (the module's rules)."""
+def case_evidence(
+    case: CaseComparison, record: EvalCaseRecord,
+    inside: Mapping[str, list[str]] | None = None,
+) -> CaseEvidence:
+    """The evidence of one case from its record (the module's rules); ``inside``: the
+    suite's tools that only agents used as tools have (tool -> those agents)."""
     run = next((r for r in record.runs if not run_passed(r)), record.runs[0])
     gated = [m for m in run.metrics if not m.informational]
     rubrics = list(failed_rubrics(gated))
@@ -243,7 +255,7 @@ def case_evidence(case: CaseComparison, record: EvalCaseRecord) -> CaseEvidence:
         run=run.run,
         runs=len(record.runs),
         error=cut(one_line(run.error), RATIONALE_CHARS) if run.error else None,
-        turn=expected_turn(record.expected_invocations, run, gated),
+        turn=expected_turn(record.expected_invocations, run, gated, inside),
         metrics=[_metric(m) for m in gated if m.status != MetricStatus.PASSED],
         rubrics=rubrics[:MAX_RUBRICS],
         more_rubrics=max(0, len(rubrics) - MAX_RUBRICS),
@@ -286,10 +298,12 @@ def failed_rubrics(metrics: Iterable[MetricResult]) -> Iterable[RubricEvidence]:
 
 
 def expected_turn(
-    expected: list[dict[str, Any]] | None, run: RunRecord, gated: list[MetricResult]
+    expected: list[dict[str, Any]] | None, run: RunRecord, gated: list[MetricResult],
+    inside: Mapping[str, list[str]] | None = None,
 ) -> TurnEvidence | None:
     """The turn of ``run`` shown against the ``expected`` invocations (the module's
-    rules), judged by the ``gated`` metrics; None when the run recorded no invocation."""
+    rules), judged by the ``gated`` metrics; None when the run recorded no invocation.
+    ``inside`` as :func:`case_evidence` has it."""
     actual = run.actual_invocations or []
     if not actual:
         return None
@@ -315,7 +329,22 @@ def expected_turn(
     index = min(failing, default=None)
     if index is None or index >= len(actual):
         index = next(differing, len(actual) - 1)
-    return turn_at(index, expected_at(index), actual, compare_calls, failing.get(index, []))
+    turn = turn_at(index, expected_at(index), actual, compare_calls, failing.get(index, []))
+    return marked_inside_agent_tools(turn, tool_calls(actual[index]), inside or {})
+
+
+def marked_inside_agent_tools(
+    turn: TurnEvidence, made: list[ToolCall], inside: Mapping[str, list[str]]
+) -> TurnEvidence:
+    """``turn`` with each missing call whose tool only agents used as tools have, one of
+    them called on the turn, marked with those agents (the module's rules)."""
+    called = {name for name, _ in made}
+    changes = [
+        change.model_copy(update={"inside": [a for a in inside[change.name] if a in called]})
+        if change.change == "missing" and change.name in inside else change
+        for change in turn.tool_changes
+    ]
+    return turn.model_copy(update={"tool_changes": changes})
 
 
 def turn_at(
@@ -364,6 +393,7 @@ __all__ = [
     "ToolCallChange",
     "TurnEvidence",
     "collect_evidence",
+    "marked_inside_agent_tools",
     "content_text",
     "excerpt_pair",
     "response_text",

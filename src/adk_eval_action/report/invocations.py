@@ -38,7 +38,11 @@ class ToolCallChange(BaseModel):
     ``changed``: same tool name, some arguments differ (only those are in the two maps;
     ``same_args`` counts the equal ones left out); ``missing``: expected, not called;
     ``unexpected``: called, not expected. Argument values are JSON text, cut at
-    :data:`VALUE_CHARS`; None means the argument was not given on that side.
+    :data:`VALUE_CHARS`; None means the argument was not given on that side. ``inside``
+    (a ``missing`` call only): the agents used as tools (``AgentTool``) called on the turn
+    that have this tool; google-adk does not record the calls made inside them
+    (:func:`adk_eval_action.results.agenttree.tools_inside_agent_tools`), so the call is not
+    in the recorded trajectory, made or not.
     """
 
     change: Literal["changed", "missing", "unexpected"]
@@ -46,6 +50,7 @@ class ToolCallChange(BaseModel):
     expected_args: dict[str, str | None] = Field(default_factory=dict)
     actual_args: dict[str, str | None] = Field(default_factory=dict)
     same_args: int = 0
+    inside: list[str] = Field(default_factory=list)
 
 
 ToolCall = tuple[str, dict[str, Any]]
