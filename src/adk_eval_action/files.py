@@ -128,14 +128,17 @@ def _expanded_size(node: yaml.Node, limit: int, memo: dict[int, int]) -> int:
 
 
 def load_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
-    """``yaml.safe_load(text)``, refusing a document that expands to more than
-    ``max_nodes`` nodes once its aliases (and merge keys) are followed.
+    """``yaml.safe_load(text)`` (with libyaml when PyYAML has it), refusing a document
+    that expands to more than ``max_nodes`` nodes once its aliases (and merge keys) are
+    followed.
 
     Raises:
         yaml.YAMLError: not valid YAML, or it expands past ``max_nodes`` (the message says
             so); RecursionError is reported as a YAMLError too.
     """
-    loader = yaml.SafeLoader(text)
+    # libyaml's parser where PyYAML has it (the same nodes, ~10x faster: a 450 KB
+    # adk-eval.yaml of 5,000 suites took 2 s in the pure-Python one).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -13,7 +13,7 @@ from adk_eval_action.adk.evaluate.engine import EngineSettings
 from adk_eval_action.adk.evaluate.scheduler import EngineHooks, evaluate_suites, plan_suites
 from adk_eval_action.adk.models.model_calls import ModelCalls
 from adk_eval_action.project.config import ModelRetrySettings
-from adk_eval_action.project.discovery import discover_suites
+from adk_eval_action.project.discovery import Suite, discover_suites
 from conftest import CliRun, working_directory
 from support.adk_features import needs_case_rubrics_alone
 from support.counting_models import CALLS, register, thanks, turn, weather, write_agent
@@ -214,3 +214,79 @@ def test_eval_cases_without_expected_tool_calls_have_no_upper_bound(
     usage = json.loads((root / "r.json").read_text())["metadata"]["model_calls"]["usage"]
     agent_calls = sum(u["calls"] for u in usage if u["role"] == "agent")
     assert agent_calls > 2  # the weather case's tool call took a model call of its own
+
+
+def _alike_suites(root: Path, count: int, criteria: dict | None = None) -> None:
+    """adk-eval.yaml naming ``count`` suites of the example's travel agent and eval set
+    (``criteria``: an eval config of their own instead of the example's)."""
+    import yaml
+
+    config = None
+    if criteria is not None:
+        (root / "other_config.json").write_text(json.dumps({"criteria": criteria}))
+        config = "other_config.json"
+    (root / "adk-eval.yaml").write_text(yaml.safe_dump({"suites": [
+        {"name": f"s{i}", "agent": "travel_agent",
+         "eval_sets": ["travel_agent/eval/travel.evalset.json"],
+         **({"eval_config": config} if config else {})} for i in range(count)]}))
+
+
+def test_plan_of_many_alike_suites_imports_each_agent_and_reads_each_file_once(
+    example_repo: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An adk-eval.yaml of many suites of one agent and one eval set (issue 34's 5,000
+    suites spun for minutes: each suite imported the agent twice in import scopes of its
+    own and parsed its files three times): the agent is imported once for the plan and
+    once for the preflight, the files read once for each, and every suite is still planned
+    and said under its own name, with the plan of one such suite alone."""
+    from adk_eval_action.adk.evaluate import scheduler
+    from adk_eval_action.adk.files import prepare
+    from adk_eval_action.adk.models import agent
+
+    _alike_suites(example_repo, 1)
+    alone = cli("plan")
+    assert alone.exit_code == 0, alone.output
+    loads: list[Path] = []
+    reads: list[str] = []
+    real_load, real_inputs = agent.load_agent, prepare.load_suite_inputs
+
+    async def counted_load(folder: Path, repo_root: Path | None = None) -> agent.LoadedAgent:
+        loads.append(folder)
+        return await real_load(folder, repo_root)
+
+    def counted_inputs(suite: Suite, repo_root: Path,
+                       eval_sets: bool = True) -> prepare.SuiteInputs:
+        reads.append(suite.name)
+        return real_inputs(suite, repo_root, eval_sets)
+
+    for module in (agent, scheduler):
+        monkeypatch.setattr(module, "load_agent", counted_load)
+    monkeypatch.setattr(prepare, "load_suite_inputs", counted_inputs)
+    _alike_suites(example_repo, 300)
+    result = cli("plan")
+    assert result.exit_code == 0, result.output
+    assert len(loads) == 2 and reads == ["s0", "s0"], (loads, reads)
+    lines = result.output.splitlines()
+    assert len([x for x in lines if x.startswith("suite s")]) == 2 * 300  # agent, plan
+    planned = [x for x in alone.output.splitlines() if x.startswith("suite s0: ")]
+    for name in ("s1", "s17", "s299"):
+        assert [x.replace("suite s0:", f"suite {name}:") for x in planned] == [
+            x for x in lines if x.startswith(f"suite {name}: ")]
+    assert result.output.count("note: travel_agent/eval/travel.evalset.json") == 1
+
+
+def test_alike_suites_are_each_refused_under_their_own_name(example_repo: Path) -> None:
+    """What the preflight refuses in suites of one agent and one eval config (a metric
+    google-adk does not know) is found once and said of each suite, by its name."""
+    import os
+
+    from adk_eval_action.adk.evaluate.preflight import check_suites
+    from adk_eval_action.run.evaluation import find_suites
+    from adk_eval_action.settings import load_request
+
+    _alike_suites(example_repo, 3, {"no_such_metric_v9": 0.5})
+    suites = find_suites(load_request(example_repo))
+    report = asyncio.run(check_suites(suites, example_repo, os.environ))
+    refused = [p for p in report.problems if "no_such_metric_v9" in p.message]
+    assert [p.suite for p in refused] == ["s0", "s1", "s2"]
+    assert len({p.message for p in refused}) == 1

@@ -16,9 +16,10 @@ suite, named by :mod:`adk_eval_action.project.names`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pathspec
@@ -159,8 +160,14 @@ class Exclusion:
         self._each = {p: pathspec.GitIgnoreSpec.from_lines([p]) for p in self.patterns
                       if p.strip() and not p.lstrip().startswith(("!", "#"))}
         self._used: set[str] = set()
+        self._seen: dict[Path, bool] = {}  # many suites name one eval set: matched once
 
     def __call__(self, path: Path) -> bool:
+        if path not in self._seen:
+            self._seen[path] = self._match(path)
+        return self._seen[path]
+
+    def _match(self, path: Path) -> bool:
         resolved = Path(os.path.realpath(path))  # a loop of links too (no RuntimeError)
         try:
             shown = resolved.relative_to(self.root).as_posix()
@@ -325,10 +332,12 @@ def _warn_of_defaults(suite: Suite, root: Path, used: set[Path | None], how: str
 
 def _suite_eval_sets(
     config: ProjectConfig, config_path: Path, index: int, skip: Exclusion,
+    matched: Callable[[str], tuple[list[Path], list[str]]],
 ) -> tuple[list[Path], list[str]]:
     """The eval set files the globs of suite ``index`` match, less those ``skip``
     excludes and the links to nothing (:func:`missing_links`), and the warnings naming
-    those links.
+    those links. ``matched`` gives a glob's files and links to nothing (each glob of
+    adk-eval.yaml expanded once, however many suites name it).
 
     Raises:
         ConfigError: a glob matches no file (or too many, or only links to nothing), or
@@ -339,10 +348,9 @@ def _suite_eval_sets(
     said: list[str] = []
     for pattern in spec.eval_sets:
         try:
-            matches = expand_glob(str(config.root / pattern))
+            found, left_out = matched(pattern)
         except FileLimitError as e:
             raise ConfigError(config_path, str(e), where) from e
-        found, left_out = missing_links((Path(m) for m in matches), config.root)
         if not found:
             why = f"only links to nothing: {'; '.join(left_out)}" if left_out else "no file"
             raise ConfigError(config_path, f"eval set glob {pattern!r} matches {why}", where)
@@ -368,17 +376,24 @@ def suites_from_config(
     """
     skip = exclude if exclude is not None else Exclusion(config.exclude, config.root)
     suites: list[Suite] = []
+    # What many suites name alike is looked up once (5,000 suites of one agent: seconds).
+    folder = functools.cache(lambda name: (config.root / name).resolve())
+    matched = functools.cache(lambda pattern: missing_links(
+        (Path(m) for m in expand_glob(str(config.root / pattern))), config.root))
+    shared = functools.cache(shared_eval_config)
+    is_dir = functools.cache(Path.is_dir)
+    is_file = functools.cache(Path.is_file)
     for index, spec in enumerate(config.suites):
-        agent = (config.root / spec.agent).resolve()
+        agent = folder(spec.agent)
         where = f"suites[{index}]"
-        if not agent.is_dir():
+        if not is_dir(agent):
             raise ConfigError(config_path, f"agent folder {spec.agent} not found", f"{where}.agent")
-        eval_sets, left_out = _suite_eval_sets(config, config_path, index, skip)
-        eval_config = (config.root / spec.eval_config).resolve() if spec.eval_config else None
+        eval_sets, left_out = _suite_eval_sets(config, config_path, index, skip, matched)
+        eval_config = folder(spec.eval_config) if spec.eval_config else None
         if eval_config is None:
             # As discovery (project.layout): the one the eval sets share, when they do.
-            eval_config = shared_eval_config(eval_sets)
-        if eval_config is not None and not eval_config.is_file():
+            eval_config = shared(tuple(eval_sets))
+        if eval_config is not None and not is_file(eval_config):
             raise ConfigError(
                 config_path, f"eval config {spec.eval_config} not found", f"{where}.eval_config"
             )

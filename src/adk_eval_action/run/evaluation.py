@@ -145,12 +145,14 @@ def check_inside(suites: list[Suite], root: Path) -> None:
     Raises:
         OutsideRoot: names the first path outside.
     """
+    checked: set[Path] = set()  # a path many suites name is checked once
     for suite in suites:
         named = [("agent", suite.agent_dir), ("eval config", suite.eval_config_path)]
         named += [("eval set", p) for p in suite.eval_set_paths]
         for what, path in named:
-            if path is not None:
+            if path is not None and path not in checked:
                 inside_root(path, root, f"suite {suite.name}: {what}")
+                checked.add(path)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -877,6 +877,23 @@ TEMPLATE_LIMITS = {"adk_eval_action.report.sandbox.TEMPLATE_TIMEOUT_S": 3.0}
 TEMPLATE_ROW: dict[str, Any] = {
     "limits": TEMPLATE_LIMITS, "seconds": 40, "marks": (pytest.mark.slow,)}
 
+def _suites_of_one_agent(count: int) -> Callable[[Workspace], None]:
+    """adk-eval.yaml naming ``count`` suites of the example's travel agent and eval set."""
+    def prepare(ws: Workspace) -> None:
+        ws.config({"suites": [{"name": f"s{i}", "agent": "travel_agent",
+                               "eval_sets": ["travel_agent/eval/travel.evalset.json"]}
+                              for i in range(count)]})
+    return prepare
+
+
+def _every_suite_planned(count: int) -> Callable[[Run], None]:
+    def check(run: Run) -> None:
+        planned = re.findall(r"(?m)^suite s(\d+): 1 eval set\(s\), 4 eval case", run.log)
+        assert sorted(map(int, planned)) == list(range(count))
+        assert f"total: {4 * count} case run(s)" in run.log
+    return check
+
+
 # --------------------------------------------------------------------------- 8: paths
 
 
@@ -1344,6 +1361,11 @@ CASES: list[Case] = [
          r"zero\.evalset\.json|/dev/zero", evaluated=False, seconds=30),
     Case("k7-recursive-glob-through-dot-dot-links", 7, _dot_dot_links, 0,
          r"PR comment created", seconds=40, twin={}),
+    # Issue 34's HANG: each suite imported its agent and parsed its files again, in
+    # import scopes of its own (benchmarks/bench_plan_suites.py: 10 s for 5,000).
+    Case("k7-hang-plan-5000-suites-of-one-agent", 7, _suites_of_one_agent(5000), 0,
+         r"total: 20000 case run\(s\)", evaluated=False, recorded=False, cli=True,
+         seconds=30, run=lambda ws: ws.cli("plan"), check=_every_suite_planned(5000)),
     Case("k7-plan-a-billion-runs", 7, lambda ws: None, 2,
          r"'--num-runs': 1000000000 is not in the range 1<=x<=1000", evaluated=False,
          recorded=False, cli=True, seconds=30,

@@ -40,7 +40,7 @@ from adk_eval_action.adk.files.convert import (
 from adk_eval_action.adk.files.criteria import judge_options
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.files.evalsets import LoadedEvalSet, only_cases
-from adk_eval_action.adk.files.prepare import SuiteInputs, load_suite_inputs
+from adk_eval_action.adk.files.prepare import SharedInputs, SuiteInputs, load_suite_inputs
 from adk_eval_action.adk.models.agent import AgentLoadError
 from adk_eval_action.adk.models.case_failures import classify_inference_failure, failure_slot
 from adk_eval_action.adk.models.model_faults import (
@@ -411,17 +411,22 @@ def agent_error_record(
     return made
 
 
-def open_suite(suite: Suite, settings: EngineSettings) -> tuple[SuiteRecord, SuiteInputs]:
+def open_suite(
+    suite: Suite, settings: EngineSettings, shared: SharedInputs | None = None,
+) -> tuple[SuiteRecord, SuiteInputs]:
     """Loads a suite's files and makes its record (runs: the suite's ``num_runs``, else
-    the settings', once its eval config loaded), logging what it found."""
+    the settings', once its eval config loaded), logging what it found. ``shared``: the
+    files are read through it (``plan``: suites of the same files share what they load,
+    and its notes are said once)."""
     agent = relative_path(suite.agent_dir, settings.repo_root) if suite.agent_dir else None
     log.info("suite %s: agent %s", suite.name, agent)
-    inputs = load_suite_inputs(suite, settings.repo_root)
+    inputs, new = (shared(suite) if shared is not None
+                   else (load_suite_inputs(suite, settings.repo_root), True))
     if settings.eval_case_ids is not None:
         chosen = only_cases(inputs.eval_sets, settings.eval_case_ids)
         inputs = inputs.model_copy(update={"eval_sets": chosen})
     # The config's lint warnings are printed once, with the results (run.pipeline).
-    for note in inputs.notes:
+    for note in inputs.notes if new else ():
         log.info("note: %s", note)
     record = suite_record(suite, inputs, settings.repo_root)
     if inputs.config is not None:

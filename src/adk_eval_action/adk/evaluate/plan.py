@@ -124,6 +124,11 @@ class SuitePlan(BaseModel):
         """Cases × runs."""
         return len(self.cases) * self.num_runs
 
+    def renamed(self, name: str) -> SuitePlan:
+        """This plan as suite ``name``'s (a suite of the same agent and files)."""
+        return self.model_copy(update={"name": name, "cases": [
+            c.model_copy(update={"suite": name}) for c in self.cases]})
+
     @property
     def gated_metrics(self) -> list[str]:
         """The metrics a comparison tests as gated (ADK's efficiency metrics are

@@ -32,7 +32,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.adk.evaluation.eval_config import get_eval_metrics_from_config
 from google.adk.evaluation.eval_metrics import EvalMetric
@@ -62,6 +62,10 @@ from adk_eval_action.adk.models.credentials import (
     missing_google_credentials,
 )
 from adk_eval_action.project.discovery import Suite, relative_path
+
+if TYPE_CHECKING:
+    from adk_eval_action.adk.files.prepare import SharedInputs
+    from adk_eval_action.adk.models.agent import LoadedAgent
 
 __all__ = [
     "Kind", "ModelUse", "PreflightProblem", "PreflightReport", "Role", "SuiteToCheck",
@@ -320,50 +324,77 @@ async def check_suites(
     suites: list[Suite], repo_root: Path, environ: Mapping[str, str]
 ) -> PreflightReport:
     """The preflight of a run's suites, before any of them runs: each suite's eval config,
-    eval sets and agent loaded as the evaluation loads them (in an import scope of their
-    own; a factory's resources closed at once), then checked. A suite whose files or agent
-    do not load is left to the evaluation, which reports it."""
+    eval sets and agent loaded as the evaluation loads them (each agent folder once, in
+    import scopes of their own; a factory's resources closed at once), then checked. A
+    suite whose files or agent do not load is left to the evaluation, which reports it.
+    Suites of one agent and one eval config are checked once (their findings differ only
+    in the suite's name): 5,000 suites of one agent take seconds, not minutes."""
     from adk_eval_action.adk.evaluate.harness import evaluation_scope
-    from adk_eval_action.adk.files.prepare import load_suite_inputs, may_have_scenarios
-    from adk_eval_action.adk.models.agent import AgentLoadError, load_agent
+    from adk_eval_action.adk.files.prepare import SharedInputs
+    from adk_eval_action.adk.models.agent import agent_phases
 
+    checkable = [s for s in suites if s.agent_dir is not None and not s.agent_error]
+    shared = SharedInputs(repo_root)
+    memo: dict[tuple[object, ...], Findings] = {}
     uses: list[ModelUse] = []
     problems: list[PreflightProblem] = []
-    for suite in suites:
-        if suite.agent_dir is None or suite.agent_error:
-            continue
-        # Only whether a case has a scenario is needed of the eval sets: they are parsed
-        # (the evaluation parses them again) only when a file names the field; 10,000
-        # cases take ~1.4 s to parse.
-        scenarios = may_have_scenarios(suite)
-        inputs = load_suite_inputs(suite, repo_root, eval_sets=scenarios)
-        if inputs.config is None:
-            continue
-        cases = [
-            f"{s.path.name}: {c.eval_id}"
-            for s in (inputs.eval_sets if scenarios else [])
-            for c in s.eval_set.eval_cases
-            if c.conversation_scenario
-        ]
-        with evaluation_scope([suite.agent_dir], repo_root):
+    for phase in agent_phases(s.agent_dir for s in checkable if s.agent_dir is not None):
+        with evaluation_scope(phase, repo_root):
+            agents = await _load_agents(phase, repo_root)
             try:
-                agent = await load_agent(suite.agent_dir, repo_root)
-            except AgentLoadError:
-                continue
-            try:
-                check = SuiteToCheck(
-                    name=suite.name,
-                    root_agent=agent.root_agent,
-                    eval_config=inputs.config.eval_config,
-                    eval_config_file=relative_path(suite.eval_config_path, repo_root)
-                    if suite.eval_config_path
-                    else None,
-                    has_scenarios=bool(cases),
-                    scenario_cases=cases,
-                )
-                found, refused = suite_findings(check, environ)
+                for suite in (s for s in checkable if s.agent_dir in agents):
+                    assert suite.agent_dir is not None
+                    found = _findings(suite, agents[suite.agent_dir], shared, memo, environ)
+                    uses += found[0]
+                    problems += [p.model_copy(update={"suite": suite.name}) for p in found[1]]
             finally:
-                await agent.close()
-        uses += found
-        problems += refused
+                for agent in agents.values():
+                    await agent.close()
     return PreflightReport(problems=[*_credentials_problem(uses, environ), *problems], models=uses)
+
+
+Findings = tuple[list[ModelUse], list[PreflightProblem]]
+"""A suite's models and problems (:func:`suite_findings`)."""
+
+
+async def _load_agents(phase: list[Path], repo_root: Path) -> dict[Path, LoadedAgent]:
+    """The agents of ``phase`` that import (``LoadedAgent`` by folder), in the caller's
+    scope; one that does not is left to the evaluation, which reports it."""
+    from adk_eval_action.adk.models.agent import AgentLoadError, load_agent
+
+    agents: dict[Path, LoadedAgent] = {}
+    for folder in phase:
+        try:
+            agents[folder] = await load_agent(folder, repo_root)
+        except AgentLoadError:
+            continue
+    return agents
+
+
+def _findings(
+    suite: Suite, agent: LoadedAgent, shared: SharedInputs,
+    memo: dict[tuple[object, ...], Findings],
+    environ: Mapping[str, str],
+) -> Findings:
+    """``suite``'s findings with its ``agent`` loaded, its files read through ``shared``
+    (prepare.SharedInputs) and the findings of each (agent, eval config, scenario cases)
+    kept in ``memo``; none when its eval config does not load (the evaluation says why)."""
+    from adk_eval_action.adk.files.prepare import may_have_scenarios
+
+    # Only whether a case has a scenario is needed of the eval sets: they are parsed (the
+    # evaluation parses them again) only when a file names the field; 10,000 cases take
+    # ~1.4 s to parse.
+    scenarios = may_have_scenarios(suite)
+    inputs, _ = shared(suite, eval_sets=scenarios)
+    if inputs.config is None:
+        return [], []
+    cases = [f"{s.path.name}: {c.eval_id}" for s in (inputs.eval_sets if scenarios else [])
+             for c in s.eval_set.eval_cases if c.conversation_scenario]
+    key = (suite.agent_dir, suite.eval_config_path, tuple(cases))
+    if key not in memo:
+        config_file = suite.eval_config_path
+        memo[key] = suite_findings(SuiteToCheck(
+            name=suite.name, root_agent=agent.root_agent, eval_config=inputs.config.eval_config,
+            eval_config_file=relative_path(config_file, shared.repo_root) if config_file
+            else None, has_scenarios=bool(cases), scenario_cases=cases), environ)
+    return memo[key]

@@ -47,13 +47,14 @@ from adk_eval_action.adk.evaluate.engine import (
     suite_closed,
 )
 from adk_eval_action.adk.evaluate.harness import SuiteHarness, evaluation_scope
-from adk_eval_action.adk.evaluate.plan import Plan, plan_suite
+from adk_eval_action.adk.evaluate.plan import Plan, SuitePlan, plan_suite
 from adk_eval_action.adk.evaluate.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
 from adk_eval_action.adk.evaluate.startup import not_started
-from adk_eval_action.adk.files.prepare import SuiteInputs
+from adk_eval_action.adk.files.prepare import SharedInputs, SuiteInputs
 from adk_eval_action.adk.models.agent import (
     AgentLoadError,
     LoadedAgent,
+    agent_phases,
     agent_records,
     load_agent,
 )
@@ -151,35 +152,66 @@ class Evaluation:
 
 
 def open_suites(
-    suites: list[Suite], settings: EngineSettings, hooks: EngineHooks
+    suites: list[Suite], settings: EngineSettings, hooks: EngineHooks,
+    shared: SharedInputs | None = None,
 ) -> list[OpenSuite]:
-    """Loads every suite's files (each suite's log lines in a section of its own)."""
+    """Loads every suite's files (each suite's log lines in a section of its own);
+    through ``shared`` when given (:func:`~.engine.open_suite`): then a suite alike an
+    earlier one (the same agent, files, overrides, runs and warnings) takes the earlier
+    one's record and inputs under its own name, which only readers may share."""
     opened = []
+    alike: dict[tuple[object, ...], tuple[SuiteRecord, SuiteInputs]] = {}
     for suite in suites:
         with hooks.section(f"suite {suite.name}"):
-            record, inputs = open_suite(suite, settings)
-            if inputs.config is not None and (suite.agent_dir is None or suite.agent_error):
-                agent_error(record, suite.agent_error or "no agent")
+            key = (shared.key(suite), suite.agent_dir, suite.agent_error, suite.num_runs,
+                   tuple(suite.warnings)) if shared is not None else None
+            if key is not None and key in alike:
+                record, inputs = _renamed(*alike[key], suite)
+            else:
+                record, inputs = open_suite(suite, settings, shared)
+                if inputs.config is not None and (suite.agent_dir is None or suite.agent_error):
+                    agent_error(record, suite.agent_error or "no agent")
+                if key is not None:
+                    alike[key] = (record, inputs)
         opened.append(OpenSuite(suite, record, inputs))
         opened[-1].items = case_runs(record, record.num_runs) if opened[-1].runnable else []
     return opened
 
 
+def _renamed(
+    record: SuiteRecord, inputs: SuiteInputs, suite: Suite,
+) -> tuple[SuiteRecord, SuiteInputs]:
+    """``record`` and ``inputs`` of another suite alike ``suite``, named after it (a
+    shallow copy: the eval sets are shared)."""
+    agent = record.agent
+    log.info("suite %s: agent %s", suite.name, agent)
+    errors = [e.model_copy(update={"suite": suite.name}) for e in record.errors]
+    mine = [e.model_copy(update={"suite": suite.name}) for e in inputs.errors]
+    return (record.model_copy(update={"name": suite.name, "errors": errors}),
+            inputs.model_copy(update={"errors": mine}))
+
+
 def make_plan(
     opened: list[OpenSuite], settings: EngineSettings, models: dict[str, list[str]] | None = None
 ) -> Plan:
-    """The cost plan of the opened suites (``models``: agent model names by suite)."""
-    plans = [
-        plan_suite(
-            o.suite.name,
-            o.record.num_runs,
-            o.inputs.config,
-            [s.eval_set for s in o.inputs.eval_sets],
-            (models or {}).get(o.suite.name),
-        )
-        for o in opened
-        if o.inputs.config is not None
-    ]
+    """The cost plan of the opened suites (``models``: agent model names by suite); a
+    suite whose inputs are an earlier one's (:func:`open_suites`, ``shared``) takes its
+    plan under its own name."""
+    plans = []
+    made: dict[tuple[object, ...], SuitePlan] = {}
+    for o in opened:
+        if o.inputs.config is None:
+            continue
+        agent_models = (models or {}).get(o.suite.name)
+        # The objects themselves: alike suites share them, and they live while this runs.
+        key = (id(o.inputs.config), *map(id, o.inputs.eval_sets), o.record.num_runs,
+               tuple(agent_models or ()))
+        if key in made:
+            plans.append(made[key].renamed(o.suite.name))
+            continue
+        made[key] = plan_suite(o.suite.name, o.record.num_runs, o.inputs.config,
+                               [s.eval_set for s in o.inputs.eval_sets], agent_models)
+        plans.append(made[key])
     return Plan(
         suites=plans,
         parallelism=settings.parallelism,
@@ -429,21 +461,38 @@ async def plan_suites(
     their agents imported (for their model names), as :func:`evaluate_suites` would.
     Returns the plan and the suites' records (errors of files and agents in them)."""
     hooks = hooks or EngineHooks()
-    opened = open_suites(suites, settings, hooks)
+    opened = open_suites(suites, settings, hooks, SharedInputs(settings.repo_root))
+    wanted = [o for o in opened if o.runnable and o.items]
+    # Each agent folder imported once, however many suites evaluate it.
+    found = await agents_models([o.suite for o in wanted], settings.repo_root)
     models: dict[str, list[str]] = {}
-    for phase in import_phases(opened):
-        dirs = [o.suite.agent_dir for o in phase if o.suite.agent_dir is not None]
-        with evaluation_scope(dirs, settings.repo_root):
-            for o in phase:
-                assert o.suite.agent_dir is not None
-                try:
-                    agent = await load_agent(o.suite.agent_dir, settings.repo_root)
-                except AgentLoadError as e:
-                    agent_error(o.record, e, settings.repo_root)
-                    continue
-                models[o.suite.name] = agent_model_names(agent.root_agent)
-                await agent.close()
+    for o in wanted:
+        assert o.suite.agent_dir is not None
+        got = found[o.suite.agent_dir]
+        if isinstance(got, AgentLoadError):
+            agent_error(o.record, got, settings.repo_root)
+        else:
+            models[o.suite.name] = got
     return make_plan(opened, settings, models), [o.record for o in opened]
+
+
+async def agents_models(
+    suites: list[Suite], repo_root: Path,
+) -> dict[Path, list[str] | AgentLoadError]:
+    """The model names of each agent folder of ``suites`` (imported once each, no model
+    called), or why it did not import."""
+    found: dict[Path, list[str] | AgentLoadError] = {}
+    for phase in agent_phases(s.agent_dir for s in suites if s.agent_dir is not None):
+        with evaluation_scope(phase, repo_root):
+            for folder in phase:
+                try:
+                    agent = await load_agent(folder, repo_root)
+                except AgentLoadError as e:
+                    found[folder] = e
+                    continue
+                found[folder] = agent_model_names(agent.root_agent)
+                await agent.close()
+    return found
 
 
 async def evaluate_suite(

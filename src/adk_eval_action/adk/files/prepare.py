@@ -119,6 +119,40 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
     return inputs
 
 
+class SharedInputs:
+    """:func:`load_suite_inputs` for many suites that name the same files: what suites of
+    the same eval config, eval sets and adk-eval.yaml overrides gave is loaded once and
+    given to each with its errors named after it (an adk-eval.yaml of 5,000 suites of one
+    agent parsed its files 5,000 times, and ``plan`` ran for minutes). For readers only
+    (``plan``, the preflight): the suites share the loaded eval sets, which the evaluation
+    must not (it loads each suite's own).
+
+    Calling it returns the suite's inputs and whether they were loaded just now (False: a
+    suite before it gave them, so their notes were said already)."""
+
+    def __init__(self, repo_root: Path) -> None:
+        self.repo_root = repo_root
+        self._loaded: dict[tuple[object, ...], SuiteInputs] = {}
+
+    @staticmethod
+    def key(suite: Suite, eval_sets: bool = True) -> tuple[object, ...]:
+        """What ``suite``'s inputs are made of: suites of one key load the same."""
+        # The field of adk-eval.yaml (suites[3]) is named only by errors in its overrides.
+        overrides = (tuple(sorted(suite.thresholds.items())),
+                     tuple(sorted(suite.higher_is_better.items())))
+        return (suite.eval_config_path, tuple(suite.eval_set_paths), eval_sets, overrides,
+                suite.declared_in, suite.declared_field if any(overrides) else None)
+
+    def __call__(self, suite: Suite, eval_sets: bool = True) -> tuple[SuiteInputs, bool]:
+        key = self.key(suite, eval_sets)
+        found = self._loaded.get(key)
+        if found is None:
+            self._loaded[key] = load_suite_inputs(suite, self.repo_root, eval_sets)
+            return self._loaded[key], True
+        errors = [e.model_copy(update={"suite": suite.name}) for e in found.errors]
+        return found.model_copy(update={"errors": errors}), False
+
+
 def _empty_case_errors(loaded: LoadedEvalSet, suite: str, shown: str) -> list[ErrorRecord]:
     """An ``eval_set`` error per eval case left out for its empty conversation
     (:data:`~adk_eval_action.adk.files.evalsets.NO_TURNS`) or for a field google-adk refuses

@@ -133,6 +133,19 @@ class ImportScope:
         sys.path[:] = self._saved_path
 
 
+def agent_phases(agent_dirs: Iterable[Path]) -> list[list[Path]]:
+    """``agent_dirs``, each once, in phases in which no two share a package name (one
+    :class:`ImportScope` cannot hold both), in order: what a reader of many suites
+    imports (each agent folder once, however many suites evaluate it)."""
+    phases: list[dict[str, Path]] = []
+    for folder in dict.fromkeys(agent_dirs):
+        phase = next((p for p in phases if folder.name not in p), None)
+        if phase is None:
+            phases.append(phase := {})
+        phase[folder.name] = folder
+    return [list(p.values()) for p in phases]
+
+
 async def load_agent(agent_dir: Path, repo_root: Path | None = None) -> LoadedAgent:
     """Imports the agent package ``agent_dir`` as google-adk's loaders do (inside an open
     :class:`ImportScope` that names it) and returns its agent: ``root_agent``, ``app`` or
