@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,9 +25,7 @@ from adk_eval_action.errors import (
     describe_exception,
 )
 from adk_eval_action.github.logs import (
-    GitHubFormatter,
     PlainFormatter,
-    annotation,
     inert,
     log_to,
 )
@@ -271,21 +269,33 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
               help="num_runs written to adk-eval.yaml: runs of each eval case (default: the "
                    "fewest with which the regression gate calls one eval case collapsing "
                    "from all-pass to all-fail, as `plan` estimates it).")
-def init_command(paths: tuple[Path, ...], num_runs: int | None) -> None:
+@click.option("--agent", type=click.Path(path_type=Path),
+              help="The agent folder of the eval sets found without one (an agent kept away "
+                   "from its eval sets, as backend/my_agent beside tests/eval/).")
+def init_command(paths: tuple[Path, ...], num_runs: int | None, agent: Path | None) -> None:
     """Write adk-eval.yaml naming the suites found under PATHS (default: .), with the
     regression gate and the runs it needs, and .github/workflows/adk-eval.yml, the
     workflow that evaluates every pull request.
 
-    A file that exists is never overwritten (it is named and left as it is); exits 2 when
-    nothing was written (both exist, or no suite was found)."""
+    Suites are found as `run` finds them: the repository's own `adk eval` commands
+    (Makefile, scripts, workflows, pyproject.toml, README) and AgentEvaluator tests, then
+    eval sets (any JSON file that holds one) and the agent at or beside them. Eval sets
+    whose agent is not found get --agent, else the repository's only agent folder, else an
+    `agent:` line to fill in with the agent folders seen. A file that exists is never
+    overwritten (it is named and left as it is); exits 2 when nothing was written (both
+    exist, or no eval set was found)."""
     from adk_eval_action.run.init import init_project
 
     with _console():
-        result = init_project(Path.cwd(), list(paths) or [Path(".")], num_runs)
+        result = init_project(Path.cwd(), list(paths) or [Path(".")], num_runs, agent)
         if not result.written:
             log.error("nothing written: %s", ", ".join(
                 os.path.relpath(p) for p in result.kept))
             sys.exit(EXIT_USAGE)
+        unfilled = [e.name for e in result.suites if not e.agent]
+        if unfilled:
+            log.info("first: fill in `agent:` of suite %s in adk-eval.yaml (or remove the file "
+                     "and run `adk-eval-action init --agent PATH`)", ", ".join(unfilled))
         log.info("next: `adk-eval-action plan` shows what a run costs and which models "
                  "it calls; add their API key to the repository's Actions secrets "
                  "(GOOGLE_API_KEY for Gemini, as the workflow's `env:` passes it; change "
@@ -457,7 +467,7 @@ def entry() -> None:
     running (``run.ending.end_process``: named once in a warning, in the command's
     console format).
     """
-    from adk_eval_action.run.ending import end_process
+    from adk_eval_action.run.ending import console_warning, end_process
 
     gc.set_threshold(*GC_THRESHOLDS)
     try:
@@ -468,25 +478,8 @@ def entry() -> None:
     finally:
         gc.freeze()
     if code is None or isinstance(code, int):
-        end_process(code or 0, _thread_warning(sys.argv[1:]))
+        end_process(code or 0, console_warning(sys.argv[1:]))
     raise SystemExit(code)
-
-
-def _thread_warning(args: list[str]) -> Callable[[str], None]:
-    """How the process's last warning (threads left running) is printed: as the command
-    printed its log (the runner's format on stdout for ``action`` and ``comment``, an
-    annotation; plain lines on stderr otherwise), redacted of the environment's secrets."""
-    command = next((a for a in args if not a.startswith("-")), "")
-    runner = command in ("action", "comment")
-    redact = Redactor(secret_values(os.environ))
-
-    def warn(message: str) -> None:
-        formatter = GitHubFormatter(redact) if runner else PlainFormatter(redact)
-        extra = annotation("warning", title="adk-eval-action") if runner else None
-        with log_to(sys.stdout if runner else sys.stderr, formatter):
-            log.warning("%s", message, extra=extra)
-
-    return warn
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,10 +5,13 @@ none`` in it through real google-adk with the stand-in models."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import CliRun
 from support.reported import Run, case_runs, reported_runner
@@ -107,3 +110,129 @@ def test_a_typescript_adk_repository_is_named_as_not_supported(community: Run) -
     assert ("package.json makes this an ADK for TypeScript project (`@google/adk`), which is "
             "not supported") in output
     assert "Traceback" not in output and "/tmp" not in output
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def test_a_makefiles_adk_eval_command_is_a_suite_with_its_agent_files_and_config(
+    community: Run,
+) -> None:
+    """The Makefile names the agent (a variable), eval sets named `*_eval.json` and
+    `*_evalset.json` (a shell glob) and the eval config: discovery runs what it runs."""
+    code, output, results = community("makefile_evals")
+    assert code == 0, output
+    assert "suite helper: agent agents/helper (as Makefile:12 runs it)" in output
+    assert results is not None
+    (suite,) = results["suites"]
+    assert [s["file"] for s in suite["eval_sets"]] == [
+        "tests/eval/evalsets/core_eval.json", "tests/eval/evalsets/refunds_evalset.json"]
+    assert suite["eval_config_file"] == "tests/eval/eval_config.json"
+
+
+def test_eval_sets_of_other_names_without_an_agent_are_named_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    """Without the Makefile nothing ties the eval sets to the agent: `run` names the JSON
+    eval sets it found and says how to give them an agent."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "makefile_evals", root)
+    (root / "Makefile").unlink()
+    monkeypatch.chdir(root)
+    result = cli("run", "--baseline", "none")
+    assert result.exit_code == 2, result.output
+    assert ("eval sets found without an agent: tests/eval/evalsets/core_eval.json, "
+            "tests/eval/evalsets/refunds_evalset.json") in result.output
+    assert "`adk-eval-action init --agent PATH` writes it" in result.output
+
+
+def test_an_agent_evaluator_test_is_a_suite(community: Run) -> None:
+    """A pytest test calling AgentEvaluator.evaluate (parametrized over its eval data,
+    the agent in a src layout) is the suite: both files, the test_config.json beside."""
+    code, output, results = community("pytest_evals")
+    assert code == 0, output
+    assert "(as tests/integration/test_agent_eval.py:15 runs it)" in output
+    assert results is not None
+    (suite,) = results["suites"]
+    assert suite["agent"] == "src/bank_bot"
+    assert [s["file"] for s in suite["eval_sets"]] == [
+        "tests/integration/data/balance.test.json", "tests/integration/data/statement.test.json"]
+
+
+def _copy(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_init_runs_what_the_makefile_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    root = _copy("makefile_evals", tmp_path, monkeypatch)
+    result = cli("init", "--num-runs", "1")
+    assert result.exit_code == 0, result.output
+    assert "suite helper (as Makefile:12 runs it): agent agents/helper" in result.output
+    text = (root / "adk-eval.yaml").read_text()
+    assert "    # as Makefile:12 runs it\n    agent: agents/helper\n" in text
+    assert yaml.safe_load(text)["suites"] == [{
+        "name": "helper", "agent": "agents/helper",
+        "eval_sets": ["tests/eval/evalsets/core_eval.json",
+                      "tests/eval/evalsets/refunds_evalset.json"],
+        "eval_config": "tests/eval/eval_config.json"}]
+    ran = cli("run", "--baseline", "none", "--results-out", "r.json")
+    assert ran.exit_code == 0, ran.output
+    assert "gate PASSED: 3/3 eval cases passed" in ran.output
+
+
+def test_init_writes_the_agent_to_fill_in_with_the_agent_folders_it_saw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    """The agent is neither at nor above its eval sets and nothing names it: init writes
+    adk-eval.yaml anyway, with an `agent:` to fill in and the agent folders of the
+    repository (one exported by an `__init__.py`); until it is filled in, `plan` says so."""
+    root = _copy("agent_elsewhere", tmp_path, monkeypatch)
+    result = cli("init", "--num-runs", "1")
+    assert result.exit_code == 0, result.output
+    assert ("warning: suite tests/eval: no agent found for its eval sets: fill in its `agent:` "
+            "in adk-eval.yaml (agent folders in the repository: adk_apps/order_intake, "
+            "backend/my_agent)") in result.output
+    text = (root / "adk-eval.yaml").read_text()
+    assert "Agent folders in this repository: adk_apps/order_intake, backend/my_agent" in text
+    assert yaml.safe_load(text)["suites"][0]["agent"] == ""
+    planned = cli("plan")
+    assert planned.exit_code == 2, planned.output
+    assert "suites[0].agent" in planned.output and "empty: fill in the folder" in planned.output
+
+
+def test_init_with_agent_names_the_agent_kept_elsewhere_and_the_run_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    root = _copy("agent_elsewhere", tmp_path, monkeypatch)
+    result = cli("init", "--num-runs", "1", "--agent", "backend/my_agent")
+    assert result.exit_code == 0, result.output
+    assert "suite my_agent (agent named with --agent): agent backend/my_agent" in result.output
+    (suite,) = yaml.safe_load((root / "adk-eval.yaml").read_text())["suites"]
+    assert (suite["agent"], suite["eval_sets"]) == ("backend/my_agent",
+                                                    ["tests/eval/*.evalset.json"])
+    ran = cli("run", "--baseline", "none")
+    assert ran.exit_code == 0, ran.output
+    # What is not an agent folder is refused, saying what google-adk loads.
+    (root / "adk-eval.yaml").unlink()
+    refused = cli("init", "--agent", "backend/persistence")
+    assert refused.exit_code == 2
+    assert "--agent: not an agent folder (google-adk loads an agent folder" in refused.output
+
+
+def test_init_gives_eval_sets_the_repositorys_only_agent_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRun,
+) -> None:
+    root = _copy("agent_elsewhere", tmp_path, monkeypatch)
+    shutil.rmtree(root / "adk_apps")
+    result = cli("init", "--num-runs", "1")
+    assert result.exit_code == 0, result.output
+    assert "given the repository's only agent folder, backend/my_agent" in result.output
+    text = (root / "adk-eval.yaml").read_text()
+    assert "    # agent: the repository's only agent folder, check it\n" in text
+    assert yaml.safe_load(text)["suites"][0]["agent"] == "backend/my_agent"

@@ -156,15 +156,17 @@ def test_init_never_overwrites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert (root / "adk-eval.yaml").read_text() == written
 
 
-def test_suites_without_an_agent_are_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              cli: CliRun) -> None:
+def test_suites_without_an_eval_case_are_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 cli: CliRun) -> None:
+    """An eval set with no agent and no eval case gives nothing to write (one with eval
+    cases is written with its agent to fill in: tests/integration/test_community.py)."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.evalset.json").write_text('{"eval_set_id": "x", "eval_cases": []}')
     monkeypatch.chdir(tmp_path)
     result = cli("init")
     assert result.exit_code == 2, result.output
-    assert "warning: suite no-agent:data left out: no agent found" in result.output
-    assert "no eval sets with an agent and an eval case found" in result.output
+    assert "warning: suite data left out: none of its eval sets holds an eval case" in result.output
+    assert "no eval sets with an eval case found" in result.output
     assert not (tmp_path / "adk-eval.yaml").exists()
     assert not (tmp_path / ".github").exists()
 

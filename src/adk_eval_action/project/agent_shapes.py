@@ -23,8 +23,9 @@ import re
 from pathlib import Path
 
 from adk_eval_action.files import FileLimitError, read_bytes, read_head
+from adk_eval_action.project.evalset_files import walk
 
-__all__ = ["ACCEPTED_SHAPES", "exports_agent", "is_agent_dir", "typescript_adk"]
+__all__ = ["ACCEPTED_SHAPES", "agent_folders", "exports_agent", "is_agent_dir", "typescript_adk"]
 
 ACCEPTED_SHAPES = (
     "google-adk loads an agent folder whose `__init__.py` exposes `root_agent` (or `app`, "
@@ -96,3 +97,15 @@ def typescript_adk(folder: Path, root: Path) -> Path | None:
         if current == root or root not in current.parents:
             break
     return None
+
+
+def agent_folders(root: Path, limit: int = 20) -> list[Path]:
+    """The agent folders under ``root`` (:func:`is_agent_dir`), sorted, at most ``limit``:
+    the candidates ``init`` names for eval sets without an agent."""
+    found = []
+    for folder, _ in walk(root):
+        if folder != root and is_agent_dir(folder):
+            found.append(folder)
+            if len(found) >= limit:
+                break
+    return sorted(found)

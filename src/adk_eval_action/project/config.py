@@ -51,6 +51,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -322,13 +323,22 @@ class BudgetConfig(BaseModel):
     usd: float | None = Field(default=None, gt=0)
 
 
+def _agent_given(value: str) -> str:
+    """A suite's agent folder, which ``init`` leaves empty when it found none."""
+    if not value.strip():
+        raise ValueError("empty: fill in the folder of the agent these eval sets evaluate "
+                         "(`adk-eval-action init` names the agent folders it saw in a comment "
+                         "above; `init --agent PATH` writes it)")
+    return value
+
+
 class SuiteConfig(BaseModel):
     """One suite named in ``adk-eval.yaml``."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    agent: str
+    agent: Annotated[str, AfterValidator(_agent_given)]
     eval_sets: list[str] = Field(min_length=1)
     eval_config: str | None = None
     num_runs: NumRuns | None = None

@@ -29,6 +29,14 @@ from adk_eval_action.errors import ConfigError
 from adk_eval_action.files import FileLimitError, expand_glob
 from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, is_agent_dir, typescript_adk
 from adk_eval_action.project.config import ProjectConfig
+from adk_eval_action.project.declared import claimed_eval_sets
+from adk_eval_action.project.evalset_files import (
+    CONTENT_SKIP_DIRS,
+    SKIP_DIRS,
+    holds_eval_set,
+    is_virtualenv,
+    named_as_eval_set,
+)
 from adk_eval_action.project.layout import (
     defaults_warning,
     eval_config_for,
@@ -39,30 +47,6 @@ from adk_eval_action.project.names import eval_set_folder, short_names
 from adk_eval_action.text import visible
 
 log = logging.getLogger(__name__)
-
-EVAL_SET_SUFFIXES = (".evalset.json", ".test.json")
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".venv",
-        "venv",
-        "env",
-        ".env",
-        "node_modules",
-        ".adk",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        "site-packages",
-        "dist",
-        "build",
-    }
-)
 
 
 class Suite(BaseModel):
@@ -89,6 +73,19 @@ class Suite(BaseModel):
     #: suite's field in it (``suites[0]``); errors in them name that place.
     declared_in: Path | None = None
     declared_field: str | None = None
+    #: How a discovered suite was found, when not by layout: ``as Makefile:12 runs it``
+    #: (the repository's own command or test, :mod:`adk_eval_action.project.commands`), or
+    #: how ``init`` chose its agent.
+    source: str | None = None
+
+
+class Discovery(BaseModel):
+    """What discovery found: the suites, and ``unplaced``, the JSON files of other names
+    than ADK's that hold an eval set but have no agent near them and no command naming
+    them (not suites: candidates ``init`` names)."""
+
+    suites: list[Suite]
+    unplaced: list[Path] = Field(default_factory=list)
 
 
 def _ancestors(eval_set: Path, stop: Path) -> list[Path]:
@@ -142,10 +139,6 @@ def _no_agent_hint(eval_set: Path, stop: Path, root: Path) -> str:
     )
 
 
-def _is_virtualenv(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").is_file()
-
-
 class Exclusion:
     """adk-eval.yaml's ``exclude``: gitignore-style patterns (pathspec's ``GitIgnoreSpec``,
     git's own wildmatch rules: ``dir/**``, ``**/x``, ``!keep``) matched against a path
@@ -193,7 +186,8 @@ def find_eval_sets(
 ) -> list[Path]:
     """Every eval set file under ``paths`` (files are taken as given), sorted, without
     duplicates, less those ``exclude`` names (:func:`excluded`, relative to ``root``,
-    default the current folder).
+    default the current folder): named as ADK names them, or a JSON file of another name
+    that holds one (:mod:`adk_eval_action.project.evalset_files`).
 
     Each is absolute but named where it was found, a symbolic link as the link (two names
     of one file count once): its suite is the link's folder's, and a link out of the
@@ -217,10 +211,13 @@ def find_eval_sets(
             raise ConfigError(path, "no such file or folder")
         for folder, dirs, files in os.walk(path):
             dirs[:] = sorted(
-                d for d in dirs if d not in SKIP_DIRS and not _is_virtualenv(Path(folder, d))
+                d for d in dirs if d not in SKIP_DIRS and not is_virtualenv(Path(folder, d))
             )
+            by_content = not CONTENT_SKIP_DIRS & set(Path(folder).relative_to(path).parts)
             for name in files:
-                if name.endswith(EVAL_SET_SUFFIXES):
+                if named_as_eval_set(name) or (
+                        by_content and name.endswith(".json")
+                        and holds_eval_set(Path(folder, name))):
                     add(Path(folder, name))
     return sorted(p for p in found.values() if not skip(p))
 
@@ -261,34 +258,85 @@ def discover_suites(
     paths: list[Path], root: Path, exclude: Iterable[str] | Exclusion = (),
     exclude_root: Path | None = None,
 ) -> list[Suite]:
-    """Suites found by ADK's conventions under ``paths`` (see the module docstring), less
-    the eval sets ``exclude`` names (relative to ``exclude_root``, default ``root``: the
-    folder of adk-eval.yaml).
+    """The suites of :func:`discover`."""
+    return discover(paths, root, exclude, exclude_root).suites
+
+
+Group = tuple[Path | None, Path | None]
+"""A suite's (agent folder, eval config) in discovery."""
+
+
+def _grouped(
+    found: list[Path], claimed: dict[Path, tuple[Path, Path | None, str]], root: Path,
+    agent: Path | None, agent_source: str | None, unplaced_suites: bool,
+) -> tuple[dict[Group, list[Path]], dict[Group, str], list[Path]]:
+    """The eval sets ``found`` and ``claimed`` (by the repository's commands, with their
+    agent, eval config and source) by (agent, eval config), each group's first source, and
+    the eval sets left unplaced (:func:`discover`)."""
+    seen = {Path(os.path.realpath(p)) for p in found}
+    groups: dict[Group, list[Path]] = {}
+    sources: dict[Group, str] = {}
+    unplaced: list[Path] = []
+    for eval_set in sorted([*found, *(p for p in claimed if p not in seen)]):
+        real = Path(os.path.realpath(eval_set))
+        owner: Path | None
+        layout = find_agent_dir(eval_set, root)
+        if real in claimed:
+            owner, config, source = claimed[real]
+            if (owner, config) != (layout, eval_config_for(eval_set)):  # the command's own
+                sources.setdefault((owner, config), source)
+            groups.setdefault((owner, config), []).append(eval_set)
+            continue
+        owner = layout
+        if owner is None and agent is not None:
+            owner = agent
+            sources.setdefault((owner, eval_config_for(eval_set)), agent_source or "")
+        if owner is None and not named_as_eval_set(eval_set.name) and not unplaced_suites:
+            unplaced.append(eval_set)  # an eval set by content alone: named, not run
+            continue
+        groups.setdefault((owner, eval_config_for(eval_set)), []).append(eval_set)
+    return groups, sources, unplaced
+
+
+def discover(
+    paths: list[Path], root: Path, exclude: Iterable[str] | Exclusion = (),
+    exclude_root: Path | None = None, *, agent: Path | None = None,
+    agent_source: str | None = None, unplaced_suites: bool = False,
+) -> Discovery:
+    """Suites found under ``paths`` (see the module docstring), less the eval sets
+    ``exclude`` names (relative to ``exclude_root``, default ``root``: the folder of
+    adk-eval.yaml). An eval set that the repository's own ``adk eval`` commands or
+    ``AgentEvaluator`` tests name has their agent and eval config, one of another the
+    layout's; eval sets of one agent and eval config are one suite. ``agent``: the agent
+    of the eval sets that have none (``init --agent``), their ``source`` then
+    ``agent_source``. A JSON eval set of another name than ADK's with no agent is
+    ``unplaced``, or with ``unplaced_suites`` (``init``) in a suite without an agent.
 
     Raises:
         ConfigError: a path does not exist.
     """
-    groups: dict[tuple[Path | None, Path | None], list[Path]] = {}
-    for eval_set in find_eval_sets(paths, exclude, exclude_root or root):
-        key = (find_agent_dir(eval_set, root), eval_config_for(eval_set))
-        groups.setdefault(key, []).append(eval_set)
+    skip = excluded(exclude, exclude_root or root)
+    claimed = claimed_eval_sets(paths, root, skip)
+    found = find_eval_sets(paths, skip, exclude_root or root)
+    groups, sources, unplaced = _grouped(found, claimed, root, agent, agent_source,
+                                         unplaced_suites)
     suites = []
-    for (agent, config), found in groups.items():
-        eval_sets, left_out = missing_links(found, root)
+    for (owner, config), eval_sets_found in groups.items():
+        eval_sets, left_out = missing_links(eval_sets_found, root)
         for warning in left_out if not eval_sets else ():
             log.warning("%s", warning)  # no suite to carry it: its only eval sets
         if eval_sets:
             suites.append(Suite(
-                name="", agent_dir=agent, eval_set_paths=eval_sets, eval_config_path=config,
-                agent_error=None if agent else _no_agent_hint(eval_sets[0], root, root),
-                warnings=left_out))
+                name="", agent_dir=owner, eval_set_paths=eval_sets, eval_config_path=config,
+                agent_error=None if owner else _no_agent_hint(eval_sets[0], root, root),
+                warnings=left_out, source=sources.get((owner, config)) or None))
     used = {s.eval_config_path for s in suites}
     for suite, name in zip(suites, _names(suites, root), strict=True):
         suite.name = name
         suite.warnings = [f"suite `{name}`: {w}" for w in suite.warnings]
         _warn_of_defaults(suite, root, used, "name it as the suite's `eval_config:` in "
                           "adk-eval.yaml (`adk-eval-action init` writes one naming every suite)")
-    return suites
+    return Discovery(suites=suites, unplaced=unplaced)
 
 
 def _names(suites: list[Suite], root: Path) -> list[str]:

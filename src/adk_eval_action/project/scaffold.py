@@ -31,15 +31,20 @@ RESULT_FILES = ("adk-eval-results.json", "adk-eval-comment.md", "adk-eval-pr.jso
 
 
 class SuiteEntry(BaseModel):
-    """One suite of the written ``adk-eval.yaml``: its name, agent folder, eval set
-    patterns (globs or files), its eval config (None: ADK's default criteria), and the
-    eval config-like files found near its eval sets when it has none (a comment)."""
+    """One suite of the written ``adk-eval.yaml``: its name, agent folder (``""``: none
+    was found, to fill in; ``agent_candidates`` are the repository's agent folders, a
+    comment), eval set patterns (globs or files), its eval config (None: ADK's default
+    criteria), the eval config-like files found near its eval sets when it has none (a
+    comment), and ``source``, how the suite was found (``as Makefile:12 runs it``, a
+    comment)."""
 
     name: str
     agent: str
     eval_sets: list[str]
     eval_config: str | None = None
     nearby_configs: list[str] = Field(default_factory=list)
+    source: str | None = None
+    agent_candidates: list[str] = Field(default_factory=list)
 
 
 def _scalar(text: str) -> str:
@@ -143,7 +148,7 @@ def project_config_text(
     for suite in suites:
         lines += [
             f"  - name: {_scalar(suite.name)}",
-            f"    agent: {_scalar(suite.agent)}",
+            *_agent_lines(suite),
             "    eval_sets:",
             *(f"      - {_scalar(p)}" for p in suite.eval_sets),
         ]
@@ -159,6 +164,26 @@ def project_config_text(
             lines.append("    # No eval config: ADK's default criteria "
                          "(tool_trajectory_avg_score 1.0, response_match_score 0.8).")
     return "\n".join(lines) + "\n"
+
+
+def _comment(text: str) -> str:
+    """``text`` fit for a YAML comment: one line (a path may hold a line break)."""
+    return json.dumps(text)[1:-1] if any(c in text for c in "\r\n") else text
+
+
+def _agent_lines(suite: SuiteEntry) -> list[str]:
+    """The suite's ``agent:`` line, after where the suite came from; an agent to fill in
+    with what google-adk loads and the agent folders seen."""
+    said = [f"    # {_comment(suite.source)}"] if suite.source and suite.agent else []
+    if suite.agent:
+        return [*said, f"    agent: {_scalar(suite.agent)}"]
+    seen = ", ".join(_comment(c) for c in suite.agent_candidates) or "none found"
+    return [
+        "    # No agent found for these eval sets: fill in the folder google-adk loads as",
+        "    # their agent (its __init__.py exposes root_agent, or it has agent.py or",
+        f"    # root_agent.yaml). Agent folders in this repository: {seen}",
+        '    agent: ""   # FILL IN (or run `adk-eval-action init --agent PATH` instead)',
+    ]
 
 
 WORKFLOW = """\

@@ -21,6 +21,7 @@ threads.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import threading
@@ -29,10 +30,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, annotation, log_to
+from adk_eval_action.redaction import Redactor, secret_values
 from adk_eval_action.text import visible
 
-__all__ = ["LINGER_GRACE_S", "end_process", "end_when_left", "lingering_threads",
-           "threads_warning"]
+log = logging.getLogger(__name__)
+
+__all__ = ["LINGER_GRACE_S", "console_warning", "end_process", "end_when_left",
+           "lingering_threads", "threads_warning"]
 
 LINGER_GRACE_S = 2.0
 """How long, in seconds, the interpreter's own exit may wait for the non-daemon threads
@@ -105,3 +110,21 @@ def end_process(
         threading.Thread(target=end_when_left, args=(left, code, warn, wait),
                          name="adk-eval-action-end", daemon=True).start()
     raise SystemExit(code)
+
+
+def console_warning(args: list[str]) -> Callable[[str], None]:
+    """How the process's last warning (threads left running) is printed for the command
+    line ``args`` (``sys.argv[1:]``): as the command printed its log (the runner's format
+    on stdout for ``action`` and ``comment``, an annotation; plain lines on stderr
+    otherwise), redacted of the environment's secrets."""
+    command = next((a for a in args if not a.startswith("-")), "")
+    runner = command in ("action", "comment")
+    redact = Redactor(secret_values(os.environ))
+
+    def warn(message: str) -> None:
+        formatter = GitHubFormatter(redact) if runner else PlainFormatter(redact)
+        extra = annotation("warning", title="adk-eval-action") if runner else None
+        with log_to(sys.stdout if runner else sys.stderr, formatter):
+            log.warning("%s", message, extra=extra)
+
+    return warn

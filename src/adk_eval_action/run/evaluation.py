@@ -29,7 +29,7 @@ from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import (
     Exclusion,
     Suite,
-    discover_suites,
+    discover,
     suites_from_config,
     suites_under,
 )
@@ -107,17 +107,15 @@ def find_suites(request: RunRequest) -> list[Suite]:
         except ConfigError as e:
             raise e.relative_to(request.repository_root) from e
         suites = _selected(suites, request)
+    unplaced: list[Path] = []
     if not suites:
-        suites = discover_suites([request.path(p) for p in paths], root, exclude)
+        found = discover([request.path(p) for p in paths], root, exclude)
+        suites, unplaced = found.suites, found.unplaced
     for pattern in exclude.unused():
         log.warning("`exclude` pattern %r of %s matches no eval set (relative to its folder): "
                     "fix it or remove it", pattern, _shown(request.config_path or root, root))
     if not suites:
-        raise ConfigError(
-            ", ".join(str(p) for p in paths),
-            "no eval sets found (*.evalset.json or *.test.json); pass the folder that holds "
-            "them, or name suites in adk-eval.yaml",
-        )
+        raise ConfigError(", ".join(str(p) for p in paths), _nothing_found(unplaced, root))
     check_inside(suites, request.repository_root)
     explicit_runs = request.settings.explicit("num_runs")
     for suite in suites:
@@ -135,6 +133,20 @@ def _selected(suites: list[Suite], request: RunRequest) -> list[Suite]:
         log.info("suites under %s: %s (of %d in %s)", ", ".join(str(p) for p in paths),
                  ", ".join(s.name for s in chosen), len(suites), _shown(config, request.workdir))
     return chosen
+
+
+def _nothing_found(unplaced: list[Path], root: Path) -> str:
+    """Why no suite was found: no eval set at all, or only eval sets of other names than
+    ADK's with no agent near them (named, up to three)."""
+    if not unplaced:
+        return ("no eval sets found (*.evalset.json, *.test.json, a JSON file holding an eval "
+                "set, or what the repository's `adk eval` commands and AgentEvaluator tests "
+                "name); pass the folder that holds them, or name suites in adk-eval.yaml")
+    shown = ", ".join(_shown(p, root) for p in unplaced[:3])
+    more = f" and {len(unplaced) - 3} more" if len(unplaced) > 3 else ""
+    return (f"eval sets found without an agent: {shown}{more} (no agent folder at or beside "
+            "them, and no `adk eval` command or AgentEvaluator test naming them); name their "
+            "agent in adk-eval.yaml (`adk-eval-action init --agent PATH` writes it)")
 
 
 def check_inside(suites: list[Suite], root: Path) -> None:

@@ -17,8 +17,14 @@ from pydantic import BaseModel
 
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.git import Git
-from adk_eval_action.project.discovery import Suite, discover_suites, relative_path
+from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, agent_folders, is_agent_dir
+from adk_eval_action.project.discovery import (
+    Suite,
+    discover,
+    relative_path,
+)
 from adk_eval_action.project.layout import DEFAULT_CRITERIA
+from adk_eval_action.project.names import NO_AGENT
 from adk_eval_action.project.scaffold import (
     CONFIG_FILE,
     WORKFLOW_FILE,
@@ -65,13 +71,16 @@ def holds_no_eval_case(path: Path) -> bool:
 
 def suite_entries(
     suites: list[Suite], root: Path, empty: frozenset[Path] = frozenset(),
+    candidates: list[Path] | None = None,
 ) -> list[SuiteEntry]:
-    """The suites with an agent, as ``adk-eval.yaml`` names them (paths relative to
-    ``root``); a suite without one, or whose eval sets are all in ``empty`` (hold no eval
-    case), is left out with a warning saying why."""
+    """The suites as ``adk-eval.yaml`` names them (paths relative to ``root``). A suite
+    whose eval sets are all in ``empty`` (hold no eval case) is left out with a warning
+    saying why; so is a suite without an agent, unless ``candidates`` (the agent folders of
+    the repository) is given: then its entry has an empty ``agent`` to fill in, with the
+    candidates beside it."""
     entries = []
     for suite in suites:
-        if suite.agent_dir is None:
+        if suite.agent_dir is None and candidates is None:
             log.warning("suite %s left out: %s", suite.name, suite.agent_error)
             continue
         if all(p in empty for p in suite.eval_set_paths):
@@ -80,10 +89,13 @@ def suite_entries(
             continue
         entries.append(SuiteEntry(
             name=suite.name,
-            agent=_posix(suite.agent_dir, root),
+            agent=_posix(suite.agent_dir, root) if suite.agent_dir else "",
             eval_sets=eval_set_patterns(suite.eval_set_paths, root),
             eval_config=_posix(suite.eval_config_path, root) if suite.eval_config_path else None,
             nearby_configs=[_posix(p, root) for p in suite.nearby_configs],
+            source=suite.source,
+            agent_candidates=[_posix(p, root) for p in candidates or []]
+            if suite.agent_dir is None else [],
         ))
     return entries
 
@@ -122,12 +134,20 @@ def _write_new(path: Path, text: str, shown: str) -> bool:
 
 
 def _say(entries: list[SuiteEntry], excluded: list[str], suites: list[Suite]) -> None:
-    """Logs the suites written, the eval sets excluded, and discovery's warnings."""
+    """Logs the suites written (with where each came from), the eval sets excluded, and
+    discovery's warnings; a suite whose agent is to be filled in as a warning."""
     for entry in entries:
         config = entry.eval_config or DEFAULT_CRITERIA
-        shown = [visible(x, keep="") for x in (entry.name, entry.agent,
+        shown = [visible(x, keep="") for x in (entry.name, entry.agent or "(to fill in)",
                                                  ", ".join(entry.eval_sets), config)]
-        log.info("suite %s: agent %s, eval sets %s, eval config %s", *shown)
+        source = f" ({visible(entry.source, keep='')})" if entry.source else ""
+        log.info("suite %s%s: agent %s, eval sets %s, eval config %s", shown[0], source,
+                 *shown[1:])
+        if not entry.agent:
+            seen = ", ".join(visible(c, keep="") for c in entry.agent_candidates) or "none"
+            log.warning("suite %s: no agent found for its eval sets: fill in its `agent:` in "
+                        "%s (agent folders in the repository: %s), or run `adk-eval-action "
+                        "init --agent PATH` instead", shown[0], CONFIG_FILE, seen)
     for name in excluded:
         log.warning("%s left out (`exclude` in adk-eval.yaml): it holds no eval case yet",
                     visible(name, keep=""))
@@ -144,27 +164,67 @@ def _say_runs(runs: RunsChoice) -> None:
         log.info("suite %s can call: %s", visible(name, keep=""), line)
 
 
-def init_project(workdir: Path, paths: list[Path], num_runs: int | None = None) -> InitResult:
-    """Discovers the suites under ``paths`` (relative to ``workdir``), then writes
-    ``workdir/adk-eval.yaml`` and the repository's ``.github/workflows/adk-eval.yml``,
-    each only when it does not exist. Eval sets that hold no eval case
-    (:func:`holds_no_eval_case`) are written in ``exclude`` (every run would refuse them).
-    ``adk-eval.yaml`` holds the regression gate and ``num_runs`` (None: the fewest with
-    which that gate calls one eval case's collapse, :func:`adk_eval_action.run.sizing.choose_runs`),
-    with what they can call per suite.
+def _suites(workdir: Path, paths: list[Path], agent: Path | None) -> tuple[list[Suite],
+                                                                         list[Path] | None]:
+    """The suites under ``paths``: discovery's (:func:`discover`, eval sets of any name),
+    those without an agent given ``agent``, else the repository's only agent folder (said);
+    and the repository's agent folders when some suite is left without an agent.
 
     Raises:
-        ConfigError: a path does not exist, or no suite with an agent was found.
+        ConfigError: ``agent`` is not an agent folder; a path does not exist.
     """
-    suites = discover_suites([workdir / p for p in paths], workdir)
+    dirs = [workdir / p for p in paths]
+    if agent is not None:
+        folder = (workdir / agent).resolve()
+        if not folder.is_dir() or not is_agent_dir(folder):
+            raise ConfigError(agent, f"--agent: not an agent folder ({ACCEPTED_SHAPES})")
+        return discover(dirs, workdir, agent=folder, agent_source="agent named with --agent",
+                        unplaced_suites=True).suites, None
+    suites = discover(dirs, workdir, unplaced_suites=True).suites
+    if all(s.agent_dir is not None for s in suites):
+        return suites, None
+    candidates = agent_folders(workdir)
+    if len(candidates) != 1:
+        for suite in suites:  # named after their eval sets' folder, for the agent to come
+            named = suite.name.removeprefix(f"{NO_AGENT}:")
+            suite.warnings = [w.replace(f"`{suite.name}`", f"`{named}`") for w in suite.warnings]
+            suite.name = named
+        return suites, candidates
+    log.info("eval sets without an agent of their own: given the repository's only agent "
+             "folder, %s (check it in %s)", visible(_posix(candidates[0], workdir), keep=""),
+             CONFIG_FILE)
+    return discover(dirs, workdir, agent=candidates[0],
+                    agent_source="agent: the repository's only agent folder, check it",
+                    unplaced_suites=True).suites, None
+
+
+def init_project(
+    workdir: Path, paths: list[Path], num_runs: int | None = None, agent: Path | None = None,
+) -> InitResult:
+    """Discovers the suites under ``paths`` (relative to ``workdir``; :func:`_suites`:
+    ``agent`` is that of the eval sets that have none), then writes
+    ``workdir/adk-eval.yaml`` and the repository's ``.github/workflows/adk-eval.yml``,
+    each only when it does not exist. Eval sets that hold no eval case
+    (:func:`holds_no_eval_case`) are written in ``exclude`` (every run would refuse them);
+    a suite whose agent was not found is written with ``agent`` to fill in and the
+    repository's agent folders beside it. ``adk-eval.yaml`` holds the regression gate and
+    ``num_runs`` (None: the fewest with which that gate calls one eval case's collapse,
+    :func:`adk_eval_action.run.sizing.choose_runs`), with what they can call per suite.
+
+    Raises:
+        ConfigError: a path does not exist, ``agent`` is not an agent folder, or no suite
+            with an eval case was found.
+    """
+    suites, candidates = _suites(workdir, paths, agent)
     empty = frozenset(p for s in suites for p in s.eval_set_paths if holds_no_eval_case(p))
-    entries = suite_entries(suites, workdir, empty)
+    entries = suite_entries(suites, workdir, empty, candidates)
     excluded = sorted(_posix(p, workdir) for s in suites for p in s.eval_set_paths
                       if p in empty and any(e.name == s.name for e in entries))
     if not entries:
         raise ConfigError(", ".join(str(p) for p in paths), (
-            "no eval sets with an agent and an eval case found (*.evalset.json or *.test.json "
-            "under a folder ADK can load as an agent, or beside one): nothing to write"))
+            "no eval sets with an eval case found (*.evalset.json, *.test.json, JSON files "
+            "holding an eval set, or those the repository's `adk eval` commands and "
+            "AgentEvaluator tests name): nothing to write"))
     _say(entries, excluded, suites)
     kept = {e.name for e in entries}
     runs = choose_runs([s for s in suites if s.name in kept], num_runs)

@@ -826,6 +826,36 @@ def _empty_eval_set_excluded(run: Run) -> None:
     assert "new [1]*?#!\\ .evalset.json left out (`exclude`" in run.log
 
 
+def _command_in_a_hostile_file(ws: Workspace) -> None:
+    """A README of a hostile name whose `adk eval` command names the agent of an eval set
+    kept away from it, with an agent folder and an eval config named outside the
+    repository beside it (never taken)."""
+    ws.hostile_agent("Go away.")
+    moved = ws.root / "evals" / "smoke_eval.json"
+    moved.parent.mkdir()
+    (ws.root / "hostile_agent" / "eval" / "hostile.evalset.json").rename(moved)
+    (ws.root / "docs").mkdir()
+    (ws.root / "docs" / f"{HOSTILE_FOLDER}.md").write_text(
+        "```bash\nadk eval hostile_agent evals/smoke_eval.json "
+        "--config_file_path /etc/passwd\nadk eval /usr/lib evals/smoke_eval.json\n```\n")
+
+
+def _command_source_escaped(run: Run) -> None:
+    """The suite is the command's, its source said on one line (the file's name escaped)
+    and written as a one-line YAML comment; nothing outside the repository is named."""
+    from adk_eval_action.project.config import load_project_config
+
+    path = run.workspace.root / "adk-eval.yaml"
+    suites = load_project_config(path).suites  # (the workspace's example agent beside it)
+    assert [(s.agent, s.eval_sets, s.eval_config) for s in suites if s.agent == "hostile_agent"
+            ] == [("hostile_agent", ["evals/smoke_eval.json"], None)]
+    said = [line for line in run.log.splitlines() if "runs it)" in line]
+    assert len(said) == 1 and "docs/ev\\x0a::warning::fake #: 'q' [y] *z.md:2" in said[0]
+    text = path.read_text()
+    assert "    # as docs/ev\\n::warning::fake #: 'q' [y] *z.md:2 runs it\n" in text
+    assert "/etc/passwd" not in text and "/usr/lib" not in text
+
+
 # --------------------------------------------------------------------------- 6: secrets
 
 
@@ -1314,6 +1344,9 @@ CASES: list[Case] = [
     Case("k5-init-hostile-folder-name", 5, _hostile_folder, 0, r"wrote adk-eval\.yaml",
          evaluated=False, recorded=False, cli=True, run=lambda ws: ws.cli("init"),
          check=_init_round_trips),
+    Case("k5-init-command-in-a-hostile-file", 5, _command_in_a_hostile_file, 0,
+         r"wrote adk-eval\.yaml", evaluated=False, recorded=False, cli=True,
+         run=lambda ws: ws.cli("init", "--num-runs", "1"), check=_command_source_escaped),
     Case("k5-init-empty-eval-set-hostile-name", 5, _empty_eval_set_in_hostile_folder, 0,
          r"wrote adk-eval\.yaml", evaluated=False, recorded=False, cli=True,
          run=lambda ws: ws.cli("init"), check=_empty_eval_set_excluded),

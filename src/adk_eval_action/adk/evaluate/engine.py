@@ -419,7 +419,9 @@ def open_suite(
     files are read through it (``plan``: suites of the same files share what they load,
     and its notes are said once)."""
     agent = relative_path(suite.agent_dir, settings.repo_root) if suite.agent_dir else None
-    log.info("suite %s: agent %s", suite.name, agent)
+    # Where a discovered suite came from: the repository's own command or test.
+    log.info("suite %s: agent %s%s", suite.name, agent,
+             f" ({suite.source})" if suite.source else "")
     inputs, new = (shared(suite) if shared is not None
                    else (load_suite_inputs(suite, settings.repo_root), True))
     if settings.eval_case_ids is not None:
