@@ -136,6 +136,10 @@ def examples(full: int) -> int:
     return max(10, full // 4) if QUICK_LOOP else full
 
 
+#: tests/fixtures holds repositories as users keep them, their own pytest files among them
+#: (an AgentEvaluator test is how some name their suites): data, not this suite's tests.
+collect_ignore = ["fixtures"]
+
 REPO = Path(__file__).resolve().parents[1]
 #: The trust store this machine gives processes (tests/e2e/test_container.py mounts it for pip
 #: in the image build); the session points SSL_CERT_FILE elsewhere (``gemini_api``).
