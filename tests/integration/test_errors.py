@@ -137,14 +137,20 @@ def test_string_rubrics_and_final_only_rubric(example_repo: Path, cli: CliRun) -
 def test_rubric_metric_without_rubrics_is_an_error_not_a_pass(
     example_repo: Path, cli: CliRun
 ) -> None:
+    """A rubric metric with no rubric from any source has nothing to judge: a config error
+    naming the case, found before any call for it (the case is not run), and the run is
+    incomplete (exit 2), not the agent failing."""
     _single_case_set(example_repo, _trip_case(example_repo), _rubric_config())
     result = cli("run", "travel_agent", "--results-out", "r.json", "--print-comment")
     assert result.exit_code == 2  # the metric could not score: incomplete, not the agent's
-    run = case_runs(load_json(example_repo / "r.json"), "multi_turn_trip")[0]
-    m = metric(run, RUBRIC)
-    assert m["status"] == "error" and "score" not in m
-    assert m["reason"].startswith(f"ValueError: no rubrics for `{RUBRIC}`")
-    assert "no rubrics for" in result.output
+    results = load_json(example_repo / "r.json")
+    with pytest.raises(KeyError):  # left out: no record, no run
+        case_runs(results, "multi_turn_trip")
+    (error,) = [e for s in results["suites"] for e in s["errors"]]
+    assert error["kind"] == "config" and error["eval_id"] == "multi_turn_trip"
+    assert (f"eval case `multi_turn_trip` has no rubrics, none of type FINAL_RESPONSE_QUALITY, "
+            f"so metric `{RUBRIC}` has nothing to judge") in error["message"]
+    assert "has nothing to judge" in result.output
 
 
 @needs_case_rubrics_alone

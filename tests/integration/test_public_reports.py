@@ -109,3 +109,32 @@ def test_agent_tool_inner_calls_said_on_the_evidence_line(reported: Run, tmp_pat
             "the calls made inside an AgentTool)") in evidence
     assert "(not called)" not in evidence
     assert '+ stock_agent(request="SKU-9")    (not expected)' in evidence
+
+
+def test_eval_case_rubrics_typed_for_another_metric_config_error_before_any_call(
+    reported: Run,
+) -> None:
+    """Eval-case rubrics typed for another metric (adk-docs PR #1853): ``two_plus_three``
+    has two TOOL_USE_QUALITY rubrics and the eval config judges FINAL_RESPONSE_QUALITY with
+    no criterion rubrics, so google-adk would raise "Rubrics are required." after the agent
+    ran. It is a config error naming the case, file and line before any call for it: the
+    case is left out (no model call: one agent and one judge call, ``greeting``'s), the other
+    case is still evaluated, and the run is incomplete (exit 2), never "the code of ...
+    failed"."""
+    code, output, results = reported("typed_rubrics", "tutor_bot")
+    assert code == 2, output
+    assert results is not None
+    (suite,) = results["suites"]
+    (error,) = suite["errors"]
+    assert error["kind"] == "config"
+    assert (error["file"], error["line"], error["eval_id"]) == (
+        "tutor_bot/eval/sums.evalset.json", 5, "two_plus_three")
+    assert error["message"].startswith(
+        "tutor_bot/eval/sums.evalset.json: eval case `two_plus_three` has 2 rubrics of type "
+        "TOOL_USE_QUALITY, none of type FINAL_RESPONSE_QUALITY, so metric "
+        "`rubric_based_final_response_quality_v1` has nothing to judge;")
+    cases = [c["eval_id"] for s in suite["eval_sets"] for c in s["eval_cases"]]
+    assert cases == ["greeting"]
+    usage = {u["role"]: u["calls"] for u in results["metadata"]["model_calls"]["usage"]}
+    assert usage == {"agent": 1, "judge": 1}
+    assert "failed" not in error["message"] and "the code of" not in output

@@ -3,17 +3,20 @@
 Used alike by the engine (which evaluates them) and re-scoring (which evaluates a
 baseline's recorded invocations under them), so both score under the same rules
 (:mod:`adk_eval_action.adk.files.rubrics`): untyped rubrics typed, final-only rubrics on the last
-turn, duplicate rubric ids refused, eval set ids unique within a suite.
+turn, duplicate rubric ids refused, eval set ids unique within a suite, and an eval case a
+rubric metric has nothing to judge on left out with a config error (:class:`UnjudgedCase`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE
 from adk_eval_action.adk.files.criteria import criterion_rubrics
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, Overrides, load_eval_config
 from adk_eval_action.adk.files.evalsets import NO_TURNS, LoadedEvalSet, load_eval_set
@@ -64,7 +67,9 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
     """Loads the eval config and every eval set of ``suite`` (none when ``eval_sets`` is
     False: the config alone) and applies the rubric rules (:func:`prepare_eval_set`). Never
     raises for a problem in the user's files: a broken eval config leaves no eval sets to
-    load; a broken eval set is skipped; each becomes an error record naming the file."""
+    load; a broken eval set is skipped; each becomes an error record naming the file. An
+    eval case with no turns, or one a rubric metric has nothing to judge on
+    (:func:`unjudged_cases`), is left out with an error naming its file and line."""
 
     def rel(path: Path | None) -> str | None:
         return None if path is None else relative_path(path, repo_root)
@@ -112,6 +117,7 @@ def load_suite_inputs(suite: Suite, repo_root: Path, eval_sets: bool = True) -> 
             )
             continue
         inputs.errors += _empty_case_errors(loaded, suite.name, shown)
+        inputs.errors += _left_out_unjudged(loaded, config, suite.name, shown)
         inputs.notes.extend(note.replace(str(path), shown) for note in notes)
         if loaded.eval_set.eval_cases:
             inputs.eval_sets.append(loaded.model_copy(
@@ -236,3 +242,81 @@ def _check_duplicates(loaded: LoadedEvalSet, case: Any, config: LoadedEvalConfig
                     "than once across the eval config, the case and its invocations; give "
                     "each rubric a unique id",
                 )
+
+
+class UnjudgedCase(BaseModel):
+    """An eval case a rubric metric has nothing to judge on: the metric's criterion has no
+    rubrics, and neither the case nor any of its turns has one of the metric's rubric type
+    (google-adk's ``RubricBasedEvaluator.create_effective_rubrics_list`` keeps only those,
+    then raises "Rubrics are required."). ``others`` counts the case's rubrics by type."""
+
+    file: str
+    eval_id: str
+    metric: str
+    rubric_type: str
+    others: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        """What is wrong, then what to do (adk-docs' rubric types)."""
+        if self.others:
+            have = " and ".join(f"{n} rubric{'s' if n > 1 else ''} of type {t}"
+                                for t, n in self.others.items())
+            fix = f'give them `"type": "{self.rubric_type}"` if they are for this metric, or'
+        else:
+            have, fix = "no rubrics", "add rubrics to the eval case, or"
+        return (f"eval case `{visible(self.eval_id, keep='')}` has {have}, none of type "
+                f"{self.rubric_type}, so metric `{self.metric}` has nothing to judge; {fix} "
+                "give the metric's criterion rubrics in the eval config, or remove the metric")
+
+
+def rubrics_wanted(config: LoadedEvalConfig) -> list[tuple[str, str]]:
+    """``(metric, rubric type)`` of the eval config's rubric metrics whose criterion has no
+    rubrics, so that each eval case must bring its own (google-adk 2.x; 1.x refuses such a
+    metric outright: :data:`adk_eval_action.adk.compat.CASE_RUBRICS_ALONE`)."""
+    if not CASE_RUBRICS_ALONE:
+        return []
+    criteria = config.eval_config.criteria
+    return [(metric, rubric_type) for metric, rubric_type in config.rubric_types()
+            if not criterion_rubrics(metric, criteria[metric])
+            and not config.final_rubrics.get(metric)]
+
+
+def unjudged_cases(loaded: LoadedEvalSet, config: LoadedEvalConfig) -> list[UnjudgedCase]:
+    """The eval cases of ``loaded`` (prepared: untyped rubrics typed) that a rubric metric
+    of ``config`` has nothing to judge on (:class:`UnjudgedCase`; ``file`` is the eval
+    set's path as given)."""
+    out = []
+    for metric, rubric_type in rubrics_wanted(config):
+        for case in loaded.eval_set.eval_cases:
+            rubrics = [*(case.rubrics or []), *(
+                r for turn in case.conversation or [] for r in turn.rubrics or [])]
+            if any(r.type == rubric_type for r in rubrics):
+                continue
+            out.append(UnjudgedCase(
+                file=str(loaded.path), eval_id=case.eval_id, metric=metric,
+                rubric_type=rubric_type,
+                others=dict(Counter(str(r.type or "untyped") for r in rubrics))))
+    return out
+
+
+def _left_out_unjudged(loaded: LoadedEvalSet, config: LoadedEvalConfig, suite: str,
+                       shown: str) -> list[ErrorRecord]:
+    """A ``config`` error per eval case a rubric metric has nothing to judge on
+    (:func:`unjudged_cases`), naming the file, line and case; those cases are left out of
+    ``loaded`` (in place), so none of them is run, and the others still are."""
+    found = unjudged_cases(loaded, config)
+    if not found:
+        return []
+    left_out = {u.eval_id for u in found}
+    loaded.eval_set.eval_cases = [
+        c for c in loaded.eval_set.eval_cases if c.eval_id not in left_out]
+    return [
+        ErrorRecord(
+            kind="config", message=f"{shown}: {u.message}", suite=suite, file=shown,
+            line=loaded.eval_id_lines.get(u.eval_id), eval_set_id=loaded.eval_set.eval_set_id,
+            eval_id=u.eval_id, metric=u.metric,
+            hint="fix the eval case's rubrics or the eval config; the other eval cases still ran",
+        )
+        for u in found
+    ]
