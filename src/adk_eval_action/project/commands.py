@@ -43,17 +43,14 @@ COMMAND_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "J
                            "noxfile.py", "package.json"})
 COMMAND_SUFFIXES = (".mk", ".sh", ".bash")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-_ADK_EVAL = re.compile(r"(?:^|[\s;&|\"'(`=])(?:[\w./-]*/)?adk\s+eval\s+(?P<rest>.*)")
+_ADK_EVAL = re.compile(r"(?P<open>^|[\s;&|\"'(`=])(?:[\w./-]*/)?adk\s+eval\s+(?P<rest>.*)")
 _CD = re.compile(r"(?:^|[\s;&|\"'(])cd\s+(?P<dir>[^\s;&|]+)\s*&&")
 _ASSIGN = re.compile(
     r"^\s*(?:export\s+)?(?P<name>[A-Za-z_]\w*)\s*(?::=|\?=|\+=|=)\s*(?P<value>.*)$")
 _VARIABLE = re.compile(r"\$\((?P<make>\w+)\)|\$\{(?P<brace>\w+)(?::-(?P<default>[^}]*))?\}"
                        r"|\$(?P<plain>[A-Za-z_]\w*)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-#: Make's ``$(if $(wildcard FILE),THEN,ELSE)``, as agent-starter-pack's ``make eval`` names
-#: its eval config.
-_MAKE_IF_FILE = re.compile(
-    r"\$\(if \$\(wildcard (?P<file>[^)\s]+)\),(?P<then>[^,)]*)(?:,(?P<else>[^)]*))?\)")
+_MAKE_CALL = re.compile(r"\$\((?P<name>if|wildcard) ")
 
 
 class DeclaredSuite(BaseModel):
@@ -146,10 +143,25 @@ def _substitute(token: str, variables: dict[str, str]) -> str | None:
     return None if missing or "$(" in done or "`" in done else done
 
 
-def _arguments(rest: str) -> list[str]:
-    """The words of an ``adk eval`` command up to the end of its shell command (``&&``,
-    ``;``, ``|``, a closing quote or parenthesis of what held it)."""
-    rest = re.split(r"\s(?:&&|\|\||;|\|)\s|[\"'`)](?=\s*(?:$|[,;&|]))", rest, maxsplit=1)[0]
+def _unbalanced_close(text: str) -> int:
+    """The index of the first ``)`` in ``text`` that closes nothing opened in it, or -1."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return index
+    return -1
+
+
+def _arguments(rest: str, opener: str) -> list[str]:
+    """The words of an ``adk eval`` command up to the end of its shell command: what held
+    it closing (``opener``: the quote, backtick or parenthesis before ``adk``), then
+    ``&&``, ``||``, ``;`` or ``|``."""
+    if opener in "\"'`" and opener:
+        rest = rest.split(opener, 1)[0]
+    elif opener == "(" and (end := _unbalanced_close(rest)) >= 0:
+        rest = rest[:end]
+    rest = re.split(r"\s(?:&&|\|\|)\s|;|\s\|\s", rest, maxsplit=1)[0]
     try:
         return shlex.split(rest, comments=True)
     except ValueError:
@@ -218,21 +230,59 @@ def _resolved(
     return None
 
 
-def _make_conditions(text: str, folder: Path) -> str:
-    """``text`` with Make's ``$(if $(wildcard FILE),THEN,ELSE)`` decided (FILE from
-    ``folder``)."""
-    return _MAKE_IF_FILE.sub(
-        lambda m: m.group("then") if (folder / m.group("file")).exists()
-        else m.group("else") or "", text)
+def _closing(text: str, at: int) -> int:
+    """The index of the ``)`` that closes the ``(`` at ``text[at]``, or -1."""
+    depth = 1
+    for index in range(at + 1, len(text)):
+        if text[index] == "(":
+            depth += 1
+        elif text[index] == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _split_arguments(text: str) -> list[str]:
+    """A Make function's arguments: ``text`` split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    return [*parts, text[start:]]
+
+
+def _make_functions(text: str, folder: Path, variables: dict[str, str]) -> str:
+    """``text`` with Make's ``$(if COND,THEN,ELSE)`` and ``$(wildcard FILE)`` expanded
+    (FILE from ``folder``; a variable in COND is its value, empty when not set), as
+    agent-starter-pack's ``make eval`` chooses its eval config."""
+    match = _MAKE_CALL.search(text)
+    while match is not None:
+        end = _closing(text, match.start() + 1)
+        if end < 0:
+            break
+        inner = _make_functions(text[match.end():end], folder, variables)
+        if match.group("name") == "wildcard":
+            done = " ".join(p for p in inner.split() if (folder / p).exists())
+        else:
+            condition, *branches = _split_arguments(inner) + [""]
+            condition = _VARIABLE.sub(lambda m: variables.get(
+                m.group("make") or m.group("brace") or m.group("plain") or "", ""), condition)
+            done = branches[0] if condition.strip() else branches[1] if len(branches) > 2 else ""
+        text = text[:match.start()] + done + text[end + 1:]
+        match = _MAKE_CALL.search(text, match.start() + len(done))
+    return text
 
 
 def command_suites(path: Path, text: str, root: Path) -> list[DeclaredSuite]:
     """The suites the ``adk eval`` commands of one file (``text``, at ``path``) name."""
     if path.suffix in MARKDOWN_SUFFIXES:
         text = _fenced(text)
-    if path.name in ("Makefile", "makefile", "GNUmakefile") or path.suffix == ".mk":
-        text = _make_conditions(text, path.parent)
     variables = _variables(text)
+    if path.name in ("Makefile", "makefile", "GNUmakefile") or path.suffix == ".mk":
+        text = _make_functions(text, path.parent, variables)
     found = []
     for number, line in _logical_lines(text):
         if line.lstrip().startswith("#") and path.suffix not in MARKDOWN_SUFFIXES:
@@ -243,7 +293,8 @@ def command_suites(path: Path, text: str, root: Path) -> list[DeclaredSuite]:
             moved = [(base / d).resolve() for d in cd[-1:] for base in (path.parent, root)
                      if _substitute(d, variables) is not None]
             bases = [*moved, path.parent.resolve(), root.resolve()]
-            resolved = _resolved(_arguments(match.group("rest")), bases, variables, root)
+            words = _arguments(match.group("rest"), match.group("open"))
+            resolved = _resolved(words, bases, variables, root)
             if resolved is not None:
                 agent, eval_sets, config = resolved
                 found.append(DeclaredSuite(agent_dir=agent, eval_sets=eval_sets,

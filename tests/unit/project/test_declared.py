@@ -85,6 +85,22 @@ def test_a_makefile_command_with_variables_globs_and_make_conditions(tmp_path: P
     assert suite.source == "Makefile:3"
 
 
+def test_make_conditions_nested_as_customised_starter_packs_write_them(tmp_path: Path) -> None:
+    _agent(tmp_path, "customer_service")
+    _tree(tmp_path, {"tests/eval/evalsets/basic.evalset.json": EVAL_SET,
+                     "tests/eval/eval_config.json": {"criteria": {}},
+                     "tests/eval/other.json": {"criteria": {}}})
+    text = ("eval:\n\tuv run adk eval ./customer_service "
+            "$${EVALSET:-tests/eval/evalsets/basic.evalset.json} \\\n"
+            "\t\t$(if $(EVAL_CONFIG),--config_file_path=$(EVAL_CONFIG),$(if $(wildcard "
+            "tests/eval/eval_config.json),--config_file_path=tests/eval/eval_config.json,))\n")
+    (suite,) = command_suites(tmp_path / "Makefile", text, tmp_path)
+    assert suite.eval_config is not None and suite.eval_config.name == "eval_config.json"
+    given = "EVAL_CONFIG = tests/eval/other.json\n" + text
+    (suite,) = command_suites(tmp_path / "Makefile", given, tmp_path)
+    assert suite.eval_config is not None and suite.eval_config.name == "other.json"
+
+
 @pytest.mark.parametrize("line, expected", [
     # `cd DIR &&` before it: paths from DIR
     ("cd backend && .venv/bin/adk eval app ../tests/eval/x_eval.json "
