@@ -51,15 +51,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
-from adk_eval_action.analysis.agentchanges import agent_changes
 from adk_eval_action.analysis.cases import compare_cases
-from adk_eval_action.analysis.comparability import comparability, judge_changes
 from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
-from adk_eval_action.analysis.gatechanges import gate_changes
+from adk_eval_action.analysis.judgeflips import JudgeFlips, judge_flips
 from adk_eval_action.analysis.models import (
     CHANGE_ORDER,
     DEFAULT_CONFIDENCE,
@@ -76,6 +74,7 @@ from adk_eval_action.analysis.noise import classify
 from adk_eval_action.analysis.paired import (
     DEFAULT_RESAMPLES,
     PairedInput,
+    PairedResult,
     RunScores,
     TestMethod,
     paired_tests,
@@ -90,7 +89,7 @@ from adk_eval_action.analysis.sides import (
     metric_sides,
     rubric_totals,
 )
-from adk_eval_action.analysis.suite_baselines import suites_without_baseline
+from adk_eval_action.analysis.suitefacts import suite_facts
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.identity import baseline_renames, place_history_cases
 from adk_eval_action.results.io import gc_paused
@@ -220,10 +219,12 @@ def _attach_intervals(
     order: np.ndarray,
     options: _TestOptions,
     case_ids: Mapping[CaseKey, int],
+    flips: JudgeFlips,
 ) -> tuple[TestMethod, int]:
     """Sets the delta, matched means, interval and call of every metric and rubric both
     sides have, gated ones as one family and informational ones as another
-    (:func:`.paired.paired_tests`), with pooled runs (:func:`_metric_dense`, counted)."""
+    (:func:`.paired.paired_tests`), with pooled runs (:func:`_metric_dense`, counted), each
+    on its matched cases but its judge flips (:mod:`.judgeflips`: set aside)."""
     n_ids = order.size
     both_metrics = [m for m in metrics if m.head is not None and m.baseline is not None]
     metric_dense, pooled = _metric_dense(head, baseline, both_metrics, n_ids, options, case_ids)
@@ -240,6 +241,7 @@ def _attach_intervals(
             else 0.0,
             higher=m.higher_is_better,
             informational=m.informational,
+            aside=_aside(m, flips),
         )
         for m in both_metrics
     ] + [
@@ -249,6 +251,7 @@ def _attach_intervals(
             baseline.rubric_rows[(r.suite, r.metric_name, r.rubric_id)],
             head.rubric_rows[(r.suite, r.metric_name, r.rubric_id)],
             min_effect=options.min_effect(r.suite, r.metric_name),
+            aside=_aside(r, flips),
         )
         for r in both_rubrics
     ]
@@ -256,7 +259,16 @@ def _attach_intervals(
         inputs, order, seed=options.seed, n_resamples=options.n_resamples, alpha=options.alpha
     )
     rows: list[MetricComparison | RubricComparison] = [*both_metrics, *both_rubrics]
+    _set_calls(rows, results, inputs, flips)
+    return method, pooled
+
+
+def _set_calls(rows: list[MetricComparison | RubricComparison],
+               results: list[PairedResult], inputs: list[PairedInput], flips: JudgeFlips) -> None:
+    """Each row's interval, delta, matched means, call, and judge flips set aside."""
     for row, result, one in zip(rows, results, inputs, strict=True):
+        aside = _aside(row, flips)
+        row.judge_flips = 0 if aside is None else int(aside.size)
         row.interval = interval = result.interval
         row.min_effect = result.min_effect
         if interval.n_cases == 0:
@@ -269,7 +281,13 @@ def _attach_intervals(
             min_effect=result.min_effect,
             higher_is_better=one.higher_is_better,
         )
-    return method, pooled
+
+
+def _aside(row: MetricComparison | RubricComparison, flips: JudgeFlips) -> np.ndarray | None:
+    """The case ids of ``row``'s judge flips, set aside from its test; None: none."""
+    if isinstance(row, RubricComparison):
+        return flips.rubric_cases.get((row.suite, row.metric_name, row.rubric_id))
+    return flips.metric_cases.get((row.suite, row.metric_name))
 
 
 def _metric_dense(
@@ -295,13 +313,19 @@ def _input(
     relative: float = 0.0,
     higher: bool = True,
     informational: bool = False,
+    aside: np.ndarray | None = None,
 ) -> PairedInput:
+    """One test's input; the case ids ``aside`` (judge flips) count as unscored."""
     base, head = dense
+    base_runs, head_runs = base.runs[base_row], head.runs[head_row]
+    if aside is not None:
+        base_runs, head_runs = base_runs.copy(), head_runs.copy()
+        base_runs[aside] = head_runs[aside] = 0
     return PairedInput(
         baseline_mean=base.mean[base_row],
-        baseline_runs=base.runs[base_row],
+        baseline_runs=base_runs,
         head_mean=head.mean[head_row],
-        head_runs=head.runs[head_row],
+        head_runs=head_runs,
         baseline_scores=_scores(base, base_row),
         head_scores=_scores(head, head_row),
         min_effect=min_effect,
@@ -421,13 +445,14 @@ def _compare(
     base_side = index_side(base_table, case_ids) if base_table is not None else None
     metrics = _compare_metrics(head_side, base_side)
     rubrics = _compare_rubrics(head_side, base_side)
-    tests, pooled = None, 0
+    tests, pooled, flips = None, 0, JudgeFlips()
     if base_side is not None:
         # Case ids by sorted key: the patterns fall alike whatever order the files have.
         keys = list(case_ids)
         order = np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
+        flips = judge_flips(head_side, base_side, len(keys))
         tests, pooled = _attach_intervals(head_side, base_side, metrics, rubrics, order,
-                                          options, case_ids)
+                                          options, case_ids, flips)
     head_skeleton = head_table.skeleton
     base_skeleton = base_table.skeleton if base_table is not None else None
     return Comparison(
@@ -445,35 +470,20 @@ def _compare(
             *(base_table.repeated_warnings("baseline") if base_table is not None else []),
         ],
         num_runs=head_table.num_runs,
-        **_suite_facts(head_skeleton, base_skeleton, options.gate, metrics),
+        **suite_facts(head_skeleton, base_skeleton, options.gate,
+                      {(m.suite, m.metric_name): m.higher_is_better for m in metrics}),
         confidence=confidence,
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,
         pooled_scores=pooled,
+        judge_flips=flips.flips,
+        judge_noise=flips.noise,
         cost=compare_cost(
             head_table, base_table,
             lambda suite: options.informational_min_effect(suite, AGENT_TOKENS),
             seed=options.seed, alpha=options.alpha,
         ),
     )
-
-
-def _suite_facts(head: RunResults, baseline: RunResults | None, gate: GateConfig | None,
-                 metrics: list[MetricComparison]) -> dict[str, Any]:
-    """What the sides' suite records say beside the scores (``head`` and ``baseline`` are
-    skeletons): the suites without a baseline and, with one, why the sides may not be
-    comparable, the gate's changes and the agents' changes since the baseline."""
-    without = suites_without_baseline(head, baseline)
-    if baseline is None:
-        return {"suites_without_baseline": without}
-    return {
-        "suites_without_baseline": without,
-        "comparability": comparability(head, baseline),
-        "judge_changes": judge_changes(head, baseline),
-        "gate_changes": gate_changes(
-            head, baseline, gate, {(m.suite, m.metric_name): m.higher_is_better for m in metrics}),
-        "agent_changes": agent_changes(head, baseline, [w.suite for w in without]),
-    }
 
 
 def _table(results: RunResults | ScoreTable) -> ScoreTable:

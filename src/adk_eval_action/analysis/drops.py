@@ -18,7 +18,8 @@ each drop (rules in full: ``docs/gating.md``, "Drops the gate does not fail on")
   metric (the rubric's metric, for a rubric: its score is the mean of its rubric verdicts)
   is worse than the metric's ``min_effect`` (any worsening when it is 0), largest first as
   a fraction of the metric's value range (metric units when the range is unknown), so
-  drops of metrics on different scales order together.
+  drops of metrics on different scales order together; a judge flip on the same answer
+  (:mod:`adk_eval_action.analysis.judgeflips`) is never one of them.
 * **An eval case crashed** (:class:`CaseCrash`) when it passed on the baseline and its head
   has no verdict of its own scores: a run raised (the agent's own code: the run failed;
   ADK, the model or the credentials: it errored) or a gated metric errored or was not
@@ -183,6 +184,8 @@ def dropped_cases(
         wanted.setdefault((drop.suite, drop.metric_name),
                           (drop.min_effect, higher, _scale(side)))
     suites = {suite for suite, _ in wanted}
+    # A judge flip (same answer) is the judge's change, never a case behind a drop.
+    flipped = {(f.suite, f.eval_set_id, f.eval_id, f.metric_name) for f in comparison.judge_flips}
     found = []
     for case in comparison.cases:
         if case.suite not in suites or case.baseline_status is None or case.head_status is None:
@@ -192,7 +195,8 @@ def dropped_cases(
         own = []
         for d in case.metrics:
             rule = wanted.get((case.suite, d.metric_name))
-            if rule is None or d.delta is None or d.baseline is None or d.head is None:
+            if (rule is None or d.delta is None or d.baseline is None or d.head is None
+                    or (*case.key, d.metric_name) in flipped):
                 continue
             min_effect, higher, scale = rule
             worse = -d.delta if higher else d.delta

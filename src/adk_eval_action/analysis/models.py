@@ -17,6 +17,7 @@ from adk_eval_action.analysis.gatechanges import GateChange
 from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
+from adk_eval_action.results.judgenoise import JudgeNoise
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, MetricStatus, RunMetadata
 from adk_eval_action.results.scoretable import CaseKey
 
@@ -92,6 +93,9 @@ class MetricComparison(BaseModel):
     #: it (its eval config names it, or errors kept the suite from being scored): the
     #: status says "not evaluated", never "removed".
     head_not_evaluated: bool = False
+    #: Matched eval cases set aside from delta, interval and call: judge flips on the same
+    #: answer (:mod:`adk_eval_action.analysis.judgeflips`).
+    judge_flips: int = 0
 
     @property
     def informational(self) -> bool:
@@ -135,6 +139,8 @@ class RubricComparison(BaseModel):
     interval: DeltaInterval | None = None
     classification: Classification | None = None
     min_effect: float | None = None
+    #: Matched eval cases set aside: judge flips on the same answer (as for a metric).
+    judge_flips: int = 0
 
 
 class MetricDelta(NamedTuple):
@@ -242,6 +248,23 @@ class SuiteWithoutBaseline(BaseModel):
     error: ErrorRecord | None = None
 
 
+class JudgeFlip(BaseModel):
+    """One judge flip, a verdict changed on the same answer
+    (:mod:`adk_eval_action.analysis.judgeflips`): eval case (``suite``, ``eval_set_id``,
+    ``eval_id``), the metric and, for a rubric's verdict, the rubric id (None: the metric's
+    score), its judge model and the per-case value on each side (metric units; a verdict in
+    [0, 1])."""
+
+    suite: str
+    eval_set_id: str
+    eval_id: str
+    metric_name: str
+    rubric_id: str | None = None
+    judge_model: str
+    baseline: float
+    head: float
+
+
 class Comparison(BaseModel):
     """Everything the comment, summary and gate need. ``baseline_note`` says which
     baseline was used or why there is none; ``no_interval_reason`` says why no delta has an
@@ -259,7 +282,10 @@ class Comparison(BaseModel):
     tools, models, generate config, agents: :mod:`adk_eval_action.analysis.agentchanges`;
     only suites with a change); ``judge_changes`` each judge metric judged differently from
     the baseline (judge model, samples, prompt version:
-    :mod:`adk_eval_action.analysis.comparability`).
+    :mod:`adk_eval_action.analysis.comparability`); ``judge_flips`` each judge verdict that
+    changed on an eval case answered alike on both sides, set aside from its metric's or
+    rubric's call, and ``judge_noise`` each judge model's self-disagreement rate on those
+    cases (:mod:`adk_eval_action.analysis.judgeflips`).
     ``confidence`` is the nominal one-sided level of each interval end (1 − the
     per-direction error rate). Frozen: made once, by :func:`adk_eval_action.analysis.compare
     .compare` and finished by :func:`adk_eval_action.analysis.verdict.compare_and_gate` as
@@ -292,6 +318,8 @@ class Comparison(BaseModel):
     suites_without_baseline: list[SuiteWithoutBaseline] = Field(default_factory=list)
     agent_changes: list[AgentChanges] = Field(default_factory=list)
     judge_changes: list[JudgeChange] = Field(default_factory=list)
+    judge_flips: list[JudgeFlip] = Field(default_factory=list)
+    judge_noise: list[JudgeNoise] = Field(default_factory=list)
 
     @property
     def gate_loosened(self) -> list[GateChange]:

@@ -62,7 +62,12 @@ from adk_eval_action.report.html_cases import (
 )
 from adk_eval_action.report.html_chart import Svg, delta_axis, delta_svg, means_svg, trend_svg
 from adk_eval_action.report.html_view import SideCase, ident, side_case
-from adk_eval_action.report.judging import judge_changes_line, judged_rubrics
+from adk_eval_action.report.judging import (
+    flips_by_case,
+    judge_changes_line,
+    judge_flips_line,
+    judged_rubrics,
+)
 from adk_eval_action.report.render import CommentContext
 from adk_eval_action.report.verdict import verdict
 from adk_eval_action.results.model import EvalCaseRecord
@@ -278,6 +283,8 @@ def render_html(
         tightened=gate_changes_line(comparison, loosened=False, markdown=False),
         judging=judge_changes_line(comparison, markdown=False),
         judged_rubrics=judged_rubrics(comparison),
+        flips_line=judge_flips_line(comparison, markdown=False, always=True),
+        flipped=flips_by_case(comparison),
     )
     return redact(page) if redact is not None else page
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from adk_eval_action.report.format import cut, one_line
+from adk_eval_action.results.answers import ToolCall, content_text, raw_tool_calls, response_text
 
 TEXT_CHARS = 300
 """User messages and final responses are cut to this many characters."""
@@ -53,51 +54,12 @@ class ToolCallChange(BaseModel):
     inside: list[str] = Field(default_factory=list)
 
 
-ToolCall = tuple[str, dict[str, Any]]
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
 def tool_calls(invocation: Mapping[str, Any] | None) -> list[ToolCall]:
     """``(name, args)`` of every tool call of an ADK ``Invocation`` (as JSON), read as
-    ``google.adk.evaluation.eval_case.get_all_tool_calls`` reads them: ``tool_uses`` of
-    ``IntermediateData``, or the ``function_call`` parts of ``InvocationEvents``."""
-    data = (invocation or {}).get("intermediate_data")
-    if not isinstance(data, dict):
-        return []
-    if "invocation_events" in data:
-        calls = [
-            part["function_call"]
-            for event in _dicts(data["invocation_events"])
-            for part in _dicts((event.get("content") or {}).get("parts"))
-            if isinstance(part.get("function_call"), dict)
-        ]
-    else:
-        calls = _dicts(data.get("tool_uses"))
-    return [
-        (cut(one_line(c.get("name")), 80), c["args"] if isinstance(c.get("args"), dict) else {})
-        for c in calls
-    ]
-
-
-def content_text(content: Any) -> str | None:
-    """The text of a genai ``Content`` (as JSON): its text parts that are not thoughts,
-    joined by newlines; None when it has none."""
-    if not isinstance(content, dict):
-        return None
-    texts = [
-        p["text"]
-        for p in _dicts(content.get("parts"))
-        if isinstance(p.get("text"), str) and not p.get("thought")
-    ]
-    return "\n".join(texts) if texts else None
-
-
-def response_text(invocation: Mapping[str, Any] | None) -> str | None:
-    """The final response text of an ADK ``Invocation`` (as JSON), or None."""
-    return content_text((invocation or {}).get("final_response"))
+    ``google.adk.evaluation.eval_case.get_all_tool_calls`` reads them
+    (:func:`adk_eval_action.results.answers.raw_tool_calls`), each name on one line and cut
+    to 80 characters."""
+    return [(cut(one_line(name), 80), args) for name, args in raw_tool_calls(invocation)]
 
 
 def _json(value: Any) -> str:

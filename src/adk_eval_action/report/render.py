@@ -55,7 +55,13 @@ from adk_eval_action.report.headline import (
     no_baseline_reason,
 )
 from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
-from adk_eval_action.report.judging import judge_changes_line, judged_rubrics
+from adk_eval_action.report.judging import (
+    case_flips_text,
+    flips_by_case,
+    judge_changes_line,
+    judge_flips_line,
+    judged_rubrics,
+)
 from adk_eval_action.report.regressions import collect_drop_evidence
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts, RunResults
 from adk_eval_action.results.scoretable import ScoreTable
@@ -192,6 +198,9 @@ def template_environment() -> SandboxedEnvironment:
         agent_changes_markdown=agent_changes_markdown,
         judge_changes_line=judge_changes_line,
         judged_rubrics=judged_rubrics,
+        judge_flips_line=judge_flips_line,
+        flips_by_case=flips_by_case,
+        case_flips_text=case_flips_text,
         **HISTORY_FILTERS,
     )
     return env

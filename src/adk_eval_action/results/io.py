@@ -23,6 +23,7 @@ from adk_eval_action.errors import ResultsFileError
 from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes, write_atomic
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.results.agentdetails import shared_results
+from adk_eval_action.results.answers import within_run_noise
 from adk_eval_action.results.model import (
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
@@ -124,12 +125,15 @@ def save_results(results: RunResults, path: Path) -> None:
     """Writes ``results`` as indented JSON to ``path`` whole or not at all
     (``files.write_atomic``: a full disk leaves no cut file), creating parent folders,
     with ``complete`` set (:meth:`RunResults.is_complete`; a file marked incomplete stays
-    so).
+    so) and ``judge_noise`` (:func:`.answers.within_run_noise`: how often each judge
+    disagreed with itself across the runs of an eval case that answered alike).
 
     Raises:
         OSError: the file cannot be written.
     """
     results.complete = results.is_complete()
+    results.judge_noise = within_run_noise(
+        c for s in results.suites for e in s.eval_sets for c in e.eval_cases)
     write_atomic(path, results_json(results) + "\n")
 
 

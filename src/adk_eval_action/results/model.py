@@ -40,6 +40,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from adk_eval_action.results.agenttree import AgentRecord
+from adk_eval_action.results.judgenoise import JudgeNoise
 from adk_eval_action.results.judgesetup import JudgeSetup
 from adk_eval_action.results.usage import (
     ModelUsage,
@@ -460,6 +461,9 @@ class RunResults(BaseModel):
     errors: list[ErrorRecord] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     shard: ShardInfo | None = None
+    #: Per judge model, how often it disagreed with itself across the runs of an eval case
+    #: that answered alike (:mod:`.judgenoise`); written with the file, None in older ones.
+    judge_noise: list[JudgeNoise] | None = None
 
     def all_errors(self) -> list[ErrorRecord]:
         """Top-level and per-suite errors, in that order."""

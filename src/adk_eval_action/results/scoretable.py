@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from adk_eval_action.results.answers import answer_key
 from adk_eval_action.results.identity import rename_suites
 from adk_eval_action.results.model import (
     CaseStatus,
@@ -112,7 +113,9 @@ class ScoreTable:
     :data:`CASE_STATUSES`), ``run_errors`` (run row -> error, only for runs with one),
     ``run_agent_tokens`` and ``run_agent_usd`` (the agent's own tokens and their dollars in
     the run, :meth:`~adk_eval_action.results.model.RunRecord.agent_tokens`; NaN when
-    unknown).
+    unknown), ``run_answer`` (what the run answered, :func:`~.answers.answer_key`, for runs
+    with a judge metric: one with a judge model or rubric verdicts; None for the others
+    and runs without recorded invocations).
 
     Metric results (``m`` rows): ``m_case`` (case row), ``m_run`` (run row), ``m_key`` (index into
     ``metric_keys``), ``m_score`` (metric units; 0.0 where ``m_has_score`` is False),
@@ -120,7 +123,8 @@ class ScoreTable:
     (the result's own flag), ``m_reason`` (index into ``reasons``, -1 for none).
     ``metric_keys`` are in order of first appearance, ``metric_info`` parallel to them.
 
-    Rubric verdicts (``v`` rows): ``r_case``, ``r_key`` (index into ``rubric_keys``),
+    Rubric verdicts (``v`` rows): ``r_case``, ``r_run`` (run row), ``r_key`` (index into
+    ``rubric_keys``),
     ``r_score`` (0.0 where ``r_has_score`` is False), ``r_has_score``; ``rubric_text`` is
     each rubric's first non-empty text.
 
@@ -140,6 +144,7 @@ class ScoreTable:
     run_errors: dict[int, str]
     run_agent_tokens: np.ndarray
     run_agent_usd: np.ndarray
+    run_answer: list[str | None]
     metric_keys: list[MetricKey]
     metric_info: list[MetricInfo]
     reasons: list[str]
@@ -155,6 +160,7 @@ class ScoreTable:
     rubric_text: list[str | None]
     repeated: dict[CaseKey, int]
     r_case: np.ndarray
+    r_run: np.ndarray
     r_key: np.ndarray
     r_score: np.ndarray
     r_has_score: np.ndarray
@@ -248,6 +254,7 @@ class TableBuilder:
     run_errors: dict[int, str] = field(default_factory=dict)
     run_agent_tokens: array[float] = field(default_factory=lambda: array("d"))
     run_agent_usd: array[float] = field(default_factory=lambda: array("d"))
+    run_answer: list[str | None] = field(default_factory=list)
     metric_ids: dict[MetricKey, int] = field(default_factory=dict)
     metric_info: list[MetricInfo] = field(default_factory=list)
     reason_ids: dict[str, int] = field(default_factory=dict)
@@ -263,6 +270,7 @@ class TableBuilder:
     rubric_text: list[str | None] = field(default_factory=list)
     repeated: dict[CaseKey, int] = field(default_factory=dict)
     r_case: array[int] = field(default_factory=lambda: array("i"))
+    r_run: array[int] = field(default_factory=lambda: array("i"))
     r_key: array[int] = field(default_factory=lambda: array("i"))
     r_score: array[float] = field(default_factory=lambda: array("d"))
     r_has_score: array[int] = field(default_factory=lambda: array("b"))
@@ -292,6 +300,8 @@ class TableBuilder:
             tokens, usd = run.agent_tokens(), run.agent_usd()
             self.run_agent_tokens.append(math.nan if tokens is None else float(tokens))
             self.run_agent_usd.append(math.nan if usd is None else usd)
+            judged = any(m.judge_model or m.rubrics for m in run.metrics)
+            self.run_answer.append(answer_key(run.actual_invocations) if judged else None)
             for metric in run.metrics:
                 name = metric.metric_name
                 k = metric_ids.get((suite, name))
@@ -311,7 +321,7 @@ class TableBuilder:
                 else:
                     self.m_reason.append(-1)
                 if metric.rubrics:
-                    self._add_rubrics(suite, row, metric)
+                    self._add_rubrics(suite, row, len(self.run_case) - 1, metric)
 
     def _keep(self, key: CaseKey, case: EvalCaseRecord) -> None:
         """Keeps ``case``'s record while its kind (failing or not) has room."""
@@ -325,7 +335,7 @@ class TableBuilder:
         elif len(kept) - self.kept_failing < MAX_KEPT_OTHER_RECORDS:
             kept[key] = case
 
-    def _add_rubrics(self, suite: str, row: int, metric: MetricResult) -> None:
+    def _add_rubrics(self, suite: str, row: int, run: int, metric: MetricResult) -> None:
         for rubric in metric.rubrics:
             rkey = (suite, metric.metric_name, rubric.rubric_id)
             r = self.rubric_ids.get(rkey)
@@ -338,6 +348,7 @@ class TableBuilder:
             verdict = rubric.score
             scored = verdict if verdict is not None and math.isfinite(verdict) else None
             self.r_case.append(row)
+            self.r_run.append(run)
             self.r_key.append(r)
             self.r_score.append(0.0 if scored is None else scored)
             self.r_has_score.append(scored is not None)
@@ -355,6 +366,7 @@ class TableBuilder:
             run_errors=self.run_errors,
             run_agent_tokens=np.array(self.run_agent_tokens, dtype=np.float64),
             run_agent_usd=np.array(self.run_agent_usd, dtype=np.float64),
+            run_answer=self.run_answer,
             metric_keys=list(self.metric_ids),
             metric_info=self.metric_info,
             reasons=list(self.reason_ids),
@@ -370,6 +382,7 @@ class TableBuilder:
             rubric_text=self.rubric_text,
             repeated=self.repeated,
             r_case=np.array(self.r_case, dtype=np.int32),
+            r_run=np.array(self.r_run, dtype=np.int32),
             r_key=np.array(self.r_key, dtype=np.int32),
             r_score=np.array(self.r_score, dtype=np.float64),
             r_has_score=np.array(self.r_has_score, dtype=np.bool_),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -17,6 +18,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types as genai_types
 
 from adk_eval_action.adk.compat import llm_capabilities
+from adk_eval_action.testing.flaky import JUDGE_SEED_VARIABLE, flip_verdicts
 from adk_eval_action.testing.scripted import usage_metadata
 
 TIMEOUT_JUDGE_MODEL = "stand-in-judge-timeout"
@@ -432,6 +434,8 @@ class StandInJudge(BaseLlm):
       rubric of that id that was never sent, which ADK drops with a warning.
     * ``stand-in-judge-tools``: tool-use properties are judged against the tool
       declarations (:data:`TOOLS_JUDGE_MODEL`).
+    * ``stand-in-judge-flaky-<p>``: each verdict is turned over with probability ``p``,
+      seeded by :data:`JUDGE_SEED_VARIABLE` and the prompt (:func:`flip_verdicts`).
     """
 
     @classmethod
@@ -473,6 +477,8 @@ class StandInJudge(BaseLlm):
                 if part.text
             )
             text = alter_rubric_answer(self._answer(prompt), self.model)
+            text = flip_verdicts(text, self.model, prompt,
+                                 os.environ.get(JUDGE_SEED_VARIABLE) or "0")
         parts = [genai_types.Part(text=text)]
         yield LlmResponse(
             content=genai_types.Content(role="model", parts=parts),

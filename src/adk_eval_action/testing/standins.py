@@ -15,13 +15,16 @@ the caller runs (importing registers nothing):
   regex rules (:class:`ScriptRule`) that emits tool calls and a templated reply.
 * :class:`StandInJudge` (model names ``stand-in-judge*``): a judge that reads
   the prompt text ADK's LLM-as-judge evaluators build and answers in the exact
-  format their parsers expect, using simple documented string rules.
+  format their parsers expect, using simple documented string rules
+  (``stand-in-judge-flaky-<p>``: each verdict turned over with probability ``p``,
+  :mod:`adk_eval_action.testing.flaky`).
 """
 
 from __future__ import annotations
 
 from google.adk.models import LLMRegistry
 
+from adk_eval_action.testing.flaky import FLAKY_JUDGE_PREFIX, JUDGE_SEED_VARIABLE, flip_verdicts
 from adk_eval_action.testing.judge import (
     EXTRA_JUDGE_PREFIX,
     GARBAGE_JUDGE_MODEL,
@@ -40,7 +43,9 @@ from adk_eval_action.testing.scripted import ScriptedLlm, ScriptedToolCall, Scri
 
 __all__ = [
     "EXTRA_JUDGE_PREFIX",
+    "FLAKY_JUDGE_PREFIX",
     "GARBAGE_JUDGE_MODEL",
+    "JUDGE_SEED_VARIABLE",
     "OMIT_JUDGE_PREFIX",
     "TIMEOUT_JUDGE_MODEL",
     "UNSURE_JUDGE_PREFIX",
@@ -49,6 +54,7 @@ __all__ = [
     "ScriptedToolCall",
     "StandInJudge",
     "answer_judge_prompt",
+    "flip_verdicts",
     "judge_prompt_kind",
     "property_verdict",
     "quoted_phrases",
