@@ -135,7 +135,8 @@ def import_times(image: str, modules: list[str]) -> Imports:
 def workspace(root: Path) -> Path:
     """A copy of examples/ whose travel_agent records when its first eval case starts."""
     ws = root / "workspace"
-    shutil.copytree(ROOT / "examples", ws, ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+    shutil.copytree(ROOT / "examples", ws, ignore=shutil.ignore_patterns(".adk", "__pycache__",
+                                                                "monorepo"))
     agent = ws / "travel_agent" / "agent.py"
     agent.write_text(agent.read_text() + MARKER)
     return ws

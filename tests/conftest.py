@@ -288,7 +288,9 @@ def _fresh_gemini_api(gemini_api: GeminiFake) -> Iterator[None]:
 def copy_examples(root: Path) -> Path:
     """``examples/`` copied to ``root`` (without caches or earlier results); returns root."""
     shutil.copytree(
-        EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".adk", "adk-eval-*")
+        # examples/monorepo is a repository of its own (tests/e2e/test_monorepo.py).
+        EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".adk", "adk-eval-*",
+                                                      "monorepo")
     )
     return root
 
@@ -404,6 +406,14 @@ def check_statuses(path: Path) -> None:
         assert {c.key for c in gate.failing_cases} == {
             key for key, status in recorded.items() if status in failing
         }
+
+
+def git(root: Path, *args: str) -> str:
+    """``git ARGS`` in ``root`` as a test author ``t`` (no system config); its output."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True,
+                          text=True).stdout.strip()
 
 
 def commit_all(root: Path) -> str:

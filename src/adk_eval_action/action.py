@@ -60,9 +60,17 @@ from adk_eval_action.github.publish import (
     report_failure,
 )
 from adk_eval_action.github.transport import GitHubClient
+from adk_eval_action.logscope import diverted
 from adk_eval_action.outcome import PipelineOutcome
+from adk_eval_action.project.dependencies import DependencyFailure
 from adk_eval_action.redaction import Redactor, scrub_environment, secret_values
-from adk_eval_action.run.requirements import install_requirements, restart_without_requirements
+from adk_eval_action.run.requirements import (
+    install_requirements,
+    install_suite_requirements,
+    read_install_failures,
+    restart_without_requirements,
+    suite_conflicts,
+)
 from adk_eval_action.run.signals import interrupt_on_signals
 from adk_eval_action.settings import (
     PUBLISHING_OPTIONS,
@@ -232,15 +240,19 @@ def run_action(
     *,
     pipeline: PipelineRunner = _run_real_pipeline,
     client_factory: Callable[[str, str], GitHubClient] | None = None,
-    reexec: Callable[[], None] | None = None,
+    reexec: Callable[[dict[str, DependencyFailure]], None] | None = None,
     skip_requirements: bool = False,
+    install_failures: Mapping[str, DependencyFailure] | None = None,
     environ: MutableMapping[str, str] | None = None,
     stopped_by: Exception | None = None,
 ) -> int:
     """Run the evaluation and publish it; returns the process exit code.
 
-    `reexec` restarts the process once the user's requirements are installed, so that the
-    evaluation imports the packages they pinned (google-adk among them) fresh. `environ`
+    `reexec` restarts the process once the user's requirements are installed (the
+    ``requirements`` input, then each suite's own: ``install_suite_requirements``), so that
+    the evaluation imports the packages they pinned (google-adk among them) fresh; it is
+    given the suites whose own dependencies did not install, which the restarted process
+    gets as `install_failures` (recorded incomplete, naming the file, never imported). `environ`
     (the process environment) loses the action's inputs and tokens before the pipeline
     imports the agent (:func:`scrub_environment`). `stopped_by` is an error that refused
     the run's inputs (:meth:`ActionRun.start`; ``run`` is then the fallback run): nothing
@@ -265,10 +277,15 @@ def run_action(
         )
     try:  # the action's one stop path (its settings were refused before: stopped_by)
         restart = _install(run, environ, skip_requirements)
+        installed = None if skip_requirements else _install_suites(run, environ)
     except Exception as exc:  # noqa: BLE001 - published as any stop
         return _publish(run, _stopped(run, exc), make_client)
-    if restart and reexec is not None:
-        reexec()  # does not return in production
+    if (restart or installed is not None) and reexec is not None:
+        reexec(installed or {})  # does not return in production
+    failures = {**(install_failures or {}), **(installed or {})}
+    if failures:
+        run = run.model_copy(update={"request": run.request.model_copy(
+            update={"dependency_failures": failures})})
     if environ is not None:
         scrub_environment(environ)
     # Agent output is untrusted text in this log: the runner obeys no workflow command
@@ -296,6 +313,37 @@ def _install(
         install_requirements(run.settings.requirements, run.workdir,
                              root=repository_root(run.workdir), env=installer_env)
     return True
+
+
+def _install_suites(
+    run: ActionRun, environ: MutableMapping[str, str] | None,
+) -> dict[str, DependencyFailure] | None:
+    """Install the own dependencies of the suites this run evaluates (their
+    ``requirements``: adk-eval.yaml's, else the file beside each agent); the suites whose
+    install failed, or None when none has any. Suites that cannot be found are left to
+    the pipeline, which says why; dependencies that cannot live together are said first."""
+    from adk_eval_action.run import evaluation
+
+    try:  # the pipeline finds them again, and says what it found then
+        with diverted([logging.getLogger(evaluation.__name__)], [], logging.CRITICAL):
+            suites = [s for s in evaluation.find_suites(run.request)
+                      if s.requirements and _in_this_shard(s.shard, run.settings)]
+    except AdkEvalActionError:
+        return None
+    if not suites:
+        return None
+    installer_env = dict(os.environ if environ is None else environ)
+    scrub_environment(installer_env)
+    with group(log, "Install the suites' own dependencies"), commands_stopped(log):
+        for conflict in suite_conflicts(suites, run.workdir):
+            log.warning("%s", conflict.line(), extra=annotation("warning"))
+        return install_suite_requirements(suites, run.workdir, repository_root(run.workdir),
+                                          env=installer_env)
+
+
+def _in_this_shard(pinned: int | None, settings: RunSettings) -> bool:
+    """Whether a suite pinned to shard ``pinned`` (None: spread) may run in this job."""
+    return pinned is None or settings.shard is None or pinned == settings.shard.index
 
 
 def _stopped(run: ActionRun, exc: Exception) -> PipelineOutcome:
@@ -342,14 +390,18 @@ def _exit_for(exc: BaseException) -> int:
 @click.command("action")
 @click_options("action")
 @click.option("--skip-requirements", is_flag=True, hidden=True)
-def action_command(skip_requirements: bool, **flags: Any) -> None:
+@click.option("--install-failures", type=click.Path(path_type=Path), hidden=True)
+def action_command(skip_requirements: bool, install_failures: Path | None,
+                   **flags: Any) -> None:
     """Run as the GitHub Action: inputs from INPUT_* (or these flags), publish, gate."""
     with _runner_log() as formatter:
-        code = _act(flags, formatter, skip_requirements)
+        failed = read_install_failures(install_failures)
+        code = _act(flags, formatter, skip_requirements, failed)
     sys.exit(code if code in EXIT_CODES else EXIT_USAGE)
 
 
-def _act(flags: dict[str, Any], formatter: GitHubFormatter, skip_requirements: bool) -> int:
+def _act(flags: dict[str, Any], formatter: GitHubFormatter, skip_requirements: bool,
+         install_failures: dict[str, DependencyFailure] | None = None) -> int:
     """The action from the process's environment, in its working directory, with signals
     as ``Interrupted``; the exit code. A refused input or event payload is published as a
     run stopped before evaluation when the inputs that say where results and comment go
@@ -368,8 +420,9 @@ def _act(flags: dict[str, Any], formatter: GitHubFormatter, skip_requirements: b
             trust_in_container(run.event.workspace)
         with _inside(run.workdir, start_dir), interrupt_on_signals():
             return run_action(
-                run, reexec=lambda: restart_without_requirements(start_dir),
+                run, reexec=lambda failed: restart_without_requirements(start_dir, failed),
                 skip_requirements=skip_requirements, stopped_by=stopped_by,
+                install_failures=install_failures,
                 environ=os.environ if stopped_by is None else None,
             )
     except (Exception, Interrupted) as exc:  # noqa: BLE001 - every failure: an exit code

@@ -37,7 +37,7 @@ from adk_eval_action.settings import (
     fallback_request,
     load_request,
 )
-from adk_eval_action.text import without_surrogates
+from adk_eval_action.text import visible, without_surrogates
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -311,7 +311,8 @@ def plan_command(**flags: Any) -> None:
     and --parallelism; what each suite's eval cases x runs can call against a baseline; the
     tokens and dollars estimated from --baseline FILE (a results file of the base branch);
     the warnings `run` would give of the suites (an eval config near eval sets left on ADK's
-    default criteria). Exits 2 on the errors `run` would report (config, eval sets, agents)
+    default criteria); each suite's own dependency file, and the dependencies that cannot
+    live together in one job. Exits 2 on the errors `run` would report (config, eval sets, agents)
     and on a plan the budget (--max-model-calls, --max-tokens, --max-usd, budget: in
     adk-eval.yaml) would refuse.
     """
@@ -322,9 +323,11 @@ def plan_command(**flags: Any) -> None:
 
     with _console() as redact:
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
-        found, records, problems = asyncio.run(plan(request))
+        found, records, problems, dependencies, conflicts = asyncio.run(plan(request))
         cost, refused = plan_cost(request, found)
-    click.echo("\n".join([*found.lines(detection_notes(found)), cost]))
+    click.echo("\n".join([*found.lines(detection_notes(found)), cost, *(
+        visible(f"suite {name}: own dependencies {', '.join(files)} (installed by the action "
+                "before it runs)", keep="") for name, files in dependencies.items())]))
     warnings = dict.fromkeys(w for record in records for w in record.warnings)
     # Missing credentials are what a laptop without a key has: `run` would stop, `plan` has
     # all it needs; everything else the preflight finds, `run` refuses, so `plan` does.
@@ -338,6 +341,8 @@ def plan_command(**flags: Any) -> None:
     with _console():
         for warning in warnings:  # what `run` would warn of too (an eval config not used)
             log.warning("%s", warning)
+        for conflict in conflicts:
+            log.warning("%s", conflict.line())
         for error in errors:
             log.error("%s", error)
         if refused:

@@ -155,6 +155,19 @@ def load_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
         loader.dispose()
 
 
+def yaml_node(value: Any) -> str:
+    """``value`` (a string, number, or list of them) as one YAML flow node written by the
+    YAML library: plain where YAML reads it back the same, else quoted and escaped (a
+    ``,`` or ``]`` in a flow sequence, a ``#`` or ``: `` anywhere); a line break or control
+    character double-quoted and escaped, so the node stays on one line at any indentation.
+    For files written from repository data (``init``), never pasted in as text."""
+    items = value if isinstance(value, list) else [value]
+    escaped = any(isinstance(v, str) and not v.isprintable() for v in items)
+    text = yaml.safe_dump(value, default_flow_style=True, width=float("inf"),
+                          allow_unicode=True, default_style='"' if escaped else None)
+    return text.strip().removesuffix("...").strip()
+
+
 def inside_root(path: Path, root: Path, what: str) -> Path:
     """``path`` (relative to the current folder when not absolute) resolved, when it lies
     inside ``root`` (resolved); symlinks are followed, so a link out of the repository is

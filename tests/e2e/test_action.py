@@ -59,7 +59,8 @@ def make_workspace(root: Path) -> Path:
     """examples/ plus a config whose suite `travel` is the regressed agent (the PR head)
     and `baseline.yaml` with the same suite on the good agent (the base branch)."""
     ws = root / "workspace"
-    shutil.copytree(EXAMPLES, ws, ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+    shutil.copytree(EXAMPLES, ws, ignore=shutil.ignore_patterns(".adk", "__pycache__",
+                                                                "monorepo"))
     (ws / "adk-eval.yaml").write_text(SUITE_YAML.format(agent="travel_agent_regressed"))
     (ws / "baseline.yaml").write_text(SUITE_YAML.format(agent="travel_agent"))
     return ws
@@ -533,7 +534,7 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
     class Restarted(Exception):
         pass
 
-    def reexec() -> None:
+    def reexec(_failed: object) -> None:
         raise Restarted
 
     settings = settings_for(tmp_path, stub, requirements="requirements.txt", comment="off")
@@ -547,7 +548,7 @@ def test_requirements_are_installed_then_the_process_restarts(tmp_path, stub, mo
     assert environ["INPUT_GITHUB_TOKEN"] == "ghs_x" * 4
     # What the installer prints quotes repository content: the runner obeys no workflow
     # command from it (stopped before the installer starts, resumed after).
-    _, lines = run_fake(settings, fake_outcome(tmp_path), reexec=lambda: None,
+    _, lines = run_fake(settings, fake_outcome(tmp_path), reexec=lambda _failed: None,
                         environ=environ)
     start = next(i for i, x in enumerate(lines) if x.startswith("$ "))
     stop = [i for i, x in enumerate(lines) if x.startswith("::stop-commands::")]

@@ -98,7 +98,7 @@ class Runner:
         self.model_env = model_env
         self.workspace = root / "workspace"
         shutil.copytree(EXAMPLES, self.workspace,
-                        ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+                        ignore=shutil.ignore_patterns(".adk", "__pycache__", "monorepo"))
         (self.workspace / "adk-eval.yaml").write_text(
             SUITE_YAML.format(agent="travel_agent_regressed"))
         (self.workspace / "baseline.yaml").write_text(SUITE_YAML.format(agent="travel_agent"))

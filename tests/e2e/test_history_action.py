@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
 import zipfile
 from pathlib import Path
 
@@ -23,19 +21,13 @@ from adk_eval_action.action import action_command
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.results.history_io import load_history
 from conftest import commit_all, copy_examples
+from conftest import git as _git
 from support.artifact_stub import ArtifactStub, Token
 from support.runner import runner_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO, TOKEN = "octo/agents", "ghs_historytoken0123"
 SERVER = "https://github.example"
-
-
-def _git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True,
-                          text=True).stdout.strip()
 
 
 def _note_commit(root: Path, text: str) -> str:

@@ -55,7 +55,8 @@ def stub():
 
 def workspace(tmp_path: Path, config: str = GOOD_CONFIG) -> Path:
     ws = tmp_path / "workspace"
-    shutil.copytree(ta.EXAMPLES, ws, ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+    shutil.copytree(ta.EXAMPLES, ws, ignore=shutil.ignore_patterns(".adk", "__pycache__",
+                                                                   "monorepo"))
     (ws / "adk-eval.yaml").write_text(config)
     return ws
 
@@ -285,7 +286,7 @@ def test_a_failed_requirements_install_is_recorded_and_posted(tmp_path, stub):
     env = ta.runner_env(ws, stub, ta.pull_request_event(tmp_path / "event.json"),
                         files=tmp_path, baseline="none", requirements="missing.txt")
     restarted: list[bool] = []
-    code = run_action(ActionRun.from_sources({}, env), reexec=lambda: restarted.append(True),
+    code = run_action(ActionRun.from_sources({}, env), reexec=lambda _: restarted.append(True),
                       client_factory=lambda token, api: GitHubClient(token, api))
     assert code == 2 and not restarted
     [comment] = stub.comments(12)

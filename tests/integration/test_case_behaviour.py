@@ -195,3 +195,23 @@ def test_google_adk_refusals_are_told_apart(tmp_path, raised, status, kind, said
         failure = classify_inference_failure(e, str(raised), tmp_path)
     assert (failure.status, failure.kind) == (status, kind)
     assert failure.message.startswith(said)
+
+
+def test_an_empty_app_name_is_refused_when_the_agent_module_names_its_app_too(
+        tmp_path, monkeypatch, cli: CliRun):
+    """With an ``App`` google-adk creates the eval case's session under the empty name and
+    looks it up under the app's ("Session not found"): the case is refused before any
+    model call all the same."""
+    repo = _repo(tmp_path, "behaviour_tools_e", [
+        _case("ok", "weather please", SUNNY), _case("no_app", "weather please", SUNNY,
+                                                    app_name="")])
+    agent = repo / "router/agent.py"
+    agent.write_text(agent.read_text() + "\nfrom google.adk.apps import App\n\n"
+                     "app = App(name=\"router\", root_agent=root_agent)\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.chdir(repo)
+    done = cli("run", "router", "--results-out", "r.json")
+    assert done.exit_code == 2, done.output
+    assert "eval case `no_app`: field `eval_cases[1].session_input.app_name` is empty" in \
+        done.output
+    assert list(_runs(repo / "r.json")) == ["ok"]

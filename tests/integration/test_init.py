@@ -13,12 +13,8 @@ import yaml
 
 from adk_eval_action.project.config import load_project_config
 from adk_eval_action.project.discovery import Suite, discover_suites, suites_from_config
-from adk_eval_action.project.scaffold import (
-    SuiteEntry,
-    eval_set_patterns,
-    project_config_text,
-    workflow_text,
-)
+from adk_eval_action.project.scaffold import SuiteEntry, eval_set_patterns, project_config_text
+from adk_eval_action.project.workflow import WorkflowSpec, workflow_text
 from conftest import CliRun, copy_examples
 from repo.test_workflows import lint, node  # noqa: F401 - the fixture
 from support.layouts import adk_python, starter_pack
@@ -266,7 +262,8 @@ def test_readme_shows_the_workflow_init_writes() -> None:
     text = README.read_text(encoding="utf-8")
     steps = text.split("## Getting started", 1)[1].split("\n## ", 1)[0]
     assert "adk-eval-action init" in steps
-    assert _readme_workflow() == yaml.safe_load(workflow_text("main", ".", ["requirements.txt"]))
+    assert _readme_workflow() == yaml.safe_load(workflow_text(
+        WorkflowSpec(branch="main", requirements=["requirements.txt"])))
     # A stuck tool or model ends the job within the limit, not GitHub's 6 hours.
     assert _readme_workflow()["jobs"]["eval"]["timeout-minutes"] == 30
 

@@ -160,3 +160,26 @@ def test_a_recording_run_writes_the_history_of_its_complete_suites(tmp_path, mon
     assert load_history(out).runs == [recorded]
     assert any("carried forward without this run (no suite of it is complete)" in line
                for line in console.lines)
+
+
+def test_a_suite_failing_as_on_the_baseline_does_not_decide_the_check(tmp_path, monkeypatch,
+                                                                       cli):
+    """The base branch's own breakage: the head fails the same way (same errors), so the
+    other suites decide; a head failing otherwise stays incomplete (exit 2)."""
+    monkeypatch.chdir(tmp_path)
+    save_results(_broken(_suites({"alpha": 0.9, "brand_search": 0.9}), "brand_search"),
+                 tmp_path / "base.json")
+    save_results(_broken(_suites({"alpha": 0.3, "brand_search": 0.9}), "brand_search"),
+                 tmp_path / "same.json")
+    done = cli("compare", "same.json", "--baseline", "base.json", "--comment-out", "c.md")
+    assert done.exit_code == 1, done.output  # alpha's failure decides, not brand_search
+    comment = (tmp_path / "c.md").read_text()
+    assert "❌ **ADK eval failed**: 0/2 eval cases passed" in comment  # brand_search apart
+    assert "(agent setup: No module named 'selenium'); this run fails the same way: the " \
+        "base branch's own breakage, which does not decide this check." in comment
+    other = _broken(_suites({"alpha": 0.9, "brand_search": 0.9}), "brand_search")
+    other.suites[1].errors[0].message = "No module named 'playwright'"
+    save_results(other, tmp_path / "other.json")
+    done = cli("compare", "other.json", "--baseline", "base.json", "--comment-out", "o.md")
+    assert done.exit_code == 2, done.output
+    assert "⚠️ **ADK eval incomplete** (agent setup)" in (tmp_path / "o.md").read_text()

@@ -442,7 +442,9 @@ def test_an_exception_in_the_agents_own_code_fails_its_case_with_file_and_line(
 
 def test_the_fake_answers_the_examples_script_file():
     script = load_script(EXAMPLES / "gemini_fake.yaml")
-    assert [a.instruction for a in script.agents] == ["Be blunt", "travel assistant"]
+    assert [a.instruction for a in script.agents] == [
+        "Be blunt", "travel assistant", "Guess the forecast", "You are a forecaster",
+        "You are the order desk", "You are the front desk"]
 
 
 SCENARIO_SET = {

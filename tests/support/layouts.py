@@ -232,3 +232,45 @@ def adk_python(root: Path) -> Path:
     for relative, config in HOME_CONFIGS.items():
         _write(agent / relative, config)
     return agent
+
+
+MONOREPO_AGENT = '''\
+from google.adk.agents import LlmAgent
+
+from adk_eval_action.testing.scripted import ScriptedLlm
+
+root_agent = LlmAgent(
+    name="{name}", instruction="Answer in one word.",
+    model=ScriptedLlm(model="scripted-{name}", default_reply="{reply}"),
+)
+'''
+
+
+def agent_monorepo(root: Path, count: int, dependencies: dict[int, str] | None = None,
+                   cases: int = 2) -> Path:
+    """google/adk-samples' layout with ``count`` agents on the scripted stand-in model:
+    ``python/agents/agent-NN/`` holds the ``agent_NN`` package, ``eval/`` with one eval set
+    of ``cases`` eval cases and its ``test_config.json``, and, for the indexes of
+    ``dependencies``, the agent's own dependency file (``pyproject.toml`` when the text
+    holds ``[project]`` or ``[tool``, else ``requirements.txt``). Returns ``root``."""
+    for index in range(count):
+        name = f"agent_{index:02d}"
+        project = root / "python" / "agents" / f"agent-{index:02d}"
+        _write(project / name / "__init__.py", "from . import agent\n")
+        _write(project / name / "agent.py", MONOREPO_AGENT.format(name=name, reply="yes"))
+        eval_cases = [{"eval_id": f"case_{n}", "conversation": [{
+            "invocation_id": f"case_{n}-1",
+            "user_content": {"role": "user", "parts": [{"text": f"Question {n}?"}]},
+            "final_response": {"role": "model", "parts": [{"text": "yes"}]}}],
+            "session_input": {"app_name": name, "user_id": "u", "state": {}}}
+            for n in range(cases)]
+        _write(project / "eval" / f"{name}.evalset.json",
+               {"eval_set_id": name, "eval_cases": eval_cases})
+        _write(project / "eval" / "test_config.json",
+               {"criteria": {"response_match_score": 0.8}})
+        text = (dependencies or {}).get(index)
+        if text is not None:
+            file = "pyproject.toml" if "[project]" in text or "[tool" in text else \
+                "requirements.txt"
+            _write(project / file, text)
+    return root

@@ -204,7 +204,12 @@ def _severity(case: CaseComparison) -> tuple[bool, bool, float]:
 
 def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult) -> None:
     """Fills the case counts, pass rate and failing cases (shown whatever ``fail_on``)."""
-    head_cases = [c for c in comparison.cases if c.head_status is not None]
+    broken = comparison.known_broken  # the base branch's own breakage: not this run's
+    head_cases = [c for c in comparison.cases if c.head_status is not None
+                  and c.suite not in broken]
+    result.warnings += [f"suite `{name}` could not be evaluated, as in the baseline run: the "
+                        "base branch's own breakage, which does not decide this check"
+                        for name in sorted(broken)]
     failing = [c for c in head_cases if _case_fails(c, config)]
     result.cases_total = len(head_cases)
     result.cases_passed = sum(c.head_status == CaseStatus.PASSED for c in head_cases)

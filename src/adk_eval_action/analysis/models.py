@@ -241,11 +241,16 @@ class SuiteWithoutBaseline(BaseModel):
     run recorded errors that kept the suite's scores from being computed (``error`` is the
     first of them), ``absent`` when the baseline's run has no such suite (a new suite, or
     one whose agent or eval sets moved). Its metrics and eval cases are shown with head
-    scores only, and it is gated on thresholds alone."""
+    scores only, and it is gated on thresholds alone. ``same_on_head``: the head's run of
+    an ``incomplete`` suite failed the same way (its errors, kind and message, are the
+    baseline's): the base branch's own breakage, which does not decide this run's check
+    (its cases are left out of the gate, its errors of the exit code:
+    :attr:`Comparison.known_broken`)."""
 
     suite: str
     why: Literal["incomplete", "absent"]
     error: ErrorRecord | None = None
+    same_on_head: bool = False
 
 
 class JudgeFlip(BaseModel):
@@ -320,6 +325,12 @@ class Comparison(BaseModel):
     judge_changes: list[JudgeChange] = Field(default_factory=list)
     judge_flips: list[JudgeFlip] = Field(default_factory=list)
     judge_noise: list[JudgeNoise] = Field(default_factory=list)
+
+    @property
+    def known_broken(self) -> set[str]:
+        """The suites that could not be evaluated on the head exactly as on the baseline
+        (:attr:`SuiteWithoutBaseline.same_on_head`): the base branch's own breakage."""
+        return {g.suite for g in self.suites_without_baseline if g.same_on_head}
 
     @property
     def gate_loosened(self) -> list[GateChange]:

@@ -344,6 +344,15 @@ class SuiteConfig(BaseModel):
     num_runs: NumRuns | None = None
     thresholds: dict[str, Threshold] = Field(default_factory=dict)
     higher_is_better: dict[str, bool] = Field(default_factory=dict)
+    requirements: list[str] | None = Field(default=None, description=(
+        "The agent's own dependency files (requirements files or pyproject.toml, relative "
+        "to this file), installed by the action before the suite runs; unset: the one "
+        "next to the agent (its folder, or the nearest folder above it below this file's "
+        "that has a requirements.txt or pyproject.toml); []: none."))
+    shard: int | None = Field(default=None, ge=1, le=256, description=(
+        "The shard (1..N) that evaluates this whole suite when the run is sharded "
+        "(`--shard K/N`, the matrix workflow `init` writes): its agent's group, whose "
+        "dependencies that job installs; unset: its eval cases are spread by weight."))
 
 
 class ProjectConfig(BaseModel):

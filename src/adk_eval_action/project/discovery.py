@@ -30,6 +30,7 @@ from adk_eval_action.files import FileLimitError, expand_glob
 from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, is_agent_dir, typescript_adk
 from adk_eval_action.project.config import ProjectConfig
 from adk_eval_action.project.declared import claimed_eval_sets
+from adk_eval_action.project.dependencies import dependency_file
 from adk_eval_action.project.evalset_files import (
     CONTENT_SKIP_DIRS,
     SKIP_DIRS,
@@ -53,7 +54,11 @@ class Suite(BaseModel):
     """An agent evaluated on eval sets under one eval config.
 
     ``agent_dir`` is None when no agent module was found (``agent_error`` says why); such a
-    suite reports an error and the other suites still run. ``nearby_configs`` are the files
+    suite reports an error and the other suites still run. ``requirements`` are the agent's
+    own dependency files (adk-eval.yaml's ``requirements`` of the suite, else the one
+    :func:`adk_eval_action.project.dependencies.dependency_file` finds); ``agent_error_file``
+    is the file an ``agent_error`` is about when it is not the agent's (a dependency file
+    that did not install). ``nearby_configs`` are the files
     that look like an eval config near the eval sets of a suite left on ADK's default
     criteria (:func:`adk_eval_action.project.layout.nearby_configs`); ``warnings`` say so
     (they go into the suite's record, the comment and the console).
@@ -77,6 +82,11 @@ class Suite(BaseModel):
     #: (the repository's own command or test, :mod:`adk_eval_action.project.commands`), or
     #: how ``init`` chose its agent.
     source: str | None = None
+    requirements: list[Path] = Field(default_factory=list)
+    agent_error_file: Path | None = None
+    #: The shard (matrix job) that evaluates the whole suite with ``--shard K/N``
+    #: (adk-eval.yaml's ``shard``); None: its eval cases are spread by weight.
+    shard: int | None = None
 
 
 class Discovery(BaseModel):
@@ -329,7 +339,8 @@ def discover(
             suites.append(Suite(
                 name="", agent_dir=owner, eval_set_paths=eval_sets, eval_config_path=config,
                 agent_error=None if owner else _no_agent_hint(eval_sets[0], root, root),
-                warnings=left_out, source=sources.get((owner, config)) or None))
+                warnings=left_out, source=sources.get((owner, config)) or None,
+                requirements=_found_requirements(owner, root)))
     used = {s.eval_config_path for s in suites}
     for suite, name in zip(suites, _names(suites, root), strict=True):
         suite.name = name
@@ -337,6 +348,34 @@ def discover(
         _warn_of_defaults(suite, root, used, "name it as the suite's `eval_config:` in "
                           "adk-eval.yaml (`adk-eval-action init` writes one naming every suite)")
     return Discovery(suites=suites, unplaced=unplaced)
+
+
+def _found_requirements(agent: Path | None, stop: Path,
+                        find: Callable[[Path, Path], Path | None] = dependency_file,
+                        ) -> list[Path]:
+    """The agent's own dependency file, as a list (project.dependencies)."""
+    found = find(agent, stop) if agent is not None else None
+    return [found] if found is not None else []
+
+
+def _declared_requirements(
+    declared: list[str] | None, agent: Path, config: ProjectConfig, config_path: Path,
+    where: str, find: Callable[[Path, Path], Path | None] = dependency_file,
+) -> list[Path]:
+    """A suite's ``requirements`` of adk-eval.yaml (relative to it), else the file found
+    beside its agent (:func:`_found_requirements`, with ``find``).
+
+    Raises:
+        ConfigError: a named file does not exist (naming the suite's field).
+    """
+    if declared is None:
+        return _found_requirements(agent, config.root, find)
+    paths = [(config.root / r).resolve() for r in declared]
+    for name, path in zip(declared, paths, strict=True):
+        if not path.is_file():
+            raise ConfigError(config_path, f"requirements file {name} not found",
+                              f"{where}.requirements")
+    return paths
 
 
 def _names(suites: list[Suite], root: Path) -> list[str]:
@@ -431,6 +470,7 @@ def suites_from_config(
     shared = functools.cache(shared_eval_config)
     is_dir = functools.cache(Path.is_dir)
     is_file = functools.cache(Path.is_file)
+    find = functools.cache(dependency_file)
     for index, spec in enumerate(config.suites):
         agent = folder(spec.agent)
         where = f"suites[{index}]"
@@ -445,6 +485,8 @@ def suites_from_config(
             raise ConfigError(
                 config_path, f"eval config {spec.eval_config} not found", f"{where}.eval_config"
             )
+        requirements = _declared_requirements(spec.requirements, agent, config, config_path,
+                                              where, find)
         suite = Suite(
             name=spec.name,
             agent_dir=agent,
@@ -456,6 +498,8 @@ def suites_from_config(
             declared_in=config_path,
             declared_field=where,
             warnings=left_out,
+            requirements=requirements,
+            shard=spec.shard,
         )
         suites.append(suite)
     used = {s.eval_config_path for s in suites}

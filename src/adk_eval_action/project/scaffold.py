@@ -1,10 +1,12 @@
-"""What ``adk-eval-action init`` writes: an ``adk-eval.yaml`` naming the suites discovery
-found, and a GitHub workflow that evaluates every pull request against the results recorded
-on the default branch (the workflow of README.md, "Getting started").
+"""What ``adk-eval-action init`` writes as ``adk-eval.yaml``: the suites discovery found,
+with their own dependency files and, when they are split into agent groups, the matrix job
+of each (the workflow is :mod:`adk_eval_action.project.workflow`).
 
-Both are text made from typed inputs, with no file read or written here
-(:mod:`adk_eval_action.run.init` does that). Paths in them are POSIX and relative to the
-folder ``adk-eval.yaml`` is written in.
+Text made from typed inputs, with no file read or written here
+(:mod:`adk_eval_action.run.init` does that). Every value is written by the YAML library
+(``files.yaml_node``) and the text read back to check it says what was meant
+(:func:`check_project_config`). Paths in it are POSIX and relative to the folder
+``adk-eval.yaml`` is written in.
 """
 
 from __future__ import annotations
@@ -18,16 +20,14 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field
 
+from adk_eval_action.errors import AdkEvalActionError
+from adk_eval_action.files import yaml_node
 from adk_eval_action.project.config import PROJECT_CONFIG_NAMES
 from adk_eval_action.text import visible
 
 SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/"
                "adk-eval-action/adk-eval-action/v1/schemas/adk-eval.schema.json")
 CONFIG_FILE = PROJECT_CONFIG_NAMES[0]
-WORKFLOW_FILE = Path(".github/workflows/adk-eval.yml")
-ACTION = "adk-eval-action/adk-eval-action@v1"
-RESULT_FILES = ("adk-eval-results.json", "adk-eval-comment.md", "adk-eval-pr.json",
-                "adk-eval-history.json")
 
 
 class SuiteEntry(BaseModel):
@@ -35,8 +35,11 @@ class SuiteEntry(BaseModel):
     was found, to fill in; ``agent_candidates`` are the repository's agent folders, a
     comment), eval set patterns (globs or files), its eval config (None: ADK's default
     criteria), the eval config-like files found near its eval sets when it has none (a
-    comment), and ``source``, how the suite was found (``as Makefile:12 runs it``, a
-    comment)."""
+    comment), ``source``, how the suite was found (``as Makefile:12 runs it``, a
+    comment), the agent's
+    own dependency files (None: none found; ``[]`` with ``requirements_note``: one found
+    that cannot be installed, and why), and the matrix job (``shard``) that evaluates it
+    (None: one job evaluates every suite)."""
 
     name: str
     agent: str
@@ -45,16 +48,9 @@ class SuiteEntry(BaseModel):
     nearby_configs: list[str] = Field(default_factory=list)
     source: str | None = None
     agent_candidates: list[str] = Field(default_factory=list)
-
-
-def _scalar(text: str) -> str:
-    """``text`` as a YAML scalar: plain when YAML reads it back as the same string, else
-    double-quoted (JSON's quoting, which YAML reads)."""
-    try:
-        plain = yaml.safe_load(text) == text and "\n" not in text and text.strip() == text
-    except yaml.YAMLError:
-        plain = False
-    return text if plain and text else json.dumps(text)
+    requirements: list[str] | None = None
+    requirements_note: str | None = None
+    shard: int | None = None
 
 
 def eval_set_patterns(files: Iterable[Path], root: Path) -> list[str]:
@@ -129,7 +125,13 @@ def project_config_text(
     """The ``adk-eval.yaml`` naming ``suites``, with ``num_runs`` for all of them (chosen by
     ``init`` when ``sized``) and what they can call per suite name (``can_call``: ``plan``'s
     sentences), the regression gate (:data:`GATE_LINES`), and the eval set files
-    ``excluded`` (paths relative to it) in ``exclude``, with why."""
+    ``excluded`` (paths relative to it) in ``exclude``, with why; checked to read back as
+    meant (:func:`check_project_config`).
+
+    Raises:
+        AdkEvalActionError: it would not read back as meant (nothing is written).
+    """
+    excluded = list(excluded)
     lines = [
         SCHEMA_LINE,
         "# Written by `adk-eval-action init` from the suites it found (docs/cli.md#discovery).",
@@ -142,28 +144,31 @@ def project_config_text(
             "# Eval sets without an eval case to run (`adk web` saves a new eval set or case",
             "# empty); every run would refuse them. Remove a line once its file has eval cases.",
             "exclude:",
-            *(f"  - {_scalar(exclude_pattern(path))}" for path in excluded),
+            *(f"  - {yaml_node(exclude_pattern(path))}" for path in excluded),
         ]
     lines.append("suites:")
     for suite in suites:
         lines += [
-            f"  - name: {_scalar(suite.name)}",
+            f"  - name: {yaml_node(suite.name)}",
             *_agent_lines(suite),
             "    eval_sets:",
-            *(f"      - {_scalar(p)}" for p in suite.eval_sets),
+            *(f"      - {yaml_node(p)}" for p in suite.eval_sets),
         ]
+        lines += _dependency_lines(suite)
         if suite.eval_config is not None:
-            lines.append(f"    eval_config: {_scalar(suite.eval_config)}")
+            lines.append(f"    eval_config: {yaml_node(suite.eval_config)}")
         elif suite.nearby_configs:
             lines += [
                 "    # No eval config: ADK's default criteria (tool_trajectory_avg_score 1.0,",
                 "    # response_match_score 0.8). Found near the eval sets:",
-                *(f"    # eval_config: {_scalar(c)}" for c in suite.nearby_configs),
+                *(f"    # eval_config: {yaml_node(c)}" for c in suite.nearby_configs),
             ]
         else:
             lines.append("    # No eval config: ADK's default criteria "
                          "(tool_trajectory_avg_score 1.0, response_match_score 0.8).")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    check_project_config(text, suites, excluded)
+    return text
 
 
 def _comment(text: str) -> str:
@@ -176,7 +181,7 @@ def _agent_lines(suite: SuiteEntry) -> list[str]:
     with what google-adk loads and the agent folders seen."""
     said = [f"    # {_comment(suite.source)}"] if suite.source and suite.agent else []
     if suite.agent:
-        return [*said, f"    agent: {_scalar(suite.agent)}"]
+        return [*said, f"    agent: {yaml_node(suite.agent)}"]
     seen = ", ".join(_comment(c) for c in suite.agent_candidates) or "none found"
     return [
         "    # No agent found for these eval sets: fill in the folder google-adk loads as",
@@ -186,86 +191,40 @@ def _agent_lines(suite: SuiteEntry) -> list[str]:
     ]
 
 
-WORKFLOW = """\
-# Written by `adk-eval-action init` (docs/action.md has every input). On a pull request:
-# evaluate the suites of adk-eval.yaml, compare with the results recorded for the PR's
-# merge-base, post one comment and fail the check when scores fall below their thresholds.
-# On a push to {branch}: record the results that later pull requests compare with.
-name: ADK eval
-on:
-  pull_request:
-  push:
-    branches: [{branch}]
+def check_project_config(text: str, suites: list[SuiteEntry], excluded: Iterable[str]) -> None:
+    """Refuses the written ``text`` unless it reads back (YAML) as what was meant: every
+    suite's name, agent, eval sets, eval config, dependency files and shard, and the
+    ``exclude`` patterns (the other keys are the file's own settings).
 
-# Setting any permission sets every other one to none: list all that are needed.
-permissions:
-  contents: read        # check out the code
-  pull-requests: write  # the sticky PR comment
-  actions: read         # find and download {branch}'s results artifact (the baseline)
-
-# A new push to a PR cancels the run for the older head; runs on {branch} are never cancelled.
-concurrency:
-  group: adk-eval-${{{{ github.event.pull_request.number || github.sha }}}}
-  cancel-in-progress: ${{{{ github.event_name == 'pull_request' }}}}
-
-jobs:
-  eval:
-    name: ADK eval
-    runs-on: ubuntu-latest
-    # A tool or model that never answers would hold the runner for GitHub's default 6 hours;
-    # size the limit from `adk-eval-action plan`'s wall time (docs/scaling.md).
-    timeout-minutes: 30
-    steps:
-      - uses: actions/checkout@v4
-
-      - name: Evaluate
-        id: eval
-        uses: {action}
-{with_block}        env:
-          GOOGLE_API_KEY: ${{{{ secrets.GOOGLE_API_KEY }}}}   # whatever your agent's model needs
-
-      # Keep the results even when the gate failed: on {branch} they are the next baseline.
-      - name: Upload results
-        if: always() && steps.eval.outputs.results_path != ''
-        uses: actions/upload-artifact@v4
-        with:
-          name: adk-eval-results
-          path: |
-{paths}
-          retention-days: 90
-
-      # The HTML report that the comment and the job summary link to (its own artifact,
-      # so a baseline download never fetches it); a run stopped before evaluating writes none.
-      - name: Upload the HTML report
-        if: always() && steps.eval.outputs.results_path != ''
-        uses: actions/upload-artifact@v4
-        with:
-          name: adk-eval-report
-          path: {report}
-          if-no-files-found: ignore
-"""
+    Raises:
+        AdkEvalActionError: naming what reads otherwise; nothing is written.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise AdkEvalActionError(f"{CONFIG_FILE}: not written: the text is not YAML ({e})"
+                                 ) from e
+    meant = [{k: v for k, v in {
+        "name": s.name, "agent": s.agent, "eval_sets": s.eval_sets,
+        "eval_config": s.eval_config, "requirements": s.requirements, "shard": s.shard,
+    }.items() if v is not None} for s in suites]
+    patterns = [exclude_pattern(p) for p in excluded]
+    if (not isinstance(data, dict) or data.get("suites") != meant
+            or data.get("exclude", []) != patterns):
+        raise AdkEvalActionError(f"{CONFIG_FILE}: not written: it would not read as meant "
+                                 "(its suites or `exclude`); please report this as a bug")
 
 
-def workflow_text(branch: str, working_directory: str, requirements: list[str]) -> str:
-    """The workflow: ``branch`` is the default branch (its pushes record the baseline);
-    ``working_directory`` the folder of ``adk-eval.yaml`` relative to the repository root
-    (``.`` at the root); ``requirements`` the agent's dependency files relative to it (none:
-    a commented example). Suites and ``num_runs`` come from ``adk-eval.yaml``."""
-    inputs = []
-    if working_directory != ".":
-        inputs.append(f"working_directory: {_scalar(working_directory)}")
-    if len(requirements) == 1:
-        inputs.append(f"requirements: {_scalar(requirements[0])}   # your agent's dependencies")
-    elif requirements:
-        inputs.append("requirements: |   # your agent's dependencies")
-        inputs += [f"  {r}" for r in requirements]
-    if inputs:
-        with_block = "        with:   # suites and num_runs: adk-eval.yaml\n" + "".join(
-            f"          {x}\n" for x in inputs)
-    else:
-        with_block = ("        # with:   # suites and num_runs: adk-eval.yaml\n"
-                      "        #   requirements: requirements.txt   # your agent's dependencies\n")
-    prefix = "" if working_directory == "." else working_directory.rstrip("/") + "/"
-    paths = "\n".join(f"            {prefix}{name}" for name in RESULT_FILES)
-    return WORKFLOW.format(branch=branch, action=ACTION, with_block=with_block, paths=paths,
-                           report=f"{prefix}adk-eval-report.html")
+def _dependency_lines(suite: SuiteEntry) -> list[str]:
+    """The suite's own dependencies and its matrix job, as adk-eval.yaml lines."""
+    lines = []
+    if suite.requirements_note:
+        lines.append(f"    # {visible(suite.requirements_note, keep='')}")
+    if suite.requirements is not None:
+        lines += ["    requirements:   # installed by the action before the suite runs"] + [
+            f"      - {yaml_node(r)}" for r in suite.requirements] if suite.requirements else [
+            "    requirements: []"]
+    if suite.shard is not None:
+        lines.append(f"    shard: {suite.shard}   # the matrix job (agent group) that "
+                     "evaluates it")
+    return lines

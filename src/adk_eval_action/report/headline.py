@@ -108,13 +108,16 @@ def no_baseline_reason(gap: SuiteWithoutBaseline) -> str:
 
 def incomplete_headline(comparison: Comparison, gate: GateResult) -> IncompleteHeadline | None:
     """The headline of a run whose head has errors that make it incomplete, or None when
-    it has none (the gate's verdict is the headline then)."""
-    cause = incomplete_cause(comparison.errors)
+    it has none (the gate's verdict is the headline then). The errors of a suite that
+    fails as it did on the baseline (:attr:`Comparison.known_broken`) do not count here:
+    the gate's warnings name it."""
+    broken = comparison.known_broken
+    errors = [e for e in comparison.errors if e.suite is None or e.suite not in broken]
+    cause = incomplete_cause(errors)
     if not cause:
         return None
-    run_wide = [e for e in comparison.errors if e.kind in RUN_WIDE_KINDS and e.eval_id is None]
-    listed = [e for e in comparison.errors if e.kind in INCOMPLETE_ERROR_KINDS
-              and e not in run_wide]
+    run_wide = [e for e in errors if e.kind in RUN_WIDE_KINDS and e.eval_id is None]
+    listed = [e for e in errors if e.kind in INCOMPLETE_ERROR_KINDS and e not in run_wide]
     details = [e.message for e in run_wide] + [_count(gate, comparison.num_runs)]
     if comparison.removed_note:
         details.append(comparison.removed_note)

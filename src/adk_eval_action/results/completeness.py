@@ -23,7 +23,8 @@ from adk_eval_action.results.model import (
     SuiteRecord,
 )
 
-__all__ = ["complete_suites", "incomplete_suites", "left_out_line", "with_complete_suites"]
+__all__ = ["complete_suites", "decides_incomplete", "incomplete_suites", "left_out_line",
+           "with_complete_suites"]
 
 
 def incomplete_suites(results: RunResults) -> dict[str, list[ErrorRecord]]:
@@ -42,6 +43,20 @@ def incomplete_suites(results: RunResults) -> dict[str, list[ErrorRecord]]:
         if errors or (marked and not results.incomplete_errors()):
             found[suite.name] = errors
     return found
+
+
+def decides_incomplete(results: RunResults, excused: set[str] | frozenset[str] = frozenset()
+                       ) -> bool:
+    """Whether errors that kept scores from being computed make the run incomplete (exit
+    2): a run-wide one, or one of a suite not in ``excused`` (suites that fail exactly as
+    on the baseline: ``Comparison.known_broken``). The errors decide, not the recorded
+    ``complete`` (the gate may have turned a judge's off-format answers into warnings)."""
+    names = {s.name for s in results.suites}
+    if any(e.kind in INCOMPLETE_ERROR_KINDS and e.suite not in names for e in results.errors):
+        return True
+    return any(e.kind in INCOMPLETE_ERROR_KINDS for s in results.suites
+               if s.name not in excused for e in s.errors) or any(
+        e.kind in INCOMPLETE_ERROR_KINDS and e.suite not in excused for e in results.errors)
 
 
 def complete_suites(results: RunResults) -> list[str]:

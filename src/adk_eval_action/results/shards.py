@@ -93,12 +93,22 @@ def plan_id(cases: Sequence[tuple[CaseKey, int]], fingerprints: Sequence[str]) -
     return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
 
 
-def assign_shards(weights: Sequence[int], count: int) -> list[int]:
+def assign_shards(weights: Sequence[int], count: int,
+                  pinned: Sequence[int | None] | None = None) -> list[int]:
     """The shard (1..``count``) of each case, by the rule in the module docstring;
-    ``weights`` are the cases' work in plan order."""
+    ``weights`` are the cases' work in plan order. ``pinned`` gives some cases their shard
+    (a suite's ``shard`` in adk-eval.yaml: the matrix job ``init`` grouped its agent in,
+    whose dependencies that job installs); their work counts in their shard's load before
+    the others are placed."""
+    fixed = list(pinned) if pinned is not None else [None] * len(weights)
     loads = [0] * count
     shard = [0] * len(weights)
-    for position in sorted(range(len(weights)), key=lambda i: (-weights[i], i)):
+    for position, where in enumerate(fixed):
+        if where is not None:
+            loads[where - 1] += weights[position]
+            shard[position] = where
+    free = [i for i, where in enumerate(fixed) if where is None]
+    for position in sorted(free, key=lambda i: (-weights[i], i)):
         target = min(range(count), key=lambda s: (loads[s], s))
         loads[target] += weights[position]
         shard[position] = target + 1

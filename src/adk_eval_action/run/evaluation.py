@@ -18,7 +18,7 @@ import platform
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from adk_eval_action.analysis.paired import DEFAULT_ALPHA, DEFAULT_RESAMPLES, WITHIN_CASES_UP_TO
 from adk_eval_action.analysis.sample import SuiteSample, suites_detectable
@@ -26,6 +26,7 @@ from adk_eval_action.errors import ConfigError, describe_exception
 from adk_eval_action.files import inside_root
 from adk_eval_action.git import Git
 from adk_eval_action.project.config import GateConfig
+from adk_eval_action.project.dependencies import DependencyConflict
 from adk_eval_action.project.discovery import (
     Exclusion,
     Suite,
@@ -47,6 +48,7 @@ from adk_eval_action.run.budget import (
     model_calls_line,
     record_budget_stop,
 )
+from adk_eval_action.run.requirements import suite_conflicts
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
@@ -87,7 +89,9 @@ def find_suites(request: RunRequest) -> list[Suite]:
     """Suites from ``adk-eval.yaml`` when it names any (``config`` or found in the working
     directory: those the ``paths`` setting selects, :func:`_selected`), else discovered
     under the ``paths`` setting. A ``num_runs`` given as a flag
-    or input wins over each suite's own.
+    or input wins over each suite's own. A suite whose own dependencies did not install
+    (``RunRequest.dependency_failures``) gets that as its ``agent_error``: it is recorded
+    as incomplete, naming the file, and never imported.
 
     Raises:
         ConfigError: invalid config, missing path, or no eval set found.
@@ -117,11 +121,34 @@ def find_suites(request: RunRequest) -> list[Suite]:
     if not suites:
         raise ConfigError(", ".join(str(p) for p in paths), _nothing_found(unplaced, root))
     check_inside(suites, request.repository_root)
+    _check_pins(suites, request)
     explicit_runs = request.settings.explicit("num_runs")
     for suite in suites:
         if explicit_runs is not None:
             suite.num_runs = explicit_runs
+        failed = request.dependency_failures.get(suite.name)
+        if failed is not None:  # not imported: its dependencies are not there
+            suite.agent_error, suite.agent_error_file = failed.message, root / failed.file
     return suites
+
+
+def _check_pins(suites: list[Suite], request: RunRequest) -> None:
+    """Refuses a suite pinned to a shard (adk-eval.yaml's ``shard``) beyond the run's
+    shard count: its eval cases would be in no part, and ``merge`` would refuse them all.
+
+    Raises:
+        ConfigError: naming adk-eval.yaml, the suite's field and the run's shards.
+    """
+    shard = request.settings.shard
+    for suite in suites:
+        if shard is not None and suite.shard is not None and suite.shard > shard.count:
+            raise ConfigError(
+                suite.declared_in or "adk-eval.yaml",
+                f"suite {suite.name} is evaluated by shard {suite.shard}, but this run is "
+                f"shard {shard} of {shard.count}: use as many shards as the suites name "
+                "(the matrix of the workflow `init` writes), or change the suite's `shard`",
+                f"{suite.declared_field}.shard" if suite.declared_field else None,
+            ).relative_to(request.repository_root)
 
 
 def _selected(suites: list[Suite], request: RunRequest) -> list[Suite]:
@@ -327,12 +354,25 @@ async def evaluate(
         )
 
 
-async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord], list[PreflightProblem]]:
+class PlanReport(NamedTuple):
+    """What ``plan`` says (:func:`plan`)."""
+
+    plan: Plan
+    records: list[SuiteRecord]
+    problems: list[PreflightProblem]
+    #: Each suite with own dependencies: its files (relative to the working directory).
+    dependencies: dict[str, list[str]]
+    conflicts: list[DependencyConflict]
+
+
+async def plan(request: RunRequest) -> PlanReport:
     """The cost plan of the run's suites, without calling any model; also the suites'
     records, whose errors (config, eval sets, agents) make ``plan`` exit 2 as ``run`` would,
-    and the problems ``run``'s preflight would refuse the run for (an unknown metric, a
+    the problems ``run``'s preflight would refuse the run for (an unknown metric, a
     judge or custom metric that cannot be set up, missing credentials:
-    :func:`adk_eval_action.adk.evaluate.preflight.check_suites`).
+    :func:`adk_eval_action.adk.evaluate.preflight.check_suites`), and the suites' own
+    dependencies with those that cannot live together in one job
+    (:func:`adk_eval_action.run.requirements.suite_conflicts`).
 
     Raises:
         AdkEvalActionError: the config is invalid or nothing was found.
@@ -343,7 +383,10 @@ async def plan(request: RunRequest) -> tuple[Plan, list[SuiteRecord], list[Prefl
     suites = find_suites(request)
     found, records = await plan_suites(suites, engine_settings(request), engine_hooks(request))
     report = await check_suites(suites, request.workdir, os.environ)
-    return found, records, report.problems
+    dependencies = {s.name: [_shown(p, request.workdir) for p in s.requirements]
+                    for s in suites if s.requirements}
+    return PlanReport(found, records, report.problems, dependencies,
+                      suite_conflicts(suites, request.workdir))
 
 
 def detection_notes(found: Plan) -> dict[str, list[str]]:

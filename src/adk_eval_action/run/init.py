@@ -1,38 +1,60 @@
 """``adk-eval-action init``: the suites discovery finds, written down as ``adk-eval.yaml``,
-and the GitHub workflow that evaluates every pull request (project.scaffold makes both).
+and the GitHub workflow that evaluates every pull request (project.scaffold and
+project.workflow make them).
+
+Each suite's own dependency file (project.dependencies) is named in adk-eval.yaml and
+said; dependencies that cannot live together are named, with what to do. A repository
+with more suites than one job should evaluate, or with such conflicts, gets its suites in
+agent groups (project.jobs: each suite's ``shard``) and a matrix workflow, one job per
+group, merged into one comment and one recorded artifact.
 
 An existing file is never overwritten: it is named and left as it is. The workflow goes to
 the repository's ``.github/workflows/`` (the git top level of the working directory), with
 ``working_directory`` set when ``adk-eval.yaml`` is in a subfolder; its pushes are those
 of the remote's default branch (``origin/HEAD``; else the branch checked out, else
-``main``: :func:`_repository`)."""
+``main``: :func:`_repository`). Refused before anything is written (exit 2, naming the
+file): a second workflow beside one that already runs the action (two would fight over
+one sticky comment and record twice), and a ``.github`` that leads outside the
+repository."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
+from typing import Any
 
+import yaml
 from pydantic import BaseModel
 
 from adk_eval_action.errors import ConfigError
+from adk_eval_action.files import (
+    MAX_CONFIG_BYTES,
+    FileLimitError,
+    inside_root,
+    load_yaml,
+    read_text,
+)
 from adk_eval_action.git import Git
 from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, agent_folders, is_agent_dir
+from adk_eval_action.project.dependencies import RequirementsError, declared_requirements
 from adk_eval_action.project.discovery import (
     Suite,
     discover,
     relative_path,
 )
+from adk_eval_action.project.jobs import job_groups
 from adk_eval_action.project.layout import DEFAULT_CRITERIA
 from adk_eval_action.project.names import NO_AGENT
 from adk_eval_action.project.scaffold import (
     CONFIG_FILE,
-    WORKFLOW_FILE,
     SuiteEntry,
     eval_set_patterns,
     project_config_text,
-    workflow_text,
 )
+from adk_eval_action.project.workflow import WORKFLOW_FILE, WorkflowSpec, workflow_text
+from adk_eval_action.run.requirements import suite_conflicts
 from adk_eval_action.run.sizing import RunsChoice, choose_runs, eval_cases_in
 from adk_eval_action.text import visible
 
@@ -96,8 +118,33 @@ def suite_entries(
             source=suite.source,
             agent_candidates=[_posix(p, root) for p in candidates or []]
             if suite.agent_dir is None else [],
+            **_own_dependencies(suite, root),
         ))
     return entries
+
+
+def _own_dependencies(suite: Suite, root: Path) -> dict[str, Any]:
+    """The suite's own dependency file as adk-eval.yaml names it (``requirements``), said
+    in the log; one that cannot be installed (a pyproject without ``[project].
+    dependencies``, such as Poetry's) is named with why in a comment, and ``requirements:
+    []`` keeps the action from trying; one that lists nothing is left out."""
+    if not suite.requirements:
+        return {}
+    (path,) = suite.requirements
+    shown = _posix(path, root)
+    try:
+        count = len(declared_requirements(path, shown))
+        if count == 0:  # a project file that lists nothing: nothing of its own to install
+            return {}
+    except RequirementsError as e:
+        why = str(e).removeprefix("requirements: ")
+        log.warning("suite %s: its dependencies cannot be installed: %s (in adk-eval.yaml, "
+                    "as the suite's `requirements:`)", suite.name, visible(why, keep=""))
+        return {"requirements": [], "requirements_note": f"not installable: {why}"}
+    log.info("suite %s: own dependencies %s (%d requirement%s), installed by the action "
+             "before the suite runs", suite.name, visible(shown, keep=""), count,
+             "" if count == 1 else "s")
+    return {"requirements": [shown]}
 
 
 def _repository(workdir: Path) -> tuple[Path, str]:
@@ -198,6 +245,60 @@ def _suites(workdir: Path, paths: list[Path], agent: Path | None) -> tuple[list[
                     unplaced_suites=True).suites, None
 
 
+def _grouped(entries: list[SuiteEntry], suites: list[Suite], workdir: Path) -> int:
+    """The agent groups of the suites (project.jobs), each entry's ``shard`` set when
+    there is more than one; the dependencies that cannot live together said first. The
+    number of groups (matrix jobs)."""
+    named = {e.name for e in entries}
+    conflicts = suite_conflicts([s for s in suites if s.name in named], workdir)
+    for conflict in conflicts:
+        log.warning("%s", visible(conflict.line(), keep=""))
+    groups = job_groups([e.name for e in entries], conflicts)
+    if len(groups) > 1:
+        shard = {name: i for i, group in enumerate(groups, 1) for name in group}
+        for entry in entries:
+            entry.shard = shard[entry.name]
+        log.info("%d agent groups, one matrix job each (adk-eval.yaml's `shard`): %s",
+                 len(groups), "; ".join(f"{i}: {', '.join(g)}" for i, g in
+                                        enumerate(groups, 1)))
+    return len(groups)
+
+
+def _runs_the_action(path: Path) -> bool:
+    """Whether the workflow file ``path`` has a step that uses adk-eval-action (any owner,
+    any version); a file that cannot be read or parsed does not."""
+    try:
+        data = load_yaml(read_text(path, MAX_CONFIG_BYTES))
+    except (OSError, FileLimitError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    uses = [str(step.get("uses", "")) for job in (jobs.values() if isinstance(jobs, dict)
+                                                  else []) if isinstance(job, dict)
+            for step in (job.get("steps") or []) if isinstance(step, dict)]
+    return any(re.search(r"(^|/)adk-eval-action$", u.split("@")[0]) for u in uses)
+
+
+def _refuse_unsafe_target(top: Path, workdir: Path) -> None:
+    """Refuses a workflow target that leads outside the repository (``.github`` or
+    ``.github/workflows`` a link out of it), and a second workflow beside one that already
+    runs the action (:func:`_runs_the_action`; the one ``init`` writes, if it is there, is
+    kept as it is).
+
+    Raises:
+        OutsideRoot: the workflow folder is outside the repository (names it).
+        ConfigError: another workflow already runs the action (names it).
+    """
+    folder = (top / WORKFLOW_FILE).parent
+    inside_root(folder, top, "the workflow folder")
+    for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+        if path.name != WORKFLOW_FILE.name and path.is_file() and _runs_the_action(path):
+            raise ConfigError(
+                Path(os.path.relpath(path, workdir)).as_posix(),
+                "this workflow already runs adk-eval-action: a second one beside it would "
+                f"fight it over the sticky comment and record twice; {WORKFLOW_FILE} is not "
+                "written (edit this one, or remove it and run init again)")
+
+
 def init_project(
     workdir: Path, paths: list[Path], num_runs: int | None = None, agent: Path | None = None,
 ) -> InitResult:
@@ -230,12 +331,15 @@ def init_project(
     runs = choose_runs([s for s in suites if s.name in kept], num_runs)
     _say_runs(runs)
     top, branch = _repository(workdir)
+    _refuse_unsafe_target(top, workdir)
     working_directory = _posix(workdir, top) if workdir.resolve() != top.resolve() else "."
     requirements = next(([r] for r in REQUIREMENTS if (workdir / r).is_file()), [])
+    spec = WorkflowSpec(branch=branch, working_directory=working_directory,
+                        requirements=requirements, shards=_grouped(entries, suites, workdir))
     files = [
         (workdir / CONFIG_FILE, project_config_text(entries, runs.runs, excluded,
                                                        can_call=runs.lines, sized=runs.sized)),
-        (top / WORKFLOW_FILE, workflow_text(branch, working_directory, requirements)),
+        (top / WORKFLOW_FILE, workflow_text(spec)),
     ]
     result = InitResult(written=[], kept=[], suites=entries, excluded=excluded)
     for path, text in files:

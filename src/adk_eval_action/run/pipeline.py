@@ -53,6 +53,7 @@ from adk_eval_action.report.render import (
     render_summary,
     with_evidence,
 )
+from adk_eval_action.results.completeness import decides_incomplete
 from adk_eval_action.results.identity import place_history_cases
 from adk_eval_action.results.io import clean_results, gc_paused
 from adk_eval_action.results.model import (
@@ -272,7 +273,7 @@ def finish(
     # schemas/comparison.schema.json describes this file (docs/gating.md).
     comparison_json = comparison.model_dump_json(indent=1) + "\n"
     write_text(_out(request, settings.comparison_out), comparison_json, "--comparison-out")
-    usage_error = any(e.kind in INCOMPLETE_ERROR_KINDS for e in skeleton.all_errors())
+    usage_error = decides_incomplete(skeleton, comparison.known_broken)
     print_table(comparison, gate, usage_error, annotating=target is not None)
     exit_code = EXIT_USAGE if usage_error else EXIT_PASS if gate.passed else EXIT_GATE_FAILED
     annotated = error_annotations(skeleton, request.redactor)

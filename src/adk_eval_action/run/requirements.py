@@ -10,85 +10,40 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 import logging
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from adk_eval_action.errors import AdkEvalActionError
-from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, inside_root, read_text
+from adk_eval_action.files import inside_root
 from adk_eval_action.github.logs import annotation
+from adk_eval_action.project.dependencies import (
+    DependencyConflict,
+    DependencyFailure,
+    RequirementsError,
+    declared_requirements,
+    dependency_conflicts,
+    pyproject_requirements,
+)
+from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import package_version
-from adk_eval_action.text import visible
 
 __all__ = [
-    "RequirementsError", "install_requirements", "pyproject_requirements",
+    "RequirementsError", "install_requirements", "install_suite_requirements",
+    "pyproject_requirements", "read_install_failures", "suite_conflicts",
     "restart_without_requirements", "supported_adk_range",
 ]
 
 log = logging.getLogger(__name__)
-
-
-class RequirementsError(AdkEvalActionError):
-    """The user's requirements could not be installed, or moved google-adk out of range."""
-
-
-def _load_toml(path: Path, shown: str) -> Any:
-    """The parsed TOML of ``path`` (Python's ``tomllib``, 3.11+; ``tomli`` on 3.10), at
-    most ``files.MAX_CONFIG_BYTES``.
-
-    Raises:
-        RequirementsError: unreadable, too large, or not valid TOML (naming ``shown``).
-    """
-    try:
-        toml = importlib.import_module("tomllib")
-    except ModuleNotFoundError:  # Python 3.10
-        toml = importlib.import_module("tomli")
-    try:
-        return toml.loads(read_text(path, MAX_CONFIG_BYTES))
-    except (OSError, FileLimitError, UnicodeDecodeError, ValueError) as e:
-        raise RequirementsError(f"requirements: {shown}: cannot read it as TOML: {e}") from e
-
-
-def pyproject_requirements(path: Path, shown: str) -> list[str]:
-    """The requirement strings of a ``pyproject.toml``'s ``[project].dependencies`` (PEP
-    621), each checked and normalised by ``packaging`` (as pip parses them), so that the
-    installer gets the agent's dependencies without building the project itself (an app's
-    pyproject often has no ``[build-system]`` and a flat layout setuptools refuses to
-    build). ``[project.optional-dependencies]`` are not installed.
-
-    Raises:
-        RequirementsError: no ``[project]`` table, dependencies declared ``dynamic``, or an
-            entry that is not a requirement (an installer option such as ``--index-url``
-            too), each naming ``shown``.
-    """
-    project = _load_toml(path, shown).get("project")
-    if not isinstance(project, dict):
-        raise RequirementsError(f"requirements: {shown} has no [project] table: list the "
-                                "agent's dependencies in [project].dependencies or in a "
-                                "requirements file")
-    if "dependencies" in (project.get("dynamic") or []):
-        raise RequirementsError(f"requirements: {shown} declares its dependencies dynamic, "
-                                "so they cannot be read without building the project: name "
-                                "a requirements file instead")
-    entries = project.get("dependencies") or []
-    if not isinstance(entries, list):
-        raise RequirementsError(f"requirements: {shown}: [project].dependencies is not a list")
-    found = []
-    for entry in entries:
-        try:
-            found.append(str(Requirement(str(entry))))
-        except InvalidRequirement as e:
-            raise RequirementsError(f"requirements: {shown}: {visible(str(entry), keep='')!r} "
-                                    f"in [project].dependencies is not a requirement: {e}") from e
-    return found
 
 
 def _pip_args(specs: Sequence[str], workdir: Path, root: Path) -> list[str]:
@@ -173,6 +128,72 @@ def install_requirements(
                  extra=annotation("notice"))
 
 
+def install_suite_requirements(
+    suites: Sequence[Suite], workdir: Path, root: Path,
+    run: Callable[..., subprocess.CompletedProcess[str]] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, DependencyFailure]:
+    """Installs each suite's own dependency files (``Suite.requirements``,
+    project.dependencies) into this environment, one installer call per distinct set of
+    files, run in the folder of each file so that the paths inside it resolve as ``pip
+    install -r`` run there would. A file whose google-adk specifier excludes the supported
+    range is not installed (it would move google-adk for every suite). A failure is the
+    suite's (and every suite's with the same files), never the run's: returned, suite name
+    to the file (relative to ``workdir``) and why; the log says it as it happens.
+    ``run``, ``root`` and ``env`` are :func:`install_requirements`'."""
+    failures: dict[str, DependencyFailure] = {}
+    done: dict[tuple[Path, ...], DependencyFailure | None] = {}
+    for suite in suites:
+        files = tuple(suite.requirements)
+        if not files:
+            continue
+        if files not in done:
+            log.info("requirements of suite %s: %s", suite.name,
+                     ", ".join(_shown(f, workdir) for f in files))
+            done[files] = _install_files(files, workdir, root, run, env)
+        failure = done[files]
+        if failure is not None:
+            log.error("suite %s: %s", suite.name, failure.message)
+            failures[suite.name] = failure
+    return failures
+
+
+def _shown(path: Path, workdir: Path) -> str:
+    try:
+        return path.resolve().relative_to(workdir.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _install_files(
+    files: Sequence[Path], workdir: Path, root: Path,
+    run: Callable[..., subprocess.CompletedProcess[str]] | None,
+    env: Mapping[str, str] | None,
+) -> DependencyFailure | None:
+    """One suite's files installed (:func:`install_suite_requirements`); why not, or None."""
+    for path in files:
+        shown = _shown(path, workdir)
+        try:
+            refused = _adk_out_of_range(path, shown)
+            if refused is not None:
+                return DependencyFailure(file=shown, message=refused)
+            install_requirements([path.name], path.parent, run=run, root=root, env=env)
+        except AdkEvalActionError as e:
+            said = str(e).replace(f"requirements: {path.name}", f"requirements: {shown}")
+            return DependencyFailure(file=shown, message=f"{shown} did not install: {said}")
+    return None
+
+
+def _adk_out_of_range(path: Path, shown: str) -> str | None:
+    """Why ``path`` is not installed: its google-adk specifier excludes the supported
+    range (project.dependencies.dependency_conflicts); None when it does not."""
+    found = dependency_conflicts({"-": (shown, declared_requirements(path, shown))},
+                                 adk_range=supported_adk_range())
+    refused = [c.why for c in found if c.package == "google-adk"]
+    return (f"{shown} was not installed: {refused[0]}; pin google-adk within it, or remove "
+            "it from the file" if refused else None)
+
+
 def supported_adk_range() -> str | None:
     """The google-adk specifier this package declares (its pyproject dependencies, read
     from the installed metadata and parsed with ``packaging``, as pip reads them)."""
@@ -187,11 +208,53 @@ def _in_range(version: str, specifier: str) -> bool:
     return SpecifierSet(specifier).contains(version, prereleases=True)
 
 
-def restart_without_requirements(start_dir: Path) -> None:
+def suite_conflicts(suites: Sequence[Suite], workdir: Path) -> list[DependencyConflict]:
+    """The own dependencies of ``suites`` that cannot live together in this environment
+    (project.dependencies.dependency_conflicts, against the google-adk installed here and
+    the range this package supports); a file that cannot be read is left out here (its
+    install says why)."""
+    declared: dict[str, tuple[str, list[str]]] = {}
+    for suite in suites:
+        found: list[str] = []
+        for path in suite.requirements:
+            try:
+                found += declared_requirements(path, _shown(path, workdir))
+            except RequirementsError:
+                continue
+        if found:
+            declared[suite.name] = (", ".join(_shown(p, workdir) for p in suite.requirements),
+                                    found)
+    return dependency_conflicts(declared, package_version("google-adk"), supported_adk_range())
+
+
+def read_install_failures(path: Path | None) -> dict[str, DependencyFailure] | None:
+    """The suites whose own dependencies did not install, as the process before the
+    restart wrote them (:func:`restart_without_requirements`); the file is removed. None
+    without a file; an unreadable one is none (the restart's own file, never input)."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+        return {str(k): DependencyFailure.model_validate(v) for k, v in data.items()}
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def restart_without_requirements(
+    start_dir: Path, failures: Mapping[str, DependencyFailure] | None = None,
+) -> None:
     """Start this command again, in a process that sees the freshly installed packages,
-    from `start_dir`, where this process started (it applies working_directory again)."""
+    from `start_dir`, where this process started (it applies working_directory again);
+    the suites whose own dependencies did not install (``failures``) go to it in a file
+    of the system's temporary folder (``--install-failures``)."""
     argv = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()",
             *sys.argv[1:], "--skip-requirements"]
+    if failures:
+        handle, name = tempfile.mkstemp(prefix="adk-eval-install-", suffix=".json")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({k: v.model_dump() for k, v in failures.items()}, out)
+        argv += ["--install-failures", name]
     sys.stdout.flush()
     sys.stderr.flush()
     os.chdir(start_dir)

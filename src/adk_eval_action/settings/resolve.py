@@ -18,6 +18,7 @@ from adk_eval_action.project.config import (
     find_project_config,
     load_project_config,
 )
+from adk_eval_action.project.dependencies import DependencyFailure
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.settings.model import OPTIONS, OptionSpec, RunSettings, Source
 
@@ -133,7 +134,9 @@ class RunRequest(BaseModel):
     ``secrets`` are the values redacted from everything the run writes
     (``redaction.secret_values`` of the environment, and the token); ``root`` is the
     repository root every repository path must stay inside (the git top level of the
-    working directory, else the working directory).
+    working directory, else the working directory). ``dependency_failures`` are the suites
+    whose own dependencies the action could not install (``run.requirements.
+    install_suite_requirements``), by name: they are recorded as incomplete, not run.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -144,6 +147,7 @@ class RunRequest(BaseModel):
     config_path: Path | None = None
     secrets: tuple[SecretStr, ...] = ()
     root: Path | None = None
+    dependency_failures: dict[str, DependencyFailure] = Field(default_factory=dict)
 
     @property
     def redactor(self) -> Redactor:

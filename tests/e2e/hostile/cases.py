@@ -7,16 +7,19 @@ of the log, whether evaluation started, and the bound its run must end within.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.agenttree import AgentRecord
@@ -856,6 +859,81 @@ def _command_source_escaped(run: Run) -> None:
     assert "/etc/passwd" not in text and "/usr/lib" not in text
 
 
+#: What `init` pastes into the workflow from the repository, spelt as YAML would misread it:
+#: a default branch that a flow sequence splits or closes, a working directory that a plain
+#: scalar cuts at ` #` or reads as a mapping (issue 34, "Silent, init").
+YAML_BRANCHES = ("main,evil", "x]")
+YAML_FOLDERS = ("my #dir", "x: y")
+
+
+def _git_repository(ws: Workspace, branch: str = "main") -> None:
+    """The workspace as a clone whose default branch (``origin/HEAD``) is ``branch``."""
+    for args in (["init", "-q", "-b", branch], ["symbolic-ref", "refs/remotes/origin/HEAD",
+                                                f"refs/remotes/origin/{branch}"]):
+        subprocess.run(["git", *args], cwd=ws.root, check=True, capture_output=True)
+
+
+def _in_folder(ws: Workspace, folder: str) -> None:
+    """The examples moved into ``folder`` of the repository (adk-eval.yaml's folder)."""
+    moved = ws.tmp / "moved"
+    ws.root.rename(moved)
+    ws.root.mkdir()
+    moved.rename(ws.root / folder)
+    _git_repository(ws)
+
+
+def _workflow(run: Run) -> Any:
+    return yaml.safe_load((run.workspace.root / ".github/workflows/adk-eval.yml").read_text())
+
+
+def _pushes_only(branch: str) -> Callable[[Run], None]:
+    def check(run: Run) -> None:
+        assert _workflow(run)[True]["push"]["branches"] == [branch]
+    return check
+
+
+def _uploads_from(folder: str) -> Callable[[Run], None]:
+    """The action runs in ``folder`` and every upload names files in it."""
+    def check(run: Run) -> None:
+        steps = _workflow(run)["jobs"]["eval"]["steps"]
+        (evaluate,) = [s for s in steps if s.get("id") == "eval"]
+        assert evaluate["with"]["working_directory"] == folder
+        paths = {s["with"]["name"]: s["with"]["path"] for s in steps
+                 if s.get("uses", "").startswith("actions/upload-artifact")}
+        assert paths["adk-eval-results"].splitlines()[0] == f"{folder}/adk-eval-results.json"
+        assert paths["adk-eval-report"] == f"{folder}/adk-eval-report.html"
+    return check
+
+
+def _init_in(folder: str) -> Callable[[Workspace], Run]:
+    def run(ws: Workspace) -> Run:
+        return ws.cli("init", cwd=ws.root / folder)
+    return run
+
+
+def _workflow_running_the_action(ws: Workspace) -> None:
+    _git_repository(ws)
+    folder = ws.root / ".github/workflows"
+    folder.mkdir(parents=True)
+    (folder / "adk-eval.yaml").write_text(
+        "on: pull_request\njobs:\n  e:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: adk-eval-action/adk-eval-action@v1.4\n")
+
+
+def _nothing_written(run: Run) -> None:
+    root = run.workspace.root
+    assert not (root / "adk-eval.yaml").exists()
+    assert not (root / ".github/workflows/adk-eval.yml").exists()
+    outside = run.workspace.tmp / "outside"
+    assert not outside.exists() or not any(outside.iterdir())
+
+
+def _github_out_of_the_repository(ws: Workspace) -> None:
+    _git_repository(ws)
+    (ws.tmp / "outside").mkdir()
+    (ws.root / ".github").symlink_to(ws.tmp / "outside")
+
+
 # --------------------------------------------------------------------------- 6: secrets
 
 
@@ -1374,6 +1452,18 @@ CASES: list[Case] = [
     Case("k5-budget-below-the-plan", 5, lambda ws: ws.inputs.update(max_model_calls="1"),
          2, r"refused before any model call: the plan needs ~\d+ model calls", evaluated=False,
          check=_stop_posted("max\\_model\\_calls 1")),
+    *(Case(f"k5-init-default-branch-{branch}", 5, functools.partial(_git_repository,
+           branch=branch), 0, r"wrote \.github/workflows", evaluated=False, recorded=False,
+           cli=True, run=lambda ws: ws.cli("init"), check=_pushes_only(branch))
+      for branch in YAML_BRANCHES),
+    *(Case(f"k5-init-working-directory-{folder}", 5, functools.partial(_in_folder,
+           folder=folder), 0, r"wrote \.\./\.github/workflows", evaluated=False,
+           recorded=False, cli=True, run=_init_in(folder), check=_uploads_from(folder))
+      for folder in YAML_FOLDERS),
+    Case("k4-init-beside-a-workflow-that-runs-the-action", 4, _workflow_running_the_action, 2,
+         r"\.github/workflows/adk-eval\.yaml.*already runs adk-eval-action: a second one "
+         r"beside it would fight it over the sticky comment", evaluated=False, recorded=False,
+         cli=True, run=lambda ws: ws.cli("init"), check=_nothing_written),
     # 6. Secrets
     Case("k6-agent-echoes-secrets", 6, lambda ws: ws.hostile_agent(
         "token=<{env[INPUT_GITHUB_TOKEN]}{env[GITHUB_TOKEN]}> key=<{env[GOOGLE_API_KEY]}> "
@@ -1416,6 +1506,10 @@ CASES: list[Case] = [
     Case("k7-template-lipsum", 7, _template("{{ lipsum(n=10**6) }}"), 2,
          r"mine\.md\.j2(:\d+)?: template error", **TEMPLATE_ROW),
     # 8. Paths outside the workspace
+    Case("k8-init-github-folder-links-out", 8, _github_out_of_the_repository, 2,
+         r"the workflow folder \.github/workflows \(a link to .*\) is outside the "
+         r"repository root", evaluated=False, recorded=False, cli=True,
+         run=lambda ws: ws.cli("init"), check=_nothing_written),
     Case("k8-eval-set-glob-dot-dot", 8, lambda ws: ws.config({"suites": [{
         "name": "t", "agent": "travel_agent", "eval_sets": ["../" * 12 + "etc/*"]}]}), 2,
          r"outside the repository root", evaluated=False),

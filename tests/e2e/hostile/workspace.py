@@ -107,7 +107,7 @@ class Workspace:
         self.tmp = tmp
         self.root = tmp / "workspace"
         shutil.copytree(EXAMPLES, self.root, ignore=shutil.ignore_patterns(
-            ".adk", "__pycache__", "adk-eval-*"))
+            ".adk", "__pycache__", "adk-eval-*", "monorepo"))
         self.stub = stub
         #: Servers and other resources of the row, closed once its checks are done.
         self.later = contextlib.ExitStack()
@@ -189,11 +189,12 @@ class Workspace:
         """``adk-eval-action action`` as the runner starts it (in this process)."""
         return self._invoke(action_command, [], self.runner_env())
 
-    def cli(self, *args: str) -> Run:
-        """``adk-eval-action ARGS`` in the workspace, with the secrets in the environment."""
+    def cli(self, *args: str, cwd: Path | None = None) -> Run:
+        """``adk-eval-action ARGS`` in the workspace (or in its folder ``cwd``), with the
+        secrets in the environment."""
         env = {"GOOGLE_API_KEY": GOOGLE_API_KEY, "DB_PASSWORD": DB_PASSWORD, **self.env}
         previous = Path.cwd()
-        os.chdir(self.root)
+        os.chdir(cwd or self.root)
         try:
             return self._invoke(main, list(args), env)
         finally:

@@ -77,3 +77,25 @@ def test_the_left_out_line_names_each_suite_with_its_first_error():
     line = left_out_line(errors, limit=3)
     assert line == "s0 (marked incomplete), s1 (agent: no module m1), s2 (agent: no module m2)" \
         " and 4 more"
+
+
+def test_what_decides_that_a_run_is_incomplete():
+    from adk_eval_action.results.completeness import decides_incomplete
+
+    run = _three()
+    assert not decides_incomplete(run)
+    broken = ErrorRecord(kind="agent", message="No module named 'selenium'", suite="beta")
+    run.suites[1].errors.append(broken)
+    assert decides_incomplete(run)
+    # The base branch's own breakage (the same errors on the baseline) is excused...
+    assert not decides_incomplete(run, {"beta"})
+    # ...but not a run-wide error, nor another suite's.
+    run.suites[2].errors.append(ErrorRecord(kind="inference", message="x", suite="gamma"))
+    assert decides_incomplete(run, {"beta"})
+    run.suites[2].errors.clear()
+    run.errors.append(ErrorRecord(kind="internal", message="bug"))
+    assert decides_incomplete(run, {"beta"})
+    # A metric without a score is the gate's business; the recorded mark is not read.
+    quiet = _three().model_copy(update={"complete": False})
+    quiet.suites[0].errors.append(ErrorRecord(kind="metric", message="no score", suite="alpha"))
+    assert not decides_incomplete(quiet)

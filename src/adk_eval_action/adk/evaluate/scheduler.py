@@ -151,6 +151,16 @@ class Evaluation:
     shard: ShardInfo | None = None
 
 
+def _no_agent(record: SuiteRecord, suite: Suite, repo_root: Path) -> None:
+    """Records why the suite has no agent to run: its ``agent_error``, at the file it is
+    about when that is not the agent's (its dependencies that did not install)."""
+    why = suite.agent_error or "no agent"
+    agent_error(record, AgentLoadError(
+        why, suite.agent_error_file, hint="fix the file so that it installs (the installer's "
+        "output is in the log); the other suites still ran")
+        if suite.agent_error_file else why, repo_root)
+
+
 def open_suites(
     suites: list[Suite], settings: EngineSettings, hooks: EngineHooks,
     shared: SharedInputs | None = None,
@@ -163,14 +173,15 @@ def open_suites(
     alike: dict[tuple[object, ...], tuple[SuiteRecord, SuiteInputs]] = {}
     for suite in suites:
         with hooks.section(f"suite {suite.name}"):
-            key = (shared.key(suite), suite.agent_dir, suite.agent_error, suite.num_runs,
+            key = (shared.key(suite), suite.agent_dir, suite.agent_error, suite.agent_error_file,
+                   suite.num_runs,
                    tuple(suite.warnings)) if shared is not None else None
             if key is not None and key in alike:
                 record, inputs = _renamed(*alike[key], suite)
             else:
                 record, inputs = open_suite(suite, settings, shared)
                 if inputs.config is not None and (suite.agent_dir is None or suite.agent_error):
-                    agent_error(record, suite.agent_error or "no agent")
+                    _no_agent(record, suite, settings.repo_root)
                 if key is not None:
                     alike[key] = (record, inputs)
         opened.append(OpenSuite(suite, record, inputs))
@@ -222,17 +233,19 @@ def make_plan(
 
 def select_shard(opened: list[OpenSuite], plan: Plan, settings: EngineSettings) -> ShardInfo:
     """Keeps only the eval cases of ``settings.shard`` in the records and work items
-    (:mod:`adk_eval_action.results.shards`); returns what the part's results say."""
+    (:mod:`adk_eval_action.results.shards`; a suite with a ``shard`` of its own goes whole
+    to that shard); returns what the part's results say."""
     assert settings.shard is not None
     cases: list[CaseKey] = [
         (c.suite, c.eval_set_id, c.eval_id) for s in plan.suites for c in s.cases
     ]
     runs = {s.name: s.num_runs for s in plan.suites}
     weights = [max(1, c.turns) * runs[c.suite] for s in plan.suites for c in s.cases]
-    owner = assign_shards(weights, settings.shard.count)
+    pins = {o.suite.name: o.suite.shard for o in opened}
+    owner = assign_shards(weights, settings.shard.count, [pins.get(c[0]) for c in cases])
     mine = {key for key, shard in zip(cases, owner, strict=True) if shard == settings.shard.index}
     fingerprints = [
-        f"{o.suite.name}:{o.record.eval_config_hash}:{o.record.num_runs}:"
+        f"{o.suite.name}:{o.record.eval_config_hash}:{o.record.num_runs}:{o.suite.shard}:"
         + ",".join(str(s.content_hash) for s in o.record.eval_sets)
         for o in opened
     ]

@@ -251,8 +251,11 @@ NO_APP_NAME = (
     "required when agent is provided without app.\"); give the app's name (`adk web` "
     "writes the agent folder's name) or leave `session_input` out"
 )
-"""Why an eval case whose ``session_input.app_name`` is "" is left out before any model call
-(google.adk.runners.Runner; ``adk eval`` fails the case at run time)."""
+"""Why an eval case whose ``session_input.app_name`` is "" is left out before any model call:
+google.adk.runners.Runner refuses it for an agent (2.x: "app_name is required ...", 1.x:
+"Either app or both app_name and agent must be provided."), and for an agent module with
+an ``app`` google-adk creates the case's session under the empty name and looks it up
+under the app's ("Session not found"); ``adk eval`` fails the case at run time."""
 
 
 def _field_name(data: Any, index: int, path: tuple[tuple[str, str], ...]) -> str:

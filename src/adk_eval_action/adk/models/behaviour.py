@@ -15,7 +15,8 @@ is one google-adk refuses when the case runs (an ``eval_set`` error naming the f
   network, operating-system or timeout error (:func:`is_infrastructure`) is not the tool's
   behaviour: the run stays incomplete;
 * google-adk's run-time refusals of an eval case field (:data:`EVAL_SET_REFUSALS`): an
-  empty ``session_input.app_name`` (google.adk.runners.Runner). The eval set loader finds
+  empty ``session_input.app_name`` (google.adk.runners.Runner, 2.x and 1.x words), when
+  the agent module defines no ``app`` to take the name from. The eval set loader finds
   it before any model call (adk.files.evalsets.refused_fields); this names it should one
   get through.
 """
@@ -43,7 +44,8 @@ MODEL_REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = (
 evidence says of each (the regex's groups filled in)."""
 
 EVAL_SET_REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"app_name is required when agent is provided without app"),
+    (re.compile(r"app_name is required when agent is provided without app"
+                r"|Either app or both app_name and agent must be provided"),
      "the eval case's `session_input.app_name` is empty, which google-adk refuses when the "
      "case runs; give the app's name (`adk web` writes the agent folder's name)"),
 )
