@@ -130,7 +130,10 @@ def install(uv: list[str], version: str, venv: Path) -> tuple[str, str]:
     """This checkout + its test extra with google-adk[eval]==version; (installed, error)."""
     python = venv / "bin" / "python"
     if not python.exists():
-        subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+        # --seed: pip inside, as in the README's virtualenv (the monorepo tests install an
+        # agent's own requirements with this Python's installer)
+        subprocess.run([*uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)],
+                       check=True)
     override = venv / "override.txt"
     override.write_text(f"google-adk[eval]=={version}\n")
     done = subprocess.run(

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -616,6 +617,23 @@ def test_a_pyproject_installs_its_dependencies_without_building_the_project(tmp_
         [command] = commands
         assert command[len(requirements_module.installer_command()):] == wanted
         assert not any(str(app) in arg for arg in command)
+
+
+def test_installer_without_pip_is_the_uv_on_path(tmp_path, monkeypatch):
+    """A virtualenv made by ``uv venv`` has no pip and no uv beside its Python: the
+    installer is then the uv on PATH, installing into this Python; with pip, pip."""
+    uv = tmp_path / "bin" / "uv"
+    uv.parent.mkdir()
+    uv.write_text("")
+    monkeypatch.setattr(requirements_module.shutil, "which", lambda name: str(uv))
+    real_find_spec = requirements_module.importlib.util.find_spec
+    monkeypatch.setattr(requirements_module.importlib.util, "find_spec",
+                        lambda name: None if name == "pip" else real_find_spec(name))
+    assert requirements_module.installer_command() == [
+        str(uv), "pip", "install", "--python", sys.executable]
+    monkeypatch.setattr(requirements_module.importlib.util, "find_spec", real_find_spec)
+    assert requirements_module.installer_command()[:4] == [
+        sys.executable, "-m", "pip", "install"]
 
 
 @pytest.mark.parametrize(("text", "says"), [

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,8 +73,11 @@ def _pip_args(specs: Sequence[str], workdir: Path, root: Path) -> list[str]:
 
 def installer_command() -> list[str]:
     """``uv pip install --python <this python>`` when a ``uv`` lies beside this Python
-    (the image's virtualenv), else ``<this python> -m pip install``."""
+    (the image's virtualenv), else ``<this python> -m pip install`` when this Python has
+    pip, else the ``uv`` on ``PATH`` (a virtualenv ``uv venv`` made carries no pip)."""
     uv = Path(sys.executable).with_name("uv")
+    if not uv.is_file() and importlib.util.find_spec("pip") is None:
+        uv = Path(shutil.which("uv") or uv)
     if uv.is_file():
         return [str(uv), "pip", "install", "--python", sys.executable]
     return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
