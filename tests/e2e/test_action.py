@@ -7,6 +7,7 @@ the others use a fake pipeline only to reach publishing paths cheaply.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -625,13 +626,13 @@ def test_installer_without_pip_is_the_uv_on_path(tmp_path, monkeypatch):
     uv = tmp_path / "bin" / "uv"
     uv.parent.mkdir()
     uv.write_text("")
-    monkeypatch.setattr(requirements_module.shutil, "which", lambda name: str(uv))
-    real_find_spec = requirements_module.importlib.util.find_spec
-    monkeypatch.setattr(requirements_module.importlib.util, "find_spec",
+    monkeypatch.setattr(shutil, "which", lambda name: str(uv))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name: None if name == "pip" else real_find_spec(name))
     assert requirements_module.installer_command() == [
         str(uv), "pip", "install", "--python", sys.executable]
-    monkeypatch.setattr(requirements_module.importlib.util, "find_spec", real_find_spec)
+    monkeypatch.setattr(importlib.util, "find_spec", real_find_spec)
     assert requirements_module.installer_command()[:4] == [
         sys.executable, "-m", "pip", "install"]
 

@@ -36,7 +36,7 @@ import json
 import math
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from adk_eval_action.results.model import (
     AVERAGED_STATUSES,
@@ -150,6 +150,15 @@ class History(BaseModel):
     branch: str | None = None
     max_runs: int = DEFAULT_HISTORY_RUNS
     runs: list[RecordedRun] = Field(default_factory=list)
+    #: What reading the file left out of it (``history_io``), one short line each; never
+    #: written.
+    _left_out: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def left_out(self) -> list[str]:
+        """What reading the file left out of it and why, one short line each (``"2 recorded
+        runs of another branch (feature/x)"``); empty for a history made in this run."""
+        return self._left_out
 
 
 def _score(metric: MetricResult) -> float | None:

@@ -37,6 +37,7 @@ from adk_eval_action.results.completeness import (
 )
 from adk_eval_action.results.history import (
     HISTORY_FILE_NAME,
+    History,
     appended,
     inputs_hash,
     recorded_run,
@@ -66,7 +67,16 @@ def given_history(request: RunRequest, context: BaselineContext | None = None
     except HistoryUnusable as e:
         log.warning("history not used: %s", e)
         return HistoryInput(note=f"not used: {e}")
-    return HistoryInput(history=history, note=f"from {path}")
+    return HistoryInput(history=history, note=with_left_out(f"from {path}", history))
+
+
+def with_left_out(note: str | None, history: History | None) -> str | None:
+    """``note`` (where the history came from) with what reading it left out
+    (:attr:`History.left_out`: runs of another branch, repeated, with impossible scores)."""
+    if history is None or not history.left_out:
+        return note
+    said = "left out " + "; ".join(history.left_out)
+    return f"{note}; {said}" if note else said
 
 
 async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> HistoryInput:
@@ -83,7 +93,7 @@ async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> Histo
                                             request.settings.artifact_name)
     if history is None:
         log.info("history: %s", note)
-    return HistoryInput(history=history, note=note)
+    return HistoryInput(history=history, note=with_left_out(note, history))
 
 
 def suite_hashes(results: RunResults, root: Path) -> dict[str, str | None]:
@@ -206,7 +216,7 @@ def pull_request_history(request: RunRequest, resolved: ResolvedBaseline, head: 
 
 def _artifact_note(resolved: ResolvedBaseline) -> str | None:
     if resolved.history is not None:
-        return f"from the baseline {resolved.label}"
+        return with_left_out(f"from the baseline {resolved.label}", resolved.history)
     if resolved.history_note:
         return f"not used: {resolved.history_note}"
     if resolved.source == "artifact":

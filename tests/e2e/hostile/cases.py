@@ -24,7 +24,7 @@ import yaml
 from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.judgesetup import JudgeSetup
-from adk_eval_action.results.model import ShardInfo
+from adk_eval_action.results.model import RunResults, ShardInfo
 from adk_eval_action.text import INVISIBLE
 from e2e.hostile.workspace import DB_PASSWORD, HEAD, REPO, Run, Workspace
 from support.adk_features import adk_inference_fails_on_deep_tool_output
@@ -593,15 +593,17 @@ def _no_baseline_said(run: Run) -> None:
     assert "not JSON" in run.comment_file or "not JSON" in run.log
 
 
-def _history_zip(ws: Workspace, commit: str, history: bytes) -> bytes:
+def _history_zip(ws: Workspace, commit: str, history: bytes,
+                 baseline: RunResults | None = None) -> bytes:
     """A recorded artifact: a usable results file of the workspace's suite (recorded at
-    ``commit``) and ``history`` as its adk-eval-history.json."""
+    ``commit``; ``baseline``: this one) and ``history`` as its adk-eval-history.json."""
     import io
     import zipfile
 
     from support.results_builder import metric, results
 
-    baseline = results({"a": [[metric("m", 0.8)]]}, suite="travel_agent", sha=commit)
+    if baseline is None:
+        baseline = results({"a": [[metric("m", 0.8)]]}, suite="travel_agent", sha=commit)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("adk-eval-results.json", baseline.model_dump_json())
@@ -610,12 +612,14 @@ def _history_zip(ws: Workspace, commit: str, history: bytes) -> bytes:
 
 
 def _history_artifact(history: Callable[[], bytes], push: bool = False,
+                      baseline: RunResults | None = None,
                       **inputs: str) -> Callable[[Workspace], None]:
     """The merge-base's recorded artifact (a pull request), or the pushed commit's
-    parent's (``push``: a recording run), holds ``history()`` beside usable results."""
+    parent's (``push``: a recording run), holds ``history()`` beside usable results
+    (``baseline``: these, recorded at commit ``c…c``)."""
     def prepare(ws: Workspace) -> None:
         base = "c" * 40
-        ws.stub.add_artifact(base, _history_zip(ws, base, history()))
+        ws.stub.add_artifact(base, _history_zip(ws, base, history(), baseline))
         ws.inputs.update(baseline="auto", **inputs)
         if push:
             ws.stub.add_commits([HEAD, base])
@@ -632,12 +636,44 @@ def _history(runs: list[dict[str, Any]], **fields: Any) -> Callable[[], bytes]:
     return lambda: json.dumps({"schema_version": 1, "runs": runs, **fields}).encode()
 
 
-def _recorded(commit: str, adk: str) -> dict[str, Any]:
-    """A recorded run of the workspace's suite with a known inputs hash."""
-    return {"commit": commit, "adk_version": adk, "suites": [{
-        "name": "travel_agent", "inputs_hash": "sha256:same",
-        "metrics": [{"name": "m", "mean": 0.8, "count": 1}],
-        "cases": [{"eval_set_id": "smoke", "eval_id": "a", "runs": "p", "scores": [[0.8]]}]}]}
+def _recorded(commit: str, adk: str, *, suite: str = "travel_agent", eval_set: str = "smoke",
+              eval_id: str = "a", metric: str = "m", runs: str = "p",
+              scores: list[float] | None = None, **fields: Any) -> dict[str, Any]:
+    """A recorded run of the workspace's suite with a known inputs hash: one eval case
+    whose run statuses are ``runs`` (``"pf"``), scored ``scores`` (0.8 a pass, 0.0 a
+    fail); ``fields``: more of the run's (``ref``, ``recorded_at``)."""
+    scores = scores if scores is not None else [0.8 if x == "p" else 0.0 for x in runs]
+    return {"commit": commit, "adk_version": adk, **fields, "suites": [{
+        "name": suite, "inputs_hash": "sha256:same",
+        "metrics": [{"name": metric, "mean": 0.8, "count": 1, "min_value": 0.0,
+                     "max_value": 1.0}],
+        "cases": [{"eval_set_id": eval_set, "eval_id": eval_id, "runs": runs,
+                   "scores": [scores]}]}]}
+
+
+def _flaky_on_another_branch(ws: Workspace) -> None:
+    """A pull request whose one eval case fails, under ``quarantine: flaky``; main's
+    history holds four runs recorded on feature/x in which that case flips, then the
+    baseline's own run on main."""
+    from support.results_builder import metric, results
+
+    ws.hostile_agent("Go away.")
+    ws.config({"gate": {"quarantine": "flaky"}})
+    case: dict[str, Any] = {"suite": "hostile_agent", "eval_set": "hostile",
+                            "eval_id": "hostile_case",
+            "metric": "response_match_score"}
+    runs = [_recorded(str(i) * 40, "2.13.0", runs=letters, ref="feature/x", **case)
+            for i, letters in enumerate("pfpf", 1)]
+    runs.append(_recorded("c" * 40, "2.13.0", ref="main", **case))
+    baseline = results({"hostile_case": [[metric("response_match_score", 1.0, threshold=0.7)]]},
+                       suite="hostile_agent", eval_set="hostile", sha="c" * 40)
+    _history_artifact(_history(runs, branch="main"), baseline=baseline)(ws)
+
+
+def _not_quarantined(run: Run) -> None:
+    assert run.comment_file and "left out 4 recorded runs of another branch (feature/x)" in \
+        run.comment_file, run.comment_file
+    assert "quarantine" not in run.log and "known flaky" not in run.comment_file
 
 
 def _history_said(text: str) -> Callable[[Run], None]:
@@ -1397,6 +1433,26 @@ CASES: list[Case] = [
          r"baseline: artifact", check=_history_said(
              "nothing pooled: no earlier recorded run with the baseline's inputs, google-adk "
              "and judges"), twin={}),
+    # Issue 34, "Silent, history": the history's runs are checked as a results file's
+    # (branch, range, duplicates); what is left out is said in the log and the comment.
+    Case("k3-history-runs-of-another-branch", 3, _flaky_on_another_branch, 1,
+         r"history: adk-eval-history\.json of the artifact adk-eval-results: 4 recorded runs "
+         r"of another branch \(feature/x\) left out .*not the history's branch main",
+         check=_not_quarantined),
+    Case("k3-history-scores-outside-their-range", 3, _history_artifact(_history([
+        _recorded("1" * 40, "2.13.0", scores=[1e300]),
+        _recorded("2" * 40, "2.13.0", scores=[-1e300]),
+        _recorded("3" * 40, "2.13.0"), _recorded("c" * 40, "2.13.0")]), pool_runs="5"), 0,
+         r"2 recorded runs with impossible scores left out .*metric `m`: score 1e\+300 is "
+         r"outside its value range \[0\.0, 1\.0\]", check=_history_said(
+             "History: 2 recorded runs (from the baseline artifact adk-eval-results; left out "
+             "2 recorded runs with impossible scores)"), twin={}),
+    Case("k3-history-the-same-run-repeated", 3, _history_artifact(_history(
+        [_recorded("1" * 40, "2.13.0", recorded_at="2026-01-01T00:00:00Z")] * 3
+        + [_recorded("c" * 40, "2.13.0")]), pool_runs="5"), 0,
+         r"2 recorded runs repeated left out \(commits 111111111111\)", check=_history_said(
+             "History: 2 recorded runs (from the baseline artifact adk-eval-results; left out "
+             "2 recorded runs repeated)"), twin={}),
     Case("k3-history-push-after-a-malformed-one", 3, _history_artifact(
         lambda: b"{not json", push=True), 0,
          r"history: the previous history could not be read: .*not a history file",

@@ -153,7 +153,97 @@ def test_runs_from_the_future_are_left_out(console):
             _run("future", {"a": "p"}).model_copy(update={"recorded_at": "2099-01-01T00:00:00Z"})]
     read = history_from_bytes(_bytes(History(runs=runs)), "h.json", now=NOW)
     assert [r.commit for r in read.runs] == ["past"]
-    assert any("lies in the future; left out" in line for line in console.lines)
+    assert read.left_out == ["1 recorded run recorded in the future"]
+    assert any("h.json: 1 recorded run recorded in the future left out (commits future)"
+               in line for line in console.lines)
+
+
+# Issue 34, "Silent, history": a history is input like a results file (range, branch,
+# duplicates); what is left out is said, never pooled or counted.
+
+
+def test_runs_of_another_branch_are_not_the_branchs_flaky_record(console):
+    """Runs recorded on feature/x inside main's history: with them the case is known
+    flaky and quarantine keeps its failure from the gate; read as input they are left out,
+    said, and the failure fails the gate."""
+    runs = [_run(f"c{i}", {"a": s, "b": "p"}).model_copy(update={"ref": "feature/x"})
+            for i, s in enumerate("pfpf")]
+    runs.append(_run("m1", {"a": "p", "b": "p"}).model_copy(update={"ref": "refs/heads/main"}))
+    history = History(branch="main", runs=runs)
+    assert known_flaky(history, ["travel"])  # what the unchecked history says
+    read = history_from_bytes(_bytes(history), "h.json", now=NOW)
+    assert [r.commit for r in read.runs] == ["m1"]
+    assert read.left_out == ["4 recorded runs of another branch (feature/x)"]
+    assert any("h.json: 4 recorded runs of another branch (feature/x) left out (commits c0, "
+               "c1, c2, c3): not the history's branch main" in line for line in console.lines)
+    verdict = compare_and_gate(
+        ScoreTable.from_results(scores_side({"a": [0.0], "b": [1.0]})),
+        ScoreTable.from_results(scores_side({"a": [1.0], "b": [1.0]})), "b",
+        GateConfig(quarantine="flaky"), history=HistoryInput(history=read))
+    assert not verdict.gate.passed and verdict.gate.quarantined == []
+
+
+def test_a_history_without_a_branch_is_its_newest_runs():
+    runs = [_run("f1", {"a": "p"}).model_copy(update={"ref": "feature/x"}), _run("m1", {"a": "p"})]
+    read = history_from_bytes(_bytes(History(runs=runs)), "h.json", now=NOW)
+    assert [r.commit for r in read.runs] == ["m1"]
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # the unchecked history's
+@pytest.mark.parametrize("score", [1e300, -1e300])
+def test_scores_outside_their_range_are_not_pooled(score, console):
+    """An earlier recorded run scoring ±1e300 in the baseline's window: pooled, it turns
+    an unchanged head red (or falsely green); read as input, its suite is left out and
+    said, and the head is unchanged."""
+    cases = "abcdef"
+    base = scores_side({c: [1.0, 1.0] for c in cases})
+    sha = base.metadata.git_sha
+    runs = [_run("x1", dict.fromkeys(cases, "pp"), scores={c: [score, score] for c in cases}),
+            _run("x2", dict.fromkeys(cases, "pp")), _run(sha, dict.fromkeys(cases, "pp"))]
+    history = History(runs=runs)
+
+    def verdict(recorded: History) -> Any:
+        return compare_and_gate(ScoreTable.from_results(base), ScoreTable.from_results(base),
+                                "b", GateConfig(pool_runs=5, fail_on="any"),
+                                history=HistoryInput(history=recorded))
+
+    unchecked = verdict(history)  # what the history did before it was checked
+    assert unchecked.comparison.metrics[0].classification == (
+        "regressed" if score > 0 else "improved")
+    assert unchecked.gate.passed is (score < 0)
+    read = history_from_bytes(_bytes(history), "h.json", now=NOW)
+    assert [r.commit for r in read.runs] == ["x2", sha]
+    assert read.left_out == ["1 recorded run with impossible scores"]
+    assert any(f"metric `response_match_score`: score {score!r} is outside its value range "
+               "[0.0, 1.0]: such suites left out" in line for line in console.lines)
+    checked = verdict(read)
+    assert checked.gate.passed, checked.gate.reasons
+    assert checked.comparison.metrics[0].delta == 0.0
+    assert checked.comparison.history.pooled.commits == ["x2"]
+
+
+def test_a_suite_with_impossible_scores_leaves_the_runs_other_suites():
+    good = _run("x1", {"a": "p"})
+    bad = _run("x1", {"a": "p"}, suite="other", scores={"a": [math.nan]})
+    run = good.model_copy(update={"suites": [*good.suites, *bad.suites]})
+    (read,) = history_from_bytes(_bytes(History(runs=[run])), "h.json", now=NOW).runs
+    assert [s.name for s in read.suites] == ["travel"]
+
+
+def test_the_same_recorded_run_repeated_counts_once(console):
+    base = scores_side({"a": [1.0]})
+    sha = base.metadata.git_sha
+    runs = [_run("x1", {"a": "f"})] * 3 + [_run(sha, {"a": "p"})]
+    read = history_from_bytes(_bytes(History(runs=runs)), "h.json", now=NOW)
+    assert [r.commit for r in read.runs] == ["x1", sha]
+    assert read.left_out == ["2 recorded runs repeated"]
+    extra, note = pooled_runs(read, base, pool_runs=5)
+    assert note.recorded_runs == 1
+    assert extra == {("travel", "smoke", "a", "response_match_score"): [0.0]}
+    # A re-run of one commit is another recording (another time), kept.
+    again = _run("x1", {"a": "p"}).model_copy(update={"recorded_at": "2026-02-02T00:00:00Z"})
+    read = history_from_bytes(_bytes(History(runs=[runs[0], again])), "h.json", now=NOW)
+    assert len(read.runs) == 2 and read.left_out == []
 
 
 def test_a_huge_file_is_refused_before_it_is_read(tmp_path):
