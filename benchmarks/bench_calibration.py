@@ -51,8 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adk_eval_action.analysis.adaptive import plan_repeats
 from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.repeat_plan import plan_repeats
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,

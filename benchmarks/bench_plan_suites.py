@@ -58,8 +58,8 @@ def _each_alone(root: Path, count: int) -> float:
     from adk_eval_action.adk.evaluate.harness import evaluation_scope
     from adk_eval_action.adk.evaluate.preflight import check_suites
     from adk_eval_action.adk.evaluate.scheduler import EngineHooks, open_suites
-    from adk_eval_action.adk.models.agent import load_agent
-    from adk_eval_action.adk.models.model_limits import agent_model_names
+    from adk_eval_action.adk.runtime.agent import load_agent
+    from adk_eval_action.adk.runtime.model_limits import agent_model_names
     from adk_eval_action.run.evaluation import engine_settings, find_suites
     from adk_eval_action.settings import load_request
 

@@ -58,8 +58,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from click.testing import CliRunner, Result
 
-from adk_eval_action.adk.files.history import read_eval_history
-from adk_eval_action.adk.models.case_failures import BEHAVIOUR_PREFIXES
+from adk_eval_action.adk.files.eval_history import read_eval_history
+from adk_eval_action.adk.runtime.case_failures import BEHAVIOUR_PREFIXES
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
@@ -393,7 +393,7 @@ def check_statuses(path: Path) -> None:
         for eval_set in suite.eval_sets:
             for case in eval_set.eval_cases:
                 for run in case.runs:
-                    # adk.models.case_failures words what the agent or the model did so.
+                    # adk.runtime.case_failures words what the agent or the model did so.
                     agent_raised = (run.error or "").startswith(BEHAVIOUR_PREFIXES)
                     expected = run_status(run.metrics, run.error, agent_raised)
                     assert run.status == expected, (case.eval_id, run)

@@ -349,8 +349,8 @@ def _in_this_shard(pinned: int | None, settings: RunSettings) -> bool:
 def _stopped(run: ActionRun, exc: Exception) -> PipelineOutcome:
     """The outcome of a run that ``exc`` stopped before evaluation started: an empty
     results file recording the error, and the "incomplete" comment and summary
-    (``run.outcome.stopped_run``), published like any run's."""
-    from adk_eval_action.run.outcome import stopped_run
+    (``run.stop_outcomes.stopped_run``), published like any run's."""
+    from adk_eval_action.run.stop_outcomes import stopped_run
 
     return stopped_run(run.request, exc)
 

@@ -102,8 +102,8 @@ def run(**flags: Any) -> None:
     """Evaluate the eval sets under PATHS (default: .) with google-adk and gate.
 
     Flags win over adk-eval.yaml, which wins over the defaults (docs/architecture.md)."""
-    from adk_eval_action.run.outcome import stopped_run
     from adk_eval_action.run.pipeline import run_pipeline
+    from adk_eval_action.run.stop_outcomes import stopped_run
 
     with _console() as redact:
         try:
@@ -174,7 +174,7 @@ def compare_command(head: Path, baseline: Path | None, **flags: Any) -> None:
 
     The gate is adk-eval.yaml's `gate:` (--config, else ./adk-eval.yaml) under these flags."""
     from adk_eval_action.baseline.resolve import usable_baseline
-    from adk_eval_action.run.history import file_history
+    from adk_eval_action.run.branch_history import file_history
     from adk_eval_action.run.pipeline import (
         finish,
         load_baseline,
@@ -224,7 +224,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
     from adk_eval_action.report.fallback import short_markdown
     from adk_eval_action.report.render import render_comment, render_summary
     from adk_eval_action.results.scoretable import ScoreTable
-    from adk_eval_action.run.history import file_history
+    from adk_eval_action.run.branch_history import file_history
     from adk_eval_action.run.pipeline import (
         comment_context,
         comment_limit,
@@ -246,7 +246,7 @@ def render_command(head: Path, baseline: Path | None, template: Path | None, sum
         base, note = usable_baseline(
             results, *load_baseline(baseline_path, whole=html_out is not None), baseline_path)
         skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-        # What the action posted for a file of a run that evaluated nothing (run.outcome).
+        # What the action posted for a file of a run that evaluated nothing (run.stop_outcomes).
         short = short_markdown(skeleton, str(request.settings.results_path),
                                "##" if summary else "###")
         if short is not None:
@@ -392,13 +392,13 @@ def json_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``adk-eval.yaml`` (``config``, from
     project.config.ProjectConfig), of a results file (``results``, from
     results.model.RunResults), of the default branch's history (``history``, from
-    results.history.History), as pydantic generates them for validation, or of the
+    results.history_file.History), as pydantic generates them for validation, or of the
     comparison file ``--comparison-out`` writes (``comparison``, from
-    analysis.models.Comparison, as it is serialized); ``$id`` is the file's URL under
+    analysis.comparison.Comparison, as it is serialized); ``$id`` is the file's URL under
     schemas/ on the v1 tag. Raises KeyError for another kind."""
-    from adk_eval_action.analysis.models import Comparison
+    from adk_eval_action.analysis.comparison import Comparison
     from adk_eval_action.project.config import ProjectConfig
-    from adk_eval_action.results.history import History
+    from adk_eval_action.results.history_file import History
     from adk_eval_action.results.model import RunResults
 
     kinds: dict[str, tuple[type[BaseModel], str, str]] = {

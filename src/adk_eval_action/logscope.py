@@ -1,7 +1,7 @@
 """Loggers sent elsewhere for the length of a block.
 
 Shared by the evaluation (ADK's loggers to the failure slots and judge-log capture,
-``adk.models.case_failures``, ``adk.evaluate.recording``) and the entry points' console log
+``adk.runtime.case_failures``, ``adk.evaluate.recording``) and the entry points' console log
 (``github.logs.log_to``): each changes process-wide logging state only inside a ``with``
 block and puts it back whatever the block raised.
 """

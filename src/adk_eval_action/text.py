@@ -66,7 +66,7 @@ def fit(text: str, limit: int, note: str = "", unit: Literal["chars", "bytes"] =
     ``note`` does not fit); a text without a newline in the kept part is cut mid-line.
 
     The one truncation rule of the comment (``github.sticky``), the job summary
-    (``github.files``) and the rendered comment (``report.render``).
+    (``github.runner_files``) and the rendered comment (``report.render``).
     """
     if _size(text, unit) <= limit:
         return text

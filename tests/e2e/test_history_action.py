@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from adk_eval_action.action import action_command
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
-from adk_eval_action.results.history_io import load_history
+from adk_eval_action.results.history_file_io import load_history
 from conftest import commit_all, copy_examples
 from conftest import git as _git
 from support.artifact_stub import ArtifactStub, Token

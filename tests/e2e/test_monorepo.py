@@ -33,7 +33,7 @@ from adk_eval_action import action as action_module
 from adk_eval_action.action import action_command
 from adk_eval_action.cli import main
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
-from adk_eval_action.results.history_io import load_history
+from adk_eval_action.results.history_file_io import load_history
 from conftest import git as _git
 from conftest import load_json
 from support.artifact_stub import ArtifactStub, Token

@@ -31,8 +31,8 @@ from adk_eval_action.github.sticky import comment_marker
 from adk_eval_action.outcome import PipelineOutcome, error_annotations
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import ErrorRecord, RunMetadata, RunResults, SuiteRecord
-from adk_eval_action.run.outcome import stopped_run
 from adk_eval_action.run.pipeline import results_writer, run_pipeline
+from adk_eval_action.run.stop_outcomes import stopped_run
 from adk_eval_action.settings import load_request
 from conftest import working_directory
 from e2e import test_action as ta

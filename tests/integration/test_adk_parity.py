@@ -13,7 +13,7 @@ from google.adk.cli.cli_tools_click import main as adk_main
 from google.adk.evaluation.eval_result import EvalSetResult
 
 from adk_eval_action.adk.compat import CUSTOM_METRIC_GETS_EVAL_METRIC
-from adk_eval_action.adk.files.history import load_any_results as load_results
+from adk_eval_action.adk.files.eval_history import load_any_results as load_results
 from conftest import CliRun, as_adk_eval_starts, load_json
 
 # Wall-clock time differs between any two runs, so it is the one metric not compared.

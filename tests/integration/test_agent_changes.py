@@ -1,5 +1,5 @@
 """What changed in the agent is shown beside what changed in the scores (analysis.agentchanges,
-report.agentchanges): an agent run through real google-adk with the scripted stand-in model,
+report.agentchange_text): an agent run through real google-adk with the scripted stand-in model,
 changed between the baseline and the head in each way a pull request changes an agent, its
 instruction built at run time by a function (an ADK ``InstructionProvider``, not in the
 pull request's diff)."""

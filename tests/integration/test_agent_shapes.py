@@ -1,5 +1,5 @@
 """Every shape of agent folder google-adk's loader loads (project/agent_shapes.py,
-adk/models/agent.py), told apart by discovery without importing, and loaded as ADK loads
+adk/runtime/agent.py), told apart by discovery without importing, and loaded as ADK loads
 them; what is not an agent is said with what ADK accepts."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.adk.models.agent import AgentLoadError, ImportScope, load_agent
-from adk_eval_action.adk.models.case_failures import missing_variable
-from adk_eval_action.adk.models.import_hints import import_hint
+from adk_eval_action.adk.runtime.agent import AgentLoadError, ImportScope, load_agent
+from adk_eval_action.adk.runtime.case_failures import missing_variable
+from adk_eval_action.adk.runtime.import_hints import import_hint
 from adk_eval_action.project.agent_shapes import is_agent_dir, typescript_adk
 
 AGENT = """

@@ -1,4 +1,4 @@
-"""Cost you can see and cap (adk.models.spend, adk.evaluate.estimate, analysis.cost,
+"""Cost you can see and cap (adk.runtime.spend, adk.evaluate.estimate, analysis.cost,
 results.usage): tokens
 and dollars of every model call, the agent's cost per eval case against the baseline, the
 plan's estimate, and the budget, on the example agents through ADK's ``Gemini`` class and
@@ -450,7 +450,7 @@ def test_the_agents_cost_per_case_is_tested_as_a_metric_is():
 def test_each_token_is_counted_once(reported: dict[str, int], counted: tuple[int, ...]):
     from google.genai import types
 
-    from adk_eval_action.adk.models.spend import usage_of
+    from adk_eval_action.adk.runtime.spend import usage_of
 
     usage = usage_of("m", "agent", types.GenerateContentResponseUsageMetadata(**reported))
     assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.adk.models.user_exits import UserExit, exits_as_errors
+from adk_eval_action.adk.runtime.user_exits import UserExit, exits_as_errors
 from conftest import CliRun, case_runs, load_json, metric
 from support.adk_features import needs_case_rubrics_alone
 
@@ -451,7 +451,7 @@ def test_a_custom_metric_scoring_outside_its_range_is_recorded_as_an_error(
     example_repo: Path, cli: CliRun
 ) -> None:
     # politeness declares [-1, 1] (its metric_info); 5.0 is its code's fault, and a results
-    # file never holds such a scored result (results.trust refuses one when it is read).
+    # file never holds such a scored result (results.input_checks refuses one when it is read).
     _politeness_scoring(example_repo, "5.0")
     result = cli("run", "travel_agent", "--results-out", "r.json")
     assert result.exit_code == 2, result.output

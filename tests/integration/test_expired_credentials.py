@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from google.auth import exceptions as auth_errors
 
-from adk_eval_action.adk.models.model_faults import REFRESH_HINT, classify_fault
+from adk_eval_action.adk.runtime.model_faults import REFRESH_HINT, classify_fault
 from adk_eval_action.testing.gemini_fake import GeminiFake
 from conftest import CliRun, load_json
 

@@ -1,6 +1,6 @@
 """A change that loosens its own gate (a threshold lowered, a metric removed from the
 criteria, min_pass_rate relaxed) is named beside the verdict in the comment, the job
-summary and the console (analysis.gatechanges, report.gatechanges)."""
+summary and the console (analysis.gatechanges, report.gatechange_text)."""
 
 from __future__ import annotations
 

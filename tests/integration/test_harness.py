@@ -18,7 +18,7 @@ from adk_eval_action.adk.evaluate.engine import EngineSettings, ErrorPlace
 from adk_eval_action.adk.evaluate.recording import JUDGE_LOGGER
 from adk_eval_action.adk.evaluate.rescore import rescore_suite
 from adk_eval_action.adk.evaluate.scheduler import evaluate_suite
-from adk_eval_action.adk.models.agent import AgentLoadError, ImportScope, load_agent
+from adk_eval_action.adk.runtime.agent import AgentLoadError, ImportScope, load_agent
 from adk_eval_action.project.discovery import Suite, discover_suites
 from support.adk_features import JUDGE_ERRORS_NOT_EVALUATED
 

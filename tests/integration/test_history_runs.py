@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from adk_eval_action.cli import main
-from adk_eval_action.results.history_io import load_history
+from adk_eval_action.results.history_file_io import load_history
 from adk_eval_action.run.pipeline import run_pipeline
 from adk_eval_action.testing.noisy import SEED_VARIABLE
 from conftest import commit_all, load_json, request_for

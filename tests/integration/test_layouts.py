@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 from google.adk.cli.cli_tools_click import main as adk_main
 
-from adk_eval_action.adk.files.history import load_any_results
+from adk_eval_action.adk.files.eval_history import load_any_results
 from adk_eval_action.project.config import load_project_config
 from adk_eval_action.project.discovery import discover_suites, suites_from_config
 from adk_eval_action.project.layout import DEFAULT_CRITERIA

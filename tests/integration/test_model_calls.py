@@ -1,4 +1,4 @@
-"""Retries of model calls (adk.models.model_calls) on ADK's real Gemini class against the fake API.
+"""Retries of model calls (adk.runtime.model_calls) on ADK's real Gemini class against the fake API.
 
 Waits are recorded instead of slept, and checked against the backoff rule applied by hand:
 try n waits between half and all of ``min(max_delay_s, initial_delay_s * 2**(n-1))``, and at
@@ -22,8 +22,8 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from adk_eval_action.adk.evaluate.harness import evaluation_scope
-from adk_eval_action.adk.models.model_calls import ModelCalls, RetryingLlm
-from adk_eval_action.adk.models.model_faults import (
+from adk_eval_action.adk.runtime.model_calls import ModelCalls, RetryingLlm
+from adk_eval_action.adk.runtime.model_faults import (
     ModelCallError,
     ModelFault,
     classify_fault,
@@ -155,7 +155,7 @@ def test_a_huge_answer_is_cut_off_as_a_model_fault(fake: GeminiFake, stream: boo
                                                   monkeypatch: pytest.MonkeyPatch):
     """An answer past the bound stops being read there (the fake sees the client go), on
     every try: a model fault, not an answer."""
-    from adk_eval_action.adk.models import model_reads
+    from adk_eval_action.adk.runtime import model_reads
 
     monkeypatch.setattr(model_reads, "MAX_ANSWER_BYTES", 2 * 1024 * 1024)
     fake.faults = [Fault(kind="huge", size_bytes=50 * 1024 * 1024)]
@@ -317,7 +317,7 @@ def test_an_agent_tree_runs_through_the_retrying_models(fake: GeminiFake):
     from google.adk.agents import LlmAgent
     from google.adk.runners import InMemoryRunner
 
-    from adk_eval_action.adk.models.model_calls import wrap_agent_models
+    from adk_eval_action.adk.runtime.model_calls import wrap_agent_models
 
     fake.faults = [Fault(status=503, times=2)]
     child = LlmAgent(name="child", instruction="Say hello.")  # inherits the parent's model
@@ -358,7 +358,7 @@ def test_the_judge_of_an_adk_evaluator_is_retried(fake: GeminiFake):
         RubricBasedFinalResponseQualityV1Evaluator,
     )
 
-    from adk_eval_action.adk.models.model_calls import wrap_judge
+    from adk_eval_action.adk.runtime.model_calls import wrap_judge
 
     criterion = RubricsBasedCriterion(
         threshold=0.5,
@@ -393,7 +393,7 @@ def test_the_user_simulator_follows_the_eval_config_and_is_retried(fake: GeminiF
     from google.adk.evaluation.eval_config import EvalConfig
     from google.adk.events.event import Event
 
-    from adk_eval_action.adk.models.model_calls import RetryingUserSimulatorProvider
+    from adk_eval_action.adk.runtime.model_calls import RetryingUserSimulatorProvider
 
     config = EvalConfig.model_validate(
         {
@@ -442,7 +442,7 @@ def test_google_genai_clean_up_failures_stay_off_the_console(
 ):
     import gc
 
-    from adk_eval_action.adk.models.model_calls import quiet_client_cleanup
+    from adk_eval_action.adk.runtime.model_calls import quiet_client_cleanup
 
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)

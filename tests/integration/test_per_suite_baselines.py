@@ -17,10 +17,10 @@ import pytest
 from adk_eval_action.analysis.verdict import HistoryInput
 from adk_eval_action.baseline.models import BaselineContext, BaselineRequest
 from adk_eval_action.baseline.resolve import resolve_baseline
-from adk_eval_action.results.history_io import load_history
+from adk_eval_action.results.history_file_io import load_history
 from adk_eval_action.results.io import save_results
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, RunRecord, RunResults
-from adk_eval_action.run.history import record_history
+from adk_eval_action.run.branch_history import record_history
 from conftest import load_json, request_for
 from support.artifact_stub import ArtifactStub, Token
 from support.results_builder import metric, results

@@ -11,7 +11,7 @@ import pytest
 
 from adk_eval_action.adk.evaluate.engine import EngineSettings
 from adk_eval_action.adk.evaluate.scheduler import EngineHooks, evaluate_suites, plan_suites
-from adk_eval_action.adk.models.model_calls import ModelCalls
+from adk_eval_action.adk.runtime.model_calls import ModelCalls
 from adk_eval_action.project.config import ModelRetrySettings
 from adk_eval_action.project.discovery import Suite, discover_suites
 from conftest import CliRun, working_directory
@@ -241,7 +241,7 @@ def test_plan_of_many_alike_suites_imports_each_agent_and_reads_each_file_once(
     and said under its own name, with the plan of one such suite alone."""
     from adk_eval_action.adk.evaluate import scheduler
     from adk_eval_action.adk.files import prepare
-    from adk_eval_action.adk.models import agent
+    from adk_eval_action.adk.runtime import agent
 
     _alike_suites(example_repo, 1)
     alone = cli("plan")

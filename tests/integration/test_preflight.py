@@ -22,7 +22,7 @@ from google.adk.models.lite_llm import LiteLlm
 from google.adk.tools.agent_tool import AgentTool
 
 from adk_eval_action.adk.evaluate.preflight import SuiteToCheck, check_suites, preflight
-from adk_eval_action.adk.models.credentials import missing_google_credentials
+from adk_eval_action.adk.runtime.credentials import missing_google_credentials
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.testing.standins import ScriptedLlm
 

@@ -187,7 +187,7 @@ def test_a_call_waiting_for_its_model_holds_no_slot_of_the_evaluation() -> None:
     from google.adk.models.llm_request import LlmRequest
     from google.genai import types
 
-    from adk_eval_action.adk.models.model_limits import ModelGate
+    from adk_eval_action.adk.runtime.model_limits import ModelGate
     from support.counting_models import CountingAgentLlm
 
     async def call(llm: Any) -> None:
@@ -220,8 +220,8 @@ def test_a_calls_wait_for_a_slot_is_not_counted_against_its_timeout() -> None:
     from google.adk.models.llm_request import LlmRequest
     from google.genai import types
 
-    from adk_eval_action.adk.models.model_calls import ModelCalls, RetryingLlm
-    from adk_eval_action.adk.models.model_limits import ModelGate
+    from adk_eval_action.adk.runtime.model_calls import ModelCalls, RetryingLlm
+    from adk_eval_action.adk.runtime.model_limits import ModelGate
     from adk_eval_action.project.config import ModelRetrySettings
     from support.counting_models import CountingAgentLlm
 

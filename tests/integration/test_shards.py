@@ -148,7 +148,7 @@ def test_a_parts_line_says_how_many_of_its_cases_were_evaluated(
     """A part whose eval cases all errored (the model answered 404) does not read as
     evaluated; one whose cases all ran does."""
     from adk_eval_action.results.model import CaseStatus
-    from adk_eval_action.run.outcome import part_outcome
+    from adk_eval_action.run.stop_outcomes import part_outcome
     from adk_eval_action.settings import load_request
 
     # The part with the most eval cases (5 in 3 shards: one has 2 at least).

@@ -147,7 +147,7 @@ def test_the_citation_check_finds_each_kind() -> None:
 #: standard library are read elsewhere, each for the reason given.
 PRIVATE_NAMES_HOME = "adk.compat"
 STANDARD_PRIVATE_NAMES = {
-    "_asdict": "namedtuple's documented method (analysis/models.py)",
+    "_asdict": "namedtuple's documented method (analysis/comparison.py)",
     "_MAXLINE": "http.client's header line limit, read with a default (github/transport.py)",
     "_Hash": "hashlib's digest type, in an annotation (project/inputs.py)",
     "_exit": "os._exit, the documented exit without waiting for threads (run/ending.py)",

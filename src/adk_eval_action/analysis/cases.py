@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adk_eval_action.analysis.models import (
+from adk_eval_action.analysis.comparison import (
     NO_RUNS_ERROR,
     CaseComparison,
     ChangeKind,

@@ -5,7 +5,7 @@ Rules (all scores in the metric's own range):
 * A metric's value on one side is the mean of its score over every eval case and run that
   has a score; NOT_EVALUATED and errored runs are counted separately, never averaged as 0.
 * Its pass rate is the share of case runs that passed it, a run without a score never
-  passing (:attr:`~adk_eval_action.analysis.models.MetricSide.pass_rate`).
+  passing (:attr:`~adk_eval_action.analysis.comparison.MetricSide.pass_rate`).
 * A rubric's value is the mean, by rubric id, of its per-case (overall) score over cases and
   runs.
 * Eval cases match by (suite, eval set id, eval id); a baseline suite of another name but
@@ -56,9 +56,7 @@ from typing import TypeVar
 import numpy as np
 
 from adk_eval_action.analysis.cases import compare_cases
-from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
-from adk_eval_action.analysis.judgeflips import JudgeFlips, judge_flips
-from adk_eval_action.analysis.models import (
+from adk_eval_action.analysis.comparison import (
     CHANGE_ORDER,
     DEFAULT_CONFIDENCE,
     NO_RUNS_ERROR,
@@ -70,6 +68,8 @@ from adk_eval_action.analysis.models import (
     MetricSide,
     RubricComparison,
 )
+from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
+from adk_eval_action.analysis.judgeflips import JudgeFlips, judge_flips
 from adk_eval_action.analysis.noise import classify
 from adk_eval_action.analysis.paired import (
     DEFAULT_RESAMPLES,
@@ -384,7 +384,7 @@ def compare(
             correction.
         pool: Extra baseline runs by (suite, eval set id, eval id, metric): the runs of
             earlier recorded runs with the baseline's inputs
-            (:func:`adk_eval_action.analysis.history.pooled_runs`), added to the baseline's
+            (:func:`adk_eval_action.analysis.trends.pooled_runs`), added to the baseline's
             runs of each matched case and gated metric before the test
             (:mod:`adk_eval_action.analysis.pooling`); ``pooled_scores`` counts them.
         gate: The head's gate rules (``Comparison.gate_changes``; None: as recorded).

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from adk_eval_action.analysis.models import (
+from adk_eval_action.analysis.comparison import (
     CaseComparison,
     Comparison,
     MetricComparison,

@@ -231,7 +231,7 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
 def _quarantined(comparison: Comparison, config: GateConfig,
                  failing: list[CaseComparison]) -> list[CaseComparison]:
     """The failing cases ``quarantine: flaky`` keeps from failing the gate: those the
-    default branch's history knows as flaky (:mod:`adk_eval_action.analysis.history`) that
+    default branch's history knows as flaky (:mod:`adk_eval_action.analysis.trends`) that
     failed on their scores (an errored case is not quarantined: that is no flake)."""
     facts = comparison.history
     if config.quarantine != "flaky" or facts is None or not facts.flaky:

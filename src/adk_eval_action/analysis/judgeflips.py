@@ -31,7 +31,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from adk_eval_action.analysis.models import JudgeFlip
+from adk_eval_action.analysis.comparison import JudgeFlip
 from adk_eval_action.analysis.sides import Dense, Side, dense_metrics, dense_rubrics
 from adk_eval_action.results.judgenoise import UNKNOWN_JUDGE, JudgeNoise, judge_noise
 from adk_eval_action.results.scoretable import MetricKey, RubricKey

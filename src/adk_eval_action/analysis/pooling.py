@@ -1,6 +1,6 @@
 """Pooled baseline runs: the runs of earlier recorded runs of the default branch, with the
 baseline's own suite inputs, google-adk version and judge models
-(:func:`adk_eval_action.analysis.history.pooled_runs`), added to the baseline's runs of
+(:func:`adk_eval_action.analysis.trends.pooled_runs`), added to the baseline's runs of
 each matched eval case and metric before the test.
 
 The stratified permutation test (:mod:`adk_eval_action.analysis.stratified`) takes any

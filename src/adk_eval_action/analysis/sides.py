@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adk_eval_action.analysis.models import MetricSide
+from adk_eval_action.analysis.comparison import MetricSide
 from adk_eval_action.analysis.noise import disagree
 from adk_eval_action.results.model import AVERAGED_STATUSES, CaseStatus, MetricStatus
 from adk_eval_action.results.scoretable import (

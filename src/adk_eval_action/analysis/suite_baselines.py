@@ -5,7 +5,7 @@ the comment names each suite left without one (``report``'s ``no_baseline_lines`
 
 from __future__ import annotations
 
-from adk_eval_action.analysis.models import SuiteWithoutBaseline
+from adk_eval_action.analysis.comparison import SuiteWithoutBaseline
 from adk_eval_action.results.completeness import incomplete_suites
 from adk_eval_action.results.model import ErrorRecord, RunResults
 

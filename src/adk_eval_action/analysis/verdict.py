@@ -21,13 +21,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from adk_eval_action.analysis.compare import compare
+from adk_eval_action.analysis.comparison import AdaptiveRuns, Comparison
 from adk_eval_action.analysis.gate import GateResult, decide
-from adk_eval_action.analysis.history import history_facts, pooled_runs
-from adk_eval_action.analysis.history_models import BaselineTrust, PoolNote
-from adk_eval_action.analysis.models import AdaptiveRuns, Comparison
 from adk_eval_action.analysis.pooling import PoolKey
+from adk_eval_action.analysis.trend_models import BaselineTrust, PoolNote
+from adk_eval_action.analysis.trends import history_facts, pooled_runs
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.results.history import History
+from adk_eval_action.results.history_file import History
 from adk_eval_action.results.scoretable import ScoreTable
 
 __all__ = ["HistoryInput", "Verdict", "compare_and_gate", "compare_for_gate"]

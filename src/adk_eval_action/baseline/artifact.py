@@ -20,7 +20,7 @@ from urllib.parse import quote
 import requests
 from pydantic import BaseModel, ConfigDict
 
-from adk_eval_action.adk.files.history import load_any_results
+from adk_eval_action.adk.files.eval_history import load_any_results
 from adk_eval_action.baseline.models import (
     ArtifactDownloadError,
     BaselineContext,
@@ -41,8 +41,8 @@ from adk_eval_action.github.transport import (
     TransientError,
 )
 from adk_eval_action.results.completeness import complete_suites
-from adk_eval_action.results.history import HISTORY_FILE_NAME, MAX_HISTORY_BYTES, History
-from adk_eval_action.results.history_io import HistoryUnusable, history_from_bytes
+from adk_eval_action.results.history_file import HISTORY_FILE_NAME, MAX_HISTORY_BYTES, History
+from adk_eval_action.results.history_file_io import HistoryUnusable, history_from_bytes
 from adk_eval_action.results.model import RESULTS_FILE_NAME, RunResults
 
 log = logging.getLogger(__name__)
@@ -365,8 +365,8 @@ def history_from_zip(data: bytes, label: str = "artifact", deadline: float | Non
                      repository: str | None = None) -> History | None:
     """The default branch's history in an artifact zip: its ``adk-eval-history.json`` (in
     any folder; no other member is read), at most
-    :data:`~adk_eval_action.results.history.MAX_HISTORY_BYTES` decompressed and before
-    ``deadline``, checked as any history (``results.history_io``); None when the zip
+    :data:`~adk_eval_action.results.history_file.MAX_HISTORY_BYTES` decompressed and before
+    ``deadline``, checked as any history (``results.history_file_io``); None when the zip
     holds none (an artifact recorded before histories were, or by a run that wrote none).
 
     Raises:

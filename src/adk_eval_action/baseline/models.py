@@ -17,11 +17,11 @@ from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.report.format import cut
 from adk_eval_action.report.headline import incomplete_cause
 from adk_eval_action.results.completeness import incomplete_suites
-from adk_eval_action.results.history import History
-from adk_eval_action.results.history_io import recorded_time
+from adk_eval_action.results.history_file import History
+from adk_eval_action.results.history_file_io import recorded_time
 from adk_eval_action.results.model import SCHEMA_VERSION, RunResults
 from adk_eval_action.settings.baseline_spec import BaselineSpec
-from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
+from adk_eval_action.settings.run_settings import DEFAULT_ARTIFACT_NAME
 
 BaselineSource = Literal["file", "artifact", "rerun", "none"]
 

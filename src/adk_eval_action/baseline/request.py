@@ -60,7 +60,7 @@ def refuse_overwriting_baseline(request: RunRequest) -> RunSettings:
 
     Raises:
         OverwritesBaseline: the two paths are the same file (nothing is evaluated, and
-            :func:`run.outcome.stopped_run` writes no results file).
+            :func:`run.stop_outcomes.stopped_run` writes no results file).
     """
     path = request.settings.baseline.file
     results = request.settings.results_path

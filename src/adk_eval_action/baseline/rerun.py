@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from adk_eval_action.adk.files.history import load_any_results
+from adk_eval_action.adk.files.eval_history import load_any_results
 from adk_eval_action.baseline.models import (
     BaselineRequest,
     RerunBudget,

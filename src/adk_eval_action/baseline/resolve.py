@@ -46,7 +46,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from adk_eval_action.adk.files.history import load_any_results
+from adk_eval_action.adk.files.eval_history import load_any_results
 from adk_eval_action.baseline.artifact import ClientFactory, artifact_baseline
 from adk_eval_action.baseline.models import (
     BaselineContext,
@@ -73,7 +73,7 @@ from adk_eval_action.results.identity import (
 )
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import ScoreTable
-from adk_eval_action.settings.model import DEFAULT_ARTIFACT_NAME
+from adk_eval_action.settings.run_settings import DEFAULT_ARTIFACT_NAME
 
 log = logging.getLogger(__name__)
 Rescore = Callable[[RunResults, RunResults], Awaitable[list[str]]]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from adk_eval_action.analysis.history_models import BaselineTrust
+from adk_eval_action.analysis.trend_models import BaselineTrust
 from adk_eval_action.baseline.models import ResolvedBaseline
-from adk_eval_action.results.history_io import recorded_time
+from adk_eval_action.results.history_file_io import recorded_time
 from adk_eval_action.results.model import RunResults, SuiteRecord
 
 #: Files named at most in a flag.

@@ -15,7 +15,7 @@ from typing import Any
 import requests
 import urllib3
 
-from adk_eval_action.github.errors import TransientError
+from adk_eval_action.github.api_errors import TransientError
 from adk_eval_action.github.urls import shown_path
 
 __all__ = ["Answer", "decode_json", "read_body"]

@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field, ValidationError
 from adk_eval_action.errors import EXIT_PASS, AdkEvalActionError
 from adk_eval_action.files import MAX_CONFIG_BYTES, FileLimitError, read_bytes, read_text
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import write_outputs, write_runner_file
 from adk_eval_action.github.freshness import comment_body, stale_reason
 from adk_eval_action.github.logs import annotation
 from adk_eval_action.github.publish import COMMENT_FILE, PR_FILE, PublishTarget
 from adk_eval_action.github.rest import get_pull
+from adk_eval_action.github.runner_files import write_outputs, write_runner_file
 from adk_eval_action.github.sticky import comment_marker, strip_markers, upsert_sticky_comment
 from adk_eval_action.github.transport import GitHubClient, NotFound
 

@@ -25,10 +25,10 @@ from adk_eval_action.errors import (
 )
 from adk_eval_action.files import write_atomic
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.freshness import StaleRun, comment_body, stale_reason
 from adk_eval_action.github.logs import annotation, case_title, group
 from adk_eval_action.github.rest import get_pull, pulls_for_commit
+from adk_eval_action.github.runner_files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.sticky import (
     COMMENT_MAX_CHARS,
     CommentResult,

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import requests
 
 from adk_eval_action.github.answers import Answer, decode_json, read_body
-from adk_eval_action.github.errors import (
+from adk_eval_action.github.api_errors import (
     BadCredentials,
     GitHubError,
     NotFound,

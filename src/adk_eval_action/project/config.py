@@ -261,7 +261,7 @@ class ModelSettings(BaseModel):
 
     Attributes:
         max_concurrency: At most this many calls of the model in flight at once, across
-            suites, eval cases, runs and judges (adk_eval_action.adk.models.model_limits); None:
+            suites, eval cases, runs and judges (adk_eval_action.adk.runtime.model_limits); None:
             only ``parallelism`` bounds them.
         input_usd_per_1m_tokens: Dollars per million input (prompt) tokens; with it the
             model's calls have dollars (adk_eval_action.results.usage), without it tokens
@@ -359,7 +359,7 @@ class ProjectConfig(BaseModel):
     """The whole ``adk-eval.yaml``. ``root`` is the folder the paths are relative to.
 
     Which fields the file gave is ``model_fields_set`` (and ``gate.model_fields_set``):
-    :func:`adk_eval_action.settings.resolve` lets only those outrank the defaults.
+    :func:`adk_eval_action.settings.layers` lets only those outrank the defaults.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -1,6 +1,6 @@
 """What a suite's scores depend on in the repository besides its eval sets and eval config:
 the files of its agent folder, as one digest (the history's suite inputs hash,
-:func:`adk_eval_action.results.history.inputs_hash`)."""
+:func:`adk_eval_action.results.history_file.inputs_hash`)."""
 
 from __future__ import annotations
 

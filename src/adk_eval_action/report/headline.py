@@ -33,9 +33,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from adk_eval_action.analysis.compare import Comparison
+from adk_eval_action.analysis.comparison import SuiteWithoutBaseline
 from adk_eval_action.analysis.drops import CaseCrash, MetricDrop
 from adk_eval_action.analysis.gate import UNSURE_REASONS, GateResult, failed_on_scores
-from adk_eval_action.analysis.models import SuiteWithoutBaseline
 from adk_eval_action.report.cells import places
 from adk_eval_action.report.format import CALL_MARKS, code, md, signed
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ErrorRecord, RunResults

@@ -41,11 +41,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from pydantic import BaseModel, Field, TypeAdapter
 
 from adk_eval_action.analysis.compare import Comparison, MetricComparison
-from adk_eval_action.analysis.history_models import MetricTrend, TrendPoint
-from adk_eval_action.report.agentchanges import instruction_counts
+from adk_eval_action.analysis.trend_models import MetricTrend, TrendPoint
+from adk_eval_action.report.agentchange_text import instruction_counts
 from adk_eval_action.report.format import score
-from adk_eval_action.report.gatechanges import gate_changes_line
+from adk_eval_action.report.gatechange_text import gate_changes_line
 from adk_eval_action.report.headline import no_baseline_reason
+from adk_eval_action.report.headline_text import verdict
 from adk_eval_action.report.html_cases import (
     CHANGE_LABELS,
     FILTERS,
@@ -69,7 +70,6 @@ from adk_eval_action.report.judging import (
     judged_rubrics,
 )
 from adk_eval_action.report.render import CommentContext
-from adk_eval_action.report.verdict import verdict
 from adk_eval_action.results.model import EvalCaseRecord
 from adk_eval_action.results.scoretable import CaseKey
 

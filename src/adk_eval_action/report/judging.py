@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from adk_eval_action.analysis.comparability import JudgeChange
-from adk_eval_action.analysis.models import Comparison, JudgeFlip
+from adk_eval_action.analysis.comparison import Comparison, JudgeFlip
 from adk_eval_action.report.format import code, score
 from adk_eval_action.results.judgenoise import JudgeNoise
 from adk_eval_action.results.scoretable import CaseKey

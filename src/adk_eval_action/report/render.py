@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult
-from adk_eval_action.report.agentchanges import agent_changes_markdown, agent_changes_title
+from adk_eval_action.report.agentchange_text import agent_changes_markdown, agent_changes_title
 from adk_eval_action.report.cells import (
     any_interval,
     direction_mark,
@@ -48,13 +48,12 @@ from adk_eval_action.report.format import (
     tokens,
     usd,
 )
-from adk_eval_action.report.gatechanges import gate_changes_line
+from adk_eval_action.report.gatechange_text import gate_changes_line
 from adk_eval_action.report.headline import (
     drops_text,
     incomplete_headline,
     no_baseline_reason,
 )
-from adk_eval_action.report.history import FILTERS as HISTORY_FILTERS
 from adk_eval_action.report.judging import (
     case_flips_text,
     flips_by_case,
@@ -63,6 +62,7 @@ from adk_eval_action.report.judging import (
     judged_rubrics,
 )
 from adk_eval_action.report.regressions import collect_drop_evidence
+from adk_eval_action.report.trend_text import FILTERS as HISTORY_FILTERS
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, ModelCallCounts, RunResults
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.text import fit
@@ -87,7 +87,7 @@ class CommentContext(BaseModel):
         results_path: where the full results file was written.
         show_cases / show_rubrics: False when dropped to fit the size limit.
         show_agent_diffs: False when the instruction diffs of the agent changes
-            (:mod:`adk_eval_action.report.agentchanges`) are dropped to fit it.
+            (:mod:`adk_eval_action.report.agentchange_text`) are dropped to fit it.
         omitted: what was left out, for a note in the comment.
         chart: mermaid xychart source of baseline vs head per metric ("" when none).
         failed_on_scores: the gate failed on scores that were computed (analysis.gate), not
@@ -110,7 +110,7 @@ class CommentContext(BaseModel):
             the run's artifacts, on GitHub).
         trend_chart: mermaid xychart sources of each gated metric over the default
             branch's recorded runs, then the head ("" without a history:
-            :mod:`adk_eval_action.report.history`).
+            :mod:`adk_eval_action.report.trend_text`).
     """
 
     comparison: Comparison

@@ -2,7 +2,7 @@
 version 1 are read and brought to version 2) and, through a reader the caller passes,
 google-adk's eval_history files.
 
-The eval_history reader lives in :mod:`adk_eval_action.adk.files.history` (it needs google-adk,
+The eval_history reader lives in :mod:`adk_eval_action.adk.files.eval_history` (it needs google-adk,
 which this package must not import: ``compare`` and ``render`` never pay for it unless a
 file is ADK's).
 """
@@ -24,17 +24,17 @@ from adk_eval_action.files import MAX_DATA_BYTES, FileLimitError, read_bytes, wr
 from adk_eval_action.redaction import Redactor
 from adk_eval_action.results.agentdetails import shared_results
 from adk_eval_action.results.answers import within_run_noise
+from adk_eval_action.results.input_checks import check_results
 from adk_eval_action.results.model import (
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
     ErrorRecord,
     RunResults,
 )
-from adk_eval_action.results.trust import check_results
 from adk_eval_action.text import without_surrogates
 
 HistoryReader = Callable[[Path], RunResults]
-"""Reads an ADK eval_history file or folder (``adk.files.history.read_eval_history``)."""
+"""Reads an ADK eval_history file or folder (``adk.files.eval_history.read_eval_history``)."""
 
 
 @contextmanager
@@ -143,13 +143,13 @@ def load_results(path: Path, history: HistoryReader | None = None) -> RunResults
 
     ``path`` may be our ``results.json``, one ADK ``*.evalset_result.json`` file, or a folder
     holding such files (``history`` picks the newest result of each eval case). Callers
-    that accept ADK's files pass ``adk.files.history.read_eval_history`` (or call
-    ``adk.files.history.load_any_results``); without it an ADK file is refused by name.
+    that accept ADK's files pass ``adk.files.eval_history.read_eval_history`` (or call
+    ``adk.files.eval_history.load_any_results``); without it an ADK file is refused by name.
 
     Raises:
         ResultsFileError: unreadable JSON, nested too deeply, not a regular file or larger
             than ``files.MAX_DATA_BYTES``, unknown shape, an unsupported schema_version, or
-            a file of ours that holds what no run records (:mod:`.trust`: a score outside
+            a file of ours that holds what no run records (:mod:`.input_checks`: a score outside
             its value range, a status that contradicts score versus threshold; a non-finite
             score is made a ``metric_code`` error, as the run makes one).
     """

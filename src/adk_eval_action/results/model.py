@@ -162,7 +162,7 @@ def usable_score(
     returning 5.0 where it declared ``[0, 1]``) dealt with the same way: where it would be
     averaged the result becomes an ``error`` (the metric's code failed). Applied when a run
     records results, so a results file never holds a scored result outside its range (and
-    :mod:`adk_eval_action.results.trust` refuses one that does)."""
+    :mod:`adk_eval_action.results.input_checks` refuses one that does)."""
     score, status, reason = finite_score(score, status, reason)
     beyond = out_of_range(score, min_value, max_value)
     if beyond and status in AVERAGED_STATUSES:
@@ -451,7 +451,7 @@ class RunResults(BaseModel):
     (or whoever wrote it marked it so). Whether the gate passed does not enter: a run whose
     gate failed is a complete record of its commit, and a usable baseline. A run stopped
     before evaluation started (a config or input error) writes no suites and the error in
-    ``errors`` (``run.outcome.stopped_run``).
+    ``errors`` (``run.stop_outcomes.stopped_run``).
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -475,7 +475,7 @@ class RunResults(BaseModel):
 
     def stopped_by(self) -> ErrorRecord | None:
         """The error that stopped the run before evaluation started (a config or input
-        error: ``run.outcome.stopped_run`` writes no suites), or None when the run got to
+        error: ``run.stop_outcomes.stopped_run`` writes no suites), or None when the run got to
         evaluate: the file holds no suites and an error of :data:`INCOMPLETE_ERROR_KINDS`."""
         errors = self.incomplete_errors()
         return errors[0] if errors and not self.suites else None

@@ -8,7 +8,7 @@ that was not evaluated (or errored) is PASSED there, although nothing says the s
 have passed. Here a run is, in this order of precedence:
 
 1. ``error`` when the run itself failed (no metrics: inference or evaluation raised), but
-   ``failed`` when what raised was the agent's own code (``adk.models.case_failures`` tells them
+   ``failed`` when what raised was the agent's own code (``adk.runtime.case_failures`` tells them
    apart and names file and line): that is the agent's behaviour, not the harness's;
 2. ``failed`` when any gated (non-informational) metric failed: a computed failure is never
    hidden behind an error of another metric;

@@ -10,7 +10,7 @@ provider reports them). Input tokens are the prompt's plus the tool-use prompt's
 tokens are the part of the input read from the model's context cache (Gemini's and OpenAI's
 prompt counts include them); output tokens are the answer's, thought tokens the model's
 reasoning (billed as output by Gemini and OpenAI), each counted once
-(:func:`adk_eval_action.adk.models.spend.usage_of`).
+(:func:`adk_eval_action.adk.runtime.spend.usage_of`).
 
 Dollars come only from prices the user gives in adk-eval.yaml (``models.<name>.
 input_usd_per_1m_tokens``, ``output_usd_per_1m_tokens``, optionally

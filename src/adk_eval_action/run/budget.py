@@ -1,6 +1,6 @@
 """The run's spending: its budget (``budget:`` in adk-eval.yaml, ``--max-model-calls``,
 ``--max-tokens``, ``--max-usd``), the model calls that keep it
-(:mod:`adk_eval_action.adk.models.spend`), what is left of it for later stages, the error
+(:mod:`adk_eval_action.adk.runtime.spend`), what is left of it for later stages, the error
 of a run it stopped and the warning of one the calls in flight carried past it, the cost
 ``plan`` estimates from a baseline file, and the console's model-calls line.
 
@@ -24,15 +24,15 @@ from adk_eval_action.settings import RunRequest
 if TYPE_CHECKING:
     from adk_eval_action.adk.evaluate.plan import Plan
     from adk_eval_action.adk.evaluate.scheduler import PlanCheck
-    from adk_eval_action.adk.models.model_calls import ModelCalls
-    from adk_eval_action.adk.models.spend import Budget
+    from adk_eval_action.adk.runtime.model_calls import ModelCalls
+    from adk_eval_action.adk.runtime.spend import Budget
 
 log = logging.getLogger(__name__)
 
 
 def run_budget(request: RunRequest) -> Budget:
-    """The run's budget (``budget:`` in adk-eval.yaml, ``--max-*``; adk.models.spend)."""
-    from adk_eval_action.adk.models.spend import Budget
+    """The run's budget (``budget:`` in adk-eval.yaml, ``--max-*``; adk.runtime.spend)."""
+    from adk_eval_action.adk.runtime.spend import Budget
 
     settings = request.settings
     return Budget(settings.max_model_calls, settings.max_tokens, settings.max_usd)
@@ -40,9 +40,9 @@ def run_budget(request: RunRequest) -> Budget:
 
 def model_calls(request: RunRequest) -> ModelCalls:
     """The run's model calls: one retry budget, the tokens counted and priced at the
-    ``models:`` prices, and the run's budget (adk.models.spend)."""
-    from adk_eval_action.adk.models.model_calls import ModelCalls
-    from adk_eval_action.adk.models.spend import Spend
+    ``models:`` prices, and the run's budget (adk.runtime.spend)."""
+    from adk_eval_action.adk.runtime.model_calls import ModelCalls
+    from adk_eval_action.adk.runtime.spend import Spend
 
     spend = Spend(run_budget(request), request.settings.models)
     return ModelCalls(request.settings.model_retries, spend=spend)
@@ -111,7 +111,7 @@ def record_budget_stop(calls: ModelCalls, writer: ResultsWriter) -> None:
 def budget_passed(calls: ModelCalls) -> str | None:
     """The warning of a run that finished past its ``max_tokens`` or ``max_usd`` without
     being stopped: the calls in flight when the limit was reached were the last ones, and
-    their answers carried the total past it (adk.models.spend); None otherwise."""
+    their answers carried the total past it (adk.runtime.spend); None otherwise."""
     spend, budget = calls.spend, calls.spend.budget
     over = []
     if budget.tokens is not None and spend.tokens > budget.tokens:

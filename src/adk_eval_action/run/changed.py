@@ -192,7 +192,7 @@ async def _imported(request: RunRequest, suites: list[Suite], changed: set[Path]
     if not outside:
         return set()
     from adk_eval_action.adk.files.evalconfig import load_eval_config
-    from adk_eval_action.adk.models.agent import imported_files
+    from adk_eval_action.adk.runtime.agent import imported_files
 
     modules = []
     for suite in suites:

@@ -9,7 +9,7 @@ import logging
 from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import GateResult, failed_on_scores
 from adk_eval_action.outcome import annotated, with_hint
-from adk_eval_action.report.gatechanges import gate_changes_line
+from adk_eval_action.report.gatechange_text import gate_changes_line
 from adk_eval_action.report.headline import drops_text, incomplete_headline
 
 __all__ = ["print_table"]

@@ -2,7 +2,7 @@
 preflight on all of them first, so that what cannot work is refused before any agent runs
 (:mod:`adk_eval_action.adk.evaluate.preflight`); then every suite in one work pool
 (:mod:`adk_eval_action.adk.evaluate.scheduler`) with every model call retried and counted
-(:mod:`adk_eval_action.adk.models.model_calls`); and the cost plan of the same suites.
+(:mod:`adk_eval_action.adk.runtime.model_calls`); and the cost plan of the same suites.
 
 google-adk is imported only inside the functions that evaluate or plan: its evaluation
 modules take seconds to import, which ``compare``, ``render``, ``merge`` and refused runs
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from adk_eval_action.adk.evaluate.pool import ProgressSnapshot
     from adk_eval_action.adk.evaluate.preflight import PreflightProblem
     from adk_eval_action.adk.evaluate.scheduler import EngineHooks
-    from adk_eval_action.adk.models.model_calls import ModelCalls
+    from adk_eval_action.adk.runtime.model_calls import ModelCalls
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ async def _preflight(
     says about credentials: a fork's pull request) is added to their message. True when
     it found nothing that cannot work."""
     from adk_eval_action.adk.evaluate.preflight import check_suites
-    from adk_eval_action.adk.models.model_calls import quiet_client_cleanup
+    from adk_eval_action.adk.runtime.model_calls import quiet_client_cleanup
 
     quiet_client_cleanup(asyncio.get_running_loop())
     report = await check_suites(suites, request.workdir, os.environ)

@@ -22,7 +22,7 @@ from adk_eval_action.errors import OutputPathError
 from adk_eval_action.files import WRITTEN_THROUGH, expand_glob, output_kind
 from adk_eval_action.github.publish import COMMENT_FILE, PR_FILE, PublishTarget
 from adk_eval_action.project.discovery import Suite, relative_path
-from adk_eval_action.results.history import HISTORY_FILE_NAME
+from adk_eval_action.results.history_file import HISTORY_FILE_NAME
 from adk_eval_action.settings import OPTIONS, RunRequest
 
 __all__ = ["COMMAND_FILES", "NamedFile", "command_files", "refuse_clashes", "run_files"]

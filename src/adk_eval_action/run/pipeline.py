@@ -13,8 +13,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adk_eval_action.analysis.comparison import AdaptiveRuns
 from adk_eval_action.analysis.gate import failed_on_scores
-from adk_eval_action.analysis.models import AdaptiveRuns
 from adk_eval_action.analysis.verdict import HistoryInput, compare_and_gate
 from adk_eval_action.baseline.models import BaselineRequest, ResolvedBaseline
 from adk_eval_action.baseline.request import baseline_request, refuse_overwriting_baseline
@@ -46,13 +46,13 @@ from adk_eval_action.outcome import (
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.report.chart import metric_chart_markdown
 from adk_eval_action.report.headline import regressed_output
-from adk_eval_action.report.history import trend_charts_markdown
 from adk_eval_action.report.render import (
     CommentContext,
     render_comment,
     render_summary,
     with_evidence,
 )
+from adk_eval_action.report.trend_text import trend_charts_markdown
 from adk_eval_action.results.completeness import decides_incomplete
 from adk_eval_action.results.identity import place_history_cases
 from adk_eval_action.results.io import clean_results, gc_paused
@@ -65,20 +65,20 @@ from adk_eval_action.results.model import (
 from adk_eval_action.results.records import judge_answers_decided_by_gate
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
-from adk_eval_action.run.adaptive import engine_evaluate, repeat_undecided
+from adk_eval_action.run.adaptive_repeats import engine_evaluate, repeat_undecided
+from adk_eval_action.run.branch_history import run_history
 from adk_eval_action.run.budget import budget_left, model_calls, record_budget_stop
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
 from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
-from adk_eval_action.run.history import run_history
-from adk_eval_action.run.outcome import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.run.outputs import refuse_clashes, run_files
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.run.signals import run_loop
+from adk_eval_action.run.stop_outcomes import part_outcome, short_report, stopped_run, write_text
 from adk_eval_action.settings import RunRequest
 
 if TYPE_CHECKING:
-    from adk_eval_action.adk.models.model_calls import ModelCalls
+    from adk_eval_action.adk.runtime.model_calls import ModelCalls
 
 log = logging.getLogger(__name__)
 USAGE_ERROR_KINDS = INCOMPLETE_ERROR_KINDS
@@ -91,10 +91,10 @@ def load_table(path: Path, whole: bool = False) -> ScoreTable | RunResults:
     evidence of every case).
 
     Raises:
-        ResultsFileError: as :func:`adk_eval_action.adk.files.history.load_any_results`, or one
+        ResultsFileError: as :func:`adk_eval_action.adk.files.eval_history.load_any_results`, or one
             shard of a sharded run (:func:`refuse_shard`).
     """
-    from adk_eval_action.adk.files.history import load_any_results
+    from adk_eval_action.adk.files.eval_history import load_any_results
 
     # The objects are made and freed with the GC paused: enabled in between, it walked all
     # of them several times over (4 s instead of 1 at 10,000 cases x 8 metrics x 3 runs).
@@ -336,7 +336,7 @@ def run_pipeline(request: RunRequest, target: PublishTarget | None = None) -> Pi
     signal (exit 130/143; what was evaluated is kept), an unusable template or results path
     (exit 2), an unexpected exception (exit 2, "internal error" naming where) all still
     write the results file (marked incomplete: the writer's flush), the comment and the
-    summary (:func:`run.outcome.stopped_run`, the one stop path); so does an error that
+    summary (:func:`run.stop_outcomes.stopped_run`, the one stop path); so does an error that
     stops the run before evaluation started (invalid config, nothing to evaluate: exit 2,
     an empty results file that records the error).
 

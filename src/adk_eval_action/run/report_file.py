@@ -12,7 +12,7 @@ from adk_eval_action.report.html_view import case_records
 from adk_eval_action.report.render import CommentContext
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import ScoreTable
-from adk_eval_action.run.outcome import write_text
+from adk_eval_action.run.stop_outcomes import write_text
 
 
 def write_html_report(

@@ -12,26 +12,19 @@ Precedence, highest first (:data:`PRECEDENCE`): **CLI flags > action inputs (``I
 adk-eval.yaml > the defaults here**. A value that is ``None``, empty or an empty list counts
 as "not given" in every layer, so an empty action input never hides adk-eval.yaml.
 
-Adding an option: add a field to :class:`~.model.RunSettings` (``settings/model.py``) with
-an :class:`~.model.Option` (or a field to ``GateConfig`` with a description), add the input
-to ``action.yml`` if it is one, and read it where it is used. Nothing else declares it.
+Adding an option: add a field to :class:`~.run_settings.RunSettings`
+(``settings/run_settings.py``) with an :class:`~.run_settings.Option` (or a field to
+``GateConfig`` with a description), add the input to ``action.yml`` if it is one, and read it
+where it is used. Nothing else declares it.
 
-Modules: :mod:`.model` (the model and :data:`OPTIONS`), :mod:`.resolve` (the layers, the
+Modules: :mod:`.run_settings` (the model and :data:`OPTIONS`), :mod:`.layers` (the layers, the
 inputs, :class:`RunRequest`), :mod:`.flags` (the click flags), :mod:`.baseline_spec` (the
 ``baseline`` setting, parsed once: :class:`BaselineSpec`).
 """
 
 from adk_eval_action.settings.baseline_spec import MODES, BaselineSpec
 from adk_eval_action.settings.flags import Amount, click_options, input_option
-from adk_eval_action.settings.model import (
-    OPTIONS,
-    PRECEDENCE,
-    Option,
-    OptionSpec,
-    RunSettings,
-    Source,
-)
-from adk_eval_action.settings.resolve import (
+from adk_eval_action.settings.layers import (
     PUBLISHING_OPTIONS,
     RunRequest,
     config_layer,
@@ -43,6 +36,14 @@ from adk_eval_action.settings.resolve import (
     repository_root,
     resolve,
     where_settings,
+)
+from adk_eval_action.settings.run_settings import (
+    OPTIONS,
+    PRECEDENCE,
+    Option,
+    OptionSpec,
+    RunSettings,
+    Source,
 )
 
 __all__ = [

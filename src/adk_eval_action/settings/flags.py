@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import click
 
-from adk_eval_action.settings.model import OPTIONS, Command, OptionSpec
+from adk_eval_action.settings.run_settings import OPTIONS, Command, OptionSpec
 
 
 class Amount(click.FloatRange):

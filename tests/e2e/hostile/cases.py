@@ -408,7 +408,7 @@ def _nested_baseline(ws: Workspace) -> None:
 
 
 def _hand_edited_baseline(edit: dict[str, Any]) -> Callable[[Workspace], None]:
-    """A baseline results file whose one metric result was edited by hand (results.trust)."""
+    """A baseline results file whose one metric result was edited by hand (results.input_checks)."""
 
     def prepare(ws: Workspace) -> None:
         from support.results_builder import metric, results
@@ -531,7 +531,7 @@ HOSTILE_SHA = "::error::pwned @octocat <!-- adk-eval-action:other -->"
 
 def _shard_parts(sha: str, score: float) -> Callable[[Workspace], None]:
     """Two shard parts of one plan given to the action's ``merge`` input, the second
-    recorded at commit ``sha`` with its one score ``score`` (results.shards, results.trust).
+    recorded at commit ``sha`` with its one score ``score`` (results.shards, results.input_checks).
     """
 
     def prepare(ws: Workspace) -> None:
@@ -1314,7 +1314,7 @@ CASES: list[Case] = [
          cli=True, run=lambda ws: ws.cli("init"), check=_init_names_the_real_eval_sets),
     Case("k7-model-answers-300-mb", 7, _model_answers(kind="huge", size_bytes=300 * 2**20),
          2, r"answer over 4,194,304 bytes", seconds=90,
-         limits={"adk_eval_action.adk.models.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},
+         limits={"adk_eval_action.adk.runtime.model_reads.MAX_ANSWER_BYTES": 4 * 2**20},
          check=_bounded("huge", memory=1024 * 2**20)),
     Case("k9-model-sends-a-byte-every-half-second", 9, _model_answers(
         kind="trickle", delay_s=0.5,

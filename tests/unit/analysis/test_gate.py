@@ -351,7 +351,7 @@ def test_comment_names_the_failed_rule(tmp_path: Path) -> None:
 
 def _outage_side() -> RunResults:
     """5 eval cases: 2 pass, 1 fails, 2 runs never reached the model (ErrorRecord kind
-    ``model``, as adk.models.model_calls records an outage)."""
+    ``model``, as adk.runtime.model_calls records an outage)."""
     side = scores_side({"a": [0.9], "b": [0.8], "c": [0.1], "d": [0.9], "e": [0.9]},
                        threshold=0.5)
     cases = side.suites[0].eval_sets[0].eval_cases

@@ -16,10 +16,10 @@ import requests
 from adk_eval_action.github import transport
 from adk_eval_action.github.answers import Answer
 from adk_eval_action.github.event import EventContext
-from adk_eval_action.github.files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.logs import escape_property, workflow_command
 from adk_eval_action.github.pages import paginate
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN, pulls_for_commit, token_login
+from adk_eval_action.github.runner_files import append_job_summary, write_outputs, write_runner_file
 from adk_eval_action.github.sticky import (
     COMMENT_MAX_CHARS,
     comment_marker,

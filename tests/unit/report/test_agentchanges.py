@@ -1,5 +1,5 @@
 """The agent's changes in the comment, the job summary and the HTML report
-(report.agentchanges, ``_agent.md.j2``, ``report.html.j2``): collapsed, bounded, escaped, and
+(report.agentchange_text, ``_agent.md.j2``, ``report.html.j2``): collapsed, bounded, escaped, and
 absent when nothing changed."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.report.agentchanges import COMMENT_HUNK_LINES, COMMENT_HUNKS
+from adk_eval_action.report.agentchange_text import COMMENT_HUNK_LINES, COMMENT_HUNKS
 from adk_eval_action.report.html import render_html
 from adk_eval_action.report.render import CommentContext, render_comment, render_summary
 from adk_eval_action.results.agenttree import AgentRecord

@@ -1,14 +1,14 @@
 """Which tools of a recorded agent tree run only inside an agent used as a tool
 (``AgentTool``), whose calls google-adk does not record in the trajectory; checked against
 the tree google-adk's own classes make (``AgentTool`` named after its agent, the agent's
-tools) as the engine records it (``adk.models.agent.agent_records``)."""
+tools) as the engine records it (``adk.runtime.agent.agent_records``)."""
 
 from __future__ import annotations
 
 from google.adk.agents import LlmAgent
 from google.adk.tools.agent_tool import AgentTool
 
-from adk_eval_action.adk.models.agent import agent_records
+from adk_eval_action.adk.runtime.agent import agent_records
 from adk_eval_action.report.evidence import marked_inside_agent_tools, turn_at
 from adk_eval_action.report.invocations import tool_calls
 from adk_eval_action.results.agenttree import tools_inside_agent_tools

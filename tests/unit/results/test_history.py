@@ -1,5 +1,5 @@
-"""The default branch's history (results.history, results.history_io, analysis.history,
-analysis.pooling, baseline.trust, report.history): the file, its bounds, what it says about
+"""The default branch's history (results.history_file, results.history_file_io, analysis.trends,
+analysis.pooling, baseline.trust, report.trend_text): the file, its bounds, what it says about
 a pull request (known flaky cases, trends, pooled baseline runs), and the gate's quarantine.
 The end-to-end runs are in test_history_runs.py."""
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from adk_eval_action.analysis.compare import compare
-from adk_eval_action.analysis.history import (
+from adk_eval_action.analysis.trends import (
     known_flaky,
     pooled_runs,
     trends,
@@ -27,8 +27,8 @@ from adk_eval_action.baseline.models import ResolvedBaseline
 from adk_eval_action.baseline.trust import baseline_trust
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.inputs import folder_digest
-from adk_eval_action.report.history import sparkline, trend_chart, trust_line
-from adk_eval_action.results.history import (
+from adk_eval_action.report.trend_text import sparkline, trend_chart, trust_line
+from adk_eval_action.results.history_file import (
     MAX_HISTORY_BYTES,
     History,
     RecordedCase,
@@ -40,7 +40,7 @@ from adk_eval_action.results.history import (
     inputs_hash,
     recorded_run,
 )
-from adk_eval_action.results.history_io import (
+from adk_eval_action.results.history_file_io import (
     HistoryUnusable,
     history_from_bytes,
     load_history,

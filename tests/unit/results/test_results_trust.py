@@ -1,4 +1,4 @@
-"""A results file is input (results.trust): a non-finite score is made a ``metric_code``
+"""A results file is input (results.input_checks): a non-finite score is made a ``metric_code``
 error as the run makes one (incomplete, exit 2), and a score outside its metric's recorded
 value range or a status that contradicts score versus threshold is refused as a malformed
 file (exit 2 naming the file and the place), for every command that reads results files."""
@@ -42,7 +42,7 @@ def test_a_non_finite_score_in_a_results_file_is_incomplete_either_way(
     base, head = _files(tmp_path, {"score": bad})
     result = cli("compare", str(head), "--baseline", str(base),
                  "--not-evaluated", not_evaluated)
-    assert result.exit_code == 2, result.output  # before results.trust: 1 (fail) or 0 (warn)
+    assert result.exit_code == 2, result.output  # before results.input_checks: 1 (fail) or 0 (warn)
     says = f"non-finite score {bad!r} in the results file {head.name} (suite travel)"
     assert says in result.output
     assert "metric_code: evals/smoke.evalset.json, b" in result.output
@@ -84,7 +84,7 @@ def test_a_malformed_head_is_refused_naming_the_file_and_place(
 ) -> None:
     base, head = _files(tmp_path, edit)
     result = cli(command, str(head), "--baseline", str(base))
-    assert result.exit_code == 2, result.output  # before results.trust: 0, the row shown ✅
+    assert result.exit_code == 2, result.output  # before results.input_checks: 0, the row shown ✅
     assert f"{head}: malformed results file: {PLACE}: {says}" in result.output
 
 
@@ -114,7 +114,7 @@ def test_a_lower_is_better_metric_keeps_the_status_it_recorded(
 
 
 def test_a_custom_metric_decides_its_own_status(tmp_path: Path) -> None:
-    # A custom metric's status is its code's decision (results.trust), so a pass below the
+    # A custom metric's status is its code's decision (results.input_checks), so a pass below the
     # threshold stands when the suite's recorded eval config names it a custom metric.
     _, head = _files(tmp_path, {"score": 0.0, "status": "passed"})
     data = json.loads(head.read_text())

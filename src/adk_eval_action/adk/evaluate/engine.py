@@ -41,15 +41,15 @@ from adk_eval_action.adk.files.criteria import judge_options
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, adk_metrics
 from adk_eval_action.adk.files.evalsets import LoadedEvalSet, only_cases
 from adk_eval_action.adk.files.prepare import SharedInputs, SuiteInputs, load_suite_inputs
-from adk_eval_action.adk.models.agent import AgentLoadError
-from adk_eval_action.adk.models.case_failures import classify_inference_failure, failure_slot
-from adk_eval_action.adk.models.model_faults import (
+from adk_eval_action.adk.runtime.agent import AgentLoadError
+from adk_eval_action.adk.runtime.case_failures import classify_inference_failure, failure_slot
+from adk_eval_action.adk.runtime.model_faults import (
     REFRESH_HINT,
     UNKNOWN_MODEL_HINT,
     is_refresh_failure,
     is_unknown_model,
 )
-from adk_eval_action.adk.models.spend import case_usage
+from adk_eval_action.adk.runtime.spend import case_usage
 from adk_eval_action.errors import describe_exception
 from adk_eval_action.project.discovery import Suite, relative_path
 from adk_eval_action.results.agentdetails import share_suite
@@ -289,7 +289,7 @@ def _failed_inference(
     repo_root: Path,
     where: ErrorPlace,
 ) -> CaseRunOutcome:
-    """A failed inference's outcome (adk.models.case_failures): a model or credentials error
+    """A failed inference's outcome (adk.runtime.case_failures): a model or credentials error
     (summed up per suite), an inference error, or a failure of the agent's own code."""
     failure = classify_inference_failure(error, message, repo_root)
     run = RunRecord(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, Field
 
 from adk_eval_action.adk.evaluate.plan import Plan
-from adk_eval_action.adk.models.spend import Budget
+from adk_eval_action.adk.runtime.spend import Budget
 from adk_eval_action.project.config import ModelSettings
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import CaseKey

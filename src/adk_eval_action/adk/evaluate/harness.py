@@ -57,14 +57,14 @@ from adk_eval_action.adk.evaluate.recording import (
 )
 from adk_eval_action.adk.evaluate.verdicts import record_verdicts
 from adk_eval_action.adk.files.convert import MetricMeta, run_record_from_adk
-from adk_eval_action.adk.models.agent import ImportScope, LoadedAgent
-from adk_eval_action.adk.models.case_failures import capture_inference_failures
-from adk_eval_action.adk.models.model_calls import (
+from adk_eval_action.adk.runtime.agent import ImportScope, LoadedAgent
+from adk_eval_action.adk.runtime.case_failures import capture_inference_failures
+from adk_eval_action.adk.runtime.model_calls import (
     ModelCalls,
     RetryingUserSimulatorProvider,
     litellm_flag_restored,
 )
-from adk_eval_action.adk.models.model_faults import ModelCallError
+from adk_eval_action.adk.runtime.model_faults import ModelCallError
 from adk_eval_action.results.model import RunRecord
 
 T = TypeVar("T")
@@ -112,13 +112,14 @@ class CaseEvaluation:
 @contextmanager
 def evaluation_scope(agent_dirs: Iterable[Path], repo_root: Path) -> Iterator[None]:
     """The process-wide settings an evaluation needs, undone on exit: the agent folders and
-    ``repo_root`` importable (:class:`~adk_eval_action.adk.models.agent.ImportScope`) and judge
+    ``repo_root`` importable (:class:`~adk_eval_action.adk.runtime.agent.ImportScope`) and judge
     failures recorded instead of logged
     (:func:`~adk_eval_action.adk.evaluate.recording.capture_judge_failures`), and failed inferences
     kept for their case run instead of printed
-    (:func:`~adk_eval_action.adk.models.case_failures.capture_inference_failures`), and LiteLLM's
-    banner flag (:func:`~adk_eval_action.adk.models.model_calls.litellm_flag_restored`). Load agents
-    and run :class:`SuiteHarness` calls inside it."""
+    (:func:`~adk_eval_action.adk.runtime.case_failures.capture_inference_failures`), and
+    LiteLLM's banner flag
+    (:func:`~adk_eval_action.adk.runtime.model_calls.litellm_flag_restored`). Load agents and
+    run :class:`SuiteHarness` calls inside it."""
     with (
         ImportScope(agent_dirs, repo_root),
         capture_judge_failures(),
@@ -151,10 +152,10 @@ class SuiteHarness:
             eval set ids must be unique.
         agent: The agent to run; None when only recorded invocations are evaluated.
         calls: The run's model calls: judge and user-simulator models retried and counted
-            there (:mod:`adk_eval_action.adk.models.model_calls`); None leaves ADK's own retries.
+            there (:mod:`adk_eval_action.adk.runtime.model_calls`); None leaves ADK's own retries.
         on_evaluator: Called with each metric evaluator ADK builds, before its judge is
             retried (to put the judge model behind a concurrency limit,
-            :mod:`adk_eval_action.adk.models.model_limits`).
+            :mod:`adk_eval_action.adk.runtime.model_limits`).
         repo_root: The repository root: a custom metric that raised in code under it is
             named with that file and line (:meth:`.recording.MetricRecorder.raised`).
 

@@ -13,7 +13,7 @@ from google.adk.evaluation.eval_config import EvalConfig
 from google.adk.models import BaseLlm, Gemini
 from pydantic import BaseModel, ConfigDict
 
-from adk_eval_action.adk.models.credentials import provider_missing_keys
+from adk_eval_action.adk.runtime.credentials import provider_missing_keys
 
 Kind = Literal["credentials", "agent", "judge", "custom_metric", "config"]
 Role = Literal["agent", "judge", "user_simulator"]

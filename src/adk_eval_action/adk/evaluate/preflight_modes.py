@@ -32,7 +32,7 @@ from adk_eval_action.adk.evaluate.preflight_models import (
     is_google,
     provider_key_problem,
 )
-from adk_eval_action.adk.models.credentials import application_default_credentials
+from adk_eval_action.adk.runtime.credentials import application_default_credentials
 
 DEFAULT_SIMULATOR_MODEL = "gemini-2.5-flash"
 """google-adk's ``LlmBackedUserSimulatorConfig.model`` default."""

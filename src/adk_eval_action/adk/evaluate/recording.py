@@ -47,10 +47,10 @@ from adk_eval_action.adk.evaluate.verdicts import (
 )
 from adk_eval_action.adk.files.convert import judge_model
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
-from adk_eval_action.adk.models.case_failures import innermost_user_frame
-from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_judge
-from adk_eval_action.adk.models.model_faults import ModelCallError
-from adk_eval_action.adk.models.user_exits import exits_as_errors, unwrapped
+from adk_eval_action.adk.runtime.case_failures import innermost_user_frame
+from adk_eval_action.adk.runtime.model_calls import ModelCalls, wrap_judge
+from adk_eval_action.adk.runtime.model_faults import ModelCallError
+from adk_eval_action.adk.runtime.user_exits import exits_as_errors, unwrapped
 from adk_eval_action.logscope import diverted
 
 JUDGE_LOGGER = "google_adk.google.adk.evaluation.llm_as_judge"

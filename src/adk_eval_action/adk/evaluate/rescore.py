@@ -30,8 +30,8 @@ from adk_eval_action.adk.evaluate.engine import infer_directions
 from adk_eval_action.adk.evaluate.harness import SuiteHarness, bounded, evaluation_scope
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig, effective_eval_config
 from adk_eval_action.adk.files.prepare import load_suite_inputs
-from adk_eval_action.adk.models.agent import AgentLoadError, LoadedAgent, load_agent
-from adk_eval_action.adk.models.model_calls import ModelCalls
+from adk_eval_action.adk.runtime.agent import AgentLoadError, LoadedAgent, load_agent
+from adk_eval_action.adk.runtime.model_calls import ModelCalls
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.agentdetails import expanded
@@ -131,7 +131,7 @@ async def rescore_suite(
     """A copy of ``baseline`` whose recorded runs are scored under ``head``'s eval config
     (the suite's files as they are now); eval sets the head no longer has, and runs
     without recorded invocations, stay as recorded. With ``calls``, the judges' calls are
-    retried, counted and budgeted there (:mod:`adk_eval_action.adk.models.model_calls`).
+    retried, counted and budgeted there (:mod:`adk_eval_action.adk.runtime.model_calls`).
 
     Raises:
         RescoreError: the suite's eval config or an eval set does not load.

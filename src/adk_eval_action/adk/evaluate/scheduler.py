@@ -51,16 +51,16 @@ from adk_eval_action.adk.evaluate.plan import Plan, SuitePlan, plan_suite
 from adk_eval_action.adk.evaluate.pool import Job, ProgressSink, ProgressSnapshot, WorkPool
 from adk_eval_action.adk.evaluate.startup import not_started
 from adk_eval_action.adk.files.prepare import SharedInputs, SuiteInputs
-from adk_eval_action.adk.models.agent import (
+from adk_eval_action.adk.runtime.agent import (
     AgentLoadError,
     LoadedAgent,
     agent_phases,
     agent_records,
     load_agent,
 )
-from adk_eval_action.adk.models.model_calls import ModelCalls, wrap_agent_models
-from adk_eval_action.adk.models.model_limits import ModelGate, agent_model_names
-from adk_eval_action.adk.models.user_exits import exits_as_errors_in_tasks
+from adk_eval_action.adk.runtime.model_calls import ModelCalls, wrap_agent_models
+from adk_eval_action.adk.runtime.model_limits import ModelGate, agent_model_names
+from adk_eval_action.adk.runtime.user_exits import exits_as_errors_in_tasks
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import (
     CaseKey,
@@ -291,7 +291,7 @@ async def _start(
 ) -> bool:
     """Imports the suite's agent (inside the phase's scope) and makes its harness: its
     models behind their concurrency limits, then retried and counted in ``calls``
-    (adk.models.model_calls), so each retry waits for a slot again. An agent that does not
+    (adk.runtime.model_calls), so each retry waits for a slot again. An agent that does not
     import is the suite's error, handed to ``sink``."""
     assert o.suite.agent_dir is not None and o.inputs.config is not None
     try:
@@ -429,7 +429,7 @@ async def evaluate_suites(
 ) -> Evaluation:
     """Evaluates the suites with google-adk on the running event loop (module docstring);
     with ``calls``, every model call (agent, judge, user simulator) is retried and counted
-    there (:mod:`adk_eval_action.adk.models.model_calls`). Each suite's record, each
+    there (:mod:`adk_eval_action.adk.runtime.model_calls`). Each suite's record, each
     finished case run and each suite's summary are handed to ``sink`` as they come (the
     run's results writer; None: a collector of its own), even when the evaluation is
     cancelled (a signal), so the caller keeps what was evaluated.

@@ -2,7 +2,7 @@
 every case run of a suite before the agent's first model call.
 
 An exception of the agent's code during a case is that case's failure: it is the agent's
-behaviour (:mod:`adk_eval_action.adk.models.case_failures`). But when every run raises the
+behaviour (:mod:`adk_eval_action.adk.runtime.case_failures`). But when every run raises the
 same exception at the same place before any model answered (a ``before_agent_callback``
 reading an environment variable the CI job does not set, a client built from a missing
 setting), no eval case was evaluated at all: the agent could not start where the

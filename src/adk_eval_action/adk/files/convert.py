@@ -3,7 +3,7 @@
 One path for both entry points: the engine converts each ``EvalCaseResult`` that
 ``LocalEvalService.evaluate`` yields, and ADK's own ``.adk/eval_history/*.evalset_result.json``
 files (an ``EvalSetResult``, written by ``LocalEvalSetResultsManager``) load through the same
-functions (:mod:`.history`), so an ``adk eval`` history can be a baseline.
+functions (:mod:`.eval_history`), so an ``adk eval`` history can be a baseline.
 """
 
 from __future__ import annotations

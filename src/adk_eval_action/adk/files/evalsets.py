@@ -448,7 +448,7 @@ def only_cases(
 ) -> list[LoadedEvalSet]:
     """The eval sets limited to ``wanted`` eval ids per eval set id (None: all of them);
     eval sets with none wanted are left out. Adaptive repeats run only the cases they
-    pick (``adk_eval_action.run.adaptive``)."""
+    pick (``adk_eval_action.run.adaptive_repeats``)."""
     if wanted is None:
         return eval_sets
     out = []

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from adk_eval_action.adk.models.behaviour import exception_chain
-from adk_eval_action.adk.models.user_exits import unwrapped
+from adk_eval_action.adk.runtime.behaviour import exception_chain
+from adk_eval_action.adk.runtime.user_exits import unwrapped
 from adk_eval_action.files import FileLimitError, read_bytes
 
 __all__ = ["DEPENDENCY_FILES", "dependency_file", "import_hint", "missing_module"]

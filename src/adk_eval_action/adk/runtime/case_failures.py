@@ -40,14 +40,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from adk_eval_action.adk.models.behaviour import (
+from adk_eval_action.adk.runtime.behaviour import (
     eval_set_refusal,
     exception_chain,
     model_refusal,
     tool_frame,
 )
-from adk_eval_action.adk.models.model_faults import ModelCallError, classify_fault
-from adk_eval_action.adk.models.user_exits import described
+from adk_eval_action.adk.runtime.model_faults import ModelCallError, classify_fault
+from adk_eval_action.adk.runtime.user_exits import described
 from adk_eval_action.logscope import diverted
 from adk_eval_action.results.model import CaseStatus
 

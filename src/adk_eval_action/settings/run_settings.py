@@ -20,7 +20,7 @@ from adk_eval_action.project.config import (
     ModelRetrySettings,
     ModelSettings,
 )
-from adk_eval_action.results.history import DEFAULT_HISTORY_RUNS, MAX_HISTORY_RUNS
+from adk_eval_action.results.history_file import DEFAULT_HISTORY_RUNS, MAX_HISTORY_RUNS
 from adk_eval_action.results.model import RESULTS_FILE_NAME
 from adk_eval_action.results.shards import ShardSpec
 from adk_eval_action.settings.baseline_spec import BaselineSpec

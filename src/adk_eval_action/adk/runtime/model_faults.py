@@ -42,7 +42,7 @@ class ModelFault(BaseModel):
     Attributes:
         kind: ``model`` (the service or the connection failed), ``credentials`` (the key or
             the identity was refused or missing) or ``budget`` (the run's budget was spent,
-            so the call was not made: adk.models.spend).
+            so the call was not made: adk.runtime.spend).
         summary: Short cause for people, e.g. ``503 UNAVAILABLE``, ``timeout after 30s``.
         retryable: Whether waiting and trying again can cure it.
         server_delay_s: Seconds the server asked to wait (RetryInfo or Retry-After), if any.

@@ -14,9 +14,9 @@ from adk_eval_action.analysis.agentchanges import AgentChanges
 from adk_eval_action.analysis.comparability import JudgeChange
 from adk_eval_action.analysis.cost import CostComparison
 from adk_eval_action.analysis.gatechanges import GateChange
-from adk_eval_action.analysis.history_models import BaselineTrust, HistoryFacts
 from adk_eval_action.analysis.noise import Classification, DeltaInterval
 from adk_eval_action.analysis.paired import TestMethod
+from adk_eval_action.analysis.trend_models import BaselineTrust, HistoryFacts
 from adk_eval_action.results.judgenoise import JudgeNoise
 from adk_eval_action.results.model import CaseStatus, ErrorRecord, MetricStatus, RunMetadata
 from adk_eval_action.results.scoretable import CaseKey
@@ -279,7 +279,7 @@ class Comparison(BaseModel):
     agent's cost per eval case against the baseline (:mod:`adk_eval_action.analysis.cost`;
     None when the head recorded no usage); ``history`` what the default branch's history
     says (trends, known flaky eval cases, pooled baseline runs:
-    :mod:`adk_eval_action.analysis.history`; None without one); ``baseline_trust`` the
+    :mod:`adk_eval_action.analysis.trends`; None without one); ``baseline_trust`` the
     baseline's commit, run, age and distance from the merge-base, with what to doubt;
     ``gate_changes`` every change of the gate since the baseline (thresholds, criteria,
     gate rules: :mod:`adk_eval_action.analysis.gatechanges`; [] without a baseline);

@@ -1,7 +1,7 @@
 """Adaptive repeats (``--adaptive-runs MAX``): after the planned runs, run the eval cases
 that carry an undecided call once more on the head, compare again, and repeat until every
 call is decided, every picked case has ``MAX`` runs, or the budget of extra case runs is
-spent. Which cases: :func:`adk_eval_action.analysis.adaptive.plan_repeats`. The baseline's
+spent. Which cases: :func:`adk_eval_action.analysis.repeat_plan.plan_repeats`. The baseline's
 runs are reused, never re-run here.
 
 The budget is the number of planned head case runs, so adaptive repeats at most double the
@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from adk_eval_action.analysis.adaptive import plan_repeats, undecided_metrics
-from adk_eval_action.analysis.models import AdaptiveRuns, Comparison
+from adk_eval_action.analysis.comparison import AdaptiveRuns, Comparison
+from adk_eval_action.analysis.repeat_plan import plan_repeats, undecided_metrics
 from adk_eval_action.analysis.verdict import compare_for_gate
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite
@@ -98,7 +98,7 @@ def _by_suite(keys: list[CaseKey]) -> dict[str, dict[str, list[str]]]:
 
 def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None) -> Evaluate:
     """The pipeline's :data:`Evaluate`: google-adk's engine, one run of the named cases; its
-    model calls retried and counted in the run's ``calls`` (adk.models.model_calls.ModelCalls)."""
+    model calls retried and counted in the run's ``calls`` (adk.runtime.model_calls.ModelCalls)."""
 
     async def evaluate(suite: Suite, wanted: dict[str, list[str]]) -> SuiteRecord:
         from adk_eval_action.adk.evaluate.engine import EngineSettings

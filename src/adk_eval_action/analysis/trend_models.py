@@ -1,5 +1,5 @@
 """The typed values the default branch's history adds to a comparison
-(:mod:`adk_eval_action.analysis.history` computes them): trends, known flaky eval cases,
+(:mod:`adk_eval_action.analysis.trends` computes them): trends, known flaky eval cases,
 what was pooled into the baseline, and what is known of the baseline itself."""
 
 from __future__ import annotations

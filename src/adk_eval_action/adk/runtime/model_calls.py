@@ -251,7 +251,7 @@ class RetryingLlm(BaseLlm):
         timeout: float | None,
         answer: _Answer,
     ) -> AsyncGenerator[LlmResponse, None]:
-        """One try: a slot held (adk.models.model_limits), the budget's admission, then the inner
+        """One try: a slot held (adk.runtime.model_limits), the budget's admission, then the inner
         model's responses; ``answer`` notes when it started, that a response went out and
         the last usage reported.
 
@@ -259,7 +259,7 @@ class RetryingLlm(BaseLlm):
             _Refused: the budget refused the request (it was not sent).
             EmptyAnswer: the first response has no candidate, or there is none.
         """
-        # The attempt's timeout starts once a slot is held (adk.models.model_limits): a call
+        # The attempt's timeout starts once a slot is held (adk.runtime.model_limits): a call
         # queued behind others is not a model that fails to answer.
         slot, model = slot_and_model(self.inner)
         async with slot:
@@ -288,7 +288,7 @@ class RetryingLlm(BaseLlm):
 
 
 class _Refused(Exception):
-    """The budget refused a try (:meth:`adk_eval_action.adk.models.spend.Spend.admit`)."""
+    """The budget refused a try (:meth:`adk_eval_action.adk.runtime.spend.Spend.admit`)."""
 
     def __init__(self, fault: ModelFault) -> None:
         super().__init__(fault.summary)

@@ -5,7 +5,7 @@ recording run writes (docs/baselines.md, "The default branch's history").
   baseline artifact (``baseline.artifact``).
 * A recording run (``--record``, a push to the default branch) with ``history_out`` (the
   action: ``adk-eval-history.json`` beside the results file) reads the history named with
-  ``--history``, else the previous recorded artifact's (``baseline.history``), adds its
+  ``--history``, else the previous recorded artifact's (``baseline.previous_history``), adds its
   own run and writes it. A first recording run, or one whose previous artifact holds no
   usable history, starts a new one. The suites a run left incomplete are not recorded
   (their partial scores are not a record of the commit: ``results.completeness``); the
@@ -24,8 +24,8 @@ import logging
 from pathlib import Path
 
 from adk_eval_action.analysis.verdict import HistoryInput
-from adk_eval_action.baseline.history import previous_history
 from adk_eval_action.baseline.models import BaselineContext, BaselineRequest, ResolvedBaseline
+from adk_eval_action.baseline.previous_history import previous_history
 from adk_eval_action.baseline.trust import baseline_trust
 from adk_eval_action.github.publish import PublishTarget
 from adk_eval_action.project.inputs import folder_digest
@@ -35,14 +35,14 @@ from adk_eval_action.results.completeness import (
     left_out_line,
     with_complete_suites,
 )
-from adk_eval_action.results.history import (
+from adk_eval_action.results.history_file import (
     HISTORY_FILE_NAME,
     History,
     appended,
     inputs_hash,
     recorded_run,
 )
-from adk_eval_action.results.history_io import HistoryUnusable, load_history, save_history
+from adk_eval_action.results.history_file_io import HistoryUnusable, load_history, save_history
 from adk_eval_action.results.model import RunResults
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.settings import RunRequest
@@ -97,7 +97,7 @@ async def history_to_carry(request: RunRequest, asked: BaselineRequest) -> Histo
 
 
 def suite_hashes(results: RunResults, root: Path) -> dict[str, str | None]:
-    """Each suite's inputs hash (:func:`adk_eval_action.results.history.inputs_hash`): its
+    """Each suite's inputs hash (:func:`adk_eval_action.results.history_file.inputs_hash`): its
     agent folder (relative to the repository ``root``) digested with its eval sets' and
     eval config's content hashes."""
     hashes: dict[str, str | None] = {}

@@ -1,4 +1,4 @@
-"""Reading and writing the default branch's history file (:mod:`.history`).
+"""Reading and writing the default branch's history file (:mod:`.history_file`).
 
 The history is input like any results file: it may come from an artifact, a cache or a
 hand-edited file. It is read at most :data:`~.history.MAX_HISTORY_BYTES` and refused, with
@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.files import FileLimitError, read_bytes, write_atomic
-from adk_eval_action.results.history import (
+from adk_eval_action.results.history_file import (
     HISTORY_SCHEMA_VERSION,
     MAX_HISTORY_BYTES,
     MAX_HISTORY_RUNS,

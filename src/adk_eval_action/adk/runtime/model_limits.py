@@ -27,7 +27,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from adk_eval_action.adk.models.agent import agent_tree
+from adk_eval_action.adk.runtime.agent import agent_tree
 
 
 class ModelLimit(BaseModel):
@@ -139,7 +139,7 @@ class ModelGate:
 
 
 def slot_and_model(llm: BaseLlm) -> tuple[contextlib.AbstractAsyncContextManager[Any], BaseLlm]:
-    """What a caller that times its calls (adk.models.model_calls.RetryingLlm) holds, and then
+    """What a caller that times its calls (adk.runtime.model_calls.RetryingLlm) holds, and then
     calls: a :class:`LimitedLlm`'s slot and its inner model, so the time spent waiting for
     the slot is not the call's; for any other model, nothing to hold and the model."""
     if isinstance(llm, LimitedLlm):

@@ -9,7 +9,7 @@ named), the recorded runs oldest first with the pull request's head as the last 
 (``head``), x labels the short commits; the y axis is the metric's value range when known
 (0–1 for most ADK metrics), else the points' own. mermaid's xychart has no gaps in a line,
 so a recorded run that did not measure the metric is no point
-(:func:`adk_eval_action.analysis.history.trends`).
+(:func:`adk_eval_action.analysis.trends.trends`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import math
 import re
 from typing import Any
 
+from adk_eval_action.analysis.comparison import CaseComparison, Comparison
 from adk_eval_action.analysis.gate import GateResult
-from adk_eval_action.analysis.history_models import BaselineTrust, KnownFlaky, MetricTrend
-from adk_eval_action.analysis.models import CaseComparison, Comparison
+from adk_eval_action.analysis.trend_models import BaselineTrust, KnownFlaky, MetricTrend
 from adk_eval_action.report.chart import mermaid_label, mermaid_number
 from adk_eval_action.report.format import md
 

@@ -1,7 +1,7 @@
 """What a run's model calls used, and the budget they may not pass.
 
-:class:`Spend` is kept by :class:`~adk_eval_action.adk.models.model_calls.ModelCalls` (one per run)
-and fed by :class:`~adk_eval_action.adk.models.model_calls.RetryingLlm`, which every model call of
+:class:`Spend` is kept by :class:`~adk_eval_action.adk.runtime.model_calls.ModelCalls` (one per run)
+and fed by :class:`~adk_eval_action.adk.runtime.model_calls.RetryingLlm`, which every model call of
 an evaluation passes through (agents, judges, user simulator):
 
 * **Tokens**: each answered call adds the usage its answer reported (the last
@@ -11,7 +11,7 @@ an evaluation passes through (agents, judges, user simulator):
   inherit it), so the results say what each case run and each suite used.
 * **The budget** (:class:`Budget`): :meth:`Spend.admit` is asked before every request to a
   model (each retry too), with the call's slot of ``parallelism`` held
-  (:mod:`adk_eval_action.adk.models.model_limits`), so a call that waited for a slot is checked
+  (:mod:`adk_eval_action.adk.runtime.model_limits`), so a call that waited for a slot is checked
   against what was spent while it waited. ``model_calls`` is a hard cap: a request is
   counted as it is admitted, so never more are sent. Tokens and dollars are known only once
   a call answers, so ``tokens`` and ``usd`` stop the run from *starting* calls once what
@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from adk_eval_action.adk.models.model_faults import ModelFault, Role
+from adk_eval_action.adk.runtime.model_faults import ModelFault, Role
 from adk_eval_action.project.config import ModelSettings
 from adk_eval_action.results.usage import ModelUsage, merge_usage, priced, usd_of
 

@@ -26,7 +26,7 @@ Compact on purpose: per recorded run the means and the run scores, never invocat
 reasons (the results file has those). Bounded: :data:`DEFAULT_HISTORY_RUNS` runs unless
 configured (at most :data:`MAX_HISTORY_RUNS`), and at most :data:`MAX_HISTORY_BYTES` of
 JSON: when a run would push it beyond, the oldest runs go first (:func:`appended`).
-Reading is :mod:`adk_eval_action.results.history_io`.
+Reading is :mod:`adk_eval_action.results.history_file_io`.
 """
 
 from __future__ import annotations

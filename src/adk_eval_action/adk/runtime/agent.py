@@ -24,9 +24,9 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from adk_eval_action.adk.models.case_failures import innermost_user_frame
-from adk_eval_action.adk.models.import_hints import import_hint
-from adk_eval_action.adk.models.user_exits import described, exits_as_errors, unwrapped
+from adk_eval_action.adk.runtime.case_failures import innermost_user_frame
+from adk_eval_action.adk.runtime.import_hints import import_hint
+from adk_eval_action.adk.runtime.user_exits import described, exits_as_errors, unwrapped
 from adk_eval_action.errors import AdkEvalActionError
 from adk_eval_action.project.agent_shapes import ACCEPTED_SHAPES, typescript_adk
 from adk_eval_action.results.agenttree import AgentRecord
@@ -161,7 +161,7 @@ async def load_agent(agent_dir: Path, repo_root: Path | None = None) -> LoadedAg
     Raises:
         AgentLoadError: the import raised (the message names the file and line of the
             repository's code that raised, the hint what to do:
-            :func:`~adk_eval_action.adk.models.import_hints.import_hint`), the folder holds
+            :func:`~adk_eval_action.adk.runtime.import_hints.import_hint`), the folder holds
             an ADK for TypeScript agent, or no agent is exposed in any shape google-adk loads.
     """
     import importlib
@@ -333,7 +333,7 @@ def agent_records(root: Any) -> list[AgentRecord] | None:
     """Each agent of the tree of ``root`` (:func:`agent_tree` order) as
     :class:`~adk_eval_action.results.agenttree.AgentRecord`: what ADK's ``AgentDetails``
     leaves out (its model, generate config, sub-agents, tool names). Read before the run
-    wraps the models (adk.models.model_limits), so a model is its name as written. None
+    wraps the models (adk.runtime.model_limits), so a model is its name as written. None
     when an agent of the user's tree cannot be read (a property that raises): the tree is
     then unknown, never half known."""
     try:

@@ -1,4 +1,4 @@
-"""What the default branch's history (:mod:`adk_eval_action.results.history`) says about a
+"""What the default branch's history (:mod:`adk_eval_action.results.history_file`) says about a
 pull request's comparison: each gated metric's trend, the eval cases known to be flaky, and
 which recorded runs may be pooled into the baseline. Pure functions of the history and the
 comparison.
@@ -23,16 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from adk_eval_action.analysis.history_models import (
+from adk_eval_action.analysis.comparison import Comparison
+from adk_eval_action.analysis.pooling import PoolKey
+from adk_eval_action.analysis.trend_models import (
     HistoryFacts,
     KnownFlaky,
     MetricTrend,
     PoolNote,
     TrendPoint,
 )
-from adk_eval_action.analysis.models import Comparison
-from adk_eval_action.analysis.pooling import PoolKey
-from adk_eval_action.results.history import History, RecordedRun, RecordedSuite
+from adk_eval_action.results.history_file import History, RecordedRun, RecordedSuite
 from adk_eval_action.results.model import CaseStatus, RunResults
 
 #: Recorded runs with unchanged inputs a case needs before it can be called known flaky.

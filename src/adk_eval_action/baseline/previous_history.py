@@ -24,8 +24,8 @@ from adk_eval_action.baseline.artifact import (
 )
 from adk_eval_action.baseline.models import BaselineContext, BaselineUnavailable
 from adk_eval_action.github.transport import GitHubClient, GitHubError, NotFound
-from adk_eval_action.results.history import History
-from adk_eval_action.results.history_io import HistoryUnusable
+from adk_eval_action.results.history_file import History
+from adk_eval_action.results.history_file_io import HistoryUnusable
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from adk_eval_action.analysis.models import CaseComparison, Comparison
+from adk_eval_action.analysis.comparison import CaseComparison, Comparison
 from adk_eval_action.results.scoretable import CaseKey
 
 UNDECIDED = "inconclusive"

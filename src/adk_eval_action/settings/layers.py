@@ -20,7 +20,7 @@ from adk_eval_action.project.config import (
 )
 from adk_eval_action.project.dependencies import DependencyFailure
 from adk_eval_action.redaction import Redactor
-from adk_eval_action.settings.model import OPTIONS, OptionSpec, RunSettings, Source
+from adk_eval_action.settings.run_settings import OPTIONS, OptionSpec, RunSettings, Source
 
 
 def _absent(value: Any) -> bool:
