@@ -18,12 +18,12 @@ from google.adk.models.llm_request import LlmRequest
 from google.genai import types as genai_types
 
 from adk_eval_action.adk.files import evalconfig
-from adk_eval_action.adk.files.history import read_eval_history
+from adk_eval_action.adk.files.eval_history import read_eval_history
 from adk_eval_action.errors import ConfigError
 from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import RunResults
 from conftest import CliRun, as_adk_eval_starts
-from support.adk_features import needs_live_evaluation
+from support.adk_features import ADK, needs_audio_user_simulator, needs_live_evaluation
 from support.adk_num_runs import adk_eval_num_runs
 from support.newer_adk import with_tool_parameter_match
 from support.reported import Run, only_metric, reported_runner
@@ -101,6 +101,7 @@ def test_live_model_config_refused_where_google_adk_has_no_live_evaluation(
         assert "evaluated in text mode instead" in str(raised.value)
 
 
+@needs_audio_user_simulator
 def test_audio_user_simulator_model_in_preflight(
     adk213: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -131,6 +132,7 @@ def test_audio_user_simulator_model_in_preflight(
         "voice_bot/eval/gemini_tts_config.json) needs them" in error["message"]
 
 
+@needs_audio_user_simulator
 def test_cloud_tts_without_credentials_fails_in_google_adk_too(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -165,8 +167,12 @@ def coin_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(root)
     eval_dir = root / "coin_bot" / "eval"
     with as_adk_eval_starts(monkeypatch, ("agent", "coin_bot")):
-        return adk_eval_num_runs(root / "coin_bot", eval_dir / "sky.evalset.json",
-                                 eval_dir / "test_config.json", num_runs=3)
+        history = adk_eval_num_runs(root / "coin_bot", eval_dir / "sky.evalset.json",
+                                    eval_dir / "test_config.json", num_runs=3)
+    if len(list(history.glob("*.evalset_result.json"))) > 1:
+        pytest.skip(f"{ADK} writes one eval_history file per run of adk eval --num_runs "
+                    "(no multi-run aggregator, ADK PR #4411)")
+    return history
 
 
 def _case_scores(results: RunResults, metric: str) -> list[float | None]:

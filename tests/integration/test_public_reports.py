@@ -14,7 +14,9 @@ import pytest
 from click.testing import CliRunner
 from google.adk.cli.cli_tools_click import main as adk_main
 
+from adk_eval_action.adk.compat import CASE_RUBRICS_ALONE
 from conftest import CliRun, as_adk_eval_starts
+from support.adk_features import needs_case_rubrics_alone
 from support.reported import Run, only_metric, reported_runner
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reported"
@@ -111,6 +113,7 @@ def test_agent_tool_inner_calls_said_on_the_evidence_line(reported: Run, tmp_pat
     assert '+ stock_agent(request="SKU-9")    (not expected)' in evidence
 
 
+@needs_case_rubrics_alone
 def test_eval_case_rubrics_typed_for_another_metric_config_error_before_any_call(
     reported: Run,
 ) -> None:
@@ -138,3 +141,19 @@ def test_eval_case_rubrics_typed_for_another_metric_config_error_before_any_call
     usage = {u["role"]: u["calls"] for u in results["metadata"]["model_calls"]["usage"]}
     assert usage == {"agent": 1, "judge": 1}
     assert "failed" not in error["message"] and "the code of" not in output
+
+
+@pytest.mark.skipif(CASE_RUBRICS_ALONE, reason="google-adk 2.x judges eval-case rubrics alone")
+def test_rubric_metric_without_criterion_rubrics_on_google_adk_1(reported: Run) -> None:
+    """The same eval config on google-adk 1.x, whose rubric evaluator asserts "Rubrics are
+    required." when it is built: a config error at the criterion's rubrics naming the
+    version and what to do, before any call (it read "judge model ... cannot be set up")."""
+    code, output, results = reported("typed_rubrics", "tutor_bot")
+    assert code == 2, output
+    assert results is not None and results["suites"] == []
+    (error,) = results["errors"]
+    assert error["kind"] == "config"
+    assert error["message"].startswith(
+        "metric `rubric_based_final_response_quality_v1` has no rubrics in its criterion, "
+        "which google-adk 1.")
+    assert "add the rubrics to the criterion, or upgrade google-adk" in error["message"]

@@ -35,6 +35,21 @@ needs_live_evaluation = pytest.mark.skipif(
 )
 
 
+def _has_audio_user_simulator() -> bool:
+    try:
+        from google.adk.evaluation.simulation import _llm_audio_user_simulator  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_audio_user_simulator = pytest.mark.skipif(
+    not _has_audio_user_simulator(),
+    reason=f"{ADK} has no audio user simulator (google.adk.evaluation.simulation."
+    "_llm_audio_user_simulator) and no cloud_tts model",
+)
+
+
 def needs_metric(metric_name: str) -> pytest.MarkDecorator:
     """Skips where the installed google-adk's metric registry has no ``metric_name``."""
     return pytest.mark.skipif(not has_metric(metric_name), reason=f"{ADK} has no {metric_name}")

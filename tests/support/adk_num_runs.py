@@ -9,6 +9,7 @@ of each eval case, each a run with its own invocations and scores."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ async def _root_agent(agent_dir: Path) -> Any:
     if load is not None:
         _, agent = await load(str(agent_dir))
         return agent
-    return await cli_eval.get_root_agent(str(agent_dir))
+    agent = cli_eval.get_root_agent(str(agent_dir))  # google-adk 1.x: not a coroutine
+    return await agent if inspect.isawaitable(agent) else agent
 
 
 def adk_eval_num_runs(agent_dir: Path, eval_set: Path, config: Path, num_runs: int) -> Path:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,8 +57,8 @@ from adk_eval_action.adk.evaluate.preflight_models import (
 from adk_eval_action.adk.evaluate.preflight_modes import simulator_findings
 from adk_eval_action.adk.files.criteria import scenario_unsupported
 from adk_eval_action.adk.files.lint import judge_model_for
-from adk_eval_action.adk.models.agent import agent_tree
-from adk_eval_action.adk.models.credentials import (
+from adk_eval_action.adk.runtime.agent import agent_tree
+from adk_eval_action.adk.runtime.credentials import (
     CREDENTIALS_HINT,
     missing_google_credentials,
 )
@@ -65,7 +66,7 @@ from adk_eval_action.project.discovery import Suite, relative_path
 
 if TYPE_CHECKING:
     from adk_eval_action.adk.files.prepare import SharedInputs
-    from adk_eval_action.adk.models.agent import LoadedAgent
+    from adk_eval_action.adk.runtime.agent import LoadedAgent
 
 __all__ = [
     "Kind", "ModelUse", "PreflightProblem", "PreflightReport", "Role", "SuiteToCheck",
@@ -155,6 +156,14 @@ def _metric_problem(
             field=f"criteria.{name}",
             message=f"metric `{name}` is neither a google-adk metric nor declared in "
             f"`custom_metrics`{f'; did you mean `{close[0]}`?' if close else ''}",
+        )
+    if text == "Rubrics are required.":
+        return PreflightProblem(
+            kind="config", suite=suite.name, file=file, field=f"criteria.{name}.rubrics",
+            message=f"metric `{name}` has no rubrics in its criterion, which google-adk "
+            f"{version('google-adk')} requires (its rubric evaluator asserts "
+            "\"Rubrics are required.\"; google-adk 2.x also judges eval-case rubrics "
+            "alone); add the rubrics to the criterion, or upgrade google-adk",
         )
     judge = judge_model_for(metric) or "?"
     return PreflightProblem(
@@ -331,7 +340,7 @@ async def check_suites(
     in the suite's name): 5,000 suites of one agent take seconds, not minutes."""
     from adk_eval_action.adk.evaluate.harness import evaluation_scope
     from adk_eval_action.adk.files.prepare import SharedInputs
-    from adk_eval_action.adk.models.agent import agent_phases
+    from adk_eval_action.adk.runtime.agent import agent_phases
 
     checkable = [s for s in suites if s.agent_dir is not None and not s.agent_error]
     shared = SharedInputs(repo_root)
@@ -360,7 +369,7 @@ Findings = tuple[list[ModelUse], list[PreflightProblem]]
 async def _load_agents(phase: list[Path], repo_root: Path) -> dict[Path, LoadedAgent]:
     """The agents of ``phase`` that import (``LoadedAgent`` by folder), in the caller's
     scope; one that does not is left to the evaluation, which reports it."""
-    from adk_eval_action.adk.models.agent import AgentLoadError, load_agent
+    from adk_eval_action.adk.runtime.agent import AgentLoadError, load_agent
 
     agents: dict[Path, LoadedAgent] = {}
     for folder in phase:
