@@ -100,15 +100,16 @@ def test_an_incomplete_run_that_also_failed_on_scores_says_both(caplog):
     first.runs = [RunRecord(run=1, status=CaseStatus.FAILED,
                             metrics=[metric("response_match_score", 0.1)])]
     context = _context(head)
-    # 1 of the 2 evaluated cases failed its threshold (0.1 < 0.5): min_pass_rate 1.0 fails.
-    # The reason counts as the headline does: 1 failed, 2 could not be evaluated (never
-    # "3 of 4 failed"), 1 of 4 passed.
-    reason = "min_pass_rate: 1 of 4 eval case(s) failed and 2 could not be evaluated " \
-        "(not_evaluated: fail); pass rate 25% is below min_pass_rate 100%"
+    # 1 of the 2 evaluated cases failed its threshold (0.1 < 0.5), which the reason names
+    # (not the default min_pass_rate). It counts as the headline does: 1 failed, 2 could
+    # not be evaluated (never "3 of 4 failed"), 1 of 4 passed.
+    reason = "threshold: 1 of 4 eval case(s) failed and 2 could not be evaluated " \
+        "(not_evaluated: fail): `response_match_score` below its threshold 0.5 in 1 (`ok0`)"
     assert render_comment(context).splitlines()[2] == (
         "⚠️ **ADK eval incomplete** (judge setup) and **failed**: 1/2 evaluated eval cases "
-        "passed, 2 of 4 could not be evaluated (1 error below). "
-        + reason.replace("_", "\\_") + ".")
+        "passed, 2 of 4 could not be evaluated (1 error below). threshold: 1 of 4 eval "
+        "case(s) failed and 2 could not be evaluated (not\\_evaluated: fail): "
+        "`response_match_score` below its threshold 0.5 in 1 (`ok0`).")
     with caplog.at_level(logging.INFO):
         print_table(context.comparison, context.gate, usage_error=True)
     assert caplog.messages[-2:] == [

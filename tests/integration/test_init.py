@@ -125,9 +125,9 @@ def test_init_on_the_bundled_example_in_a_subfolder(
                      planned.output, re.M)
     # --num-runs 3 is written as asked, with what it cannot call, as plan says it.
     assert ("suite travel_agent can call: 5 paired cases x 3 runs a side: the smallest "
-            "possible p is 3.13e-07; a call needs p ≤ 0.00952 with 5 gated tests (more with "
-            "rubrics); one case collapsing from all-pass to all-fail would not be called "
-            "(p = 0.05); 5 runs would call it") in result.output
+            "possible p is 3.13e-07; a call needs p ≤ 0.00952 with the run's 5 gated tests "
+            "(every suite's; more with rubrics); one case collapsing from all-pass to "
+            "all-fail would not be called (p = 0.05); 5 runs would call it") in result.output
     assert "5 runs would call it" in planned.output
 
 

@@ -132,7 +132,8 @@ def test_plan_command_prints_the_plan_and_refuses_what_run_refuses(
         assert (
             "  can call (each of its 4 gated metrics, against its baseline): 3 paired cases "
             "x 3 runs a side: the smallest possible p is 0.000125; a call needs p ≤ 0.0119 "
-            "with 4 gated tests (more with rubrics); one case collapsing from all-pass to "
+            "with the run's 4 gated tests (every suite's; more with rubrics); one case "
+            "collapsing from all-pass to "
             "all-fail would not be called (p = 0.05); 5 runs would call it"
         ) in result.output
         assert CALLS.calls == []
@@ -290,3 +291,69 @@ def test_alike_suites_are_each_refused_under_their_own_name(example_repo: Path) 
     refused = [p for p in report.problems if "no_such_metric_v9" in p.message]
     assert [p.suite for p in refused] == ["s0", "s1", "s2"]
     assert len({p.message for p in refused}) == 1
+
+
+PIPELINE_PY = '''\
+from google.adk.agents import LlmAgent, SequentialAgent
+
+
+def get_weather(city: str) -> dict:
+    """Weather of a city."""
+    return {"status": "success", "city": city.title(), "condition": "sunny"}
+
+
+root_agent = SequentialAgent(name="pipe", sub_agents=[
+    LlmAgent(name="finder", model="counting-agent-finder", instruction="Find.",
+             tools=[get_weather]),
+    LlmAgent(name="writer", model="counting-agent-writer", instruction="Write."),
+    LlmAgent(name="checker", model="counting-agent-checker", instruction="Check."),
+])
+'''
+
+
+def test_a_pipelines_calls_are_planned_per_model_as_its_models_receive_them(
+    tmp_path: Path,
+) -> None:
+    """A pipeline of three models: each sub-agent replies every turn, the first also
+    calls the tool. `plan` lists each model with the calls it then receives (it put all of
+    them under the first model, and counted one reply per turn)."""
+    folder = write_agent(tmp_path, "pipe", {"trips": {"paris": [weather("Paris"), thanks()]}},
+                         {"tool_trajectory_avg_score": 0.0})
+    (folder / "agent.py").write_text(PIPELINE_PY)
+    suites = discover_suites([tmp_path], tmp_path)
+    settings = EngineSettings(num_runs=2, parallelism=2, repo_root=tmp_path)
+    hooks = EngineHooks(on_progress=None)
+    plan, records = asyncio.run(plan_suites(suites, settings, hooks))
+    assert not [e for r in records for e in r.errors]
+    assert plan.suites[0].agent_models == [
+        "counting-agent-finder", "counting-agent-writer", "counting-agent-checker"]
+    # By hand, per run: finder 2 (tool, reply) + 1, writer 1 + 1, checker 1 + 1.
+    assert plan.calls_by_model() == {"counting-agent-finder": 6, "counting-agent-writer": 4,
+                                     "counting-agent-checker": 4}
+    assert plan.agent_calls == 14
+    evaluation = asyncio.run(evaluate_suites(suites, settings, hooks,
+                                             ModelCalls(ModelRetrySettings())))
+    assert not [e for s in evaluation.suites for e in s.errors]
+    received = {m: sum(1 for c in CALLS.calls if c.model == m) for m in plan.calls_by_model()}
+    assert received == plan.calls_by_model()
+
+
+def test_the_detection_note_says_the_suites_count_and_the_runs_apart(
+    tmp_path: Path, cli: CliRun
+) -> None:
+    """Two suites of one gated metric each: the note says each suite's own count, and the
+    run's two tests the correction covers as the run's."""
+    for name in ("first", "second"):
+        write_agent(tmp_path, name, {"trips": {"paris": [weather("Paris")]}},
+                    {"tool_trajectory_avg_score": 1.0})
+    with working_directory(tmp_path):
+        result = cli("plan", "--num-runs", "2")
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if "can call" in line]
+    assert len(notes) == 2
+    # 1 case x 2 runs a side: p = 1/C(4, 2) = 1/6; two tests: p <= 0.05/1.05/2 = 0.0238.
+    assert notes[0] == (
+        "  can call (each of its 1 gated metric, against its baseline): 1 paired case x 2 "
+        "runs a side: the smallest possible p is 0.167; a call needs p ≤ 0.0238 with the "
+        "run's 2 gated tests (every suite's; more with rubrics); one case collapsing from "
+        "all-pass to all-fail would not be called (p = 0.167); 4 runs would call it")

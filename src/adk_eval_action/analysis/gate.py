@@ -6,7 +6,8 @@
   (google.adk.evaluation.local_eval_service._generate_final_eval_status): in ``mode:
   status`` an eval case fails when any of its metrics failed by the status that metric's
   evaluator gave it (so a lower-is-better custom metric works), and the run fails when the
-  share of passing cases is below ``min_pass_rate`` (1.0: any failing case fails the run).
+  share of passing cases is below ``min_pass_rate`` (1.0: any failing case fails the run;
+  the reason names the thresholds missed: :mod:`adk_eval_action.analysis.failed_thresholds`).
   ``mode: mean`` instead compares each metric's mean over cases and runs with its threshold,
   in the metric's direction. NOT_EVALUATED and metric errors fail their case by default
   (``not_evaluated: fail``) or only warn (``warn``); they are never counted as passes.
@@ -48,6 +49,7 @@ from adk_eval_action.analysis.drops import (
     dropped_cases,
     find_drops,
 )
+from adk_eval_action.analysis.failed_thresholds import status_reason
 from adk_eval_action.analysis.noise import DeltaInterval, regression_fails
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, CaseStatus
@@ -248,29 +250,13 @@ def _quarantine_note(comparison: Comparison, case: CaseComparison) -> str:
             f"flaky ({why}): it does not fail the gate (gate.quarantine: flaky)")
 
 
-def _failing_text(result: GateResult) -> str:
-    """What the pass rate counts as failing, in the headline's terms: ``1 of 4 eval case(s)
-    failed and 2 could not be evaluated (not_evaluated: fail)``; a case that could not be
-    evaluated is never counted as "failed" too, and a quarantined one not at all."""
-    quarantined = {id(c) for c in result.quarantined}
-    failing = [c for c in result.failing_cases if id(c) not in quarantined]
-    failed = sum(c.head_status == CaseStatus.FAILED for c in failing)
-    unsure = len(failing) - failed
-    parts = [f"{failed} of {result.cases_total} eval case(s) failed"] if failed or not unsure \
-        else []
-    if unsure:
-        total = "" if parts else f" of {result.cases_total}"
-        parts.append(f"{unsure}{total} could not be evaluated (not_evaluated: fail)")
-    return " and ".join(parts)
-
-
 def _threshold_reasons(comparison: Comparison, config: GateConfig, result: GateResult) -> list[str]:
     if config.mode == "status":
         if result.pass_rate is not None and result.pass_rate < config.min_pass_rate:
-            return [
-                f"min_pass_rate: {_failing_text(result)}; pass rate {result.pass_rate:.0%} "
-                f"is below min_pass_rate {config.min_pass_rate:.0%}"
-            ]
+            quarantined = {id(c) for c in result.quarantined}
+            failing = [c for c in result.failing_cases if id(c) not in quarantined]
+            return [status_reason(comparison, failing, result.cases_total, result.pass_rate,
+                                  config.min_pass_rate)]
         return []
     reasons = []
     for row in comparison.metrics:
@@ -497,5 +483,5 @@ def failed_on_scores(gate: GateResult) -> bool:
     scored_case = any(c.head_status == CaseStatus.FAILED for c in gate.failing_cases)
     # A crashed case the agent's own code failed is among the failing cases; one that
     # errored or got no verdict is no computed score.
-    unscored = ("min_pass_rate", "newly failing")
+    unscored = ("min_pass_rate", "not_evaluated", "newly failing")
     return scored_case or any(not r.startswith(unscored) for r in gate.reasons)

@@ -229,8 +229,9 @@ class Detectable:
         )
         return (
             f"{sample_text(self.cases, (self.runs, self.runs))}: the smallest possible p is "
-            f"{_p_text(self.p_min)}; a call needs p ≤ {self.level:.3g} with {self.tests} gated "
-            f"test{'s' if self.tests != 1 else ''} (more with rubrics); {collapse}"
+            f"{_p_text(self.p_min)}; a call needs p ≤ {self.level:.3g} with the run's "
+            f"{self.tests} gated test{'s' if self.tests != 1 else ''} (every suite's; more "
+            f"with rubrics); {collapse}"
         )
 
 

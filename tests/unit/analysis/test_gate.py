@@ -57,9 +57,24 @@ def test_threshold_is_the_default_and_ignores_regressions() -> None:
     failing = scores_side({"a": [0.1]}, threshold=0.5)
     result, _ = _gate(failing, None)
     assert not result.passed
+    # The default min_pass_rate (1.0) is not what the user set: the threshold missed is.
     assert result.reasons == [
-        "min_pass_rate: 1 of 1 eval case(s) failed; pass rate 0% is below min_pass_rate 100%"
+        "threshold: 1 of 1 eval case(s) failed: `response_match_score` below its threshold "
+        "0.5 in 1 (`a`)"
     ]
+
+
+def test_a_min_pass_rate_the_user_set_is_named_beside_the_thresholds_missed() -> None:
+    head = scores_side({"a": [0.1], "b": [0.2, 0.9], "c": [0.9], "d": [0.9], "e": [0.9]},
+                       threshold=0.5)
+    result, _ = _gate(head, None, min_pass_rate=0.8)
+    assert result.reasons == [
+        "min_pass_rate: 2 of 5 eval case(s) failed: `response_match_score` below its "
+        "threshold 0.5 in 2 (`a`, `b`); pass rate 60% is below min_pass_rate 80%"
+    ]
+    # At 1.0 the same cases fail their threshold, the rule named.
+    result, _ = _gate(head, None, min_pass_rate=1.0)
+    assert result.reasons[0].startswith("threshold: 2 of 5 eval case(s) failed: ")
 
 
 @pytest.mark.parametrize("not_evaluated", ["fail", "warn"])
@@ -77,12 +92,13 @@ def test_the_min_pass_rate_reason_counts_as_the_headline_does(not_evaluated: str
     assert result.count_text == "2/3 evaluated eval cases passed"
     if not_evaluated == "fail":  # 2 of 4 count as passing
         assert result.reasons == [
-            "min_pass_rate: 1 of 4 eval case(s) failed and 1 could not be evaluated "
-            "(not_evaluated: fail); pass rate 50% is below min_pass_rate 100%"]
+            "threshold: 1 of 4 eval case(s) failed and 1 could not be evaluated "
+            "(not_evaluated: fail): `response_match_score` below its threshold 0.5 in 1 "
+            "(`a`)"]
     else:  # the case that could not be evaluated only warns: 3 of 4
         assert result.reasons == [
-            "min_pass_rate: 1 of 4 eval case(s) failed; pass rate 75% is below "
-            "min_pass_rate 100%"]
+            "threshold: 1 of 4 eval case(s) failed: `response_match_score` below its "
+            "threshold 0.5 in 1 (`a`)"]
 
 
 def test_regression_beyond_max_regression_fails_and_says_by_how_much() -> None:
@@ -182,7 +198,7 @@ def test_lower_is_better_metric_regresses_upwards() -> None:
 def test_fail_on_none_never_fails_but_still_warns() -> None:
     result, _ = _gate(_side(0.1), _side(0.9), fail_on="none", max_regression=0.0)
     assert result.passed and not result.reasons
-    assert any(w.startswith("min_pass_rate:") for w in result.warnings)
+    assert any(w.startswith("threshold:") for w in result.warnings)
     assert any(w.startswith("max_regression:") for w in result.warnings)
 
 
@@ -195,7 +211,7 @@ def test_fail_on_any_applies_both_rules() -> None:
     )
     result, _ = _gate(head, _side(0.9), fail_on="any", max_regression=0.1)
     rules = [r.split(":")[0] for r in result.reasons]
-    assert rules == ["min_pass_rate", "max_regression"]
+    assert rules == ["threshold", "max_regression"]
 
 
 def test_informational_metrics_never_fail_the_regression_rule() -> None:

@@ -24,6 +24,8 @@ from adk_eval_action.analysis.compare import Comparison, MetricComparison, Metri
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.chart import MAX_LABEL_CHARS, build_charts, metric_chart_markdown
+from adk_eval_action.report.html import render_html
+from adk_eval_action.report.html_view import case_records
 from adk_eval_action.report.render import (
     CommentContext,
     render_comment,
@@ -325,3 +327,20 @@ def test_red_and_green_appear_only_beside_a_regressed_or_improved_call():
             assert "🔴" not in line and "🟢" not in line, line
         if "⚪ unchanged" in line:  # within ±min_effect: no word of a direction either
             assert "(worse)" not in line and "(better)" not in line, line
+
+
+def test_a_gated_metric_without_a_paired_test_is_named_not_denied() -> None:
+    """One eval case a side: the threshold-gated metric has no interval (no paired test),
+    and the method line says so instead of "no gated metric or rubric"."""
+    head = results({"c0": [[metric("response_match_score", 0.4)]]}, sha="feedc0ffee")
+    base = results({"c0": [[metric("response_match_score", 0.9)]]}, sha="0ldbase000")
+    comparison = compare(head, base, "`base.json`", min_effect=GateConfig().min_effect_for)
+    assert comparison.tests is not None and comparison.tests.tests == 0
+    context = CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()),
+                             run_url=RUN_URL, results_path="adk-eval-results.json")
+    comment = render_comment(context)
+    assert ("one-sided 5% per direction, 1 gated metric without a paired test (no interval: "
+            "its row says why), so no correction;") in comment
+    assert "no gated metric or rubric" not in comment
+    page = render_html(context, case_records(head), case_records(base))
+    assert "1 gated metric without a paired test (no interval: its row says why)" in page

@@ -11,6 +11,10 @@ Counted from the eval sets and the eval config, as ADK would run them:
   ``agent_calls_max`` counts one call per tool use instead (tools called one at a time).
   With ``invocation_events`` each event holding a function call is one call. A
   ``conversation_scenario`` case has no expected turns: it is counted apart, not estimated.
+  When the agent was imported (``plan``), each call is a call of the model of the agent
+  that makes it, as the agent tree says (:mod:`adk_eval_action.adk.evaluate.call_models`:
+  a pipeline's sub-agents each reply, an agent used as a tool replies to its caller), so
+  a workflow agent's calls can outnumber the expected turns' count.
 * **Judge calls** (google.adk.evaluation.llm_as_judge and its subclasses): per-invocation
   judges (``final_response_match_v2``, ``rubric_based_final_response_quality_v1``,
   ``rubric_based_tool_use_quality_v1``) call the judge ``num_samples`` times per judged
@@ -37,7 +41,8 @@ model's bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from google.adk.evaluation.eval_case import IntermediateData, Invocation, InvocationEvents
@@ -46,11 +51,13 @@ from google.adk.evaluation.eval_metrics import EvalMetric, JudgeModelOptions
 from google.adk.evaluation.eval_set import EvalCase
 from pydantic import BaseModel, Field
 
+from adk_eval_action.adk.evaluate.call_models import AgentTree
 from adk_eval_action.adk.files.convert import judge_model
 from adk_eval_action.adk.files.criteria import criterion_field, criterion_rubrics, judge_options
 from adk_eval_action.adk.files.evalconfig import LoadedEvalConfig
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.project.layout import EFFICIENCY_METRICS
+from adk_eval_action.results.agenttree import AgentRecord
 
 PER_INVOCATION_JUDGES = frozenset(
     {
@@ -95,6 +102,7 @@ class CasePlan(BaseModel):
     scenario: bool = False
     agent_calls: int = 0
     agent_calls_max: int = 0
+    agent_models: dict[str, int] = Field(default_factory=dict)
     judge_calls: dict[str, int] = Field(default_factory=dict)
     chain: int = 0
     #: False when a turn lists no expected tool calls (no ``intermediate_data``, as
@@ -182,14 +190,15 @@ class Plan(BaseModel):
         return sum(sum(c.judge_calls.values()) * s.num_runs for s, c in self._runs())
 
     def calls_by_model(self) -> dict[str, int]:
-        """Calls per model name: judges by name; the agent's calls under each of its
-        models when it has one, else under ``"agent"``."""
+        """Calls per model name: judges by name; the agent's calls under the model of the
+        agent that makes each (:attr:`CasePlan.agent_models`), else, when the agent tree is
+        not known, under ``"agent"``."""
         calls: dict[str, int] = {}
         for suite, case in self._runs():
             if case.scenario:  # not estimated, not zero
                 continue
-            names = suite.agent_models[:1] or ["agent"]
-            calls[names[0]] = calls.get(names[0], 0) + case.agent_calls * suite.num_runs
+            for model, count in (case.agent_models or {"agent": case.agent_calls}).items():
+                calls[model] = calls.get(model, 0) + count * suite.num_runs
             for judge, count in case.judge_calls.items():
                 calls[judge] = calls.get(judge, 0) + count * suite.num_runs
         return calls
@@ -406,10 +415,11 @@ def _nl_steps(invocation: Invocation, intermediate: bool) -> int:
 
 def plan_case(
     suite: str, eval_set_id: str, case: EvalCase, metrics: list[EvalMetric],
-    custom: Collection[str] = (),
+    custom: Collection[str] = (), tree: AgentTree | None = None,
 ) -> tuple[CasePlan, dict[str, str]]:
     """The cost of one run of ``case`` and the metrics not estimated (name -> why);
-    ``custom`` names the eval config's custom metrics."""
+    ``custom`` names the eval config's custom metrics; ``tree``: the agent's, which splits
+    the agent calls by model (module docstring)."""
     if case.conversation_scenario is not None:
         plan = CasePlan(
             suite=suite, eval_set_id=eval_set_id, eval_id=case.eval_id, turns=0, scenario=True
@@ -426,6 +436,13 @@ def plan_case(
         agent_calls_max=sum(m for _, m in counts),
         tools_known=all(inv.intermediate_data is not None for inv in turns),
     )
+    if tree is not None:
+        by_model = sum((tree.invocation_models(inv, c) for inv, (c, _) in zip(
+            turns, counts, strict=True)), Counter[str]())
+        plan.agent_models = dict(by_model)
+        extra = max(0, by_model.total() - plan.agent_calls)  # a workflow's own replies
+        plan.agent_calls += extra
+        plan.agent_calls_max += extra
     plan.chain = plan.agent_calls
     skipped: dict[str, str] = {}
     for metric in metrics:
@@ -448,23 +465,27 @@ def plan_suite(
     num_runs: int,
     config: LoadedEvalConfig,
     eval_sets: Iterable[Any],
-    agent_models: list[str] | None = None,
+    agents: Sequence[AgentRecord] | None = None,
 ) -> SuitePlan:
-    """The plan of one suite from its eval config and its (prepared) ADK eval sets."""
+    """The plan of one suite from its eval config and its (prepared) ADK eval sets;
+    ``agents``: the agent tree when the agent was imported (the root first), which names
+    the models and splits the agent calls among them."""
     metrics = get_eval_metrics_from_config(config.eval_config)
     custom = frozenset(config.eval_config.custom_metrics or {})
     sets = list(eval_sets)
+    tree = AgentTree(agents) if agents else None
     plan = SuitePlan(
         name=name,
         num_runs=num_runs,
         eval_sets=len(sets),
         metrics=[m.metric_name for m in metrics],
-        agent_models=agent_models or [],
+        agent_models=tree.models if tree is not None else [],
         model_free=[m.metric_name for m in metrics if model_free(m, custom)],
     )
     for eval_set in sets:
         for case in eval_set.eval_cases:
-            case_plan, skipped = plan_case(name, eval_set.eval_set_id, case, metrics, custom)
+            case_plan, skipped = plan_case(name, eval_set.eval_set_id, case, metrics, custom,
+                                           tree)
             plan.cases.append(case_plan)
             plan.not_estimated.update(skipped)
     return plan

@@ -59,9 +59,10 @@ from adk_eval_action.adk.runtime.agent import (
     load_agent,
 )
 from adk_eval_action.adk.runtime.model_calls import ModelCalls, wrap_agent_models
-from adk_eval_action.adk.runtime.model_limits import ModelGate, agent_model_names
+from adk_eval_action.adk.runtime.model_limits import ModelGate
 from adk_eval_action.adk.runtime.user_exits import exits_as_errors_in_tasks
 from adk_eval_action.project.discovery import Suite
+from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.model import (
     CaseKey,
     CaseStatus,
@@ -203,25 +204,26 @@ def _renamed(
 
 
 def make_plan(
-    opened: list[OpenSuite], settings: EngineSettings, models: dict[str, list[str]] | None = None
+    opened: list[OpenSuite], settings: EngineSettings,
+    trees: dict[str, list[AgentRecord]] | None = None,
 ) -> Plan:
-    """The cost plan of the opened suites (``models``: agent model names by suite); a
-    suite whose inputs are an earlier one's (:func:`open_suites`, ``shared``) takes its
-    plan under its own name."""
+    """The cost plan of the opened suites (``trees``: each suite's agent tree, which
+    names its models and splits its calls among them); a suite whose inputs are an
+    earlier one's (:func:`open_suites`, ``shared``) takes its plan under its own name."""
     plans = []
     made: dict[tuple[object, ...], SuitePlan] = {}
     for o in opened:
         if o.inputs.config is None:
             continue
-        agent_models = (models or {}).get(o.suite.name)
+        tree = (trees or {}).get(o.suite.name)
         # The objects themselves: alike suites share them, and they live while this runs.
         key = (id(o.inputs.config), *map(id, o.inputs.eval_sets), o.record.num_runs,
-               tuple(agent_models or ()))
+               id(tree))
         if key in made:
             plans.append(made[key].renamed(o.suite.name))
             continue
         made[key] = plan_suite(o.suite.name, o.record.num_runs, o.inputs.config,
-                               [s.eval_set for s in o.inputs.eval_sets], agent_models)
+                               [s.eval_set for s in o.inputs.eval_sets], tree)
         plans.append(made[key])
     return Plan(
         suites=plans,
@@ -477,24 +479,24 @@ async def plan_suites(
     opened = open_suites(suites, settings, hooks, SharedInputs(settings.repo_root))
     wanted = [o for o in opened if o.runnable and o.items]
     # Each agent folder imported once, however many suites evaluate it.
-    found = await agents_models([o.suite for o in wanted], settings.repo_root)
-    models: dict[str, list[str]] = {}
+    found = await agents_trees([o.suite for o in wanted], settings.repo_root)
+    trees: dict[str, list[AgentRecord]] = {}
     for o in wanted:
         assert o.suite.agent_dir is not None
         got = found[o.suite.agent_dir]
         if isinstance(got, AgentLoadError):
             agent_error(o.record, got, settings.repo_root)
-        else:
-            models[o.suite.name] = got
-    return make_plan(opened, settings, models), [o.record for o in opened]
+        elif got:
+            trees[o.suite.name] = got
+    return make_plan(opened, settings, trees), [o.record for o in opened]
 
 
-async def agents_models(
+async def agents_trees(
     suites: list[Suite], repo_root: Path,
-) -> dict[Path, list[str] | AgentLoadError]:
-    """The model names of each agent folder of ``suites`` (imported once each, no model
-    called), or why it did not import."""
-    found: dict[Path, list[str] | AgentLoadError] = {}
+) -> dict[Path, list[AgentRecord] | None | AgentLoadError]:
+    """The agent tree of each agent folder of ``suites`` (imported once each, no model
+    called; None when an agent of it cannot be read), or why it did not import."""
+    found: dict[Path, list[AgentRecord] | None | AgentLoadError] = {}
     for phase in agent_phases(s.agent_dir for s in suites if s.agent_dir is not None):
         with evaluation_scope(phase, repo_root):
             for folder in phase:
@@ -503,7 +505,7 @@ async def agents_models(
                 except AgentLoadError as e:
                     found[folder] = e
                     continue
-                found[folder] = agent_model_names(agent.root_agent)
+                found[folder] = agent_records(agent.root_agent)
                 await agent.close()
     return found
 
