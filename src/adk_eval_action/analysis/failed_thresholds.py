@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from adk_eval_action.analysis.compare import CaseComparison, Comparison
 from adk_eval_action.results.model import CaseStatus, MetricStatus
+from adk_eval_action.text import visible
 
 __all__ = ["MAX_NAMED", "failing_text", "status_reason"]
 
@@ -50,26 +51,34 @@ def _missed(comparison: Comparison, failing: Sequence[CaseComparison]) -> list[s
         if case.head_status != CaseStatus.FAILED:
             continue
         names = [m.metric_name for m in case.metrics if m.head_status == MetricStatus.FAILED]
+        shown = _shown(case.eval_id)
         if not names:
-            raised.append(f"`{case.eval_id}`")
+            raised.append(shown)
         for name in names:
-            missed.setdefault((case.suite, name), []).append(f"`{case.eval_id}`")
+            missed.setdefault((case.suite, name), []).append(shown)
     parts = []
     for (suite, name), cases in list(missed.items())[:MAX_NAMED]:
         row = rows.get((suite, name))
         head = row.head if row is not None else None
-        where = f" ({suite})" if suites else ""
+        where = f" ({visible(suite, keep='')})" if suites else ""
         if head is not None and head.threshold is not None:
             side = "below" if head.higher_is_better else "above"
             rule = f"{side} its threshold {head.threshold:g}"
         else:
             rule = "failed"
-        parts.append(f"`{name}`{where} {rule} in {len(cases)} ({_named(cases)})")
+        parts.append(f"{_shown(name)}{where} {rule} in {len(cases)} ({_named(cases)})")
     if len(missed) > MAX_NAMED:
         parts.append(f"and {len(missed) - MAX_NAMED} more metric(s)")
     if raised:
         parts.append(f"{len(raised)} failed in the agent's own code ({_named(raised)})")
     return parts
+
+
+def _shown(name: str) -> str:
+    """An eval id or metric name as a code span, its control and bidi characters written
+    as escapes and backticks as quotes (the reason reaches the console, the comment and the
+    HTML report; each escapes what it must beside that)."""
+    return "`" + visible(name, keep="").replace("`", "'") + "`"
 
 
 def _named(cases: list[str]) -> str:

@@ -451,3 +451,14 @@ def test_a_case_whose_metric_went_not_evaluated_is_newly_failing(not_evaluated: 
     else:
         assert result.passed and crash.note == "not_evaluated: warn"
         assert result.ungated_crashes == [crash]
+
+
+def test_the_threshold_reason_shows_a_hostile_eval_id_inert() -> None:
+    """The reason names eval ids, which reach the console, the comment and the HTML
+    report: control and bidi characters are written as escapes, a backtick cannot end the
+    code span."""
+    head = scores_side({"x\u202eevil`id": [0.1], "ok": [0.9]}, threshold=0.5)
+    result, _ = _gate(head, None)
+    assert result.reasons == [
+        "threshold: 1 of 2 eval case(s) failed: `response_match_score` below its threshold "
+        "0.5 in 1 (`x\\u202eevil'id`)"]
