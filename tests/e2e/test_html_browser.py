@@ -21,6 +21,7 @@ import pytest
 
 from adk_eval_action.analysis.verdict import compare_and_gate
 from adk_eval_action.project.config import GateConfig
+from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.html import HtmlLimits, render_html
 from adk_eval_action.report.html_view import case_records
 from adk_eval_action.report.render import CommentContext
@@ -227,6 +228,32 @@ def test_hostile_text_renders_as_text(browser: Browser, tmp_path: Path) -> None:
         assert page.evaluate("() => document.querySelectorAll('img, iframe, object').length") == 0
         assert page.evaluate("() => document.querySelectorAll('script:not([type])').length") == 2
         assert not opened.dialogs and not opened.errors, (name, opened.errors)
+        opened.close()
+
+
+def test_a_secret_that_is_a_word_of_the_script_leaves_the_script_running(
+        browser: Browser, tmp_path: Path) -> None:
+    """Issue 34, "Silent, HTML report": with the secret values ``document`` and
+    ``classList`` (words of the page's script) the page's scripts still run (their CSP
+    hashes match): filters and the packed evidence work, the secrets are gone from the
+    data and no CSP violation is logged."""
+    head, base = evidence_sides()
+    context = evidence_context()
+    records = case_records(head), case_records(base)
+    redact = Redactor(["document", "classList", "degrees Celsius"])
+    for name, limits in (("static", HtmlLimits()), ("packed", HtmlLimits(static_cases=0))):
+        path = _write(tmp_path, render_html(context, *records, limits=limits, redact=redact),
+                      f"{name}.html")
+        opened = Opened(browser, path)  # waits for the script to mark the page ready
+        page = opened.page
+        page.eval_on_selector_all("details.case", "els => els.forEach(e => { e.open = true; })")
+        page.wait_for_function("() => !document.querySelector('.body.pending')")
+        text = page.locator("#cases").inner_text()
+        assert "Sunny, 22 ***." in text and "degrees Celsius" not in text, name
+        every = opened.visible_cases()
+        page.click("button[data-filter=failing]")
+        assert 0 < len(opened.visible_cases()) < len(every), name
+        assert not opened.errors and not opened.dialogs, (name, opened.errors)
         opened.close()
 
 

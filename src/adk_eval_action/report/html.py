@@ -10,6 +10,13 @@ no other script, style, frame, form or connection. Every text from data (agent o
 eval ids, reasons, rationales) reaches the page through Jinja2's autoescape, or through
 the script's ``textContent``; nothing is parsed as HTML from data.
 
+**Secrets.** Known secret values are replaced in the data, never in the page's own code:
+every value a ``{{ }}`` of the templates writes is redacted before it is escaped (the
+environment's ``finalize``; items joined by ``join`` each), and so is the packed evidence
+before it is compressed, while the style sheet, the scripts, the Content-Security-Policy
+and the packed blocks reach the page as they are (:class:`Ours`). A secret that is also a
+word of the script (``document``) therefore leaves the script, and so its CSP hash, whole.
+
 With JavaScript off the page reads whole: the headline, the metric, rubric and chart
 tables, a row for every eval case, and the evidence of the first :data:`HtmlLimits.static_cases`
 cases in the report's order (failing ones first: :mod:`.html_cases`). The script only adds
@@ -28,6 +35,7 @@ one block more): 10,000 cases x 3 runs of ``benchmarks/bench_html_report.py`` ma
 from __future__ import annotations
 
 import base64
+import contextvars
 import functools
 import gzip
 import hashlib
@@ -37,7 +45,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, pass_eval_context, select_autoescape
+from jinja2.filters import do_join
+from jinja2.nodes import EvalContext
+from markupsafe import Markup
 from pydantic import BaseModel, Field, TypeAdapter
 
 from adk_eval_action.analysis.compare import Comparison, MetricComparison
@@ -140,12 +151,33 @@ Redact = Callable[[str], str]
 
 
 def _pack(bodies: dict[int, bytes], redact: Redact | None) -> str:
-    """``{index: body JSON}`` as base64 of gzip of one JSON object, ``redact`` ed first
-    (a secret packed would be out of the page's redaction's sight)."""
+    """``{index: body JSON}`` as base64 of gzip of one JSON object, its values
+    :func:`redacted_json` first (a secret packed would be out of any later redaction's
+    sight)."""
     text = b"{" + b",".join(b'"%d":%s' % (i, b) for i, b in bodies.items()) + b"}"
     if redact is not None:
-        text = redact(text.decode("utf-8")).encode("utf-8")
+        text = redacted_json(text, redact)
     return base64.b64encode(gzip.compress(text, 6, mtime=0)).decode("ascii")
+
+
+def redacted_json(text: bytes, redact: Redact) -> bytes:
+    """The JSON ``text`` with ``redact`` applied to its string values, never to its keys
+    (the names the page's script reads); as it is when no secret occurs in it at all."""
+    decoded = text.decode("utf-8")
+    if redact(decoded) == decoded:
+        return text
+
+    def values(node: Any) -> Any:
+        if isinstance(node, str):
+            return redact(node)
+        if isinstance(node, list):
+            return [values(v) for v in node]
+        if isinstance(node, dict):
+            return {k: values(v) for k, v in node.items()}
+        return node
+
+    return json.dumps(values(json.loads(decoded)), ensure_ascii=False,
+                      separators=(",", ":")).encode("utf-8")
 
 
 Records = Mapping[CaseKey, EvalCaseRecord]
@@ -222,19 +254,52 @@ def _asset(name: str) -> str:
     return (resources.files("adk_eval_action.report") / "templates" / name).read_text("utf-8")
 
 
+class Ours(str):
+    """Text of the page's own (its style sheet, scripts, Content-Security-Policy, the
+    packed evidence already redacted): written as it is, never redacted."""
+
+    __slots__ = ()
+
+
+#: The redaction of the page being rendered (:func:`render_html`), for ``finalize``.
+_REDACT: contextvars.ContextVar[Redact | None] = contextvars.ContextVar(
+    "adk_eval_html_redact", default=None)
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` as a ``{{ }}`` writes it, with the page's known secret values replaced
+    when it is text from data (a ``str`` that is not :class:`Ours`; a macro's output,
+    ``Markup``, was redacted value by value inside it)."""
+    redact = _REDACT.get()
+    if redact is None or isinstance(value, (Ours, Markup)) or not isinstance(value, str):
+        return value
+    return redact(value)
+
+
+@pass_eval_context
+def _join(eval_ctx: EvalContext, value: Any, d: str = "", attribute: Any = None) -> str:
+    """Jinja2's ``join`` with each item redacted first (its ``Markup`` result is not
+    redacted again by ``finalize``)."""
+    items = [_redacted(v) for v in value] if attribute is None else value
+    joined: str = do_join(eval_ctx, items, d, attribute)  # Markup when autoescaping
+    return joined
+
+
 @functools.cache
 def html_environment() -> Environment:
     """The report's environment: packaged templates, autoescape on (every ``{{ }}`` of
-    text is HTML-escaped), undefined names an error; made once per process."""
+    text is HTML-escaped, after its secrets are redacted: module docstring), undefined
+    names an error; made once per process."""
     env = Environment(
         loader=PackageLoader("adk_eval_action.report", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_redacted,
     )
     env.filters.update(score=score, no_baseline_reason=no_baseline_reason,
-                       instruction_counts=instruction_counts)
+                       instruction_counts=instruction_counts, join=_join)
     return env
 
 
@@ -254,8 +319,9 @@ def render_html(
     """The report of ``context`` as one HTML document (module docstring). ``head`` and
     ``baseline`` are each side's case records (:func:`~.html_view.case_records`); ``trend``
     the metrics' history (its section is left out when None); ``redact`` replaces known
-    secret values in the page and in the packed evidence. Pure: no I/O but reading the
-    packaged template, style sheet and script."""
+    secret values in the data written into the page and in the packed evidence, never in
+    the page's own code (module docstring). Pure: no I/O but reading the packaged
+    template, style sheet and script."""
     limits = limits or HtmlLimits()
     comparison: Comparison = context.comparison
     rows, blocks, left_out = case_rows(context, head, baseline or {}, limits, redact)
@@ -270,23 +336,28 @@ def render_html(
     csp = (f"default-src 'none'; script-src {csp_hash(HEAD_SCRIPT)} {csp_hash(script)}; "
            f"style-src {csp_hash(style)}; img-src data:; base-uri 'none'; form-action 'none'")
     counts = {name: sum(1 for r in rows if name in r.flags) for name in FILTERS}
-    page = html_environment().get_template("report.html.j2").render(
-        ctx=context, comparison=comparison, gate=context.gate, verdict=verdict(context),
-        metric_lines=metric_lines, metric_axis=metric_axis, info_lines=info_lines,
-        info_axis=info_axis, rubric_lines=rubric_lines, rubric_axis=rubric_axis,
-        trend_lines=_trend_lines(trend), rows=rows, blocks=blocks, left_out=left_out,
-        counts=counts, filters=FILTERS, static_cases=sum(1 for r in rows if r.body),
-        errors=[error_view(e) for e in comparison.errors], csp=csp, style=style,
-        script=script, head_script=HEAD_SCRIPT, config=config, limits=limits,
-        run_url=_safe_url(context.run_url),
-        loosened=gate_changes_line(comparison, loosened=True, markdown=False),
-        tightened=gate_changes_line(comparison, loosened=False, markdown=False),
-        judging=judge_changes_line(comparison, markdown=False),
-        judged_rubrics=judged_rubrics(comparison),
-        flips_line=judge_flips_line(comparison, markdown=False, always=True),
-        flipped=flips_by_case(comparison),
-    )
-    return redact(page) if redact is not None else page
+    token = _REDACT.set(redact)
+    try:
+        return html_environment().get_template("report.html.j2").render(
+            ctx=context, comparison=comparison, gate=context.gate, verdict=verdict(context),
+            metric_lines=metric_lines, metric_axis=metric_axis, info_lines=info_lines,
+            info_axis=info_axis, rubric_lines=rubric_lines, rubric_axis=rubric_axis,
+            trend_lines=_trend_lines(trend), rows=rows, blocks=[Ours(b) for b in blocks],
+            left_out=left_out, counts=counts, filters=FILTERS,
+            static_cases=sum(1 for r in rows if r.body),
+            errors=[error_view(e) for e in comparison.errors], csp=Ours(csp), style=Ours(style),
+            script=Ours(script), head_script=Ours(HEAD_SCRIPT), config=Ours(config),
+            limits=limits,
+            run_url=_safe_url(context.run_url),
+            loosened=gate_changes_line(comparison, loosened=True, markdown=False),
+            tightened=gate_changes_line(comparison, loosened=False, markdown=False),
+            judging=judge_changes_line(comparison, markdown=False),
+            judged_rubrics=judged_rubrics(comparison),
+            flips_line=judge_flips_line(comparison, markdown=False, always=True),
+            flipped=flips_by_case(comparison),
+        )
+    finally:
+        _REDACT.reset(token)
 
 
 def _safe_url(url: str | None) -> str | None:

@@ -783,6 +783,52 @@ def _report_inert(run: Run) -> None:
     assert "\\u202eevil\\u200bid" in report and "\u202e" not in report
 
 
+def _secret_a_word_of_the_script(ws: Workspace) -> None:
+    """A secret whose value is a word of the report's own script (``document``), echoed
+    by the agent."""
+    ws.env["SCRIPT_WORD_KEY"] = "document"
+    ws.hostile_agent("Read the {env[SCRIPT_WORD_KEY]} twice.")
+
+
+def _script_whole_secret_gone(run: Run) -> None:
+    """The report's scripts and style sheet are the packaged ones, allowed by their hashes
+    (so the browser runs them); the secret is gone from the agent's answer in the page."""
+    from html.parser import HTMLParser
+
+    from adk_eval_action.report.html import HEAD_SCRIPT, csp_hash
+
+    report = run.files["adk-eval-report.html"]
+    scripts: list[str] = []
+    policies: list[str] = []
+
+    class Scripts(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inside = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "meta" and dict(attrs).get("http-equiv") == "Content-Security-Policy":
+                policies.append(dict(attrs).get("content") or "")
+            self.inside = tag == "script" and not dict(attrs).get("type")
+            if self.inside:
+                scripts.append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            self.inside = False
+
+        def handle_data(self, data: str) -> None:
+            if self.inside:
+                scripts[-1] += data
+
+    Scripts().feed(report)
+    packaged = (Path(__file__).resolve().parents[3] / "src" / "adk_eval_action" / "report"
+                / "templates" / "report.js").read_text(encoding="utf-8")
+    assert scripts == [HEAD_SCRIPT, packaged]
+    assert [f"script-src {csp_hash(HEAD_SCRIPT)} {csp_hash(packaged)}" in policy
+            for policy in policies] == [True]
+    assert "Read the *** twice." in report and "Read the document" not in report
+
+
 #: A file named like an eval config (project.layout.CONFIG_LIKE) beside eval sets left on
 #: ADK's default criteria: its name is repeated in the suite's warning (log and comment).
 CONFIG_LIKE_NAME = (f"x\n::warning::fake warning\n@octocat {OTHER_MARKER} "
@@ -1530,6 +1576,12 @@ CASES: list[Case] = [
         run=lambda ws: ws.cli("run", "hostile_agent", "--print-comment", "--comment-out",
                               "comment.md", "--summary-out", "summary.md"), cli=True,
         check=lambda run: _assert("key=<***>" in json.dumps(run.results))),
+    # Issue 34, "Silent, HTML report": redacted in the data, not in the page's own code.
+    # Through the CLI: the action would (rightly) mask the word in the runner's log.
+    Case("k6-html-report-secret-is-a-word-of-its-script", 6, _secret_a_word_of_the_script, 1,
+         r"gate FAILED", cli=True, check=_script_whole_secret_gone,
+         run=lambda ws: ws.cli("run", "hostile_agent", "--html-out", "adk-eval-report.html",
+                               "--comment-out", "comment.md", "--summary-out", "summary.md")),
     Case("k6-next-page-link-to-another-origin", 6, _next_link(
         lambda ws: f"{ws.other_server().api_url}{COMMENTS}?page=2"), 0,
          r"next-page link of GET \S+/comments .*points to http://127\.0\.0\.1:\d+, not "

@@ -20,10 +20,14 @@ import pytest
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
+from adk_eval_action.redaction import Redactor
 from adk_eval_action.report.html import (
+    HEAD_SCRIPT,
     HtmlLimits,
     MetricTrend,
     TrendPoint,
+    _asset,
+    redacted_json,
     render_html,
 )
 from adk_eval_action.report.html_cases import case_slugs
@@ -109,6 +113,38 @@ def test_every_inline_script_and_style_is_allowed_by_hash_and_nothing_else() -> 
         assert not (tag == "link" and attrs.get("rel") == "stylesheet")
     assert not re.search(r"https?://", text.replace(
         "http://www.w3.org", "")), "the report names no URL but the run's"
+
+
+#: Secret values that are also words of the page's own script ("document", "classList")
+#: and of the data (the metric response_match_score, a final response).
+SCRIPT_WORD_SECRETS = ["document", "classList", "response", "degrees Celsius"]
+
+
+@pytest.mark.parametrize("static_cases", [200, 0])
+def test_a_secret_that_is_a_word_of_the_script_is_redacted_in_the_data_only(
+        static_cases: int) -> None:
+    """Issue 34, "Silent, HTML report": the secret is replaced in the data (in the page
+    and in the packed evidence), never in the style sheet, the scripts or the CSP, whose
+    hashes therefore still match what the browser runs."""
+    head, base = evidence_sides()
+    redact = Redactor(SCRIPT_WORD_SECRETS)
+    text = render_html(evidence_context(), case_records(head), case_records(base),
+                       limits=HtmlLimits(static_cases=static_cases), redact=redact)
+    page = Page(text)
+    executable = [body for attrs, body in page.scripts if attrs.get("type") is None]
+    assert executable == [HEAD_SCRIPT, _asset("report.js")]
+    assert page.styles == [_asset("report.css")]
+    policy = dict(part.strip().split(" ", 1) for part in page.csp.split(";") if part.strip())
+    assert set(policy["script-src"].split()) == {_sha256(body) for body in executable}
+    shown = "".join(page.text)
+    assert "response_match_score" not in shown and "***_match_score" in shown
+    packed = [json.loads(gzip.decompress(base64.b64decode(body)))
+              for attrs, body in page.scripts if attrs.get("type") == "application/octet-stream"]
+    evidence = json.dumps(packed) if static_cases == 0 else shown
+    assert "Sunny, 22 degrees Celsius." not in evidence and "Sunny, 22 ***." in evidence
+    if static_cases == 0:  # the names the script reads are kept; only values are redacted
+        assert packed and redacted_json(b'{"response": "a response"}', redact) == \
+            b'{"response":"a ***"}'
 
 
 def test_every_case_has_a_row_and_a_unique_safe_deep_link() -> None:
