@@ -281,8 +281,14 @@ def _interval_text(interval: DeltaInterval | None, scale: float | None = None) -
     """``corrected interval [-0.519, -0.009]`` in metric units, or in % of ``scale``: the
     interval of :mod:`adk_eval_action.analysis.paired`, whose ends are the corrected
     one-sided bounds (no single two-sided level describes both)."""
-    if interval is None or interval.low is None or interval.high is None:
+    if interval is None or not interval.has_interval:
         return "no interval"
+    if interval.low is None or interval.high is None:
+        end = "≤" if interval.low is None else "≥"
+        value = interval.high if interval.low is None else interval.low
+        assert value is not None
+        shown = f"{value / scale:+.0%}" if scale else f"{value:+.3f}"
+        return f"one-sided corrected interval {end} {shown}"
     if scale:
         return f"corrected interval [{interval.low / scale:+.0%}, {interval.high / scale:+.0%}]"
     return f"corrected interval [{interval.low:+.3f}, {interval.high:+.3f}]"

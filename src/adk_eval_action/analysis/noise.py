@@ -28,6 +28,7 @@ __all__ = [
     "DeltaInterval",
     "NO_CASES_REASON",
     "ONE_CASE_REASON",
+    "ONE_SIDED_REASON",
     "TOO_FEW_REASON",
     "classify",
     "disagree",
@@ -52,6 +53,10 @@ TOO_FEW_REASON = (
     "no interval: {sample} {verb} too few for the corrected level (all {total} patterns "
     "leave p ≥ {p_min:.3g})"
 )
+ONE_SIDED_REASON = (
+    "one-sided: no bound on a {word}, as {sample} {verb} too few for that side's corrected "
+    "level {level:.3g} (all {total} patterns leave p ≥ {p_min:.3g})"
+)
 
 # Score differences closer than this count as equal (metric units).
 _TOLERANCE = 1e-9
@@ -68,14 +73,16 @@ class DeltaInterval(BaseModel):
         delta: Mean over matched cases of ``mean(head runs) − mean(baseline runs)``;
             ``0.0`` when ``n_cases == 0``.
         low: Lower end: a one-sided bound at level ``level_low`` (the level the correction
-            left the direction this end decides); ``None`` when there is no interval.
+            left the direction this end decides); ``None`` when the test cannot reach that
+            level (then ``reason`` says why: both ends None, no interval; one, a one-sided
+            interval, which still decides its own side).
         high: Upper end, at ``level_high``; ``None`` likewise.
         n_cases: Matched cases (scored on both sides).
         n_resamples: Sign patterns the p-values count among (``2**n_cases`` when
             ``exact``); ``0`` when no interval.
         confidence: Nominal one-sided level of each end before correction, in ``(0, 1)``
             (0.95: at most 5% false calls per direction).
-        reason: Why there is no interval (``None`` iff ``low``/``high`` are set).
+        reason: Why an end is missing (``None`` iff ``low`` and ``high`` are both set).
         p_worse: p-value of "worse by more than ``min_effect``" (metric's direction).
         p_better: p-value of "better by more than ``min_effect``".
         level_low, level_high: One-sided levels of the ends after correction.
@@ -106,26 +113,33 @@ class DeltaInterval(BaseModel):
 
     @model_validator(mode="after")
     def _bounds_consistent(self) -> DeltaInterval:
-        if (self.low is None) != (self.high is None):
-            raise ValueError("low and high must both be set or both be None")
-        if self.low is None and self.reason is None:
-            raise ValueError("an interval without bounds must give a reason")
+        if (self.low is None or self.high is None) and self.reason is None:
+            raise ValueError("an interval without both bounds must give a reason")
         if self.low is not None and self.high is not None and self.low > self.high:
             raise ValueError(f"low ({self.low}) must not exceed high ({self.high})")
         return self
 
     @property
     def has_interval(self) -> bool:
-        """True when ``low`` and ``high`` are set."""
-        return self.low is not None
+        """True when an end is set (a one-sided interval decides its side)."""
+        return self.low is not None or self.high is not None
+
+    @property
+    def one_sided(self) -> bool:
+        """True when exactly one end is set."""
+        return (self.low is None) != (self.high is None)
 
 
-def _goodness_bounds(interval: DeltaInterval | None, sign: float) -> tuple[float, float] | None:
-    """Interval bounds in goodness units (``sign`` is +1 or -1), ordered low..high."""
-    if interval is None or interval.low is None or interval.high is None:
+def _goodness_bounds(
+    interval: DeltaInterval | None, sign: float
+) -> tuple[float | None, float | None] | None:
+    """Interval bounds in goodness units (``sign`` is +1 or -1), ordered low..high, a
+    missing end None (unbounded on that side); None when there is no end at all."""
+    if interval is None or not interval.has_interval:
         return None
-    a, b = sign * interval.low, sign * interval.high
-    return (a, b) if a <= b else (b, a)
+    a = None if interval.low is None else sign * interval.low
+    b = None if interval.high is None else sign * interval.high
+    return (a, b) if sign > 0 else (b, a)
 
 
 def classify(
@@ -147,6 +161,9 @@ def classify(
         - ``-min_effect <= g_low`` and ``g_high <= +min_effect`` (wholly within) ->
           ``"unchanged"``;
         - otherwise it straddles ``-min_effect`` or ``+min_effect`` -> ``"inconclusive"``.
+    * With a one-sided interval (one end missing: unbounded that way), only the side of
+      its end can be called: ``g_high < -min_effect`` -> ``"regressed"``, ``g_low >
+      +min_effect`` -> ``"improved"``, else ``"inconclusive"``.
     * Without an interval (``interval`` is ``None`` or has no bounds: one matched case,
       too few for the corrected level, or differences too large to compute with) nothing
       is established: ``"inconclusive"``. The point delta alone calls nothing; at 200
@@ -169,11 +186,11 @@ def classify(
     if bounds is None:
         return "inconclusive"
     g_low, g_high = bounds
-    if g_high < -min_effect:
+    if g_high is not None and g_high < -min_effect:
         return "regressed"
-    if g_low > min_effect:
+    if g_low is not None and g_low > min_effect:
         return "improved"
-    if -min_effect <= g_low and g_high <= min_effect:
+    if g_low is not None and g_high is not None and -min_effect <= g_low and g_high <= min_effect:
         return "unchanged"
     return "inconclusive"
 
@@ -215,7 +232,7 @@ def regression_fails(
         # The interval decides, compared exactly as classify compares it: a significant
         # failure is a "regressed" call whenever max_regression is min_effect.
         bounds = _goodness_bounds(interval, sign)
-        return bounds is not None and bounds[1] < -max_regression
+        return bounds is not None and bounds[1] is not None and bounds[1] < -max_regression
     # A drop equal to the budget is within it; the tolerance absorbs float rounding of means
     # (1.0 - 0.7 is 0.30000000000000004).
     return sign * delta < -max_regression - _TOLERANCE

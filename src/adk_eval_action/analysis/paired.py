@@ -39,10 +39,12 @@ from pydantic import BaseModel
 from adk_eval_action.analysis.noise import (
     NO_CASES_REASON,
     ONE_CASE_REASON,
+    ONE_SIDED_REASON,
     TOO_FEW_REASON,
     DeltaInterval,
+    classify,
 )
-from adk_eval_action.analysis.sample import Undecided, sample_text, to_decide
+from adk_eval_action.analysis.sample import Undecided, out_of_reach, sample_text, to_decide
 from adk_eval_action.analysis.signflip import (
     CORRECTION,
     FlipDistribution,
@@ -396,44 +398,101 @@ def _bounded(
         "level_high": level_high,
         "exact": dist.exact,
     }
-    if low is not None and high is not None and not (math.isfinite(low) and math.isfinite(high)):
+    if not all(math.isfinite(end) for end in (low, high) if end is not None):
         return DeltaInterval(low=None, high=None, reason=TOO_LARGE_REASON, **common, **fields)
-    if low is None or high is None:
-        reason = TOO_FEW_REASON.format(
-            sample=sample_text(int(p.paired.size), p.runs),
-            verb="is" if p.paired.size == 1 else "are",
-            total=dist.total,
-            p_min=dist.p_min,
-        )
+    sample = {
+        "sample": sample_text(int(p.paired.size), p.runs),
+        "verb": "is" if p.paired.size == 1 else "are",
+        "total": dist.total,
+        "p_min": dist.p_min,
+    }
+    if low is None and high is None:
+        reason = TOO_FEW_REASON.format(**sample)
         return DeltaInterval(low=None, high=None, reason=reason, **common, **fields)
+    if low is None or high is None:
+        # One side reaches its level, the other not (the correction leaves the sides
+        # different levels): the end there is still a corrected bound, and decides its side.
+        missing_low = low is None
+        word = "gain" if missing_low == p.higher else "drop"
+        level = level_low if missing_low else level_high
+        reason = ONE_SIDED_REASON.format(word=word, level=level, **sample)
+        return DeltaInterval(low=low, high=high, reason=reason, **common, **fields)
     return DeltaInterval(low=low, high=high, **common, **fields)
 
 
 def _advice(
     p: _Prepared, interval: DeltaInterval, method: TestMethod, tables: SubsetTables
 ) -> str | None:
-    """What sample would decide a gated change beyond ``min_effect`` the test did not call
-    (:func:`adk_eval_action.analysis.sample.to_decide`); None for any other."""
-    if p.informational or p.means is None or p.reason not in (None, ONE_CASE_REASON):
+    """What sample would decide a gated change the test left ❔ inconclusive: for a change
+    beyond ``min_effect``, one of its size called (:func:`.sample.to_decide`); for one
+    within it, its interval brought within ``±min_effect`` (⚪ unchanged; with a
+    ``min_effect`` of 0 no sample does, and the sentence says what would); when no sample
+    within the limits would, how far off it is (:func:`.sample.out_of_reach`). None for
+    any other change (called, informational, or without matched cases)."""
+    if p.informational or p.means is None or p.reason == NO_CASES_REASON:
         return None
+    call = classify(interval, interval.delta, min_effect=p.min_effect, higher_is_better=p.higher)
+    if call != "inconclusive":
+        return None
+    if p.reason == TOO_LARGE_REASON:
+        return "no sample would: the scores are too large to compute with (check its values)"
     goodness = interval.delta if p.higher else -interval.delta
-    if abs(goodness) <= p.min_effect or (p.dist is None and p.reason is None):
-        return None
-    worse = goodness < 0
+    if abs(goodness) > p.min_effect:
+        worse = goodness < 0
+        level = _side_level(method, worse)
+        value = interval.p_worse if worse else interval.p_better
+        less = worse == p.higher
+        word = "drop" if worse else "gain"
+        theta = -p.min_effect if less else p.min_effect
+        undecided = _undecided(p, method, (less, theta, level, value), word)
+        return to_decide(undecided, tables) or out_of_reach(undecided)
+    if p.min_effect == 0.0:
+        return (
+            f"a change this small ({interval.delta:+.3g}) is never called ⚪ unchanged with "
+            "min_effect 0: set gate.min_effect to the smallest change worth a call"
+        )
+    # Within min_effect: each end beyond ±min_effect (or missing) must come within it; the
+    # side further from its level is named.
+    sides: list[tuple[bool, float, float, float | None]] = []
+    if interval.low is None or interval.low < -p.min_effect:
+        value = p.dist.p_greater(-p.min_effect) if p.dist is not None else None
+        sides.append((False, -p.min_effect, _side_level(method, not p.higher), value))
+    if interval.high is None or interval.high > p.min_effect:
+        value = p.dist.p_less(p.min_effect) if p.dist is not None else None
+        sides.append((True, p.min_effect, _side_level(method, p.higher), value))
+    side = max(sides, key=lambda one: 0.5 if one[3] is None else one[3] / one[2])
+    undecided = _undecided(
+        p, method, side, "change", goal=f"that this change is within ±{p.min_effect:.3g}"
+    )
+    return to_decide(undecided, tables) or out_of_reach(undecided)
+
+
+def _side_level(method: TestMethod, worse: bool) -> float:
+    """The corrected level of the worse (or better) side of the gated family; alone outside
+    the family (no test in it), that of a family of one more test."""
     level = method.level_worse if worse else method.level_better
-    if level is None:  # alone outside the family: a family of one more test
+    if level is None:
         level = method.alpha / (1.0 + method.alpha) / (method.tests + 1)
-    value = interval.p_worse if worse else interval.p_better
-    if value is not None and value <= level * (1 + 1e-9):
-        return None
-    less = worse == p.higher
+    return level
+
+
+def _undecided(
+    p: _Prepared,
+    method: TestMethod,
+    side: tuple[bool, float, float, float | None],
+    word: str,
+    goal: str = "",
+) -> Undecided:
+    """One undecided side of a test: ``side`` is (below the null value or above it, the
+    null value in metric units, the level that side needs, its p-value or None)."""
+    less, theta, level, value = side
     one_run = p.strata is None and p.paired.size <= method.within_cases_up_to
-    undecided = Undecided(
+    return Undecided(
         strata=strata(*[(m, np.ones(m.size, dtype=np.int64)) for m in p.means])
-        if one_run
+        if one_run and p.means is not None
         else p.strata,
         diffs=p.diffs,
-        theta=-p.min_effect if less else p.min_effect,
+        theta=theta,
         less=less,
         level=level,
         p=0.5 if value is None else value,
@@ -441,6 +500,6 @@ def _advice(
         seed=method.seed,
         n_resamples=method.n_resamples,
         exact_up_to=method.exact_up_to,
-        word="drop" if worse else "gain",
+        word=word,
+        goal=goal,
     )
-    return to_decide(undecided, tables)

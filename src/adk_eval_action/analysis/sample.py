@@ -82,7 +82,9 @@ class Undecided:
     """One undecided change: its cases (as strata, or the per-case differences of a test
     over whole cases), the null value ``theta`` its direction is tested at and whether
     that direction is below it (``less``), the level the correction left that direction,
-    the test's p-value there and smallest possible p-value, and the draws' settings."""
+    the test's p-value there and smallest possible p-value, and the draws' settings;
+    ``word`` names the change (``drop``), ``goal`` what deciding it shows (default: "a
+    drop this size")."""
 
     strata: Strata | None
     diffs: np.ndarray
@@ -95,6 +97,12 @@ class Undecided:
     n_resamples: int
     exact_up_to: int
     word: str
+    goal: str = ""
+
+    @property
+    def aim(self) -> str:
+        """What deciding it would show: ``a drop this size`` unless ``goal`` says."""
+        return self.goal or f"a {self.word} this size"
 
 
 def to_decide(u: Undecided, tables: SubsetTables | None = None) -> str | None:
@@ -109,14 +117,33 @@ def to_decide(u: Undecided, tables: SubsetTables | None = None) -> str | None:
             now = f"with {runs} the smallest possible p is {u.p_min:.3g}"
             if u.p_min <= u.level:
                 now += f" and this {u.word}'s is {u.p:.3g}"
-            return f"{found} runs per case would decide a {u.word} this size; {now} ({need})"
+            return f"{found} runs per case would decide {u.aim}; {now} ({need})"
     factor = _cases_factor(u)
     if factor is None:
         return None
     cases = u.diffs.size
     return (
-        f"about {factor}× the eval cases ({factor * cases}) would decide a {u.word} this size; "
+        f"about {factor}× the eval cases ({factor * cases}) would decide {u.aim}; "
         f"with {cases} this {u.word}'s p is {u.p:.3g} ({need})"
+    )
+
+
+def out_of_reach(u: Undecided) -> str:
+    """The sentence for a change no sample within the limits decides (:func:`to_decide`
+    gave None): the normal approximation's number of times the eval cases, past
+    :data:`MAX_CASES_FACTOR`, or, where the change does not point the way it would have
+    to, that more of the same results would not decide it."""
+    need = f"a call needs p ≤ {u.level:.3g}"
+    factor = _cases_factor(u, cap=False)
+    if factor is None:
+        return (
+            f"no number of runs or cases would decide {u.aim} as the results stand: "
+            f"this {u.word}'s p is {u.p:.3g} ({need})"
+        )
+    return (
+        f"no sample within {MAX_RUNS} runs per case or {MAX_CASES_FACTOR}× the eval cases "
+        f"would decide {u.aim} (about {factor}× the eval cases would): it is small against "
+        f"the runs' noise; this {u.word}'s p is {u.p:.3g} ({need})"
     )
 
 
@@ -167,10 +194,10 @@ def _decides(u: Undecided, s: Strata, runs: int, tables: SubsetTables) -> bool:
     return bool(max(_normal_p(u, p), floor) <= u.level)
 
 
-def _cases_factor(u: Undecided) -> int | None:
+def _cases_factor(u: Undecided, *, cap: bool = True) -> int | None:
     """How many times the eval cases the normal approximation of the test needs to reject
-    at ``u.level`` with every case repeated as it is; None beyond :data:`MAX_CASES_FACTOR`
-    or when the change does not point that way."""
+    at ``u.level`` with every case repeated as it is (at least 2); None beyond
+    :data:`MAX_CASES_FACTOR` (with ``cap``) or when the change does not point that way."""
     if u.strata is not None:
         centred = float(np.sum(u.strata.diffs() - u.theta))
         spread = math.sqrt(_permutation_variance(u.strata, u.theta))
@@ -181,7 +208,10 @@ def _cases_factor(u: Undecided) -> int | None:
     z = -z if u.less else z
     if not (math.isfinite(z) and z > 0.0):
         return None
-    factor = math.ceil((NormalDist().inv_cdf(1.0 - u.level) / z) ** 2)
+    ratio = (NormalDist().inv_cdf(1.0 - u.level) / z) ** 2
+    if not cap:
+        return max(2, math.ceil(ratio)) if ratio < 1e9 else None
+    factor = math.ceil(ratio)
     return factor if 2 <= factor <= MAX_CASES_FACTOR else None
 
 

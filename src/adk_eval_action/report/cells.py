@@ -77,7 +77,7 @@ def table_layout(comparison: Comparison) -> TableLayout:
     sides = [m.head or m.baseline for m in comparison.metrics if not m.informational]
     return TableLayout(
         suite=len(suites) > 1,
-        interval=any(r.interval is not None and r.interval.low is not None for r in rows),
+        interval=any(r.interval is not None and r.interval.has_interval for r in rows),
         threshold=any(s is not None and s.threshold is not None for s in sides),
     )
 
@@ -85,7 +85,7 @@ def table_layout(comparison: Comparison) -> TableLayout:
 def any_interval(rows: list[MetricComparison] | list[RubricComparison]) -> bool:
     """Whether some row has an interval with bounds: one table's Interval column (the
     metric, efficiency and rubric tables decide each for their own rows)."""
-    return any(r.interval is not None and r.interval.low is not None for r in rows)
+    return any(r.interval is not None and r.interval.has_interval for r in rows)
 
 
 def places(row: MetricComparison | RubricComparison) -> int:

@@ -187,8 +187,12 @@ def _whisker(left: float, right: float, past_left: bool, past_right: bool,
 def _delta_title(row: MetricComparison | RubricComparison, scale: float) -> str:
     text = f"delta {score(row.delta)}"
     interval = row.interval
-    if interval is not None and interval.low is not None:
+    if interval is not None and interval.low is not None and interval.high is not None:
         text += f", interval [{score(interval.low)}, {score(interval.high)}]"
+    elif interval is not None and interval.high is not None:
+        text += f", interval up to {score(interval.high)}"
+    elif interval is not None and interval.low is not None:
+        text += f", interval from {score(interval.low)}"
     if row.min_effect is not None:
         text += f", min_effect {score(row.min_effect)}"
     if row.classification:

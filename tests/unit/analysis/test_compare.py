@@ -529,3 +529,37 @@ def test_runs_without_a_score_are_left_out_of_the_labellings() -> None:
     assert row.interval.n_resamples == 10 * 6 * 3  # C(5, 2) x C(4, 2) x C(3, 1)
     assert row.interval.p_worse == pytest.approx(enumerated_p(cases, 0.0, less=True))
     assert row.interval.p_better == pytest.approx(enumerated_p(cases, 0.0, less=False))
+
+
+def test_a_collapse_too_small_for_a_two_sided_interval_is_called_on_its_side() -> None:
+    """2 cases x 2 runs, both metrics 1.000 → 0.000 in every head run (the thresholds all
+    met): each test has 6**2 = 36 labellings and p_worse = 1/36. Both worse p-values pass
+    the first stage (1/36 <= 2 q / 2), so the worse side's level is q = 0.05 / 1.05; no
+    better p-value does, so that side's is q / 2 = 0.0238 < 1/36: no lower end. The upper
+    end is still the corrected bound of its side, and decides it: 🔴 regressed, and the
+    gate with require_significance fails."""
+    def side(score: float) -> RunResults:
+        return results({
+            case: [[metric("tool_trajectory_avg_score", score, threshold=0.0),
+                    metric("response_match_score", score, threshold=0.0)]] * 2
+            for case in ("a", "b")
+        })
+
+    comparison = compare(side(0.0), side(1.0), "b")
+    q = 0.05 / 1.05
+    oracle = enumerated_p([([0.0, 0.0], [1.0, 1.0])] * 2, 0.0, less=True)
+    for name in ("tool_trajectory_avg_score", "response_match_score"):
+        row = _row(comparison, name)
+        assert row.interval.p_worse == pytest.approx(oracle) == pytest.approx(1 / 36)
+        assert row.interval.level_high == pytest.approx(q)
+        assert row.interval.level_low == pytest.approx(q / 2)
+        assert row.interval.low is None and row.interval.high == pytest.approx(-1.0)
+        assert row.interval.one_sided and row.interval.has_interval
+        assert row.interval.reason == (
+            "one-sided: no bound on a gain, as 2 paired cases x 2 runs a side are too few "
+            "for that side's corrected level 0.0238 (all 36 patterns leave p ≥ 0.0278)"
+        )
+        assert row.classification == "regressed" and row.interval.to_decide is None
+    assert comparison.no_interval_reason is None
+    gate = decide(comparison, GateConfig(fail_on="regression", require_significance=True))
+    assert not gate.passed

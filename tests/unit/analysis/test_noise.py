@@ -233,3 +233,26 @@ def test_invalid_intervals_raise() -> None:
         DeltaInterval(delta=0.0, low=None, high=None, n_cases=3, n_resamples=0, confidence=0.9)
     with pytest.raises(ValueError):
         DeltaInterval(delta=0.0, low=0.1, high=-0.1, n_cases=3, n_resamples=5, confidence=0.9)
+
+
+def test_a_one_sided_interval_decides_its_own_side_only() -> None:
+    """An interval with only its upper end (no bound on a gain) is 🔴 regressed when that
+    end lies below −min_effect, and can be nothing but ❔ otherwise; for a metric where
+    lower is better the same end proves a gain."""
+    upper_only = DeltaInterval(
+        delta=-1.0, low=None, high=-0.9, n_cases=2, n_resamples=36, confidence=0.95,
+        reason="one-sided",
+    )
+    assert upper_only.has_interval and upper_only.one_sided
+    assert classify(upper_only, -1.0, min_effect=0.1) == "regressed"
+    assert classify(upper_only, -1.0, min_effect=0.95) == "inconclusive"
+    assert classify(upper_only, -1.0, min_effect=0.1, higher_is_better=False) == "improved"
+    assert regression_fails(upper_only, -1.0, max_regression=0.5, require_significance=True,
+                            higher_is_better=True)
+    assert not regression_fails(upper_only, -1.0, max_regression=0.95,
+                                require_significance=True, higher_is_better=True)
+    lower_only = upper_only.model_copy(update={"low": 0.9, "high": None, "delta": 1.0})
+    assert classify(lower_only, 1.0, min_effect=0.1) == "improved"
+    assert classify(lower_only, 1.0, min_effect=0.1, higher_is_better=False) == "regressed"
+    with pytest.raises(ValueError, match="must give a reason"):
+        DeltaInterval(delta=0.0, low=None, high=0.1, n_cases=2, n_resamples=36, confidence=0.95)

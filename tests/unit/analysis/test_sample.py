@@ -62,11 +62,63 @@ def test_the_current_p_is_given_when_the_design_could_have_called_it() -> None:
     )
 
 
-def test_nothing_to_decide_when_called_or_within_min_effect() -> None:
+def test_nothing_to_decide_when_called() -> None:
     called = _row({"a": [0.0] * 5}, {"a": [1.0] * 5})
     assert called.classification == "regressed" and called.interval.to_decide is None
+    unchanged = _row({"a": [0.5, 0.5]}, {"a": [0.5, 0.5]}, min_effect=0.1)
+    assert unchanged.classification == "unchanged" and unchanged.interval.to_decide is None
+
+
+def test_a_change_within_min_effect_is_told_what_shows_it_within() -> None:
+    """1.0 → 0.95 within min_effect 0.1, one run a side: ⚪ unchanged needs both "the change
+    is above −0.1" and "below +0.1" proven; with r runs a side each has the one extreme
+    labelling of C(2r, r), so 4 runs (1/70) reach the level of one test and 3 (1/20) not."""
     small = _row({"a": [0.45]}, {"a": [0.5]}, min_effect=0.1)
-    assert small.interval.to_decide is None
+    assert small.classification == "inconclusive"
+    for theta, less in ((-0.1, False), (0.1, True)):
+        three, four = (
+            enumerated_p([([0.45] * r, [0.5] * r)], theta, less=less) for r in (3, 4)
+        )
+        assert three == pytest.approx(1 / 20) and three > LEVEL_ONE_TEST
+        assert four == pytest.approx(1 / 70) and four <= LEVEL_ONE_TEST
+    assert small.interval.to_decide == (
+        "4 runs per case would decide that this change is within ±0.1; with 1 the smallest "
+        "possible p is 0.5 (a call needs p ≤ 0.0476)"
+    )
+
+
+def test_a_change_within_min_effect_zero_says_what_would_call_it() -> None:
+    """With min_effect 0 only an interval of [0, 0] is ⚪ unchanged: no sample decides a
+    noisy zero, so the line names the setting that would."""
+    row = _row({"a": [0.9, 0.8], "b": [0.7, 0.9]}, {"a": [0.8, 0.9], "b": [0.9, 0.7]})
+    assert row.delta == 0.0 and row.classification == "inconclusive"
+    assert row.interval.to_decide == (
+        "a change this small (+0) is never called ⚪ unchanged with min_effect 0: set "
+        "gate.min_effect to the smallest change worth a call"
+    )
+
+
+def test_a_change_out_of_reach_is_told_how_far() -> None:
+    """+0.033 against runs of 0.1 to 0.9: no count up to 8 runs or 20× the cases reaches
+    the level; the line gives the normal approximation's factor past that, z growing with
+    the square root of the number of cases."""
+    base = {f"c{i}": [0.8, 0.1, 0.5] for i in range(3)}
+    head = {f"c{i}": [0.9, 0.1, 0.5] for i in range(3)}
+    row = _row(head, base)
+    assert row.classification == "inconclusive"
+    # The stratified test's permutation variance, by hand: per case the 6 pooled scores'
+    # variance σ² times L/(L−1) (1/3 + 1/3), summed over the 3 cases.
+    pooled = [0.9, 0.1, 0.5, 0.8, 0.1, 0.5]
+    mean = sum(pooled) / 6
+    var = sum((x - mean) ** 2 for x in pooled) / 6 * 6 / 5 * (2 / 3)
+    z = 3 * (0.1 / 3) / math.sqrt(3 * var)
+    factor = math.ceil((NormalDist().inv_cdf(1 - LEVEL_ONE_TEST) / z) ** 2)
+    assert factor == 64
+    assert row.interval.to_decide == (
+        "no sample within 8 runs per case or 20× the eval cases would decide a gain this "
+        "size (about 64× the eval cases would): it is small against the runs' noise; this "
+        f"gain's p is {row.interval.p_better:.3g} (a call needs p ≤ 0.0476)"
+    )
 
 
 def test_a_gain_is_described_as_a_gain() -> None:

@@ -191,6 +191,25 @@ def test_one_run_gets_an_interval_and_too_few_cases_say_so() -> None:
     ) in comment
 
 
+def test_a_collapse_of_two_cases_is_called_on_its_side_in_the_comment() -> None:
+    """Two metrics of 2 cases x 2 runs, 1.000 → 0.000 in every head run: too few
+    labellings for a bound on a gain (36, p ≥ 1/36 > 0.0238), enough for a drop (1/36 ≤
+    0.0476). The table shows the one end it has, the call is 🔴, and no ❔ is left."""
+    def side(score: float) -> RunResults:
+        return results({
+            case: [[metric("tool_trajectory_avg_score", score, threshold=0.0),
+                    metric("response_match_score", score, threshold=0.0)]] * 2
+            for case in ("a", "b")
+        })
+
+    comparison = compare(side(0.0), side(1.0), "b")
+    comment = render_comment(
+        CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
+    )
+    assert "| −1.000 🔴 regressed | ≤ −1 |" in comment
+    assert "❔" not in comment.split("Method:")[0] and "no interval" not in comment
+
+
 # --- chart -------------------------------------------------------------------------------
 
 _LINE = re.compile(
