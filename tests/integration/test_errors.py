@@ -176,8 +176,11 @@ def test_judge_timeout_is_a_model_error_after_the_retries(example_repo: Path, cl
     # The scores that were computed stay; the run itself is an error of kind model.
     assert metric(run, "tool_trajectory_avg_score")["score"] == 1.0
     assert (run["status"], run["error_kind"]) == ("error", "model")
-    [summary] = [e for e in results["suites"][0]["errors"] if e["kind"] == "model"]
-    assert summary["message"] == "1 of 1 case runs could not reach the model (timeout)"
+    [error] = [e for e in results["suites"][0]["errors"] if e["kind"] == "model"]
+    assert error["message"] == (
+        f"the judge model `stand-in-judge-timeout` of `{RUBRIC}` could not be reached: no "
+        "verdict in 1 run of 1 eval case in one.evalset.json (multi_turn_trip): judge model "
+        "stand-in-judge-timeout: timeout after 3 attempts")
     counts = results["metadata"]["model_calls"]
     # By hand: one judge call per turn (num_samples 1) on 3 turns, each tried 3 times.
     assert (counts["failed_calls"], counts["retry_causes"]) == (3, {"timeout": 6})

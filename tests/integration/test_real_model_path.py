@@ -205,7 +205,12 @@ def test_a_judge_outage_keeps_the_scores_that_were_computed(
     rubric = metric(run, "rubric_based_final_response_quality_v1")
     assert rubric["status"] == "error" and "500 INTERNAL after 2 attempts" in rubric["reason"]
     comment = (example_repo / "c.md").read_text(encoding="utf-8")
-    assert "4 of 4 case runs could not reach the model (500 INTERNAL ×4)" in comment
+    assert (
+        "the judge model `gemini-2.5-flash` of `rubric_based_final_response_quality_v1` "
+        "could not be reached: no verdict in 4 runs of 4 eval cases in travel.evalset.json "
+        "(weather\\_paris, currency\\_usd\\_eur, multi\\_turn\\_trip, "
+        "weather\\_tokyo\\_rubrics): judge model gemini-2.5-flash: 500 INTERNAL after 2 attempts"
+    ) in comment
     # The per-metric table stays: the metric that needs no judge is scored and passes.
     [row] = [line for line in comment.splitlines() if "| `tool_trajectory_avg_score` |" in line]
     assert "| 1.000 |" in row and row.endswith("✅ |")
@@ -264,8 +269,12 @@ def test_a_judge_model_the_api_does_not_know_keeps_the_other_scores(
     results = load_json(example_repo / "r.json")
     [error] = results["suites"][0]["errors"]
     assert error["kind"] == "judge"
-    assert error["message"].startswith("4 of 4 case runs named a model the API does not know "
-                                       "(404 NOT_FOUND: judge model `gemini-")
+    assert error["message"].startswith(
+        "the judge model `gemini-2.5-flash` of `rubric_based_final_response_quality_v1` could "
+        "not be used: no verdict in 4 runs of 4 eval cases in travel.evalset.json "
+        "(weather_paris, currency_usd_eur, multi_turn_trip, weather_tokyo_rubrics): 404 "
+        "NOT_FOUND: judge model `gemini-2.5-flash` is unknown to the API")
+    assert error["hint"].endswith("is available to this API key or project")
     [run] = case_runs(results, "weather_paris")
     assert (run["status"], run["error_kind"]) == ("error", "judge")
     assert metric(run, "tool_trajectory_avg_score")["score"] == 1.0

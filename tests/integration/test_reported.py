@@ -146,9 +146,9 @@ def test_judge_no_verdict_by_default_is_the_judges_fault_not_the_agents(reported
     [error] = [e for s in results["suites"] for e in s["errors"]]
     assert (error["kind"], error["eval_id"]) == ("judge_answer", "waiting_jobs")
     assert error["message"].startswith(
-        "the judge model answered off-format: `rubric_based_final_response_quality_v1` not "
-        "evaluated in 1 run of 1 eval case in queue.evalset.json (waiting_jobs): no verdict "
-        "for rubric `names_total` (turn 1): ")
+        "the judge model `stand-in-judge-garbage` of `rubric_based_final_response_quality_v1` "
+        "answered off-format: no verdict in 1 run of 1 eval case in queue.evalset.json "
+        "(waiting_jobs): no verdict for rubric `names_total` (turn 1): ")
     assert ("gate INCOMPLETE (the judge model answered off-format): 0 of 1 eval case could be "
             "evaluated (exit 2)") in output
     assert "FAILED" not in output

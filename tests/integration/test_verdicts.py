@@ -139,8 +139,9 @@ def test_a_rubric_the_judge_leaves_out_is_not_evaluated_with_the_reason(
     assert _verdicts(invocation) == {"polite": (1.0, None), "celsius": (None, no_verdict)}
     assert (m["status"], run["status"]) == ("not_evaluated", "not_evaluated")
     assert m["reason"] == f"no verdict for rubric `celsius` (turn 1): {no_verdict}"
-    assert f"the judge model answered off-format: `{FINAL}` not evaluated in 1 run of 1 eval " \
-        "case in trip.evalset.json (trip): no verdict for rubric `celsius`" in result.output
+    assert (f"the judge model `{OMIT_JUDGE_PREFIX}celsius` of `{FINAL}` answered off-format: "
+            "no verdict in 1 run of 1 eval case in trip.evalset.json (trip): no verdict for "
+            "rubric `celsius`") in result.output
     assert "gate INCOMPLETE (the judge model answered off-format): 0 of 1 eval case could be " \
         "evaluated (exit 2)" in result.output
     warned = cli("run", "travel_agent", "--results-out", "w.json", "--not-evaluated", "warn",

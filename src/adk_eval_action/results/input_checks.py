@@ -45,7 +45,7 @@ from adk_eval_action.results.model import (
     finite_score,
     out_of_range,
 )
-from adk_eval_action.results.records import is_metric_error, metric_errors
+from adk_eval_action.results.records import recomputed_metric_errors
 from adk_eval_action.results.status import run_status
 
 
@@ -132,6 +132,5 @@ def check_results(results: RunResults, path: Path) -> RunResults:
                         run.status = run_status(run.metrics)
                     changed |= touched
         if changed:
-            suite.errors = [e for e in suite.errors if not is_metric_error(e)]
-            suite.errors += metric_errors(suite)
+            suite.errors = recomputed_metric_errors(suite, suite.errors)
     return results

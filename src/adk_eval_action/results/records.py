@@ -4,13 +4,12 @@ where results are combined (``merge`` of shards), so both give the same record."
 from __future__ import annotations
 
 from collections import Counter
+from typing import cast
 
-from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.model import (
     ErrorKind,
     ErrorRecord,
     MetricResult,
-    RunResults,
     SuiteRecord,
 )
 
@@ -31,13 +30,64 @@ JUDGE_ANSWER_HINT = (
 )
 """The hint of every ``judge_answer`` record of :func:`metric_errors`."""
 
+JUDGE_ANSWER_COUNTED_HINT = (
+    "no verdict on the agent: the judge model answered off-format; counted by the "
+    "gate.not_evaluated you set (fail or warn); rerun, or use a stronger judge_model or "
+    "more num_samples"
+)
+"""The hint of a ``judge_answer`` record made kind ``metric`` because the run's gate sets
+``not_evaluated`` (:func:`metric_errors`' ``judge_answers_counted``): what the record
+keeps of that decision, so a record recomputed from a saved one decides alike
+(:func:`recomputed_metric_errors`)."""
+
+JUDGE_FAULT_HINT = (
+    "no verdict on the agent: the judge model raised instead of answering; check its "
+    "judge_model_options.judge_model (the name, the model class registered for it, what it "
+    "needs installed and set) and rerun"
+)
+"""The hint of a ``judge`` record of :func:`metric_errors`: the judge model's call raised an
+exception that is no fault of the model service (a judge model that cannot work)."""
+
+JUDGE_OUTAGE_HINT = (
+    "no verdict on the agent: no score was recorded for it; rerun when the model service "
+    "answers, or see model_retries in docs/action.md"
+)
+"""The hint of a ``model`` record of :func:`metric_errors`: the judge model could not be
+reached after the retries (a 429, a 5xx, a timeout, a dropped connection)."""
+
+JUDGE_CREDENTIALS_HINT = (
+    "no verdict on the agent: give the judge model usable credentials (see Model "
+    "credentials in docs/action.md)"
+)
+"""The hint of a ``credentials`` record of :func:`metric_errors` for a judge model."""
+
+JUDGE_UNKNOWN_HINT = (
+    "no verdict on the agent: check judge_model_options.judge_model's spelling and that the "
+    "model is available to this API key or project"
+)
+"""The hint of a ``judge`` record of :func:`metric_errors` for a judge model the API does
+not know (404 NOT_FOUND)."""
+
 NO_VERDICT = "the judge's answer gave no verdict for it"
 NOT_YES_OR_NO = "the judge's verdict was neither yes nor no"
 EMPTY_ANSWER = "the judge's answer was empty"
 UNPARSABLE_ANSWER = "the judge's answer was not in ADK's ID/Property/Rationale/Verdict format"
-JUDGE_ANSWER_REASONS = frozenset({NO_VERDICT, NOT_YES_OR_NO, EMPTY_ANSWER, UNPARSABLE_ANSWER})
-"""Why a rubric sent to the judge has no verdict when the judge model answered, but not in
-a form google-adk reads as a verdict (``adk.evaluate.verdicts``): the judge's fault."""
+NO_PARSABLE_VERDICT = "the judge gave no parsable verdict"
+JUDGE_ANSWER_REASONS = frozenset(
+    {NO_VERDICT, NOT_YES_OR_NO, EMPTY_ANSWER, UNPARSABLE_ANSWER, NO_PARSABLE_VERDICT})
+"""Why a judge metric (a rubric of one) has no verdict when the judge model answered, but
+not in a form google-adk reads as a verdict (``adk.evaluate.verdicts``,
+``adk.evaluate.recording``): the judge's fault."""
+
+JUDGE_CALL_FAILED = "judge call failed: "
+"""How the reason of a judge metric (or rubric) begins when the judge model's call raised
+an exception that is no model service fault (``adk.evaluate.recording``): the judge's
+fault."""
+
+UNREACHED_PREFIXES = ("model:", "credentials:", "judge:")
+"""How the reason of a metric whose judge model could not be reached (after the retries),
+had no usable credentials or is unknown to the API begins: the error kind, then the model
+call's error (``adk.evaluate.recording``)."""
 
 MAX_LISTED_EVAL_SETS = 4
 """Eval sets a :func:`metric_errors` message names before ``… and N more``."""
@@ -85,25 +135,58 @@ def _set_names(record: SuiteRecord) -> dict[int, str]:
     }
 
 
-_Key = tuple[str, str, ErrorKind]
-"""(metric name, reason, the error kind: :func:`_unscored_kind`)."""
+_Key = tuple[str, str | None, str, ErrorKind]
+"""(metric name, its judge model, reason, the error kind: :func:`unscored_kind`)."""
 
 
-def _unscored_kind(metric: MetricResult) -> ErrorKind:
-    """``metric_code`` for a metric that errored (its code failed), ``judge_answer`` for a
-    rubric metric not evaluated only because the judge's answers gave no usable verdict
-    (:data:`JUDGE_ANSWER_REASONS` for every rubric without one), else ``metric``."""
-    if metric.status.value == "error":
-        return "metric_code"
-    gaps = [r for r in metric.rubrics if r.score is None]
-    if gaps and all(r.reason in JUDGE_ANSWER_REASONS for r in gaps):
+def _judge_fault(reason: str) -> ErrorKind | None:
+    """The judge fault one reason says (:func:`unscored_kind`), or None."""
+    if reason in JUDGE_ANSWER_REASONS:
         return "judge_answer"
-    return "metric"
+    if reason.startswith(JUDGE_CALL_FAILED):
+        return "judge"
+    return None
 
 
-def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, list[str]]]]:
-    """Per (metric, reason, code failed): how many runs, and which eval cases per eval set
-    (index into ``record.eval_sets``), of the metrics without a score (an informational
+def unscored_kind(metric: MetricResult, judge_answers_counted: bool = False) -> ErrorKind:
+    """The error kind of a metric result without a score: the one rule for judge faults,
+    the same for every metric with a judge model (``MetricResult.judge_model``: rubric
+    metrics, ``final_response_match_v2``, ``hallucinations_v1``,
+    ``per_turn_user_simulator_quality_v1``).
+
+    * The judge model could not be reached after the retries, had no usable credentials,
+      or is unknown to the API (its reason begins with :data:`UNREACHED_PREFIXES`): that
+      kind (``model``, ``credentials``, ``judge``).
+    * The judge model answered, but not in a form google-adk reads as a verdict
+      (:data:`JUDGE_ANSWER_REASONS`, for the metric or every rubric left without a
+      verdict): ``judge_answer``; ``metric`` when ``judge_answers_counted`` (the run's gate
+      sets ``not_evaluated``, which then decides such cases).
+    * The judge model's call raised an exception that is no model service fault
+      (:data:`JUDGE_CALL_FAILED`): ``judge``, a judge model that cannot work.
+    * Else a metric that errored (raised while scoring, a non-finite score) is
+      ``metric_code``: its code failed; one left NOT_EVALUATED for another reason is
+      ``metric``, counted by the gate's ``not_evaluated``.
+
+    Every kind but ``metric`` makes the run incomplete (exit 2:
+    :data:`~adk_eval_action.results.model.INCOMPLETE_ERROR_KINDS`)."""
+    reason = metric.reason or ""
+    if reason.startswith(UNREACHED_PREFIXES):
+        return cast(ErrorKind, reason.split(":", 1)[0])
+    if metric.judge_model is not None:
+        gaps = [r.reason or NO_VERDICT for r in metric.rubrics if r.score is None]
+        faults = {_judge_fault(why) for why in gaps or [reason]}
+        if faults == {"judge_answer"}:
+            return "metric" if judge_answers_counted else "judge_answer"
+        if None not in faults:
+            return "judge"
+    return "metric_code" if metric.status.value == "error" else "metric"
+
+
+def _unscored(
+    record: SuiteRecord, judge_answers_counted: bool,
+) -> tuple[Counter[_Key], dict[_Key, dict[int, list[str]]]]:
+    """Per (metric, judge model, reason, kind): how many runs, and which eval cases per eval
+    set (index into ``record.eval_sets``), of the metrics without a score (an informational
     one only when it errored)."""
     runs: Counter[_Key] = Counter()
     cases: dict[_Key, dict[int, list[str]]] = {}
@@ -115,11 +198,12 @@ def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, 
                 ):
                     continue  # an informational metric's code failing is still a fault
                 reason = metric.reason or "the metric returned NOT_EVALUATED"
-                if reason.startswith(("model:", "credentials:", "judge:")):
-                    # A judge that could not be reached, or that the API does not know: said
-                    # once for the suite (engine.model_errors).
+                if reason.startswith(UNREACHED_PREFIXES) and metric.judge_model is None:
+                    # A model the metric's own code called: said once for the suite
+                    # (engine.model_errors).
                     continue
-                key = (metric.metric_name, reason, _unscored_kind(metric))
+                kind = unscored_kind(metric, judge_answers_counted)
+                key = (metric.metric_name, metric.judge_model, reason, kind)
                 runs[key] += 1
                 ids = cases.setdefault(key, {}).setdefault(index, [])
                 if case.eval_id not in ids:
@@ -127,48 +211,79 @@ def _unscored(record: SuiteRecord) -> tuple[Counter[_Key], dict[_Key, dict[int, 
     return runs, cases
 
 
+_JUDGE_WHAT = {
+    "judge_answer": "answered off-format",
+    "judge": "could not be used",
+    "model": "could not be reached",
+    "credentials": "had no usable credentials",
+}
+"""What a judge fault's message says the judge model did, per error kind."""
+
 _MESSAGES = {
     "metric_code": "the code of `{metric}` failed in {where}: {reason}",
-    "judge_answer": "the judge model answered off-format: `{metric}` not evaluated in "
-    "{where}: {reason}",
     "metric": "`{metric}` not evaluated in {where}: {reason}",
 }
 _HINTS = {"metric_code": METRIC_CODE_HINT, "judge_answer": JUDGE_ANSWER_HINT,
-          "metric": METRIC_ERROR_HINT}
+          "metric": METRIC_ERROR_HINT, "judge": JUDGE_FAULT_HINT, "model": JUDGE_OUTAGE_HINT,
+          "credentials": JUDGE_CREDENTIALS_HINT}
+METRIC_ERROR_HINTS = frozenset({*_HINTS.values(), JUDGE_ANSWER_COUNTED_HINT,
+                                JUDGE_UNKNOWN_HINT})
+"""The hints of :func:`metric_errors`' records: how :func:`is_metric_error` knows them."""
 
 
-def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
+def _said(metric: str, judge: str | None, reason: str, kind: ErrorKind, where: str,
+          counted: bool) -> tuple[str, str]:
+    """The message and hint of one :func:`metric_errors` record."""
+    if judge is None or (kind not in _JUDGE_WHAT and not counted):
+        return _MESSAGES[kind].format(metric=metric, where=where, reason=reason), _HINTS[kind]
+    what = _JUDGE_WHAT["judge_answer" if counted else kind]
+    cause = reason.split(":", 1)[1].strip() if reason.startswith(UNREACHED_PREFIXES) else reason
+    hint = (JUDGE_ANSWER_COUNTED_HINT if counted
+            else JUDGE_UNKNOWN_HINT if kind == "judge" and reason.startswith("judge:")
+            else _HINTS[kind])
+    message = (f"the judge model `{judge}` of `{metric}` {what}: no verdict in {where}: "
+               f"{cause}")
+    return message, hint
+
+
+def metric_errors(record: SuiteRecord, judge_answers_counted: bool = False
+                  ) -> list[ErrorRecord]:
     """One error record per (metric, reason) of the suite's metrics without a score (gated
     metrics, and informational ones whose code failed), naming every eval set and eval case
-    it hit (:func:`affected_text`), never passed over.
+    it hit (:func:`affected_text`), never passed over; its kind is :func:`unscored_kind`'s.
 
     A metric that raised while scoring or gave a non-finite score or one outside the range
     it declared (status ``error``) is a fault of the metric's code, not of the agent: kind
-    ``metric_code``, which makes the run incomplete (exit 2). A rubric metric not evaluated
-    because the judge model answered off-format (no usable verdict for its rubrics) is kind
-    ``judge_answer``, which makes the run incomplete too unless the gate's
-    ``not_evaluated`` is set (:func:`judge_answers_decided_by_gate`). One not evaluated for
-    another reason (ADK's NOT_EVALUATED) is kind ``metric``, counted by the gate's
-    ``not_evaluated`` setting. ``file``/``eval_set_id`` are
-    set when one eval set was hit, ``eval_id`` when one eval case was."""
-    runs, cases = _unscored(record)
+    ``metric_code``, which makes the run incomplete (exit 2). A metric with a judge model
+    that gave no verdict is the judge's fault, whichever metric: ``judge_answer`` (answered
+    off-format), ``judge`` (its call raised), ``model`` or ``credentials`` (not reached),
+    each making the run incomplete and named ``the judge model `J` of `M` …``; with
+    ``judge_answers_counted`` (the run's gate sets ``not_evaluated``: the engine's
+    settings, decided once when the run is recorded) an off-format answer is kind
+    ``metric`` instead, which that setting decides. One not evaluated for another reason
+    (ADK's NOT_EVALUATED) is kind ``metric``, counted by the gate's ``not_evaluated``.
+    ``file``/``eval_set_id`` are set when one eval set was hit, ``eval_id`` when one eval
+    case was."""
+    runs, cases = _unscored(record, judge_answers_counted)
     names = _set_names(record)
     errors = []
     for key, per_set in cases.items():
-        metric_name, reason, kind = key
+        metric_name, judge, reason, kind = key
         where = affected_text(runs[key], {names[i]: ids for i, ids in per_set.items()})
         one_set = record.eval_sets[next(iter(per_set))] if len(per_set) == 1 else None
         only_case = next(iter(per_set.values())) if one_set else []
+        counted = kind == "metric" and judge is not None and _judge_fault(reason) is not None
+        message, hint = _said(metric_name, judge, reason, kind, where, counted)
         errors.append(
             ErrorRecord(
                 kind=kind,
-                message=_MESSAGES[kind].format(metric=metric_name, where=where, reason=reason),
+                message=message,
                 suite=record.name,
                 file=one_set.file if one_set else None,
                 eval_set_id=one_set.eval_set_id if one_set else None,
                 eval_id=only_case[0] if len(only_case) == 1 else None,
                 metric=metric_name,
-                hint=_HINTS[kind],
+                hint=hint,
             )
         )
     return errors
@@ -176,21 +291,18 @@ def metric_errors(record: SuiteRecord) -> list[ErrorRecord]:
 
 def is_metric_error(error: ErrorRecord) -> bool:
     """Whether ``error`` is one of :func:`metric_errors` (recomputed, never merged)."""
-    return error.metric is not None and (error.kind, error.hint) in (
-        ("metric", METRIC_ERROR_HINT), ("metric_code", METRIC_CODE_HINT),
-        ("judge_answer", JUDGE_ANSWER_HINT),
-    )
+    return error.metric is not None and error.hint in METRIC_ERROR_HINTS
 
 
-def judge_answers_decided_by_gate(results: RunResults, gate: GateConfig) -> None:
-    """When the user set ``gate.not_evaluated`` (fail or warn), makes the ``judge_answer``
-    errors of ``results`` (in place) kind ``metric``, which that setting decides, instead of
-    making the run incomplete; nothing when it was left unset (its default applies)."""
-    if "not_evaluated" not in gate.model_fields_set:
-        return
-    for error in results.all_errors():
-        if error.kind == "judge_answer":
-            error.kind = "metric"
+def recomputed_metric_errors(record: SuiteRecord, before: list[ErrorRecord]
+                             ) -> list[ErrorRecord]:
+    """``before`` (a saved or merged record's errors) with its :func:`metric_errors`
+    recomputed from ``record``'s runs, deciding off-format judge answers as the saved
+    records did (a ``metric`` record with :data:`JUDGE_ANSWER_COUNTED_HINT`: the run's gate
+    set ``not_evaluated``), so the same runs give the same kinds. A new list; nothing in
+    ``before`` is changed."""
+    counted = any(e.kind == "metric" and e.hint == JUDGE_ANSWER_COUNTED_HINT for e in before)
+    return [e for e in before if not is_metric_error(e)] + metric_errors(record, counted)
 
 
 def lower_is_better_votes(record: SuiteRecord, candidates: set[str] | None = None) -> Counter[str]:

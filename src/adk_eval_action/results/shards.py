@@ -37,10 +37,9 @@ from adk_eval_action.results.model import (
     SuiteRecord,
 )
 from adk_eval_action.results.records import (
-    is_metric_error,
     lower_is_better_votes,
     mark_lower_is_better,
-    metric_errors,
+    recomputed_metric_errors,
 )
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -218,8 +217,8 @@ def _merge_suite(name: str, parts: list[SuiteRecord], plan: list[CaseKey]) -> Su
             and eval_set_id == eval_set.eval_set_id
             and (eval_set_id, eval_id) in cases
         ]
-    merged.errors = _unique([e for p in parts for e in p.errors if not is_metric_error(e)])
-    merged.errors += metric_errors(merged)
+    merged.errors = _unique(
+        recomputed_metric_errors(merged, [e for p in parts for e in p.errors]))
     merged.warnings = _unique([w for p in parts for w in p.warnings])
     merged.agent_details = {k: v for p in parts for k, v in p.agent_details.items()}
     _merge_directions(merged, parts)

@@ -96,16 +96,19 @@ def _by_suite(keys: list[CaseKey]) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None) -> Evaluate:
+def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None,
+                    judge_answers_counted: bool = False) -> Evaluate:
     """The pipeline's :data:`Evaluate`: google-adk's engine, one run of the named cases; its
-    model calls retried and counted in the run's ``calls`` (adk.runtime.model_calls.ModelCalls)."""
+    model calls retried and counted in the run's ``calls`` (adk.runtime.model_calls.ModelCalls);
+    ``judge_answers_counted``: ``EngineSettings.judge_answers_counted``."""
 
     async def evaluate(suite: Suite, wanted: dict[str, list[str]]) -> SuiteRecord:
         from adk_eval_action.adk.evaluate.engine import EngineSettings
         from adk_eval_action.adk.evaluate.scheduler import evaluate_suite
 
         settings = EngineSettings(
-            num_runs=1, parallelism=parallelism, repo_root=repo_root, eval_case_ids=wanted
+            num_runs=1, parallelism=parallelism, repo_root=repo_root, eval_case_ids=wanted,
+            judge_answers_counted=judge_answers_counted,
         )
         return await evaluate_suite(suite.model_copy(update={"num_runs": 1}), settings, calls)
 

@@ -215,7 +215,15 @@ def engine_settings(request: RunRequest) -> EngineSettings:
                       if model.max_concurrency is not None},
         shard=settings.shard,
         latency_s=settings.latency,
+        judge_answers_counted=judge_answers_counted(settings.gate),
     )
+
+
+def judge_answers_counted(gate: GateConfig) -> bool:
+    """Whether the run's gate sets ``not_evaluated`` (fail or warn), which then decides the
+    metrics whose judge model answered off-format (``EngineSettings.judge_answers_counted``);
+    left unset, such a metric makes the run incomplete."""
+    return "not_evaluated" in gate.model_fields_set
 
 
 def _progress(snapshot: ProgressSnapshot) -> None:

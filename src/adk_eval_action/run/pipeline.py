@@ -62,7 +62,6 @@ from adk_eval_action.results.model import (
     RunResults,
     ShardInfo,
 )
-from adk_eval_action.results.records import judge_answers_decided_by_gate
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
 from adk_eval_action.run.adaptive_repeats import engine_evaluate, repeat_undecided
@@ -70,7 +69,12 @@ from adk_eval_action.run.branch_history import run_history
 from adk_eval_action.run.budget import budget_left, model_calls, record_budget_stop
 from adk_eval_action.run.changed import select_changed
 from adk_eval_action.run.console import print_table
-from adk_eval_action.run.evaluation import evaluate, find_suites, run_metadata
+from adk_eval_action.run.evaluation import (
+    evaluate,
+    find_suites,
+    judge_answers_counted,
+    run_metadata,
+)
 from adk_eval_action.run.outputs import refuse_clashes, run_files
 from adk_eval_action.run.report_file import write_html_report
 from adk_eval_action.run.signals import run_loop
@@ -196,7 +200,6 @@ def comment_context(
     (:func:`adk_eval_action.analysis.verdict.compare_and_gate`)."""
     gate_config = request.settings.gate
     skeleton = results.skeleton if isinstance(results, ScoreTable) else results
-    judge_answers_decided_by_gate(skeleton, gate_config)
     head_table, base_table = score_tables(results, baseline)
     verdict = compare_and_gate(head_table, base_table, baseline_note, gate_config,
                                history=history, adaptive=adaptive)
@@ -394,7 +397,8 @@ async def run_pipeline_async(
         baseline = clean_results(baseline, request.redactor)
     adaptive = None
     if settings.adaptive_runs and baseline is not None:
-        evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls)
+        evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls,
+                                        judge_answers_counted(settings.gate))
         adaptive = await repeat_undecided(
             writer, baseline, suites, settings.gate, settings.adaptive_runs, evaluate_once
         )

@@ -24,6 +24,13 @@ from adk_eval_action.testing.scripted import usage_metadata
 TIMEOUT_JUDGE_MODEL = "stand-in-judge-timeout"
 """Judge model name whose every call raises ``asyncio.TimeoutError``."""
 
+RAISING_JUDGE_MODEL = "stand-in-judge-raise"
+"""Judge model name whose every call raises ``RuntimeError`` (no model service fault: a
+judge model class that is broken, as a judge set-up error is)."""
+
+RAISING_JUDGE_MESSAGE = "stand-in judge is broken"
+"""The message of the ``RuntimeError`` :data:`RAISING_JUDGE_MODEL` raises."""
+
 GARBAGE_JUDGE_MODEL = "stand-in-judge-garbage"
 """Judge model name whose every answer is text no ADK judge parser accepts."""
 
@@ -425,6 +432,8 @@ class StandInJudge(BaseLlm):
     * ``stand-in-judge-timeout``: every call raises
       ``asyncio.TimeoutError("stand-in judge timed out")``, which ADK turns
       into a NOT_EVALUATED result.
+    * ``stand-in-judge-raise``: every call raises
+      ``RuntimeError("stand-in judge is broken")`` (:data:`RAISING_JUDGE_MODEL`).
     * ``stand-in-judge-garbage``: every answer is prose no ADK parser accepts,
       which ADK turns into a score of None.
     * ``stand-in-judge-omit-<rubric id>`` / ``stand-in-judge-unsure-<rubric id>``: the
@@ -463,10 +472,13 @@ class StandInJudge(BaseLlm):
 
         Raises:
             asyncio.TimeoutError: for the ``stand-in-judge-timeout`` variant.
+            RuntimeError: for the ``stand-in-judge-raise`` variant.
         """
         del stream
         if self.model.startswith(TIMEOUT_JUDGE_MODEL):
             raise asyncio.TimeoutError("stand-in judge timed out")
+        if self.model.startswith(RAISING_JUDGE_MODEL):
+            raise RuntimeError(RAISING_JUDGE_MESSAGE)
         if self.model.startswith(GARBAGE_JUDGE_MODEL):
             text = _GARBAGE_ANSWER
         else:

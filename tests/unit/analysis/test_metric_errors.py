@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, MetricStatus, SuiteRecord
 from adk_eval_action.results.records import (
+    JUDGE_ANSWER_COUNTED_HINT,
+    JUDGE_ANSWER_HINT,
+    JUDGE_CALL_FAILED,
+    JUDGE_FAULT_HINT,
+    JUDGE_OUTAGE_HINT,
     MAX_LISTED_CASES,
     MAX_LISTED_EVAL_SETS,
+    NO_PARSABLE_VERDICT,
+    UNPARSABLE_ANSWER,
     is_metric_error,
     metric_errors,
+    recomputed_metric_errors,
 )
 from support.results_builder import metric, results
 
@@ -70,3 +78,53 @@ def test_a_huge_suite_keeps_the_message_bounded() -> None:
     assert error.message.endswith(f", … and {10 - MAX_LISTED_EVAL_SETS} more: ValueError: x")
     assert error.message.count(".evalset.json") == MAX_LISTED_EVAL_SETS
     assert len(error.message) < 600  # the comment's limit for an error (md(600))
+
+
+def _judged(suite: SuiteRecord, judge: str = "my-judge") -> SuiteRecord:
+    """``suite`` with its ``mine`` metric judged by ``judge``."""
+    for case in suite.eval_sets[0].eval_cases:
+        for run in case.runs:
+            run.metrics[1].judge_model = judge
+    return suite
+
+
+def test_one_rule_for_judge_faults_whatever_the_metric() -> None:
+    """By hand, for a metric with a judge model: an answer google-adk cannot read as a
+    verdict is ``judge_answer``, a judge call that raised ``judge``, a judge not reached
+    ``model``: each the judge's fault (incomplete), each naming the judge, the metric and the
+    case; the same reasons without a judge model are the metric's own."""
+    cases = {
+        NO_PARSABLE_VERDICT: ("judge_answer", "answered off-format", JUDGE_ANSWER_HINT),
+        f"{JUDGE_CALL_FAILED}RuntimeError: down": ("judge", "could not be used",
+                                                   JUDGE_FAULT_HINT),
+        "model: judge model my-judge: 429 RESOURCE_EXHAUSTED after 5 attempts": (
+            "model", "could not be reached", JUDGE_OUTAGE_HINT),
+    }
+    for reason, (kind, what, hint) in cases.items():
+        [error] = metric_errors(_judged(_suite({"trip": {"t": 1}},
+                                               MetricStatus.NOT_EVALUATED, reason)))
+        assert (error.kind, error.hint) == (kind, hint)
+        assert kind in INCOMPLETE_ERROR_KINDS
+        assert error.message.startswith(
+            f"the judge model `my-judge` of `mine` {what}: no verdict in 1 run of 1 eval case "
+            "in trip.evalset.json (t): ")
+        assert is_metric_error(error)
+    [own] = metric_errors(_suite({"trip": {"t": 1}}, MetricStatus.NOT_EVALUATED,
+                                 NO_PARSABLE_VERDICT))
+    assert own.kind == "metric"
+
+
+def test_a_counted_judge_answer_is_decided_once_and_recomputed_alike() -> None:
+    """With the gate's ``not_evaluated`` set, an off-format answer is kind ``metric``; a
+    record recomputed from the saved errors (a merge, a results file's check) keeps that
+    decision, and one recomputed from errors that did not count it keeps that."""
+    suite = _judged(_suite({"trip": {"t": 1}}, MetricStatus.NOT_EVALUATED, UNPARSABLE_ANSWER))
+    [counted] = metric_errors(suite, judge_answers_counted=True)
+    assert (counted.kind, counted.hint) == ("metric", JUDGE_ANSWER_COUNTED_HINT)
+    assert counted.message.startswith("the judge model `my-judge` of `mine` answered off-format")
+    saved = [counted.model_copy()]
+    assert recomputed_metric_errors(suite, saved) == [counted]
+    assert saved == [counted]  # nothing in the saved errors is changed
+    [incomplete] = metric_errors(suite)
+    assert recomputed_metric_errors(suite, [incomplete]) == [incomplete]
+    assert incomplete.kind == "judge_answer"

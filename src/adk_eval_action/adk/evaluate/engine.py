@@ -90,6 +90,10 @@ class EngineSettings(BaseModel):
     model_limits: dict[str, int] = Field(default_factory=dict)
     shard: ShardSpec | None = None
     latency_s: float = 1.0
+    #: The run's gate sets ``not_evaluated``, which then decides the metrics whose judge
+    #: model answered off-format (error kind ``metric``, not ``judge_answer``), decided
+    #: here, once, where the errors are recorded (``results.records.metric_errors``).
+    judge_answers_counted: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,12 +278,14 @@ def evaluation_outcome(
     warnings, thoughts = evaluation.recorder.warnings, evaluation.recorder.thoughts
     if evaluation.model_error is None:
         return CaseRunOutcome(item, run, warnings=warnings, thoughts=thoughts)
-    # A judge could not be reached: the scores it gave stay, the run is incomplete.
+    # A judge could not be reached: the scores it gave stay, the run is incomplete. The
+    # metric's error names the judge, the metric and the cases (results.records
+    # .metric_errors); only a budget that stopped the call is the suite's summary's.
     fault = evaluation.model_error
     run.status, run.error_kind = CaseStatus.ERROR, fault.error_kind
     run.error = str(fault)
-    return CaseRunOutcome(item, run, fault=(fault.error_kind, fault.cause),
-                          warnings=warnings, thoughts=thoughts)
+    summed = (fault.error_kind, fault.cause) if fault.error_kind == "budget" else None
+    return CaseRunOutcome(item, run, fault=summed, warnings=warnings, thoughts=thoughts)
 
 
 def _failed_inference(
@@ -313,14 +319,15 @@ def case_run_done(suite: str, outcome: CaseRunOutcome) -> CaseRunDone:
 
 
 def suite_closed(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome],
-                 explicit_directions: set[str] | None = None) -> SuiteClosed:
+                 explicit_directions: set[str] | None = None,
+                 judge_answers_counted: bool = False) -> SuiteClosed:
     """What a suite's finished ``outcomes`` (in the suite's order of work; their runs
     already in ``record``) sum up to: the metric and model error records
     (:func:`metric_errors`, :func:`model_errors`), their tokens, the suite's warnings
     (ADK's judge warnings, with the case; the note on thought parts left out:
     :func:`~.thoughts.thoughts_note`), and, with ``explicit_directions`` (the metrics whose
     direction adk-eval.yaml gives), the custom metrics found lower-is-better
-    (:func:`lower_is_better`)."""
+    (:func:`lower_is_better`); ``judge_answers_counted``: :class:`EngineSettings`."""
     outcomes = list(outcomes)
     found = [f"eval case `{o.item.case.eval_id}`: {w}" for o in outcomes for w in o.warnings]
     thoughts = [o.thoughts for o in outcomes if o.thoughts]
@@ -328,7 +335,7 @@ def suite_closed(record: SuiteRecord, outcomes: Iterable[CaseRunOutcome],
         found.append(thoughts_note(sum(thoughts), len(thoughts)))
     return SuiteClosed(
         suite=record.name,
-        errors=(*metric_errors(record), *model_errors(record, outcomes)),
+        errors=(*metric_errors(record, judge_answers_counted), *model_errors(record, outcomes)),
         # Said on the console with the results' other warnings (run.pipeline).
         warnings=tuple(dict.fromkeys(found)),
         usage=tuple(merge_usage(*(o.run.usage or [] for o in outcomes))),

@@ -48,10 +48,15 @@ from adk_eval_action.adk.evaluate.verdicts import (
 from adk_eval_action.adk.files.convert import judge_model
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
 from adk_eval_action.adk.runtime.case_failures import innermost_user_frame
-from adk_eval_action.adk.runtime.model_calls import ModelCalls, wrap_judge
-from adk_eval_action.adk.runtime.model_faults import ModelCallError
+from adk_eval_action.adk.runtime.model_calls import JUDGE_FAILURES, ModelCalls, wrap_judge
+from adk_eval_action.adk.runtime.model_faults import (
+    JudgeCallError,
+    ModelCallError,
+    described_call_error,
+)
 from adk_eval_action.adk.runtime.user_exits import exits_as_errors, unwrapped
 from adk_eval_action.logscope import diverted
+from adk_eval_action.results.records import JUDGE_CALL_FAILED, NO_PARSABLE_VERDICT
 
 JUDGE_LOGGER = "google_adk.google.adk.evaluation.llm_as_judge"
 """The logger ADK's LlmAsJudge reports failed judge samples on (``google_adk.`` + module)."""
@@ -126,6 +131,16 @@ def _record_model_error(recorder: MetricRecorder, metric: str, error: ModelCallE
     recorder.record(metric, f"{error.error_kind}: {error}", errored=True)
 
 
+def _judge_failed(recorder: MetricRecorder, metric: str, error: Exception) -> None:
+    """A judge call of ``metric`` that failed for good (``model_calls.JUDGE_FAILURES``): a
+    model that could not be reached is the case run's model error; a judge model that
+    raised is the metric's reason (:data:`JUDGE_CALL_FAILED`)."""
+    if isinstance(error, ModelCallError):
+        _record_model_error(recorder, metric, error)
+    else:
+        recorder.record(metric, f"{JUDGE_CALL_FAILED}{described_call_error(error)}")
+
+
 class _JudgeFailureHandler(logging.Handler):
     """Catches the judge-sample failures that ADK's LlmAsJudge only logs."""
 
@@ -137,8 +152,8 @@ class _JudgeFailureHandler(logging.Handler):
         if isinstance(error, ModelCallError):
             _record_model_error(recorder, metric, error)
             return
-        detail = f"{type(error).__name__}: {error}" if error else record.getMessage()
-        recorder.record(metric, f"judge call failed: {detail}")
+        detail = described_call_error(error) if error else record.getMessage()
+        recorder.record(metric, f"{JUDGE_CALL_FAILED}{detail}")
 
 
 @contextmanager
@@ -207,6 +222,7 @@ class _RecordingEvaluator(Evaluator):
         name = self._metric.metric_name
         _CURRENT_RECORDER.set(self._recorder)
         _CURRENT_METRIC.set(name)
+        JUDGE_FAILURES.set(functools.partial(_judge_failed, self._recorder, name))
         actual, left_out = without_thoughts(actual_invocations)
         expected, left_out_expected = without_thoughts(expected_invocations)
         self._recorder.thoughts = max(self._recorder.thoughts, left_out + left_out_expected)
@@ -219,10 +235,12 @@ class _RecordingEvaluator(Evaluator):
             # google-adk 1.x lets a judge's failure out of the evaluator (2.x logs it, see
             # _JudgeFailureHandler): a ModelCallError in the chain is the model's outage.
             cause: BaseException | None = e
-            while cause is not None and not isinstance(cause, ModelCallError):
+            while cause is not None and not isinstance(cause, (ModelCallError, JudgeCallError)):
                 cause = cause.__cause__ or cause.__context__
             if isinstance(cause, ModelCallError):
                 _record_model_error(self._recorder, name, cause)
+            elif isinstance(cause, JudgeCallError):  # the judge raised: the judge's fault
+                self._recorder.record(name, f"{JUDGE_CALL_FAILED}{cause}")
             self._recorder.record(name, self._recorder.raised(e), errored=True)
             raise
 
@@ -251,7 +269,7 @@ class _RecordingEvaluator(Evaluator):
         if result.overall_eval_status == EvalStatus.NOT_EVALUATED:
             self._recorder.record(
                 self._metric.metric_name,
-                "the judge gave no parsable verdict"
+                NO_PARSABLE_VERDICT
                 if judge_model(self._metric)
                 else "the metric returned NOT_EVALUATED",
             )
@@ -278,7 +296,7 @@ class _RecordingEvaluator(Evaluator):
             )
         self._recorder.add_verdicts(name, verdicts)
         if verdicts.result.overall_eval_status == EvalStatus.NOT_EVALUATED:
-            self._recorder.record(name, "the judge gave no parsable verdict")
+            self._recorder.record(name, NO_PARSABLE_VERDICT)
         return verdicts.result
 
 

@@ -397,14 +397,15 @@ async def _run_phase(phase: list[OpenSuite], run: _Run) -> None:
         finally:  # cancelled too (a signal): what finished is summed up
             for o in started:
                 _close_suite(o, by_suite.get(o.suite.name, []), run.sink,
-                             counted=run.calls is not None)
+                             counted=run.calls is not None,
+                             judge_answers_counted=run.settings.judge_answers_counted)
             for o in started:
                 if o.agent is not None:
                     await o.agent.close()
 
 
 def _close_suite(o: OpenSuite, outcomes: list[CaseRunOutcome], sink: SuiteRecords,
-                 counted: bool) -> None:
+                 counted: bool, judge_answers_counted: bool = False) -> None:
     """Hands ``sink`` what a suite's finished case runs sum up to (in the order of its plan);
     when every one of its case runs ran and its agent failed to start in each (``counted``:
     the runs' model calls were counted, :mod:`.startup`), its runs reclassified and the
@@ -418,7 +419,8 @@ def _close_suite(o: OpenSuite, outcomes: list[CaseRunOutcome], sink: SuiteRecord
         started = (error,)
         for outcome in ordered:  # the same runs, now the agent's error: handed over again
             sink.add_case_run(case_run_done(o.suite.name, outcome))
-    closed = suite_closed(o.record, ordered, set(o.suite.higher_is_better))
+    closed = suite_closed(o.record, ordered, set(o.suite.higher_is_better),
+                          judge_answers_counted)
     sink.close_suite(closed.model_copy(update={"errors": (*started, *closed.errors)}))
 
 

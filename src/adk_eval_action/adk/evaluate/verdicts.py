@@ -36,9 +36,11 @@ from pydantic import BaseModel
 
 from adk_eval_action.adk.files.criteria import criterion_rubrics
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
+from adk_eval_action.adk.runtime.model_faults import described_call_error
 from adk_eval_action.results.model import MetricResult, MetricStatus, RubricScoreRecord
 from adk_eval_action.results.records import (
     EMPTY_ANSWER,
+    JUDGE_CALL_FAILED,
     NO_VERDICT,
     NOT_YES_OR_NO,
     UNPARSABLE_ANSWER,
@@ -116,7 +118,7 @@ class JudgeNotesHandler(logging.Handler):
             return
         message = record.getMessage()
         error = record.exc_info[1] if record.exc_info else None
-        text = f"{type(error).__name__}: {error}" if error else message
+        text = described_call_error(error) if error else message
         notes.append(JudgeNote(kind=_note_kind(message), text=text))
 
 
@@ -140,7 +142,7 @@ def _missing_reason(given_any: bool, notes: Sequence[JudgeNote]) -> str:
         return NO_VERDICT
     kinds = {n.kind: n.text for n in notes}
     if "failed" in kinds:
-        return f"judge call failed: {kinds['failed']}"
+        return f"{JUDGE_CALL_FAILED}{kinds['failed']}"
     if "empty" in kinds:
         return EMPTY_ANSWER
     if "unparsable" in kinds:

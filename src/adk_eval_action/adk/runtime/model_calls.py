@@ -32,6 +32,7 @@ this wrapper sends, so faults are retried once, here, and counted in :class:`Mod
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import random
@@ -55,6 +56,7 @@ from adk_eval_action.results.model import ModelCallCounts
 
 from .model_faults import (
     EmptyAnswer,
+    JudgeCallError,
     ModelCallError,
     ModelFault,
     Role,
@@ -158,6 +160,23 @@ def _without_sdk_retries(request: LlmRequest, timeout_s: float) -> None:
         options.timeout = int(timeout_s * 1000)
 
 
+JUDGE_FAILURES: contextvars.ContextVar[Callable[[Exception], None] | None] = (
+    contextvars.ContextVar("adk_eval_action_judge_failures", default=None))
+"""Where a judge model's call that failed for good (:class:`ModelCallError`,
+:class:`JudgeCallError`) is told before it is raised: the engine's recorder of the metric
+being evaluated (``adk.evaluate.recording``). Some of google-adk's judges catch the
+exception and keep only its text (``hallucinations_v1``), others log it (``LlmAsJudge``) or
+let it out (google-adk 1.x); told here, each is the judge's fault alike."""
+
+
+def _judge_failed(role: Role, error: Exception) -> Exception:
+    """``error``, told to :data:`JUDGE_FAILURES` first when ``role`` is the judge's."""
+    sink = JUDGE_FAILURES.get() if role == "judge" else None
+    if sink is not None:
+        sink(error)
+    return error
+
+
 class RetryingLlm(BaseLlm):
     """A ``BaseLlm`` that calls ``inner`` and retries its transient faults (module docstring).
 
@@ -225,13 +244,18 @@ class RetryingLlm(BaseLlm):
                 fault = classify_fault(error)
                 if fault is None:
                     stats.finished(attempt, None)
+                    if self.role == "judge":  # the judge's fault, never the agent's
+                        raise _judge_failed(self.role, JudgeCallError(self.model, error)
+                                            ) from error
                     raise
                 if fault.timed_out and answer.started is not None:  # the run's budget
                     stats.lost(time.monotonic() - answer.started)
                 wait = None if answer.yielded else stats.backoff(attempt, fault)
                 if wait is None:
                     stats.finished(attempt, fault)
-                    raise ModelCallError(fault, self.model, self.role, attempt) from error
+                    raise _judge_failed(
+                        self.role, ModelCallError(fault, self.model, self.role, attempt)
+                    ) from error
                 await stats.sleep(wait)
                 # Models edit the request in place (ADK's Gemini appends a user turn); the
                 # next try sends what the caller built.
@@ -284,7 +308,7 @@ class RetryingLlm(BaseLlm):
         first try counts no call (none was made)."""
         if attempt > 1:
             stats.finished(attempt - 1, fault)
-        raise ModelCallError(fault, self.model, self.role, attempt - 1)
+        raise _judge_failed(self.role, ModelCallError(fault, self.model, self.role, attempt - 1))
 
 
 class _Refused(Exception):

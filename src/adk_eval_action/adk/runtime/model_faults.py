@@ -123,6 +123,27 @@ class ModelCallError(Exception):
         return self.fault.summary
 
 
+class JudgeCallError(Exception):
+    """A judge model's call that raised an exception that is no model service fault
+    (:func:`classify_fault` gives None: a judge model class that cannot work, say), so
+    the engine knows it for the judge's fault whether google-adk logs it (2.x) or lets it
+    out of the evaluator (1.x). Its text is the exception's, ``RuntimeError: …``.
+
+    Attributes:
+        model: The judge model's name.
+    """
+
+    def __init__(self, model: str, error: BaseException):
+        self.model = model
+        super().__init__(f"{type(error).__name__}: {error}")
+
+
+def described_call_error(error: BaseException) -> str:
+    """A failed judge call's exception as one line: ``RuntimeError: …`` (a
+    :class:`JudgeCallError` says the exception it stands for)."""
+    return str(error) if isinstance(error, JudgeCallError) else f"{type(error).__name__}: {error}"
+
+
 UNKNOWN_MODEL = "is unknown to the API"
 """What :attr:`ModelCallError.cause` says of a model the API answered 404 NOT_FOUND for."""
 
