@@ -25,7 +25,7 @@ from pathlib import Path
 
 from adk_eval_action.analysis.compare import compare
 from adk_eval_action.results.io import load_results
-from adk_eval_action.run.pipeline import run_pipeline
+from adk_eval_action.run.pipeline import run_pipeline, score_tables
 from adk_eval_action.settings import load_request
 from adk_eval_action.testing.noisy import DROP_VARIABLE, SEED_VARIABLE
 
@@ -99,9 +99,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             for k in range(args.prs):
                 evaluate(root, 2 * k, 0.0, args.runs, root / "base.json")
                 evaluate(root, 2 * k + 1, args.drop, args.runs, root / "head.json")
-                comparison = compare(
-                    load_results(root / "head.json"), load_results(root / "base.json"), "b"
-                )
+                comparison = compare(*score_tables(
+                    load_results(root / "head.json"), load_results(root / "base.json")), "b")
                 (row,) = [m for m in comparison.metrics if m.metric_name == "response_match_score"]
                 regressed += row.classification == "regressed"
                 print(f"  {k + 1:>3}: delta {row.delta:+.4f} -> {row.classification}", flush=True)

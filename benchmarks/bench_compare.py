@@ -59,6 +59,7 @@ from adk_eval_action.results.model import (
     SuiteRecord,
 )
 from adk_eval_action.results.scoretable import ScoreTable, TableBuilder
+from adk_eval_action.run.pipeline import score_tables
 
 RUBRIC_METRIC = "rubric_based_final_response_quality_v1"
 RUBRIC_IDS = ("friendly", "concise", "cites_source")
@@ -167,7 +168,8 @@ def compare_gate_render(
     """The measured work: what ``pipeline.finish`` does between loading and writing (with
     the cyclic GC paused, as there)."""
     with gc_paused():
-        comparison = compare(head, baseline, "bench baseline", min_effect=GATE.min_effect_for)
+        comparison = compare(*score_tables(head, baseline), "bench baseline",
+                             min_effect=GATE.min_effect_for)
         context = CommentContext(
             comparison=comparison,
             gate=decide(comparison, GATE),
@@ -204,7 +206,8 @@ def measure(inputs: Inputs, args: argparse.Namespace) -> dict[str, object]:
         chart=metric_chart_markdown(comparison),
     )
     stages: dict[str, Callable[[], object]] = {
-        "compare": lambda: compare(head, baseline, "b", min_effect=GATE.min_effect_for),
+        "compare": lambda: compare(*score_tables(head, baseline), "b",
+                                   min_effect=GATE.min_effect_for),
         "gate": lambda: decide(comparison, GATE),
         "chart": lambda: metric_chart_markdown(comparison),
         "render comment": lambda: render_comment(context),

@@ -58,6 +58,7 @@ from adk_eval_action.results.model import (
     RunResults,
     SuiteRecord,
 )
+from adk_eval_action.run.pipeline import score_tables
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
@@ -174,7 +175,8 @@ def render(n_cases: int, runs: int, out: Path) -> dict[str, Any]:
     base, head = results(n_cases, runs, False), results(n_cases, runs, True)
     gc.collect()
     gc.disable()
-    comparison = compare(head, base, "bench baseline", min_effect=GATE.min_effect_for)
+    comparison = compare(*score_tables(head, base), "bench baseline",
+                         min_effect=GATE.min_effect_for)
     gate = decide(comparison, GATE)
     context = CommentContext(comparison=comparison, gate=gate,
                              failed_on_scores=failed_on_scores(gate))

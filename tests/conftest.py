@@ -60,7 +60,6 @@ from click.testing import CliRunner, Result
 
 from adk_eval_action.adk.files.eval_history import read_eval_history
 from adk_eval_action.adk.runtime.case_failures import BEHAVIOUR_PREFIXES
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
 from adk_eval_action.github.logs import GitHubFormatter, PlainFormatter, log_to
@@ -69,6 +68,7 @@ from adk_eval_action.results.io import load_results
 from adk_eval_action.results.model import CaseStatus
 from adk_eval_action.results.status import case_status, run_status
 from adk_eval_action.settings import RunRequest, load_request
+from support.tables import compare
 
 if TYPE_CHECKING:
     from adk_eval_action.testing.gemini_fake import GeminiFake

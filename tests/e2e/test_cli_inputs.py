@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from adk_eval_action.analysis.compare import NO_RUNS_ERROR, MetricSide, compare
+from adk_eval_action.analysis.compare import NO_RUNS_ERROR, MetricSide
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
@@ -22,6 +22,7 @@ from adk_eval_action.results.model import MetricStatus
 from adk_eval_action.run.pipeline import write_text
 from adk_eval_action.settings import resolve
 from support.results_builder import metric, results, scores_side, tokens
+from support.tables import compare
 
 
 def _cli(*args: str) -> Result:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.repeat_plan import plan_repeats
 from adk_eval_action.run.pipeline import run_pipeline
 from conftest import case_runs, load_json, request_for
 from conftest import metric as run_metric
 from support.results_builder import metric, results, scores_side, tokens
+from support.tables import compare
 
 N_CASES = 12
 

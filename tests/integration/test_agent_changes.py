@@ -203,7 +203,7 @@ def test_nothing_is_shown_when_nothing_changed(regressed_run: SharedRun,
     section = section[:section.index("</details>")]
     assert "+You are a travel assistant." in section and "Be blunt" in section
     assert "Model of" not in section and "Tools of" not in section
-    from adk_eval_action.analysis.compare import compare
+    from support.tables import compare
 
     same = load_results(good_run.results)
     assert compare(same, load_results(good_run.results), "itself").agent_changes == []

@@ -21,7 +21,6 @@ import requests
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.baseline import artifact as artifact_module
 from adk_eval_action.baseline.artifact import download_artifact_zip, results_from_zip
 from adk_eval_action.baseline.models import (
@@ -48,6 +47,7 @@ from adk_eval_action.run.pipeline import finish, run_pipeline
 from adk_eval_action.settings import BaselineSpec, RunSettings
 from conftest import Console, SharedRun, commit_all, request_for, working_directory
 from support.artifact_stub import ArtifactStub, Token
+from support.tables import compare
 
 
 def resolve(*args, **kwargs):

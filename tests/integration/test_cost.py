@@ -411,7 +411,7 @@ def test_the_agents_cost_per_case_is_tested_as_a_metric_is():
     """12 eval cases x 2 runs; the head's agent uses 30 tokens more in every run, its
     judges any number: +30 per case, called regressed; a run whose agent reported no usage
     is left out, and so is a case with no such run on one side."""
-    from adk_eval_action.analysis.compare import compare
+    from support.tables import compare
 
     base = {f"c{i}": [100 + i, 102 + i] for i in range(12)}
     head = {k: [v + 30 for v in runs] for k, runs in base.items()}

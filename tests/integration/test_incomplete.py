@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.analysis.compare import NO_RUNS_ERROR, compare
+from adk_eval_action.analysis.compare import NO_RUNS_ERROR
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.format import strip_markers
@@ -31,6 +31,7 @@ from adk_eval_action.results.model import (
 )
 from adk_eval_action.run.console import print_table
 from support.results_builder import metric, results
+from support.tables import compare
 
 # The cause words, as docs/action.md's exit code table and docs/gating.md name the kinds.
 CAUSES = {

@@ -27,7 +27,6 @@ import pytest
 from click.testing import CliRunner
 
 from adk_eval_action.action import action_command
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.github.rest import DEFAULT_BOT_LOGIN
 from adk_eval_action.project.config import GateConfig
@@ -46,6 +45,7 @@ from conftest import (
 )
 from e2e.test_action import TOKEN, pull_request_event, read_outputs, runner_env
 from support.github_stub import GitHubStub, Token
+from support.tables import compare
 
 CUSTOMER_SERVICE = Path(__file__).resolve().parents[1] / "fixtures" / "customer_service"
 SHARED_SAMPLE = (SHARED / "fixtures/real-evalsets/google__adk-samples/python/agents/"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.compare import Comparison
 from support.results_builder import scores_side
+from support.tables import compare
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 HEADER = ("$schema", "$id", "title", "description")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.render import SUMMARY_EVIDENCE, CommentContext, with_evidence
@@ -22,6 +21,7 @@ from adk_eval_action.results.model import (
     RunResults,
 )
 from support.results_builder import metric, results
+from support.tables import compare
 
 Call = tuple[str, dict[str, Any]]
 

@@ -91,7 +91,7 @@ from adk_eval_action.analysis.sides import (
 )
 from adk_eval_action.analysis.suitefacts import suite_facts
 from adk_eval_action.project.config import GateConfig
-from adk_eval_action.results.identity import baseline_renames, place_history_cases
+from adk_eval_action.results.identity import baseline_renames
 from adk_eval_action.results.io import gc_paused
 from adk_eval_action.results.model import INCOMPLETE_ERROR_KINDS, RunResults
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
@@ -350,8 +350,8 @@ def _no_interval_reason(metrics: list[MetricComparison]) -> str | None:
 
 
 def compare(
-    head: RunResults | ScoreTable,
-    baseline: RunResults | ScoreTable | None,
+    head: ScoreTable,
+    baseline: ScoreTable | None,
     baseline_note: str,
     *,
     min_effect: MinEffect = 0.0,
@@ -365,8 +365,8 @@ def compare(
     """Compares ``head`` with ``baseline`` (None: head scores only) by the module's rules.
 
     Args:
-        head: Results of the PR head, loaded or as a :class:`ScoreTable` (cheaper for large
-            runs: see :mod:`adk_eval_action.results.scoretable`).
+        head: The PR head's :class:`ScoreTable` (loaded results are tabled, an eval_history's
+            cases placed, by :func:`adk_eval_action.run.pipeline.score_tables`).
         baseline: Results of the base branch, likewise, or None.
         baseline_note: Which baseline this is, or why there is none (shown in the comment).
         min_effect: Smallest delta worth calling regressed or improved (metric units), one
@@ -426,16 +426,12 @@ def _as_function(value: MinEffect) -> Callable[[str, str], float]:
 
 
 def _compare(
-    head: RunResults | ScoreTable,
-    baseline: RunResults | ScoreTable | None,
+    head_table: ScoreTable,
+    base_table: ScoreTable | None,
     baseline_note: str,
     options: _TestOptions,
     confidence: float,
 ) -> Comparison:
-    head_table = _table(head)
-    if isinstance(baseline, RunResults):  # ADK's eval_history: cases to the head's suites
-        baseline = place_history_cases(baseline, head_table.case_keys)
-    base_table = _table(baseline) if baseline is not None else None
     if base_table is not None:
         # A suite renamed since the baseline is still the same suite (results.identity).
         base_table = base_table.renamed(
@@ -485,6 +481,3 @@ def _compare(
         ),
     )
 
-
-def _table(results: RunResults | ScoreTable) -> ScoreTable:
-    return results if isinstance(results, ScoreTable) else ScoreTable.from_results(results)

@@ -13,10 +13,10 @@ from adk_eval_action.analysis.agentchanges import (
     instruction_text,
     suite_changes,
 )
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.model import RunResults, SuiteRecord
 from support.results_builder import metric, results
+from support.tables import compare
 
 
 def details(name: str, instruction: Any, *functions: dict[str, Any],

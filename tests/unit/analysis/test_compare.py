@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.analysis.noise import ONE_CASE_REASON, classify
 from adk_eval_action.project.config import GateConfig
@@ -26,6 +25,7 @@ from adk_eval_action.results.model import CaseStatus, MetricStatus, RunResults
 from conftest import examples
 from support.permutation_oracle import enumerated_p
 from support.results_builder import metric, results, scores_side, tokens
+from support.tables import compare
 
 PROPERTY = settings(max_examples=examples(40), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adk_eval_action.analysis.compare import NO_RUNS_ERROR, compare
+from adk_eval_action.analysis.compare import NO_RUNS_ERROR
 from adk_eval_action.results.model import (
     CaseStatus,
     EvalCaseRecord,
@@ -31,6 +31,7 @@ from adk_eval_action.results.model import (
 )
 from adk_eval_action.results.scoretable import ScoreTable
 from conftest import examples
+from support.tables import compare
 
 SCORED = (MetricStatus.PASSED, MetricStatus.FAILED, MetricStatus.INFORMATIONAL)
 WORST = (MetricStatus.ERROR, MetricStatus.NOT_EVALUATED, MetricStatus.FAILED)

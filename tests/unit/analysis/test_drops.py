@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig, MetricGateRule
 from adk_eval_action.report.headline import drops_text, regressed_output
 from support.results_builder import metric, results, tokens
+from support.tables import compare
 
 
 def _gate(head: dict, base: dict, config: GateConfig):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from adk_eval_action.analysis.compare import Comparison, compare
+from adk_eval_action.analysis.compare import Comparison
 from adk_eval_action.analysis.gate import decide, failed_on_scores
 from adk_eval_action.cli import main
 from adk_eval_action.errors import ConfigError
@@ -23,6 +23,7 @@ from adk_eval_action.results.model import (
     RunResults,
 )
 from support.results_builder import metric, results, scores_side, tokens
+from support.tables import compare
 
 N = 12
 

@@ -4,7 +4,6 @@ and the line that says so beside its deltas (report.judging): where it goes, wha
 from __future__ import annotations
 
 from adk_eval_action.analysis.comparability import judge_changes
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.html import render_html
@@ -12,6 +11,7 @@ from adk_eval_action.report.render import CommentContext, render_comment, render
 from adk_eval_action.results.judgesetup import JudgeSetup
 from adk_eval_action.results.model import RunResults
 from support.results_builder import metric, results
+from support.tables import compare
 
 RUBRIC = "rubric_based_final_response_quality_v1"
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.results.answers import answer_key, within_run_noise
 from adk_eval_action.results.model import EvalCaseRecord, RunResults
 from support.evidence_fixtures import actual_turn
 from support.results_builder import metric, results
+from support.tables import compare
 
 RUBRIC = "rubric_based_final_response_quality_v1"
 JUDGE = "gemini-2.5-flash"

@@ -9,10 +9,10 @@ from statistics import NormalDist
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.sample import MAX_RUNS, detectable, sample_text
 from support.permutation_oracle import enumerated_p
 from support.results_builder import scores_side
+from support.tables import compare
 
 LEVEL_ONE_TEST = 0.05 / 1.05  # the two-stage correction's first stage, one test
 

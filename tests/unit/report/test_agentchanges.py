@@ -4,7 +4,6 @@ absent when nothing changed."""
 
 from __future__ import annotations
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.agentchange_text import COMMENT_HUNK_LINES, COMMENT_HUNKS
@@ -14,6 +13,7 @@ from adk_eval_action.results.agenttree import AgentRecord
 from adk_eval_action.results.model import RunResults
 from support.gfm import details_count, gfm_html, structure_problems
 from support.results_builder import metric, results
+from support.tables import compare
 
 HOSTILE = "@octocat <img src=x onerror=alert(1)> ``` </details> <!-- adk-eval-action:x -->"
 

@@ -16,7 +16,6 @@ from google.adk.evaluation.eval_rubrics import RubricScore
 from google.genai import types
 
 from adk_eval_action.adk.files.convert import MetricMeta, metric_result_from_adk
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.diffblock import evidence_diff
@@ -39,6 +38,7 @@ from adk_eval_action.results.scoretable import (
 )
 from support.evidence_fixtures import actual_turn, evidence_sides, expected_turn, per_turn
 from support.results_builder import metric, results
+from support.tables import compare
 
 
 def test_tool_calls_are_read_from_both_adk_shapes() -> None:

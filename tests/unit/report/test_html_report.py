@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.redaction import Redactor
@@ -35,6 +34,7 @@ from adk_eval_action.report.html_view import case_records, marked_calls
 from adk_eval_action.report.render import CommentContext, render_comment
 from conftest import CliRun, SharedRun
 from support.evidence_fixtures import HOSTILE, evidence_context, evidence_sides
+from support.tables import compare
 
 
 class Page(HTMLParser):

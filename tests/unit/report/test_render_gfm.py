@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.github.sticky import comment_marker, compose_comment_body
 from adk_eval_action.project.config import GateConfig
@@ -19,6 +18,7 @@ from adk_eval_action.results.model import ErrorRecord
 from support.evidence_fixtures import evidence_context
 from support.gfm import cells, details_count, gfm_html, structure_problems, table_problems
 from support.results_builder import metric, results
+from support.tables import compare
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 

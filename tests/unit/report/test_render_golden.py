@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from adk_eval_action.analysis.compare import Comparison, MetricComparison, MetricSide, compare
+from adk_eval_action.analysis.compare import Comparison, MetricComparison, MetricSide
 from adk_eval_action.analysis.gate import decide
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.report.chart import MAX_LABEL_CHARS, build_charts, metric_chart_markdown
@@ -35,6 +35,7 @@ from adk_eval_action.report.render import (
 from adk_eval_action.results.model import RunMetadata, RunResults
 from support.evidence_fixtures import evidence_context
 from support.results_builder import metric, results, tokens
+from support.tables import compare
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 UPDATE = os.environ.get("ADK_EVAL_UPDATE_GOLDEN") == "1"

@@ -16,7 +16,6 @@ import jsonschema
 import numpy as np
 import pytest
 
-from adk_eval_action.analysis.compare import compare
 from adk_eval_action.analysis.trends import (
     known_flaky,
     pooled_runs,
@@ -49,6 +48,7 @@ from adk_eval_action.results.history_file_io import (
 from adk_eval_action.results.model import SuiteRecord
 from adk_eval_action.results.scoretable import ScoreTable
 from support.results_builder import metric, results, scores_side
+from support.tables import compare
 
 SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "history.schema.json"
 NOW = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
