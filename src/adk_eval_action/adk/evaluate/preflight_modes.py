@@ -32,6 +32,7 @@ from adk_eval_action.adk.evaluate.preflight_models import (
     is_google,
     provider_key_problem,
 )
+from adk_eval_action.adk.runtime.agent import agent_tree
 from adk_eval_action.adk.runtime.credentials import application_default_credentials
 
 DEFAULT_SIMULATOR_MODEL = "gemini-2.5-flash"
@@ -109,14 +110,7 @@ def _tts_problems(
 def _live_agents(root: Any) -> Iterator[Any]:
     """The agents google-adk's live flow runs: the root agent and its sub-agents (an agent
     used as a tool, ``AgentTool``, runs in text mode inside the tool call)."""
-    stack, seen = [root], set()
-    while stack:
-        agent = stack.pop()
-        if agent is None or id(agent) in seen:
-            continue
-        seen.add(id(agent))
-        yield agent
-        stack.extend(getattr(agent, "sub_agents", None) or [])
+    return agent_tree(root, agent_tools=False)
 
 
 def live_problems(suite: SuiteToCheck) -> list[PreflightProblem]:

@@ -312,8 +312,9 @@ def _place(frame: traceback.FrameSummary | None) -> tuple[Path | None, int | Non
     return Path(frame.filename), frame.lineno or None
 
 
-def agent_tree(root: Any) -> Iterator[Any]:
-    """The agent tree: ``root``, its sub-agents and agents used as tools (``AgentTool``)."""
+def agent_tree(root: Any, agent_tools: bool = True) -> Iterator[Any]:
+    """The agent tree: ``root``, its sub-agents and (unless ``agent_tools`` is False) agents
+    used as tools (``AgentTool``)."""
     seen: set[int] = set()
     stack = [root]
     while stack:
@@ -323,7 +324,7 @@ def agent_tree(root: Any) -> Iterator[Any]:
         seen.add(id(agent))
         yield agent
         stack.extend(getattr(agent, "sub_agents", None) or [])
-        for tool in getattr(agent, "tools", None) or []:
+        for tool in (getattr(agent, "tools", None) or []) if agent_tools else []:
             inner = getattr(tool, "agent", None)
             if inner is not None and hasattr(inner, "sub_agents"):
                 stack.append(inner)
