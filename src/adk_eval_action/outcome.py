@@ -110,12 +110,15 @@ class PipelineOutcome(BaseModel):
 
 def cost_outputs(outcome: PipelineOutcome | None) -> dict[str, str]:
     """The ``tokens`` and ``cost_usd`` step outputs (action.yml): every token the run's
-    models reported ("0" when none answered), and their dollars at the prices of
-    adk-eval.yaml ("" when no model that answered has a price)."""
+    models reported ("0" when none answered; "" when the calls that answered reported no
+    usage: unknown, never zero), and their dollars at the prices of adk-eval.yaml ("" when
+    no model that answered has a price)."""
     counts = outcome.model_calls if outcome is not None else None
     usd = counts.usd if counts is not None else None
+    answered = sum(u.calls for u in counts.usage) if counts is not None else 0
+    unknown = counts is not None and counts.unreported == answered > 0
     return {
-        "tokens": str(counts.tokens if counts is not None else 0),
+        "tokens": "" if unknown else str(counts.tokens if counts is not None else 0),
         "cost_usd": "" if usd is None else f"{usd:.6f}",
     }
 

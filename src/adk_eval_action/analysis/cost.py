@@ -101,6 +101,30 @@ class CostComparison(BaseModel):
         """The head's tokens of one role (``agent``, ``judge``, ``user_simulator``)."""
         return total_tokens(u for u in self.usage if u.role == role)
 
+    @property
+    def calls(self) -> int:
+        """The head's answered model calls."""
+        return sum(u.calls for u in self.usage)
+
+    @property
+    def unreported(self) -> int:
+        """Of :attr:`calls`, those whose answer reported no usage: their tokens are
+        unknown, so :attr:`tokens` is a floor (never read as their zero)."""
+        return sum(u.unreported for u in self.usage)
+
+    def role_known(self, role: str) -> str:
+        """What is known of one role's tokens: ``462``, ``≥ 462`` when some of its calls
+        reported no usage, ``unknown`` when none reported any; "" when the role made no
+        call."""
+        entries = [u for u in self.usage if u.role == role]
+        calls = sum(u.calls for u in entries)
+        unreported = sum(u.unreported for u in entries)
+        if not calls:
+            return ""
+        if unreported == calls:
+            return "unknown"
+        return ("≥ " if unreported else "") + f"{total_tokens(entries):,}"
+
 
 def _per_case(table: ScoreTable, column: np.ndarray) -> dict[CaseKey, list[float]]:
     """Each eval case's known values of a per-run column, by case key (runs in order)."""

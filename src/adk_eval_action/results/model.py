@@ -385,8 +385,13 @@ class ModelCallCounts(BaseModel):
 
     @property
     def tokens(self) -> int:
-        """All tokens the run's models reported."""
+        """All tokens the run's models reported (a floor when :attr:`unreported`)."""
         return total_tokens(self.usage)
+
+    @property
+    def unreported(self) -> int:
+        """Answered calls that reported no usage (their tokens are unknown)."""
+        return sum(u.unreported for u in self.usage)
 
     @property
     def usd(self) -> float | None:

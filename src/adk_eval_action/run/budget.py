@@ -1,7 +1,8 @@
 """The run's spending: its budget (``budget:`` in adk-eval.yaml, ``--max-model-calls``,
 ``--max-tokens``, ``--max-usd``), the model calls that keep it
 (:mod:`adk_eval_action.adk.runtime.spend`), what is left of it for later stages, the error
-of a run it stopped and the warning of one the calls in flight carried past it, the cost
+of a run it stopped and the warning of one the calls in flight carried past it (each call
+reserves its expected use: adk.runtime.spend), the cost
 ``plan`` estimates from a baseline file, and the console's model-calls line.
 
 google-adk is imported only inside the functions that need it (as in
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from adk_eval_action.adk.evaluate.plan import Plan
     from adk_eval_action.adk.evaluate.scheduler import PlanCheck
     from adk_eval_action.adk.runtime.model_calls import ModelCalls
-    from adk_eval_action.adk.runtime.spend import Budget
+    from adk_eval_action.adk.runtime.spend import Budget, Spend
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +67,14 @@ def cost_baseline(request: RunRequest, always: bool = False) -> RunResults | Non
         return None
 
 
-def budget_check(request: RunRequest, baseline: RunResults | None) -> PlanCheck | None:
+def budget_check(
+    request: RunRequest, baseline: RunResults | None, spend: Spend | None = None
+) -> PlanCheck | None:
     """The check of the plan against the run's budget (adk.evaluate.estimate.refusal; with
-    ``baseline``, its estimated tokens and dollars too); None without a budget."""
-    from adk_eval_action.adk.evaluate.estimate import estimate, refusal
+    ``baseline``, its estimated tokens and dollars too, which also give ``spend`` what one
+    call is expected to use: :meth:`~adk_eval_action.adk.models.spend.Spend.expect`); None
+    without a budget."""
+    from adk_eval_action.adk.evaluate.estimate import estimate, planned_calls, refusal
 
     budget = run_budget(request)
     if not budget.active:
@@ -78,6 +83,10 @@ def budget_check(request: RunRequest, baseline: RunResults | None) -> PlanCheck 
 
     def check(plan: Plan, cases: set[CaseKey] | None) -> str | None:
         estimated = estimate(plan, baseline, prices, cases) if baseline is not None else None
+        calls = planned_calls(plan, cases)
+        if spend is not None and estimated is not None and estimated.tokens and calls:
+            spend.expect(estimated.tokens / calls,
+                         None if estimated.usd is None else estimated.usd / calls)
         return refusal(plan, budget, estimated, cases)
 
     return check
@@ -110,8 +119,8 @@ def record_budget_stop(calls: ModelCalls, writer: ResultsWriter) -> None:
 
 def budget_passed(calls: ModelCalls) -> str | None:
     """The warning of a run that finished past its ``max_tokens`` or ``max_usd`` without
-    being stopped: the calls in flight when the limit was reached were the last ones, and
-    their answers carried the total past it (adk.runtime.spend); None otherwise."""
+    being stopped: the calls in flight used more than they reserved (adk.runtime.spend) and
+    their answers carried the total past it; None otherwise."""
     spend, budget = calls.spend, calls.spend.budget
     over = []
     if budget.tokens is not None and spend.tokens > budget.tokens:
@@ -120,9 +129,10 @@ def budget_passed(calls: ModelCalls) -> str | None:
         over.append(f"max_usd ${budget.usd:g}")
     if not over:
         return None
-    return (f"the budget's {' and '.join(over)} was passed by calls already in flight when "
-            f"it was reached ({spend.spent()} spent); no call started after it (lower "
-            "--parallelism to keep closer to it)")
+    return (f"the budget's {' and '.join(over)} was passed by calls that used more than "
+            f"they were expected to ({spend.spent()} spent); each call reserves its expected "
+            "use before it starts, so the total passes the budget by no more than the calls "
+            "in flight misjudged")
 
 
 def budget_error(calls: ModelCalls) -> ErrorRecord | None:
@@ -131,11 +141,18 @@ def budget_error(calls: ModelCalls) -> ErrorRecord | None:
     spend = calls.spend
     if spend.stopped_by is None:
         return None
+    before = spend.stopped_before
+    if before is None:
+        stop = f"the budget's {spend.stopped_by} was reached ({spend.spent()} spent)"
+    else:
+        usd = f", ${before[1]:.4f}" if spend.stopped_by.startswith("max_usd") else ""
+        stop = (f"the budget's {spend.stopped_by} would have been passed by the next model "
+                f"call, expected to use ~{before[0]:,.0f} tokens{usd} ({spend.spent()} "
+                "spent)")
     return ErrorRecord(
         kind="budget",
-        message=f"the budget's {spend.stopped_by} was reached ({spend.spent()} spent); "
-        f"{spend.refused} model call(s) were not made, so the eval cases they belonged to "
-        "have no scores",
+        message=f"{stop}; {spend.refused} model call(s) were not made, so the eval cases "
+        "they belonged to have no scores",
         hint="every score computed before is kept; raise the budget (budget: in "
         "adk-eval.yaml, --max-model-calls/--max-tokens/--max-usd) or evaluate fewer eval cases",
     )
@@ -175,7 +192,8 @@ def model_calls_line(counts: ModelCallCounts) -> str:
     """One line on the run's model calls: how many, how many retried and why, how many
     failed for good, how many the budget refused, and the tokens and dollars (``model
     calls: 12, 3 retried (3 retries: 429 RESOURCE_EXHAUSTED ×3; waited 4.5s); 48,210
-    tokens, $0.0142``)."""
+    tokens, $0.0142``); tokens some calls did not report are said, never read as zero
+    (``≥ 410 tokens (3 of 12 calls reported no usage)``, ``tokens unknown``)."""
     line = f"model calls: {counts.calls}"
     if counts.retried_calls:
         causes = ", ".join(f"{c} ×{n}" for c, n in counts.retry_causes.items())
@@ -188,10 +206,16 @@ def model_calls_line(counts: ModelCallCounts) -> str:
         line += f", {counts.failed_calls} failed ({causes})"
     if counts.refused_calls:
         line += f", {counts.refused_calls} not made (budget spent)"
-    if counts.usage:
-        line += f"; {counts.tokens:,} tokens"
+    answered = sum(u.calls for u in counts.usage)
+    if counts.usage and counts.unreported == answered:
+        line += "; tokens unknown (no call reported usage)"
+    elif counts.usage:
+        floor = "≥ " if counts.unreported else ""
+        line += f"; {floor}{counts.tokens:,} tokens"
         if counts.usd is not None:
-            line += f", ${counts.usd:.4f}"
+            line += f", {floor}${counts.usd:.4f}"
+        if counts.unreported:
+            line += f" ({counts.unreported} of {answered} calls reported no usage)"
         if counts.unpriced:
             line += f" (no price: {', '.join(counts.unpriced)})"
     return line

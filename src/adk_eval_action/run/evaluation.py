@@ -295,7 +295,7 @@ async def _evaluate_all(
             writer.add_warnings(w for record in found for w in record.warnings)
         return False
     hooks = replace(engine_hooks(request),
-                    check_plan=budget_check(request, cost_baseline(request)))
+                    check_plan=budget_check(request, cost_baseline(request), calls.spend))
     try:
         # The evaluation hands the writer each suite's record as it opens it and each
         # case run as it finishes: a signal keeps what was done.

@@ -163,12 +163,14 @@ class RunSettings(BaseModel):
         commands=RUN_AND_PLAN, config="budget.model_calls",
     )] = None
     max_tokens: Annotated[int | None, Field(ge=1), Option(
-        "Budget: stop starting model calls once the models reported this many tokens; the "
-        "run then ends incomplete.", commands=RUN_AND_PLAN, config="budget.tokens",
+        "Budget: at most this many tokens; each model call reserves what it is expected to "
+        "use before it starts, a call that would pass the budget is not made, and the run "
+        "then ends incomplete.", commands=RUN_AND_PLAN, config="budget.tokens",
     )] = None
     max_usd: Annotated[float | None, Field(gt=0), Option(
-        "Budget: stop starting model calls once they cost this many dollars (at the prices of "
-        "models: in adk-eval.yaml); the run then ends incomplete.",
+        "Budget: at most this many dollars (at the prices of models: in adk-eval.yaml); each "
+        "model call reserves what it is expected to cost before it starts, a call that would "
+        "pass the budget is not made, and the run then ends incomplete.",
         commands=RUN_AND_PLAN, config="budget.usd",
     )] = None
     quiet: Annotated[bool, Option(

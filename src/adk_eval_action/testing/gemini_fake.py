@@ -254,6 +254,9 @@ class _Handler(BaseHTTPRequestHandler):
             cut = whole[: len(whole) // 2].encode()
             self._send(200, b"data: " + cut + b"\r\n\r\n" if stream else cut)
             return
+        if fault is not None and fault.kind == "no_usage":
+            record.outcome = "no_usage"
+            response = {k: v for k, v in response.items() if k != "usageMetadata"}
         record.usage = response.get("usageMetadata")
         if stream:
             self._send(200, _sse(response), "text/event-stream")

@@ -46,7 +46,8 @@ class Fault(BaseModel):
             ``empty`` answers 200 with no body, ``no_candidate`` 200 with ``{"foo": 1}``
             (JSON without a candidate); ``huge`` answers a reply of ``size_bytes`` bytes of
             text; ``trickle`` sends one byte of a reply every ``delay_s`` seconds, never
-            ending (:data:`BODY_FAULTS`).
+            ending (:data:`BODY_FAULTS`); ``no_usage`` answers normally without
+            ``usageMetadata`` (a model that reports no token usage).
         status: HTTP status of a ``status`` fault (429, 500, 503, ...).
         retry_delay_s: Seconds put in the error's ``google.rpc.RetryInfo.retryDelay``
             (as the API does on 429), or None for no RetryInfo.
@@ -60,7 +61,7 @@ class Fault(BaseModel):
     """
 
     kind: Literal["status", "slow", "malformed", "drop", "empty", "no_candidate", "huge",
-                  "trickle"] = "status"
+                  "trickle", "no_usage"] = "status"
     status: int = 503
     retry_delay_s: float | None = None
     retry_after_s: float | None = None

@@ -21,8 +21,10 @@ goes through :class:`RetryingLlm`, which wraps the ``BaseLlm`` ADK would call:
   credentials (kind ``credentials``), never a score.
 
 Each answered call's token usage is counted, and every request is first admitted by the
-run's budget (:mod:`.spend`, with the call's slot held): a request the budget refuses is
-never sent and ends the call with :class:`ModelCallError` of kind ``budget``.
+run's budget (:mod:`.spend`, with the call's slot held), reserving what it is expected to
+use until it answers (then settled at what it reported) or fails (then given back): a
+request the budget refuses is never sent and ends the call with :class:`ModelCallError` of
+kind ``budget``.
 
 google-genai's own retries (``HttpRetryOptions``; google-adk's evaluation adds 7 attempts
 from 5 s, ``google.adk.evaluation._retry_options_utils``) are switched off on the requests
@@ -65,7 +67,7 @@ from .model_faults import (
 )
 from .model_limits import slot_and_model
 from .model_reads import bound_reads, limit_request
-from .spend import Spend
+from .spend import Reservation, Spend
 
 
 class ModelCalls:
@@ -263,7 +265,10 @@ class RetryingLlm(BaseLlm):
                 continue
             finally:
                 if answer.yielded:
-                    stats.spend.answered(self.model, self.role, answer.usage)
+                    stats.spend.answered(self.model, self.role, answer.usage,
+                                         answer.reservation)
+                else:
+                    stats.spend.release(answer.reservation)
             stats.finished(attempt, None)
             return
 
@@ -287,9 +292,10 @@ class RetryingLlm(BaseLlm):
         # queued behind others is not a model that fails to answer.
         slot, model = slot_and_model(self.inner)
         async with slot:
-            refusal = stats.spend.admit()
-            if refusal is not None:
-                raise _Refused(refusal)
+            admitted = await stats.spend.admit(self.model, self.role)
+            if isinstance(admitted, ModelFault):
+                raise _Refused(admitted)
+            answer.reservation = admitted
             answer.started = time.monotonic()
             if bound_reads(model):  # google-genai's answers read within limits
                 limit_request(llm_request, timeout)
@@ -321,13 +327,14 @@ class _Refused(Exception):
 
 class _Answer:
     """What one try gave: when it started (``time.monotonic()``, once a slot was held and
-    the budget admitted it), whether a response went out, and the last usage it
-    reported."""
+    the budget admitted it), whether a response went out, the last usage it reported, and
+    what it reserved of the budget (given back or settled when the try ends)."""
 
     def __init__(self) -> None:
         self.started: float | None = None
         self.yielded = False
         self.usage: Any = None
+        self.reservation: Reservation | None = None
 
 
 async def _with_timeout(

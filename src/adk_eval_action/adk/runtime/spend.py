@@ -14,15 +14,27 @@ an evaluation passes through (agents, judges, user simulator):
   (:mod:`adk_eval_action.adk.runtime.model_limits`), so a call that waited for a slot is checked
   against what was spent while it waited. ``model_calls`` is a hard cap: a request is
   counted as it is admitted, so never more are sent. Tokens and dollars are known only once
-  a call answers, so ``tokens`` and ``usd`` stop the run from *starting* calls once what
-  the answered calls spent is at or past the limit; the calls then in flight (at most
-  ``parallelism``) still finish and are counted, so the total can pass those limits by
-  what they used. A refused request is a :class:`~.model_faults.ModelFault` of kind
-  ``budget``: the case run it belonged to ends as an error of that kind, never a score.
+  a call answers, so each admitted request **reserves** what it is expected to use, and a
+  request whose reservation would take what was spent, what the calls in flight reserved
+  and its own past ``tokens`` or ``usd`` is refused: the run stops starting calls there, and
+  the total ends within the calls in flight's misestimate of the cap instead of past it by
+  ``parallelism`` whole calls. When the call answers, its reservation is replaced by what it
+  reported (a call that reported nothing keeps its expected tokens against the budget: its
+  tokens are unknown, never zero); a call that failed before answering gives it back. A
+  request's expected use (:meth:`Spend.expected`) is the mean of the answered calls of the
+  same model and role, else of the same model, else the plan's estimate per call (the
+  baseline's recorded usage over the calls the plan counts:
+  :mod:`adk_eval_action.adk.evaluate.estimate`, :meth:`Spend.expect`), else the mean of every
+  answered call; with none of these known, the request is a *probe*: it waits until no other
+  probe is in flight, so the run's first calls go one at a time until one has answered. A
+  refused request is a :class:`~.model_faults.ModelFault` of kind ``budget``: the case run it
+  belonged to ends as an error of that kind, never a score; once one is refused, every
+  later one is (the budget has stopped the run).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 from collections.abc import Iterator, Mapping
@@ -122,8 +134,35 @@ def case_usage() -> Iterator[CaseUsage]:
         _CASE.reset(token)
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """What one admitted request holds of the budget until it answers or fails: its
+    expected ``tokens`` and ``usd``, and whether it is a probe (nothing was known to
+    expect: module docstring)."""
+
+    tokens: float = 0.0
+    usd: float = 0.0
+    probe: bool = False
+
+
+class _Means:
+    """Running sums of the answered calls that reported usage, per key."""
+
+    def __init__(self) -> None:
+        self.sums: dict[Any, tuple[float, float, int]] = {}
+
+    def add(self, key: Any, tokens: float, usd: float) -> None:
+        total, dollars, n = self.sums.get(key, (0.0, 0.0, 0))
+        self.sums[key] = (total + tokens, dollars + usd, n + 1)
+
+    def mean(self, key: Any) -> tuple[float, float] | None:
+        found = self.sums.get(key)
+        return None if found is None else (found[0] / found[2], found[1] / found[2])
+
+
 class Spend:
-    """The run's spending and its budget (module docstring). Safe across threads.
+    """The run's spending and its budget (module docstring). Safe across threads; a
+    probe's wait (:meth:`admit`) is on the running event loop.
 
     Args:
         budget: The limits (none: nothing is refused).
@@ -143,37 +182,117 @@ class Spend:
         self.usd: float | None = None
         self.unpriced: list[str] = []
         self.stopped_by: str | None = None
+        #: What the first refused request was expected to use, when the total had not
+        #: reached the limit yet (it would have passed it); None otherwise.
+        self.stopped_before: tuple[float, float] | None = None
+        self._means = _Means()
+        self._planned: tuple[float, float] | None = None
+        self._reserved = (0.0, 0.0)  # tokens and dollars the calls in flight hold
+        self._assumed = (0.0, 0.0)  # what answered calls that reported nothing are taken at
+        self._probe: asyncio.Event | None = None
 
-    def admit(self) -> ModelFault | None:
-        """Admits one request to a model (counted in :attr:`requests`), or the ``budget``
-        fault that refuses it once a limit is spent (module docstring)."""
+    def expect(self, tokens: float | None, usd: float | None = None) -> None:
+        """The plan's estimate of one model call's tokens and dollars (module docstring;
+        None: not estimated)."""
         with self._lock:
-            spent = self._spent_limit()
-            if spent is None:
-                self.requests += 1
-                return None
-            self.refused += 1
-            self.stopped_by = self.stopped_by or spent
-        return ModelFault(kind="budget", summary=f"budget spent ({spent})", retryable=False)
+            self._planned = None if tokens is None else (tokens, usd or 0.0)
 
-    def _spent_limit(self) -> str | None:
+    def expected(self, model: str, role: Role) -> tuple[float, float] | None:
+        """What one request of ``model`` in ``role`` is expected to use, ``(tokens,
+        dollars)``; None when nothing is known (module docstring)."""
+        with self._lock:
+            return self._expected(model, role)
+
+    def _expected(self, model: str, role: Role) -> tuple[float, float] | None:
+        found = (self._means.mean((model, role)) or self._means.mean(model) or self._planned
+                 or self._means.mean(None))
+        # Models that report no usage make every call a probe: nothing would be learnt.
+        return found or ((0.0, 0.0) if any(u.unreported for u in self._usage) else None)
+
+    @property
+    def _limits_spend(self) -> bool:
+        return self.budget.tokens is not None or self.budget.usd is not None
+
+    async def admit(self, model: str = "", role: Role = "agent") -> Reservation | ModelFault:
+        """Admits one request to a model (counted in :attr:`requests`) with what it
+        reserves, or the ``budget`` fault that refuses it (module docstring). A probe
+        waits here while another probe is in flight."""
+        while True:
+            with self._lock:
+                waiting = self._probe
+                probe = self._limits_spend and self._expected(model, role) is None
+                if waiting is None or not probe or self.stopped_by:
+                    return self._admit(model, role)
+            await waiting.wait()
+
+    def _admit(self, model: str, role: Role) -> Reservation | ModelFault:
+        expected = self._expected(model, role) if self._limits_spend else (0.0, 0.0)
+        spent = self.stopped_by or self._spent_limit(expected or (0.0, 0.0))
+        if spent is not None:
+            self.refused += 1
+            if self.stopped_by is None and self._spent_limit((0.0, 0.0)) is None:
+                self.stopped_before = expected  # it fit; its expected use would not have
+            self.stopped_by = spent
+            return ModelFault(kind="budget", summary=f"budget spent ({spent})",
+                              retryable=False)
+        self.requests += 1
+        if expected is None:
+            self._probe = asyncio.Event()
+            return Reservation(probe=True)
+        tokens, usd = self._reserved
+        self._reserved = (tokens + expected[0], usd + expected[1])
+        return Reservation(tokens=expected[0], usd=expected[1])
+
+    def _spent_limit(self, expected: tuple[float, float]) -> str | None:
+        """The limit a request expected to use ``expected`` would cross, counting what was
+        spent, assumed and reserved; None when it fits."""
         budget = self.budget
         if budget.model_calls is not None and self.requests >= budget.model_calls:
             return f"max_model_calls {budget.model_calls}"
-        if budget.tokens is not None and self.tokens >= budget.tokens:
+        tokens = self.tokens + self._assumed[0] + self._reserved[0]
+        if budget.tokens is not None and (
+                tokens >= budget.tokens or tokens + expected[0] > budget.tokens):
             return f"max_tokens {budget.tokens:,}"
-        if budget.usd is not None and self.usd is not None and self.usd >= budget.usd:
+        usd = (self.usd or 0.0) + self._assumed[1] + self._reserved[1]
+        if budget.usd is not None and (self.usd is not None or expected[1]) and (
+                usd >= budget.usd or usd + expected[1] > budget.usd):
             return f"max_usd ${budget.usd:g}"
         return None
 
-    def answered(self, model: str, role: Role, metadata: Any) -> None:
+    def release(self, reservation: Reservation | None) -> None:
+        """Gives back what a request reserved (it failed before answering)."""
+        if reservation is None:
+            return
+        with self._lock:
+            self._unreserve(reservation)
+
+    def _unreserve(self, reservation: Reservation) -> None:
+        tokens, usd = self._reserved
+        self._reserved = (max(0.0, tokens - reservation.tokens), max(0.0, usd - reservation.usd))
+        if reservation.probe and self._probe is not None:
+            self._probe.set()
+            self._probe = None
+
+    def answered(
+        self, model: str, role: Role, metadata: Any, reservation: Reservation | None = None
+    ) -> None:
         """Records one answered call's usage (``usage_metadata``, None when it reported
-        none) for the run and the current case run."""
+        none) for the run and the current case run, in place of what its ``reservation``
+        held (a call that reported none stays counted at its expected use against the
+        budget, never at zero)."""
         usage = usage_of(model, role, metadata)
         dollars = usd_of(usage, self.prices.get(model))
         with self._lock:
+            if reservation is not None:
+                self._unreserve(reservation)
             self._usage = merge_usage(self._usage, [usage])
-            self.tokens += usage.tokens
+            if usage.unreported:
+                held = reservation or Reservation()
+                self._assumed = (self._assumed[0] + held.tokens, self._assumed[1] + held.usd)
+            else:
+                self.tokens += usage.tokens
+                for key in ((model, role), model, None):
+                    self._means.add(key, usage.tokens, dollars or 0.0)
             if dollars is not None:
                 self.usd = (self.usd or 0.0) + dollars
             elif model not in self.unpriced:
@@ -192,4 +311,6 @@ class Spend:
         dollars."""
         with self._lock:
             dollars = "" if self.usd is None else f", ${self.usd:.4f}"
-            return f"{self.requests} model call(s), {self.tokens:,} tokens{dollars}"
+            unreported = sum(u.unreported for u in self._usage)
+            unknown = f" ({unreported} reported no usage)" if unreported else ""
+            return f"{self.requests} model call(s){unknown}, {self.tokens:,} tokens{dollars}"
