@@ -89,8 +89,13 @@ class ResultsWriter(SuiteRecords):
             self._errors.append(error)
 
     def add_warnings(self, warnings: Iterable[str]) -> None:
-        """Run-wide warnings (the eval configs' lint), after those handed over before."""
-        self._warnings.extend(warnings)
+        """Run-wide warnings (the eval configs' lint; after evaluation, what adaptive
+        repeats could not do), after those handed over before."""
+        if self._built is not None:
+            self._built.warnings.extend(self._redact(w) if self._redact else w
+                                        for w in warnings)
+        else:
+            self._warnings.extend(warnings)
 
     def skip(self, reason: str) -> None:
         """The run evaluates nothing, on purpose (``RunMetadata.skipped``)."""

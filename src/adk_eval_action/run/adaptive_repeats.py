@@ -21,11 +21,13 @@ from typing import Any
 from adk_eval_action.analysis.comparison import AdaptiveRuns, Comparison
 from adk_eval_action.analysis.repeat_plan import plan_repeats, undecided_metrics
 from adk_eval_action.analysis.verdict import compare_for_gate
+from adk_eval_action.errors import ConfigError
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.discovery import Suite
 from adk_eval_action.results.model import RunResults, SuiteRecord
 from adk_eval_action.results.scoretable import CaseKey, ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
+from adk_eval_action.settings import OPTIONS, RunSettings
 
 log = logging.getLogger(__name__)
 Evaluate = Callable[[Suite, dict[str, list[str]]], Awaitable[SuiteRecord]]
@@ -113,3 +115,42 @@ def engine_evaluate(parallelism: int, repo_root: Path, calls: Any = None,
         return await evaluate_suite(suite.model_copy(update={"num_runs": 1}), settings, calls)
 
     return evaluate
+
+
+def refuse_useless_repeats(suites: list[Suite], settings: RunSettings) -> None:
+    """Refuses ``adaptive_runs`` no higher than every suite's runs of each eval case
+    (``num_runs``: the flag or input, else each suite's in adk-eval.yaml, else 1): adaptive
+    repeats run a case up to ``adaptive_runs`` times in all, so they could add no run.
+
+    Raises:
+        ConfigError: naming both options as they were given (exit 2, before any call).
+    """
+    most = settings.adaptive_runs
+    runs = [s.num_runs or settings.num_runs for s in suites]
+    if most is None or not runs or most > min(runs):
+        return
+    fewest = min(runs)
+    given = settings.explicit("num_runs") is not None or all(s.num_runs is None for s in suites)
+    each = _named(settings, "num_runs", fewest) if given else \
+        f"num_runs {fewest} of every suite in adk-eval.yaml"
+    raise ConfigError(_named(settings, "adaptive_runs", most), (
+        f"adaptive repeats run an eval case up to {most} time{'s' if most != 1 else ''} in "
+        f"all, and {each} already runs each {fewest} time{'s' if fewest != 1 else ''}: they "
+        f"could add no run; set it above {fewest}, or leave it out"))
+
+
+def _named(settings: RunSettings, name: str, value: int) -> str:
+    """Option ``name`` with ``value`` as the user gave it: the flag (``--num-runs 3``), the
+    action's input (``input num_runs 3``) or adk-eval.yaml's key."""
+    spec = OPTIONS[name]
+    return {
+        "flag": f"{spec.flag} {value}",
+        "input": f"input {name} {value}",
+        "config": f"adk-eval.yaml {spec.option.config or name} {value}",
+    }.get(settings.source(name), f"{name} {value} (the default)")
+
+
+def no_baseline_note(settings: RunSettings) -> str:
+    """What adaptive repeats did in a run without a baseline: nothing, and why."""
+    return (f"adaptive repeats ({_named(settings, 'adaptive_runs', settings.adaptive_runs or 0)}"
+            ") not run: there is no baseline to compare with, so no call to decide")

@@ -64,7 +64,12 @@ from adk_eval_action.results.model import (
 )
 from adk_eval_action.results.scoretable import ScoreTable
 from adk_eval_action.results.writer import ResultsWriter
-from adk_eval_action.run.adaptive_repeats import engine_evaluate, repeat_undecided
+from adk_eval_action.run.adaptive_repeats import (
+    engine_evaluate,
+    no_baseline_note,
+    refuse_useless_repeats,
+    repeat_undecided,
+)
 from adk_eval_action.run.branch_history import run_history
 from adk_eval_action.run.budget import budget_left, model_calls, record_budget_stop
 from adk_eval_action.run.changed import select_changed
@@ -382,6 +387,7 @@ async def run_pipeline_async(
         writer.take(merge_files(request.workdir, settings.merge))
     else:
         suites = find_suites(request)
+        refuse_useless_repeats(suites, settings)
         refuse_clashes(*run_files(request, target, suites))
         writer.start(run_metadata(request.workdir, settings.gate))
         found = await _evaluate_head(request, asked, suites, calls, writer, target)
@@ -396,7 +402,10 @@ async def run_pipeline_async(
     if baseline is not None:
         baseline = clean_results(baseline, request.redactor)
     adaptive = None
-    if settings.adaptive_runs and baseline is not None:
+    if settings.adaptive_runs and baseline is None:
+        log.warning("%s", no_baseline_note(settings))
+        writer.add_warnings([no_baseline_note(settings)])
+    elif settings.adaptive_runs and baseline is not None:
         evaluate_once = engine_evaluate(settings.parallelism, request.workdir, calls,
                                         judge_answers_counted(settings.gate))
         adaptive = await repeat_undecided(

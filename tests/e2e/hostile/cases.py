@@ -1601,6 +1601,20 @@ CASES: list[Case] = [
          r"'--num-runs': 1000000000 is not in the range 1<=x<=1000", evaluated=False,
          recorded=False, cli=True, seconds=30,
          run=lambda ws: ws.cli("plan", "travel_agent", "--num-runs", "1000000000")),
+    # Issue 34, "Silent, unchanged": adaptive repeats that can add no run are refused by
+    # name; without a baseline they are said not to run.
+    Case("k7-adaptive-runs-not-above-num-runs", 7, lambda ws: ws.gemini.clear_calls(), 2,
+         r"--adaptive-runs 1: adaptive repeats run an eval case up to 1 time in all, and "
+         r"--num-runs 3 already runs each 3 times: they could add no run; set it above 3, or "
+         r"leave it out", evaluated=False, cli=True, seconds=30,
+         run=_run_cli("--adaptive-runs", "1", "--num-runs", "3", "--comment-out", "comment.md"),
+         check=lambda run: _assert(not run.workspace.gemini.calls)),
+    Case("k7-adaptive-runs-without-a-baseline", 7,
+         lambda ws: ws.inputs.update(adaptive_runs="4"), 0,
+         r"adaptive repeats \(input adaptive_runs 4\) not run: there is no baseline to "
+         r"compare with", check=_history_said(
+             "adaptive repeats (input adaptive\\_runs 4) not run: there is no baseline to "
+             "compare with"), twin={}),
     Case("k7-input-a-billion-runs", 7, lambda ws: ws.inputs.update(num_runs="1000000000"), 2,
          r"invalid input num_runs: Input should be less than or equal to 1000",
          evaluated=False, seconds=30, check=_stop_posted()),
