@@ -48,6 +48,7 @@ render ~0.7 s with a process peak of ~200 MB.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ from adk_eval_action.analysis.comparison import (
 )
 from adk_eval_action.analysis.cost import AGENT_TOKENS, compare_cost
 from adk_eval_action.analysis.judgeflips import JudgeFlips, judge_flips
-from adk_eval_action.analysis.noise import classify
+from adk_eval_action.analysis.noise import CaseCall, classify
 from adk_eval_action.analysis.paired import (
     DEFAULT_RESAMPLES,
     PairedInput,
@@ -259,8 +260,31 @@ def _attach_intervals(
         inputs, order, seed=options.seed, n_resamples=options.n_resamples, alpha=options.alpha
     )
     rows: list[MetricComparison | RubricComparison] = [*both_metrics, *both_rubrics]
+    keys = list(case_ids)
+    results = [_with_case_calls(result, keys) for result in results]
     _set_calls(rows, results, inputs, flips)
     return method, pooled
+
+
+def _with_case_calls(result: PairedResult, keys: list[CaseKey]) -> PairedResult:
+    """``result`` with its case drops on its interval, each named by its eval case."""
+    if not result.case_drops:
+        return result
+    calls = [
+        CaseCall(
+            eval_set_id=str(keys[d.case][1]),
+            eval_id=str(keys[d.case][2]),
+            baseline=d.baseline,
+            head=d.head,
+            delta=d.delta,
+            p_worse=d.p_worse,
+            level=d.level,
+            bound=d.bound,
+        )
+        for d in result.case_drops
+    ]
+    interval = result.interval.model_copy(update={"case_calls": calls})
+    return dataclasses.replace(result, interval=interval)
 
 
 def _set_calls(rows: list[MetricComparison | RubricComparison],

@@ -345,11 +345,17 @@ class Comparison(BaseModel):
 
     @property
     def undecided(self) -> list[MetricComparison | RubricComparison]:
-        """Metrics, then rubrics, whose change beyond ``min_effect`` the test left
-        undecided, each with what sample would decide one of its size
-        (``interval.to_decide``)."""
+        """Metrics, then rubrics, whose change the test left ❔ undecided, each with what
+        sample would decide it (``interval.to_decide``)."""
         rows: list[MetricComparison | RubricComparison] = [*self.metrics, *self.rubrics]
         return [r for r in rows if r.interval is not None and r.interval.to_decide]
+
+    @property
+    def called_by_cases(self) -> list[MetricComparison | RubricComparison]:
+        """The metrics and rubrics called 🔴 regressed by an eval case's own runs
+        (``interval.case_calls``: :mod:`adk_eval_action.analysis.case_calls`)."""
+        rows: list[MetricComparison | RubricComparison] = [*self.metrics, *self.rubrics]
+        return [r for r in rows if r.interval is not None and r.interval.case_calls]
 
     @property
     def flaky_cases(self) -> list[CaseComparison]:

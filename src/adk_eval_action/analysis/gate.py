@@ -294,6 +294,27 @@ def _interval_text(interval: DeltaInterval | None, scale: float | None = None) -
     return f"corrected interval [{interval.low:+.3f}, {interval.high:+.3f}]"
 
 
+def _case_beyond(row: MetricComparison, budget: float) -> str | None:
+    """How an eval case's own runs prove a drop beyond ``budget`` when the metric's
+    interval does not (``interval.case_calls``); None when the interval does or no case."""
+    interval = row.interval
+    if interval is None or not interval.case_calls:
+        return None
+    sign = 1.0 if row.higher_is_better else -1.0
+    if interval.high is not None and row.higher_is_better and interval.high < -budget:
+        return None
+    if interval.low is not None and not row.higher_is_better and interval.low > budget:
+        return None
+    beyond = [c for c in interval.case_calls if c.bound is not None and sign * c.bound < -budget]
+    if not beyond:
+        return None
+    c = beyond[0]
+    return (
+        f"eval case `{c.eval_id}` alone {c.baseline:.3f} → {c.head:.3f}, its own runs "
+        f"prove it beyond (p = {c.p_worse:.3g} ≤ {c.level:.3g})"
+    )
+
+
 def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, str | None]:
     """(reason, warning) of the regression rule for one metric; both None when it holds.
 
@@ -331,6 +352,9 @@ def _regression(row: MetricComparison, config: GateConfig) -> tuple[str | None, 
     if significant:
         # The same interval end and comparison as the metric's call: a failing metric is
         # always called regressed when max_regression is min_effect.
+        by_case = _case_beyond(row, budget)
+        if by_case:
+            return f"max_regression: {what}; {by_case}", None
         return f"max_regression: {what}; the whole interval lies beyond it", None
     # The point drop is over budget but the interval reaches back within it: noise could
     # explain the drop, so require_significance lets it pass.

@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
+    "CaseCall",
     "CaseKey",
     "Classification",
     "DeltaInterval",
@@ -62,6 +63,27 @@ ONE_SIDED_REASON = (
 _TOLERANCE = 1e-9
 
 
+class CaseCall(BaseModel):
+    """An eval case whose own runs prove it worse by more than ``min_effect``: its test
+    (its runs exchanged between the sides, :mod:`adk_eval_action.analysis.case_calls`)
+    rejected at the worse direction's corrected level, so its metric (or rubric) is called
+    🔴 regressed by it. Values in metric units: the case's means over its runs on each
+    side, their difference, the p-value, the level it was within, and ``bound``, the
+    worse-side end of the case's own change at that level (its upper end when higher is
+    better, else its lower end; None when out of reach)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    eval_set_id: str
+    eval_id: str
+    baseline: float
+    head: float
+    delta: float
+    p_worse: float
+    level: float
+    bound: float | None = None
+
+
 class DeltaInterval(BaseModel):
     """The mean per-case change ``head − baseline`` over matched eval cases, its interval,
     and the test behind both (:mod:`adk_eval_action.analysis.signflip`).
@@ -92,6 +114,8 @@ class DeltaInterval(BaseModel):
             would decide one of its size (:mod:`adk_eval_action.analysis.sample`), e.g.
             "5 runs per case would decide a drop this size; with 3 the smallest possible p
             is 0.05 (a call needs p ≤ 0.048)"; None otherwise.
+        case_calls: The eval cases whose own runs prove them worse (:class:`CaseCall`),
+            largest drop first; any makes the change 🔴 regressed (:func:`classify`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -110,6 +134,7 @@ class DeltaInterval(BaseModel):
     exact: bool = False
     seed: int | None = None
     to_decide: str | None = None
+    case_calls: list[CaseCall] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _bounds_consistent(self) -> DeltaInterval:
@@ -161,6 +186,8 @@ def classify(
         - ``-min_effect <= g_low`` and ``g_high <= +min_effect`` (wholly within) ->
           ``"unchanged"``;
         - otherwise it straddles ``-min_effect`` or ``+min_effect`` -> ``"inconclusive"``.
+    * An eval case its own runs prove worse (``interval.case_calls``) -> ``"regressed"``,
+      whatever the interval says of the mean.
     * With a one-sided interval (one end missing: unbounded that way), only the side of
       its end can be called: ``g_high < -min_effect`` -> ``"regressed"``, ``g_low >
       +min_effect`` -> ``"improved"``, else ``"inconclusive"``.
@@ -182,6 +209,8 @@ def classify(
     if not (math.isfinite(min_effect) and min_effect >= 0.0):
         raise ValueError(f"min_effect must be a finite number >= 0, got {min_effect}")
     sign = 1.0 if higher_is_better else -1.0
+    if interval is not None and interval.case_calls:
+        return "regressed"
     bounds = _goodness_bounds(interval, sign)
     if bounds is None:
         return "inconclusive"
@@ -211,7 +240,9 @@ def regression_fails(
     ``-max_regression`` (``g_high < -max_regression``), so noise alone cannot fail a PR.
     Without an interval significance is not established, so with
     ``require_significance`` nothing fails (as :func:`classify` calls it inconclusive); an
-    interval over zero paired cases never fails (there is nothing to compare).
+    interval over zero paired cases never fails (there is nothing to compare). With
+    ``require_significance`` an eval case whose own runs prove it worse fails it too when
+    its own bound lies beyond ``-max_regression`` (``interval.case_calls``).
 
     Args:
         interval: The change's :class:`DeltaInterval`, or ``None``.
@@ -232,7 +263,11 @@ def regression_fails(
         # The interval decides, compared exactly as classify compares it: a significant
         # failure is a "regressed" call whenever max_regression is min_effect.
         bounds = _goodness_bounds(interval, sign)
-        return bounds is not None and bounds[1] is not None and bounds[1] < -max_regression
+        if bounds is not None and bounds[1] is not None and bounds[1] < -max_regression:
+            return True
+        return interval is not None and any(
+            c.bound is not None and sign * c.bound < -max_regression for c in interval.case_calls
+        )
     # A drop equal to the budget is within it; the tolerance absorbs float rounding of means
     # (1.0 - 0.7 is 0.30000000000000004).
     return sign * delta < -max_regression - _TOLERANCE

@@ -30,12 +30,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
+from adk_eval_action.analysis.case_calls import (
+    CaseCallResult,
+    CaseInput,
+    candidates,
+    case_calls,
+    case_p_values,
+)
 from adk_eval_action.analysis.noise import (
     NO_CASES_REASON,
     ONE_CASE_REASON,
@@ -81,8 +88,12 @@ class TestMethod(BaseModel):
     number of random patterns (``n_resamples``; up to :attr:`exact_up_to` matched cases
     every pattern is counted when it can be), the most matched cases a test exchanges runs
     within cases at (``within_cases_up_to``; whole cases beyond), how many tests each
-    direction's correction covered, and the one-sided level it left (None: no test); the
-    same for the informational metrics' own family (``informational_*``)."""
+    direction's correction covered (``tests`` metric and rubric tests in each), and the
+    one-sided level it left (None: no test); the eval cases' own tests of the worse
+    direction (:mod:`.case_calls`: ``case_tests`` of them and their family's
+    ``case_level``; with any, the worse side's first stage is split in halves between
+    the two families); the same for the informational metrics' own family
+    (``informational_*``)."""
 
     method: str = METHOD
     correction: str = CORRECTION
@@ -91,6 +102,8 @@ class TestMethod(BaseModel):
     n_resamples: int = DEFAULT_RESAMPLES
     within_cases_up_to: int = WITHIN_CASES_UP_TO
     tests: int = 0
+    case_tests: int = 0
+    case_level: float | None = None
     level_worse: float | None = None
     level_better: float | None = None
     informational_tests: int = 0
@@ -154,14 +167,31 @@ class PairedInput:
 
 
 @dataclass(frozen=True, slots=True)
+class CaseDrop:
+    """An eval case its own runs prove worse (:mod:`.case_calls`): its case id, its means
+    on each side and its change (metric units), its p-value, the worse family's level
+    and the case's worse-side bound at it (None: out of reach)."""
+
+    case: int
+    baseline: float
+    head: float
+    delta: float
+    p_worse: float
+    level: float
+    bound: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class PairedResult:
     """One test's outcome: the interval (its ``delta`` over matched cases), the matched
-    means of each side (None without matched cases) and the min_effect used."""
+    means of each side (None without matched cases), the min_effect used, and the eval
+    cases its worse direction's case tests called (``case_drops``, largest drop first)."""
 
     interval: DeltaInterval
     baseline_mean: float | None
     head_mean: float | None
     min_effect: float
+    case_drops: tuple[CaseDrop, ...] = ()
 
 
 @dataclass(slots=True)
@@ -178,6 +208,7 @@ class _Prepared:
     strata: Strata | None = None
     dist: FlipDistribution | None = None
     reason: str | None = None
+    case_drops: list[CaseCallResult] = field(default_factory=list)
 
 
 def paired_tests(
@@ -210,12 +241,25 @@ def paired_tests(
         [p for p in prepared if p.dist is not None and p.informational == flag]
         for flag in (False, True)
     )
+    within = [p for p in gated if p.strata is not None]
+    case_inputs = [CaseInput(p.strata, p.higher, p.min_effect) for p in within if p.strata]
+    # With case tests counted, the worse side's first stage is split in halves between
+    # the mean tests and the case tests (analysis/case_calls.py).
+    chosen = candidates(case_inputs, alpha / (1.0 + alpha) / 2)
+    worse_alpha = _halved(alpha) if chosen else alpha
+    case_ps = case_p_values(case_inputs, chosen, tables)
+    case_level = two_stage_level(case_ps, worse_alpha) if chosen else None
+    if case_level is not None:
+        for call in case_calls(case_inputs, chosen, case_ps, case_level, tables):
+            within[call.test].case_drops.append(call)
     method = TestMethod(
         alpha=alpha,
         seed=seed,
         n_resamples=n_resamples,
         tests=len(gated),
-        level_worse=_level(gated, _p_worse, alpha),
+        case_tests=len(chosen),
+        case_level=case_level,
+        level_worse=_level(gated, _p_worse, worse_alpha),
         level_better=_level(gated, _p_better, alpha),
         informational_tests=len(informational),
         informational_level_worse=_level(informational, _p_worse, alpha),
@@ -223,6 +267,13 @@ def paired_tests(
     )
     results = [_result(p, method, tables) for p in prepared]
     return results, method
+
+
+def _halved(alpha: float) -> float:
+    """The ``alpha`` whose two-stage first stage is half ``alpha``'s: ``q' = q / 2`` with
+    ``q = alpha / (1 + alpha)`` (:func:`.signflip.two_stage_level`)."""
+    half = alpha / (1.0 + alpha) / 2.0
+    return half / (1.0 - half)
 
 
 def _level(
@@ -372,10 +423,31 @@ def _result(p: _Prepared, method: TestMethod, tables: SubsetTables) -> PairedRes
         )
     else:
         interval = _bounded(p, p.dist, method, fields)
-    advice = _advice(p, interval, method, tables)
+    drops = _case_drops(p, method)
+    advice = None if drops else _advice(p, interval, method, tables)
     if advice is not None:
         interval = interval.model_copy(update={"to_decide": advice})
-    return PairedResult(interval, p.baseline_mean, p.head_mean, p.min_effect)
+    return PairedResult(interval, p.baseline_mean, p.head_mean, p.min_effect, drops)
+
+
+def _case_drops(p: _Prepared, method: TestMethod) -> tuple[CaseDrop, ...]:
+    """The eval cases of ``p`` its case tests called, largest drop first."""
+    if not p.case_drops or p.means is None or method.case_level is None:
+        return ()
+    head, base = p.means
+    drops = [
+        CaseDrop(
+            case=int(p.paired[c.position]),
+            baseline=float(base[c.position]),
+            head=float(head[c.position]),
+            delta=c.delta,
+            p_worse=c.p,
+            level=method.case_level,
+            bound=c.bound,
+        )
+        for c in p.case_drops
+    ]
+    return tuple(sorted(drops, key=lambda d: (d.delta if p.higher else -d.delta, d.case)))
 
 
 def _bounded(

@@ -34,7 +34,7 @@ from adk_eval_action.report.render import (
 )
 from adk_eval_action.results.model import RunMetadata, RunResults
 from support.evidence_fixtures import evidence_context
-from support.results_builder import metric, results, tokens
+from support.results_builder import metric, results, scores_side, tokens
 from support.tables import compare
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
@@ -209,6 +209,24 @@ def test_a_collapse_of_two_cases_is_called_on_its_side_in_the_comment() -> None:
     )
     assert "| −1.000 🔴 regressed | ≤ −1 |" in comment
     assert "❔" not in comment.split("Method:")[0] and "no interval" not in comment
+
+
+def test_the_comment_names_the_eval_case_that_drove_a_call() -> None:
+    """3 cases x 5 runs: case `a` passes every baseline run and fails every head run, the
+    two others are noisy; the mean's p is 0.36, `a`'s own p = 1/252 (its runs alone)."""
+    base = {"a": [1.0] * 5, "b": [0.0, 1.0, 0.0, 1.0, 0.0], "c": [1.0, 0.0, 1.0, 0.0, 1.0]}
+    head = {"a": [0.0] * 5, "b": [1.0, 1.0, 1.0, 0.0, 1.0], "c": [1.0, 1.0, 0.0, 1.0, 1.0]}
+    comparison = compare(scores_side(head), scores_side(base), "b")
+    comment = render_comment(
+        CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
+    )
+    assert "| −0.133 🔴 regressed (eval case `a`) |" in comment
+    assert "and 1 eval case's own test (worse side)" in comment
+    assert (
+        "Called 🔴 by an eval case's own runs (its baseline and head runs exchanged, 1 such "
+        "test in the correction):\n- `response_match_score` (travel): eval case `a` (smoke) "
+        "1 → 0, p = 0.00397 ≤ 0.0238"
+    ) in comment
 
 
 # --- chart -------------------------------------------------------------------------------
