@@ -1274,6 +1274,41 @@ def _camel_config_bad_match_type(ws: Workspace) -> None:
     }))
 
 
+LONG_AGENT = '''
+from adk_eval_action.testing.standins import ScriptRule
+
+root_agent = LlmAgent(
+    name="hostile_agent", instruction="Answer.",
+    model=ScriptedLlm(model="scripted-hostile", default_reply="Something polite.",
+                      rules=[ScriptRule(pattern="LONG", reply="word " * 2_097_152)]))
+'''
+"""The hostile agent answering 10 MB (10,485,760 characters) when asked for LONG."""
+
+
+def _long_answer(ws: Workspace) -> None:
+    """Three eval cases, the first of which the agent answers with 10 MB."""
+    eval_set = ws.hostile_agent("Something polite.", cases=["long", "short_a", "short_b"],
+                                extra=LONG_AGENT)
+    data = json.loads(eval_set.read_text())
+    data["eval_cases"][0]["conversation"][0]["user_content"]["parts"][0]["text"] = "LONG"
+    eval_set.write_text(json.dumps(data))
+
+
+def _long_answer_bounded(run: Run) -> None:
+    """The long answer's metric is not evaluated, saying why; the other cases are scored."""
+    assert run.results is not None
+    (suite,) = run.results["suites"]
+    scores = {c["eval_id"]: [(m["status"], m.get("score"), m.get("reason"))
+                             for r in c["runs"] for m in r["metrics"]
+                             if m["metric_name"] == "response_match_score"]
+              for e in suite["eval_sets"] for c in e["eval_cases"]}
+    assert scores["short_a"] == scores["short_b"] == [("passed", 1.0, None)], scores
+    [(status, score, reason)] = scores["long"]
+    assert (status, score) == ("not_evaluated", None)
+    assert reason.startswith("the agent's answer on turn 1 is 10,485,760 characters, over "
+                             "the 1,048,576 a metric is given")
+
+
 # --------------------------------------------------------------------------- 11: mentions
 
 MENTIONS = "Ping @octocat and @octo/team about GH-1 and octo/agents#9 and #9"
@@ -1597,6 +1632,11 @@ CASES: list[Case] = [
     Case("k7-hang-plan-5000-suites-of-one-agent", 7, _suites_of_one_agent(5000), 0,
          r"total: 20000 case run\(s\)", evaluated=False, recorded=False, cli=True,
          seconds=30, run=lambda ws: ws.cli("plan"), check=_every_suite_planned(5000)),
+    # Issue 34, "Slow": google-adk's ROUGE metric on a 10 MB answer held the event loop
+    # every case run shares (benchmarks/bench_long_answer.py); the work per answer is bounded.
+    Case("k7-slow-an-answer-of-10-mb", 7, _long_answer, 1,
+         r"the agent's answer on turn 1 is 10,485,760 characters, over the 1,048,576 a "
+         r"metric is given", check=_long_answer_bounded),
     Case("k7-plan-a-billion-runs", 7, lambda ws: None, 2,
          r"'--num-runs': 1000000000 is not in the range 1<=x<=1000", evaluated=False,
          recorded=False, cli=True, seconds=30,

@@ -20,6 +20,7 @@ thought parts (:mod:`.thoughts`).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
@@ -30,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from google.adk.evaluation.eval_metrics import EvalMetric, EvalStatus
-from google.adk.evaluation.evaluator import EvaluationResult, Evaluator
+from google.adk.evaluation.evaluator import EvaluationResult, Evaluator, PerInvocationResult
 from google.adk.evaluation.metric_evaluator_registry import MetricEvaluatorRegistry
 
+from adk_eval_action.adk.evaluate import answer_bound
 from adk_eval_action.adk.evaluate.thoughts import without_thoughts
 from adk_eval_action.adk.evaluate.verdicts import (
     CONVERSATION_LEVEL_METRICS,
@@ -227,6 +229,16 @@ class _RecordingEvaluator(Evaluator):
         expected, left_out_expected = without_thoughts(expected_invocations)
         self._recorder.thoughts = max(self._recorder.thoughts, left_out + left_out_expected)
         invoke = functools.partial(self._invoke, scenario=conversation_scenario)
+        judged = judge_model(self._metric) is not None
+        too_long = answer_bound.too_long(actual or []) if answer_bound.reads_answers(
+            name, judged) else None
+        if too_long is not None:  # bounded work per answer (adk.evaluate.answer_bound)
+            self._recorder.record(name, too_long)
+            return EvaluationResult(
+                overall_eval_status=EvalStatus.NOT_EVALUATED,
+                per_invocation_results=[PerInvocationResult(
+                    actual_invocation=a, eval_status=EvalStatus.NOT_EVALUATED)
+                    for a in actual or []])
         try:
             if name in RUBRIC_METRIC_TYPES:
                 return await self._evaluate_rubric_metric(actual or [], expected, invoke)
@@ -247,12 +259,15 @@ class _RecordingEvaluator(Evaluator):
     async def _invoke(
         self, actual: list[Any], expected: list[Any] | None, scenario: Any = None
     ) -> EvaluationResult:
+        call = functools.partial(
+            self._inner.evaluate_invocations, actual_invocations=actual,
+            expected_invocations=expected, conversation_scenario=scenario)
         with exits_as_errors():  # a custom metric's sys.exit() is that metric raising
-            result = self._inner.evaluate_invocations(
-                actual_invocations=actual,
-                expected_invocations=expected,
-                conversation_scenario=scenario,
-            )
+            if (self._metric.metric_name in answer_bound.THREADED_METRICS
+                    and not inspect.iscoroutinefunction(self._inner.evaluate_invocations)):
+                result = await asyncio.to_thread(call)  # CPU-bound: off the event loop
+            else:
+                result = call()
             return await result if inspect.isawaitable(result) else result
 
     async def _call(self, call: Awaitable[EvaluationResult], invocations: int
