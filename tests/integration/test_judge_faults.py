@@ -1,6 +1,6 @@
 """One rule for judge faults: whichever judge-backed metric, a judge that gives no verdict
-(an answer off ADK's format, a judge model that raises, google-genai's 429 after the
-retries) is the judge's fault, never the agent's: the run is incomplete (exit 2), and one
+(an answer off ADK's format, a judge model that raises, google-genai's 429 or a timeout
+after the retries) is the judge's fault, never the agent's: the run is incomplete (exit 2), and one
 error names the metric, the judge model, the eval case and what to do. Only a verdict that
 the agent failed fails its case (exit 1)."""
 
@@ -22,6 +22,7 @@ from adk_eval_action.testing.judge import (
     GARBAGE_JUDGE_MODEL,
     RAISING_JUDGE_MESSAGE,
     RAISING_JUDGE_MODEL,
+    TIMEOUT_JUDGE_MODEL,
 )
 from conftest import CliRun, case_runs, load_json, metric
 from support.adk_features import needs_metric
@@ -53,6 +54,8 @@ FAULTS = {
                f"RuntimeError: {RAISING_JUDGE_MESSAGE}", JUDGE_FAULT_HINT),
     "429": ("gemini-2.5-flash", "model", "model unreachable", "429 RESOURCE_EXHAUSTED",
             JUDGE_OUTAGE_HINT),
+    "timeout": (TIMEOUT_JUDGE_MODEL, "model", "model unreachable", "timeout after 2 attempts",
+                JUDGE_OUTAGE_HINT),
 }
 
 

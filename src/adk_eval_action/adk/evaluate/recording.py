@@ -25,6 +25,8 @@ import contextvars
 import functools
 import inspect
 import logging
+import os
+import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -187,6 +189,20 @@ def exception_reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"
 
 
+_ADK_EVALUATION = f"{os.sep}google{os.sep}adk{os.sep}evaluation{os.sep}"
+
+
+def no_sample_parsed(error: BaseException) -> bool:
+    """Whether ``error`` is google-adk's own ``ZeroDivisionError`` for a judge none of whose
+    answers it could read as a verdict: before 2.7 ``final_response_match_v2`` divides by the
+    number of invocations judged (``aggregate_invocation_results``), none when every answer
+    was off-format; later versions return NOT_EVALUATED instead. Found by the exception and
+    its innermost frame, in google-adk's ``evaluation`` package."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return (isinstance(error, ZeroDivisionError) and bool(frames)
+            and _ADK_EVALUATION in frames[-1].filename)
+
+
 UNALIGNED_ALLOWED = tuple(
     s for s in (EvalStatus.NOT_EVALUATED, getattr(EvalStatus, "INFORMATIONAL", None))
     if s is not None
@@ -253,6 +269,9 @@ class _RecordingEvaluator(Evaluator):
                 _record_model_error(self._recorder, name, cause)
             elif isinstance(cause, JudgeCallError):  # the judge raised: the judge's fault
                 self._recorder.record(name, f"{JUDGE_CALL_FAILED}{cause}")
+            elif judge_model(self._metric) and no_sample_parsed(e):
+                self._recorder.record(name, NO_PARSABLE_VERDICT)  # not its code's fault
+                raise
             self._recorder.record(name, self._recorder.raised(e), errored=True)
             raise
 
