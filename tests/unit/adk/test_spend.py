@@ -19,7 +19,7 @@ def _usage(tokens: int) -> types.GenerateContentResponseUsageMetadata:
 
 
 async def _admit(spend: Spend, model: str = "m") -> Reservation:
-    got = await spend.admit(model, "agent")
+    got = await spend.admit(model, "judge" if model.startswith("judge") else "agent")
     assert isinstance(got, Reservation), got
     return got
 
@@ -84,6 +84,9 @@ def test_with_nothing_known_the_first_calls_go_one_at_a_time() -> None:
         spend.answered("m", "agent", _usage(700), probe)
         got = await asyncio.wait_for(second, 1)
         assert isinstance(got, Reservation) and (got.tokens, got.probe) == (700, False)
+        # A judge's calls are not guessed from the agent's: its first call is a probe too.
+        judge = await _admit(spend, "judge-model")
+        assert judge.probe and judge.tokens == 0
 
     asyncio.run(run())
 

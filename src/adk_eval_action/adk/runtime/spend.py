@@ -24,9 +24,10 @@ an evaluation passes through (agents, judges, user simulator):
   request's expected use (:meth:`Spend.expected`) is the mean of the answered calls of the
   same model and role, else of the same model, else the plan's estimate per call (the
   baseline's recorded usage over the calls the plan counts:
-  :mod:`adk_eval_action.adk.evaluate.estimate`, :meth:`Spend.expect`), else the mean of every
-  answered call; with none of these known, the request is a *probe*: it waits until no other
-  probe is in flight, so the run's first calls go one at a time until one has answered. A
+  :mod:`adk_eval_action.adk.evaluate.estimate`, :meth:`Spend.expect`); with none of these
+  known, the request is a *probe*, reserving nothing: it waits until no other probe of its
+  model and role is in flight, so a model's first calls in a role go one at a time until one
+  has answered (a judge's calls are not guessed from an agent's). A
   refused request is a :class:`~.model_faults.ModelFault` of kind ``budget``: the case run it
   belonged to ends as an error of that kind, never a score; once one is refused, every
   later one is (the budget has stopped the run).
@@ -138,11 +139,12 @@ def case_usage() -> Iterator[CaseUsage]:
 class Reservation:
     """What one admitted request holds of the budget until it answers or fails: its
     expected ``tokens`` and ``usd``, and whether it is a probe (nothing was known to
-    expect: module docstring)."""
+    expect: module docstring) of its ``key`` (model, role)."""
 
     tokens: float = 0.0
     usd: float = 0.0
     probe: bool = False
+    key: tuple[str, str] = ("", "")
 
 
 class _Means:
@@ -189,7 +191,7 @@ class Spend:
         self._planned: tuple[float, float] | None = None
         self._reserved = (0.0, 0.0)  # tokens and dollars the calls in flight hold
         self._assumed = (0.0, 0.0)  # what answered calls that reported nothing are taken at
-        self._probe: asyncio.Event | None = None
+        self._probes: dict[tuple[str, str], asyncio.Event] = {}
 
     def expect(self, tokens: float | None, usd: float | None = None) -> None:
         """The plan's estimate of one model call's tokens and dollars (module docstring;
@@ -204,10 +206,11 @@ class Spend:
             return self._expected(model, role)
 
     def _expected(self, model: str, role: Role) -> tuple[float, float] | None:
-        found = (self._means.mean((model, role)) or self._means.mean(model) or self._planned
-                 or self._means.mean(None))
-        # Models that report no usage make every call a probe: nothing would be learnt.
-        return found or ((0.0, 0.0) if any(u.unreported for u in self._usage) else None)
+        found = self._means.mean((model, role)) or self._means.mean(model) or self._planned
+        # A model that reports no usage would make every call of it a probe: nothing is
+        # learnt from its answers, so its calls reserve nothing (their tokens are unknown).
+        silent = any(u.unreported and (u.model, u.role) == (model, role) for u in self._usage)
+        return found or ((0.0, 0.0) if silent else None)
 
     @property
     def _limits_spend(self) -> bool:
@@ -216,10 +219,10 @@ class Spend:
     async def admit(self, model: str = "", role: Role = "agent") -> Reservation | ModelFault:
         """Admits one request to a model (counted in :attr:`requests`) with what it
         reserves, or the ``budget`` fault that refuses it (module docstring). A probe
-        waits here while another probe is in flight."""
+        waits here while another probe of its model and role is in flight."""
         while True:
             with self._lock:
-                waiting = self._probe
+                waiting = self._probes.get((model, role))
                 probe = self._limits_spend and self._expected(model, role) is None
                 if waiting is None or not probe or self.stopped_by:
                     return self._admit(model, role)
@@ -237,8 +240,8 @@ class Spend:
                               retryable=False)
         self.requests += 1
         if expected is None:
-            self._probe = asyncio.Event()
-            return Reservation(probe=True)
+            self._probes[(model, role)] = asyncio.Event()
+            return Reservation(probe=True, key=(model, role))
         tokens, usd = self._reserved
         self._reserved = (tokens + expected[0], usd + expected[1])
         return Reservation(tokens=expected[0], usd=expected[1])
@@ -269,9 +272,9 @@ class Spend:
     def _unreserve(self, reservation: Reservation) -> None:
         tokens, usd = self._reserved
         self._reserved = (max(0.0, tokens - reservation.tokens), max(0.0, usd - reservation.usd))
-        if reservation.probe and self._probe is not None:
-            self._probe.set()
-            self._probe = None
+        waiting = self._probes.pop(reservation.key, None) if reservation.probe else None
+        if waiting is not None:
+            waiting.set()
 
     def answered(
         self, model: str, role: Role, metadata: Any, reservation: Reservation | None = None
@@ -291,7 +294,7 @@ class Spend:
                 self._assumed = (self._assumed[0] + held.tokens, self._assumed[1] + held.usd)
             else:
                 self.tokens += usage.tokens
-                for key in ((model, role), model, None):
+                for key in ((model, role), model):
                     self._means.add(key, usage.tokens, dollars or 0.0)
             if dollars is not None:
                 self.usd = (self.usd or 0.0) + dollars
