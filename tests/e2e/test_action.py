@@ -189,7 +189,7 @@ def test_pull_request_run_comments_gates_and_updates(tmp_path, stub, baseline_re
     body = comments[0]["body"]
     assert comment_marker("default") in body
     assert "https://github.example/octo/agents/actions/runs/4242" in body
-    assert re.search(r"`politeness` \| 1\.000 \| 0\.333 \| −0\.667", body)  # per-metric delta
+    assert re.search(r"`politeness`[^|]* \| 1\.000 \| 0\.333 \| −0\.667", body)  # per-metric delta
     assert "`states_celsius`" in body and "| 1.000 | 0.000 | −1.000" in body  # per-rubric delta
 
     annotations = [x for x in lines if x.startswith("::error ")]

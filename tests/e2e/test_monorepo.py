@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import zipfile
@@ -173,11 +174,11 @@ def test_init_push_and_pull_request_in_a_monorepo(tmp_path, stub, monkeypatch):
     assert "selenium" in line and line.endswith(
         "; this run fails the same way: the base branch's own breakage, which does not "
         "decide this check.")
-    rows = [line for line in comment.splitlines() if line.startswith("| weather\\_agent |")]
-    assert any("`tool_trajectory_avg_score` | 1.000 | 0.000 | −1.000" in row for row in rows)
+    tables = _suite_tables(comment)
+    assert any(re.search(r"`tool_trajectory_avg_score`[^|]* \| 1\.000 \| 0\.000 \| −1\.000", row)
+               for row in tables["weather\\_agent"])
     for suite in ("faq\\_agent", "orders\\_agent"):
-        assert any(line.startswith(f"| {suite} |") and "±0" in line
-                   for line in comment.splitlines()), suite
+        assert any("±0" in row for row in tables[suite]), suite
 
 
 def test_a_suite_whose_dependencies_do_not_install_is_the_only_one_incomplete(
@@ -231,3 +232,17 @@ def test_the_restart_gets_the_suites_that_did_not_install(tmp_path, monkeypatch)
     assert requirements.read_install_failures(Path(argv[-1])) == failed
     assert not Path(argv[-1]).exists()  # read once, then gone
     assert requirements.read_install_failures(None) is None
+
+
+def _suite_tables(comment: str) -> dict[str, list[str]]:
+    """The comment's main table rows by suite (a table under each suite's bold name)."""
+    tables: dict[str, list[str]] = {}
+    suite = None
+    for line in comment.splitlines():
+        if line.startswith("**") and line.endswith("**"):
+            suite = line.strip("*")
+        elif suite is not None and line.startswith("| `"):
+            tables.setdefault(suite, []).append(line)
+        elif not line.startswith("|") and line:
+            suite = None if not line.startswith("**") else suite
+    return tables

@@ -587,7 +587,7 @@ def test_an_exit_in_a_custom_metric_is_that_metric_raising(
     comment = (example_repo / "c.md").read_text()
     assert comment.count("⚠️ **ADK eval incomplete** (a metric's code failed): 0 of 5 eval "
                          "cases could be evaluated (1 error below).") == 1
-    assert "ADK eval failed" not in comment and "| `brevity` | 11 | ≤ 40 | 100% | ✅ |" in comment
+    assert "ADK eval failed" not in comment and "| `brevity` ≤ 40 | 11 | 100% ✅ |" in comment
     errors = comment.split("### Errors")[1]
     assert "**metric_code** in `travel_agent`: the code of `politeness` failed in 5 runs" \
         in errors

@@ -212,7 +212,7 @@ def test_a_judge_outage_keeps_the_scores_that_were_computed(
         "weather\\_tokyo\\_rubrics): judge model gemini-2.5-flash: 500 INTERNAL after 2 attempts"
     ) in comment
     # The per-metric table stays: the metric that needs no judge is scored and passes.
-    [row] = [line for line in comment.splitlines() if "| `tool_trajectory_avg_score` |" in line]
+    [row] = [line for line in comment.splitlines() if "| `tool_trajectory_avg_score` " in line]
     assert "| 1.000 |" in row and row.endswith("✅ |")
     assert "counts as a failure" not in comment  # said once, as the model's outage
 

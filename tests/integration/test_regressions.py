@@ -315,8 +315,8 @@ def test_cases_that_crash_are_named_though_the_thresholds_pass(
     assert ("gate PASSED: 3/5 eval cases passed; worse: 2 eval cases newly failing (crashed: "
             "legacy_weather, weather_paris; not gated: fail_on threshold)") in crashed_run.output
     # The metrics the crashed cases never got: 3 of 5 runs passed, 2 crashed (not 100% ✅).
-    row = next(line for line in comment.splitlines() if "| `tool_trajectory_avg_score` |" in line)
-    assert row.endswith("| 60% | ❌ 2 crashed |"), row
+    row = next(line for line in comment.splitlines() if "| `tool_trajectory_avg_score` " in line)
+    assert row.endswith("| 60% ❌ 2 crashed |"), row
 
 
 @pytest.mark.parametrize("fail_on", ["regression", "any"])

@@ -165,17 +165,40 @@ def suite_tags(suites: list[str]) -> dict[str, str]:
 
 
 def _label(row: MetricComparison, tags: dict[str, str] | None) -> str:
-    """``metric`` (one suite), else ``suite tag/metric`` in :data:`MAX_LABEL_CHARS`: the
-    metric's name as whole as the room allows (at most its start and end), the suite's tag
-    (:func:`suite_tags`) in the rest, cut in the middle (never one cut from the right,
-    which left ``tests/integration/fix…_avg_s #2``)."""
-    mark = "" if row.higher_is_better else _LOWER_IS_BETTER_MARK
+    """:func:`metric_label` of a comparison row."""
+    return metric_label(row.suite, row.metric_name, row.higher_is_better, tags)
+
+
+def metric_label(
+    suite: str, metric_name: str, higher_is_better: bool, tags: dict[str, str] | None
+) -> str:
+    """``metric`` (``tags`` None: one suite), else ``suite tag/metric`` in
+    :data:`MAX_LABEL_CHARS`: the metric's name as whole as the room allows (at most its
+    start and end), the suite's tag (:func:`suite_tags`: the tail of its name no other
+    suite ends with) in the rest, cut in the middle (never one cut from the right, which
+    left ``tests/integration/fix…_avg_s #2``); `` ↓`` after a lower-is-better metric."""
+    mark = "" if higher_is_better else _LOWER_IS_BETTER_MARK
     if tags is None:
-        return row.metric_name + mark
-    tag = tags.get(row.suite, row.suite)
+        return metric_name + mark
+    tag = tags.get(suite, suite)
     room = MAX_LABEL_CHARS - len(mark) - 1
-    metric = shorten(row.metric_name, max(room - min(len(tag), _MIN_TAG_CHARS), 1))
+    metric = shorten(metric_name, max(room - min(len(tag), _MIN_TAG_CHARS), 1))
     return f"{shorten(tag, room - len(metric))}/{metric}{mark}"
+
+
+def unique_labels(labels: list[str]) -> list[str]:
+    """``labels`` sanitised for mermaid (:func:`mermaid_label`), each distinct: a label
+    seen before gets `` #2``, `` #3``… (mermaid merges equal band labels, and two charts
+    of one title read as one)."""
+    seen: dict[str, int] = {}
+    out = []
+    for text in labels:
+        label = _sanitize(text)
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = _sanitize(f"{label[: MAX_LABEL_CHARS - 4]} #{seen[label]}")
+        out.append(label)
+    return out
 
 
 def _is_score(row: MetricComparison) -> bool:
@@ -196,16 +219,10 @@ def _split(rows: list[ChartRow], max_per_chart: int) -> list[list[ChartRow]]:
 
 
 def _unique_labels(rows: list[ChartRow]) -> list[ChartRow]:
-    """Labels that stay distinct after sanitising (mermaid merges equal band labels)."""
-    seen: dict[str, int] = {}
-    out = []
-    for row in rows:
-        label = _sanitize(row.label)
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label = _sanitize(f"{label[: MAX_LABEL_CHARS - 4]} #{seen[label]}")
-        out.append(row.model_copy(update={"label": label}))
-    return out
+    """Labels that stay distinct after sanitising (:func:`unique_labels`)."""
+    labels = unique_labels([row.label for row in rows])
+    return [row.model_copy(update={"label": label})
+            for row, label in zip(rows, labels, strict=True)]
 
 
 def _group_rows(

@@ -21,7 +21,13 @@ from typing import Any
 from adk_eval_action.analysis.comparison import CaseComparison, Comparison
 from adk_eval_action.analysis.gate import GateResult
 from adk_eval_action.analysis.trend_models import BaselineTrust, KnownFlaky, MetricTrend
-from adk_eval_action.report.chart import mermaid_label, mermaid_number
+from adk_eval_action.report.chart import (
+    mermaid_label,
+    mermaid_number,
+    metric_label,
+    suite_tags,
+    unique_labels,
+)
 from adk_eval_action.report.format import md
 
 #: Trend charts the job summary draws at most.
@@ -44,19 +50,30 @@ def _range(trend: MetricTrend) -> tuple[float, float] | None:
     return low, high
 
 
-def trend_chart(trend: MetricTrend) -> str | None:
-    """One trend as mermaid ``xychart-beta`` source (no fence); None without two finite
-    points."""
+def trend_titles(trends: list[MetricTrend]) -> list[str]:
+    """Each trend chart's title, all distinct: ``suite tag/metric`` as the metric chart
+    labels its bars (:func:`~adk_eval_action.report.chart.metric_label`: the tail of the
+    suite's name that no other suite ends with, so two suites of one agent are told
+    apart), numbered where a cut still leaves two alike."""
+    suites = list(dict.fromkeys(t.suite for t in trends))
+    tags = suite_tags(suites)
+    return unique_labels([metric_label(t.suite, t.metric_name, t.higher_is_better, tags)
+                          for t in trends])
+
+
+def trend_chart(trend: MetricTrend, title: str | None = None) -> str | None:
+    """One trend as mermaid ``xychart-beta`` source (no fence), titled ``title`` (default:
+    its own :func:`trend_titles`); None without two finite points."""
     points = [p for p in trend.points if p.value is not None and math.isfinite(p.value)]
     bounds = _range(trend)
     if len(points) < 2 or bounds is None:
         return None
-    mark = "" if trend.higher_is_better else " ↓"
+    title = title if title is not None else trend_titles([trend])[0]
     labels = ", ".join(f'"{mermaid_label(p.label)}"' for p in points)
     values = ", ".join(mermaid_number(p.value or 0.0) for p in points)
     return "\n".join([
         "xychart-beta",
-        f'    title "{mermaid_label(f"{trend.suite}/{trend.metric_name}{mark}")}"',
+        f'    title "{mermaid_label(title)}"',
         f"    x-axis [{labels}]",
         f'    y-axis "mean" {mermaid_number(bounds[0])} --> {mermaid_number(bounds[1])}',
         f"    line [{values}]",
@@ -73,8 +90,8 @@ def trend_charts_markdown(comparison: Comparison) -> str:
     parts = [f"**Trend{where}**: each gated metric's mean over the recorded runs "
              "(oldest first), then this head (the last point)\n"]
     drawn, left = 0, []
-    for trend in facts.trends:
-        chart = trend_chart(trend) if drawn < MAX_TREND_CHARTS else None
+    for trend, title in zip(facts.trends, trend_titles(facts.trends), strict=True):
+        chart = trend_chart(trend, title) if drawn < MAX_TREND_CHARTS else None
         if chart is None:
             left.append(f"`{mermaid_label(trend.suite)}/{mermaid_label(trend.metric_name)}`")
             continue

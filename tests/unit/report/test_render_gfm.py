@@ -107,36 +107,39 @@ def test_compact_table_leaves_out_empty_columns() -> None:
         line for line in render_comment(context).splitlines() if line.startswith("| Metric")
     )
     # response_match_score 1.000 -> 1.000 in every case: [0, 0], so the column is there.
-    assert header == (
-        "| Metric | Baseline | Head | Δ and call | Interval | Threshold | Pass rate | Status |"
-    )
+    assert header == "| Metric | Baseline | Head | Δ and call | Interval | Pass rate and status |"
     for row in context.comparison.metrics:
         row.interval = None  # no interval anywhere: the column is left out
     comment = render_comment(context)
     header = next(line for line in comment.splitlines() if line.startswith("| Metric"))
-    assert header == "| Metric | Baseline | Head | Δ and call | Threshold | Pass rate | Status |"
+    assert header == "| Metric | Baseline | Head | Δ and call | Pass rate and status |"
     summary = render_summary(evidence_context())
     full = next(line for line in summary.splitlines() if line.startswith("| Suite | Metric"))
     assert "Interval" in full and "Call" in full
 
 
-def test_compact_table_keeps_suite_interval_and_threshold_when_they_carry_something() -> None:
+def test_compact_table_has_a_table_per_suite_and_thresholds_beside_their_metric() -> None:
+    """Two suites: a table under each suite's name (no Suite column, which pushed the
+    status off a comment's width); a threshold beside its metric's name, none where the
+    metric has none."""
     from unit.report.test_render_golden import mixed_context
 
     context = mixed_context()
     two_suites = context.comparison.model_copy(deep=True)
     two_suites.metrics[0].suite = "other"
     comment = render_comment(context.model_copy(update={"comparison": two_suites}))
-    header = next(line for line in comment.splitlines() if "| Metric |" in line)
-    assert header.startswith("| Suite | Metric |") and "Interval" in header
+    lines = comment.splitlines()
+    headers = [i for i, line in enumerate(lines) if line.startswith("| Metric |")]
+    assert [lines[i - 2] for i in headers[:2]] == ["**other**", "**travel**"]
+    assert all("Interval" in lines[i] and "Suite" not in lines[i] for i in headers[:2])
+    assert lines[headers[0] + 2].startswith("| `response_match_score` ≥ 0.6 | 0.900 | ")
     no_threshold = context.comparison.model_copy(deep=True)
     for row in no_threshold.metrics:
         for side in (row.head, row.baseline):
             if side is not None:
                 side.threshold = None
     comment = render_comment(context.model_copy(update={"comparison": no_threshold}))
-    header = next(line for line in comment.splitlines() if "| Metric |" in line)
-    assert "Threshold" not in header
+    assert "| `response_match_score` | 0.900 | " in comment
 
 
 def test_numbers_are_rounded_per_metric_range() -> None:

@@ -16,6 +16,7 @@ import jsonschema
 import numpy as np
 import pytest
 
+from adk_eval_action.analysis.trend_models import MetricTrend, TrendPoint
 from adk_eval_action.analysis.trends import (
     known_flaky,
     pooled_runs,
@@ -26,7 +27,12 @@ from adk_eval_action.baseline.models import ResolvedBaseline
 from adk_eval_action.baseline.trust import baseline_trust
 from adk_eval_action.project.config import GateConfig
 from adk_eval_action.project.inputs import folder_digest
-from adk_eval_action.report.trend_text import sparkline, trend_chart, trust_line
+from adk_eval_action.report.trend_text import (
+    sparkline,
+    trend_chart,
+    trend_titles,
+    trust_line,
+)
 from adk_eval_action.results.history_file import (
     MAX_HISTORY_BYTES,
     History,
@@ -429,3 +435,30 @@ def test_each_gated_metric_is_charted_over_the_recorded_runs_then_the_head():
     # By hand: (value - 0) / (1 - 0) * 7, rounded half to even, into ▁▂▃▄▅▆▇█.
     assert sparkline(trend) == "▁▂▂▃▄▅▅▆ → ▃"
     assert math.isclose(trend.points[-1].value, 0.25)
+
+
+def test_trend_chart_titles_tell_two_suites_of_one_agent_apart():
+    """Two suites of one agent whose names differ only at their end, two metrics each, and
+    a lower-is-better metric: every title is distinct (they read
+    `home_automation_agent:test…ory_avg_score` twice)."""
+    points = [TrendPoint(label="0000001", value=0.5), TrendPoint(label="head", value=0.6)]
+    suites = ["home_automation_agent:tests/integration/fixture/memorizing_1",
+              "home_automation_agent:tests/integration/fixture/memorizing_2"]
+    trends_ = [MetricTrend(suite=s, metric_name=m, points=points)
+               for s in suites for m in ("tool_trajectory_avg_score", "response_match_score")]
+    trends_.append(MetricTrend(suite=suites[0], metric_name="token_usage_v1",
+                               higher_is_better=False, points=points))
+    assert trend_titles(trends_) == [
+        "memorizing_1/tool_trajectory_avg_score",
+        "memorizing_1/response_match_score",
+        "memorizing_2/tool_trajectory_avg_score",
+        "memorizing_2/response_match_score",
+        "memorizing_1/token_usage_v1 ↓",
+    ]
+    chart = trend_chart(trends_[2], trend_titles(trends_)[2])
+    assert chart is not None and '    title "memorizing_2/tool_trajectory_avg_score"' in chart
+    # Names that a cut still leaves alike are numbered.
+    long = [MetricTrend(suite=f"an_agent_of_a_long_name_{i}_and_a_longer_tail_to_it",
+                        metric_name="tool_trajectory_avg_score", points=points) for i in (1, 2)]
+    first, second = trend_titles(long)
+    assert second == first[:36] + " #2"
