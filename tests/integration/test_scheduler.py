@@ -325,6 +325,9 @@ def test_progress_lines_come_and_name_the_case_while_a_sync_tool_blocks_the_loop
     assert len(waiting) >= 8, [s.line() for s in seen]
     named = {name for s in waiting for name, _ in s.long_running}
     assert "sleepy/s/slow run 1" in named
-    stuck = next(s for s in waiting if s.long_running)
+    # Under load the fast case can be named first (the blocked loop holds it too), so
+    # look at the first snapshot that names the slow one.
+    stuck = next(s for s in waiting
+                 if any(name == "sleepy/s/slow run 1" for name, _ in s.long_running))
     assert all(seconds >= 0.3 for _, seconds in stuck.long_running)
     assert "; running for long: " in stuck.line() and "sleepy/s/slow run 1 (" in stuck.line()
