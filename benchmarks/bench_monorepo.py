@@ -3,7 +3,10 @@ tests/support/layouts.agent_monorepo: one agent package, one eval set of 3 eval 
 an eval config per agent, a quarter of them with a dependency file of their own, two with
 conflicting pins), as a user runs them: the console script in a fresh process, in the
 repository. Beside each, the floor every command pays (the same process importing the
-package and printing `--help`) and the ratio to the 10 s target.
+package and printing `--help`) and the ratio to the 10 s target; and side by side, each
+command as it ran before ROUGE and the Vertex AI SDK were deferred
+(:mod:`adk_eval_action.adk.deferred`): the same process importing google-adk's metric
+registry eagerly first.
 
     python benchmarks/bench_monorepo.py [AGENTS]
 """
@@ -24,6 +27,9 @@ from support.layouts import agent_monorepo  # noqa: E402
 
 TARGET_S = 10.0
 CLI = [sys.executable, "-c", "from adk_eval_action.cli import entry; entry()"]
+EAGER = [sys.executable, "-W", "ignore", "-c",
+         "import google.adk.evaluation.metric_evaluator_registry; "
+         "from adk_eval_action.cli import entry; entry()"]
 
 
 def _dependencies(agents: int) -> dict[int, str]:
@@ -32,9 +38,10 @@ def _dependencies(agents: int) -> dict[int, str]:
     return deps
 
 
-def _timed(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+def _timed(args: list[str], cwd: Path, cli: list[str] = CLI
+           ) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.perf_counter()
-    done = subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True,
+    done = subprocess.run([*cli, *args], cwd=cwd, capture_output=True, text=True,
                           env={**os.environ, "GOOGLE_API_KEY": "bench"}, check=False)
     return time.perf_counter() - start, done
 
@@ -50,12 +57,19 @@ def main(agents: int = 50) -> None:
                       "one job")
         plan_s, planned = _timed(["plan"], repo)
         assert planned.returncode == 0, planned.stderr
+        eager_plan_s, eager = _timed(["plan"], repo, EAGER)
+        assert eager.stdout == planned.stdout, "deferring imports changed the plan"
+        for written in (repo / "adk-eval.yaml", repo / ".github/workflows/adk-eval.yml"):
+            written.unlink()
+        eager_init_s, _ = _timed(["init"], repo, EAGER)
     print(f"{agents} agents, {agents * 3} eval cases, {len(_dependencies(agents))} with own "
           "dependencies")
     print(f"process floor (--help):   {floor:6.2f} s")
-    for name, seconds in (("init", init_s), ("plan", plan_s)):
+    for name, seconds, eager_s in (("init", init_s, eager_init_s),
+                                   ("plan", plan_s, eager_plan_s)):
         print(f"{name}:                     {seconds:6.2f} s  ({seconds / TARGET_S:.2f} of the "
-              f"{TARGET_S:.0f} s target; {seconds - floor:.2f} s past the floor)")
+              f"{TARGET_S:.0f} s target; {seconds - floor:.2f} s past the floor; "
+              f"eager imports {eager_s:.2f} s, ratio {seconds / eager_s:.2f})")
     print(f"groups: {groups}")
 
 

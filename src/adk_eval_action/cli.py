@@ -284,9 +284,10 @@ def init_command(paths: tuple[Path, ...], num_runs: int | None, agent: Path | No
     `agent:` line to fill in with the agent folders seen. A file that exists is never
     overwritten (it is named and left as it is); exits 2 when nothing was written (both
     exist, or no eval set was found)."""
+    from adk_eval_action.adk.deferred import deferred_scoring_imports
     from adk_eval_action.run.init import init_project
 
-    with _console():
+    with _console(), deferred_scoring_imports():  # init never scores
         result = init_project(Path.cwd(), list(paths) or [Path(".")], num_runs, agent)
         if not result.written:
             log.error("nothing written: %s", ", ".join(
@@ -318,10 +319,11 @@ def plan_command(**flags: Any) -> None:
     """
     import asyncio
 
+    from adk_eval_action.adk.deferred import deferred_scoring_imports
     from adk_eval_action.run.budget import plan_cost
     from adk_eval_action.run.evaluation import detection_notes, plan
 
-    with _console() as redact:
+    with _console() as redact, deferred_scoring_imports():  # plan never scores
         request = load_request(Path.cwd(), flags=flags, secrets=redact.values)
         found, records, problems, dependencies, conflicts = asyncio.run(plan(request))
         cost, refused = plan_cost(request, found)
