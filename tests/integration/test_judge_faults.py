@@ -139,3 +139,52 @@ def test_the_results_file_and_the_comment_say_the_same_kind_of_a_judge_fault(
         other = "metric" if kind == "judge_answer" else "judge_answer"
         assert f"**{other}**" not in text
     assert (example_repo / "r.json").read_text(encoding="utf-8") == saved
+
+
+SCENARIO_CASE = "planned_trip"
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("metric_name", [pytest.param(
+    "per_turn_user_simulator_quality_v1",
+    marks=needs_metric("per_turn_user_simulator_quality_v1"))])
+def test_a_judge_of_the_user_simulator_without_a_verdict_is_incomplete(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake, metric_name: str, fault: str
+) -> None:
+    """The same rule for the metric that judges the user simulator's turns of a
+    ``conversation_scenario`` case (its judge is ``_llm``, not ``_judge_model``)."""
+    judge, kind, words, says, hint = FAULTS[fault]
+    folder = example_repo / "travel_agent/scenarios"
+    folder.mkdir()
+    (folder / "trip.evalset.json").write_text(json.dumps({
+        "eval_set_id": "trip_scenarios",
+        "eval_cases": [{
+            "eval_id": SCENARIO_CASE,
+            "conversation_scenario": {
+                "starting_prompt": "Hi, I am planning a trip.",
+                "conversation_plan": "- What's the weather in Paris?"},
+            "session_input": {"app_name": "travel_agent", "user_id": "u", "state": {}}}]}),
+        encoding="utf-8")
+    (folder / "test_config.json").write_text(json.dumps({
+        "criteria": {metric_name: {
+            "threshold": 0.5, "judge_model_options": {"judge_model": judge, "num_samples": 1}}},
+        "user_simulator_config": {"model": "gemini-2.5-pro", "max_allowed_invocations": 2},
+    }), encoding="utf-8")
+    (example_repo / "adk-eval.yaml").write_text(
+        "model_retries: {attempts: 2, initial_delay_s: 0.01}\n", encoding="utf-8")
+    if fault == "429":
+        gemini_api.faults = [Fault(status=429, retry_delay_s=0.01, role="judge")]
+
+    result = cli("run", "travel_agent/scenarios", "--results-out", "r.json")
+
+    assert result.exit_code == 2, result.output
+    assert f"gate INCOMPLETE ({words})" in result.output
+    results = load_json(example_repo / "r.json")
+    [error] = [e for s in results["suites"] for e in s["errors"]]
+    assert (error["kind"], error["metric"], error["eval_id"]) == (
+        kind, metric_name, SCENARIO_CASE)
+    assert error["message"].startswith(f"the judge model `{judge}` of `{metric_name}` ")
+    assert says in error["message"]
+    assert error["hint"] == hint
+    [run] = case_runs(results, SCENARIO_CASE)
+    assert metric(run, metric_name).get("score") is None

@@ -20,7 +20,7 @@ import pytest
 from adk_eval_action.adk.compat import EFFICIENCY_METRICS_REPORTED
 from adk_eval_action.testing.gemini_fake import Fault, GeminiFake, load_script
 from conftest import EXAMPLES, CliRun, SharedRun, case_runs, load_json, metric
-from support.adk_features import needs_adk_openai_model
+from support.adk_features import needs_adk_openai_model, needs_metric
 
 EVAL_SET = "travel_agent/eval/travel.evalset.json"  # 4 eval cases
 NOT_COMPARED = {"invocation_duration_v1"}  # wall clock
@@ -592,3 +592,37 @@ def test_console_prints_each_lint_warning_once_and_whole_suite_names(
     assert result.output.count(warning) == 1, result.output
     rows = [line for line in result.output.splitlines() if "response_match_score" in line]
     assert rows and rows[0].startswith(name + " ")
+
+
+@pytest.mark.parametrize(("limit", "score"), [
+    pytest.param(limit, score, marks=needs_metric("per_turn_user_simulator_quality_v1"))
+    for limit, score in [(10, 1.0), (2, 0.5)]])
+def test_the_user_simulators_turns_are_judged_by_adks_per_turn_metric(
+    example_repo: Path, cli: CliRun, gemini_api: GeminiFake, limit: int, score: float
+):
+    """``per_turn_user_simulator_quality_v1`` through the fake Gemini judge, which reads
+    ADK's real prompt. By hand: with room for the whole plan the user says the starting
+    prompt (checked by ADK itself), then the plan's three items, each the plan's next step
+    (valid), then stops when every item was said (valid): 4/4. Cut at 2 turns, the user
+    never said the last two items, so stopping there is invalid, and ADK marks the last turn
+    failed: 1/2."""
+    folder = example_repo / "travel_agent/scenarios"
+    folder.mkdir()
+    (folder / "trip.evalset.json").write_text(json.dumps(SCENARIO_SET), encoding="utf-8")
+    config = {
+        "criteria": {"per_turn_user_simulator_quality_v1": {
+            "threshold": 0.75,
+            "judge_model_options": {"judge_model": "gemini-2.5-flash", "num_samples": 1}}},
+        "user_simulator_config": {"model": "gemini-2.5-pro", "max_allowed_invocations": limit},
+    }
+    (folder / "test_config.json").write_text(json.dumps(config), encoding="utf-8")
+    gemini_api.clear_calls()
+
+    result = cli("run", "travel_agent/scenarios", "--results-out", "r.json")
+
+    [run] = case_runs(load_json(example_repo / "r.json"), "planned_trip")
+    assert metric(run, "per_turn_user_simulator_quality_v1")["score"] == score, result.output
+    assert result.exit_code == (0 if score >= 0.75 else 1), result.output
+    judged = [c for c in gemini_api.calls if c.role == "judge"]
+    # One judge call per turn after the first, and one on the stop signal.
+    assert len(judged) == min(limit, 4)

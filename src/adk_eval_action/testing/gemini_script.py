@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from .judge import StandInJudge, judge_prompt_kind
 from .scripted import ScriptedLlm, ScriptRule, usage_metadata
+from .user_turns import DEFAULT_STOP_SIGNAL, next_user_turn
 
 Role = Literal["agent", "judge", "user_simulator", "unscripted"]
 
@@ -36,7 +37,6 @@ UNSCRIPTED_REPLY = "[gemini fake] no scripted agent matches this request's syste
 
 _USER_SIMULATOR_HEAD = "You are a Simulated User designed to test an AI Agent."
 _STOP_SIGNAL = re.compile(r"Output `([^`]+)` to indicate that the conversation")
-_PLAN_ITEM_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
 
 class AgentScript(BaseModel):
@@ -92,38 +92,12 @@ def classify(body: dict[str, Any], agents: list[AgentScript]) -> tuple[Role, Age
     return "unscripted", None
 
 
-def _section(prompt: str, title: str) -> str:
-    """The text under ``# title`` up to the next top-level heading (ADK's prompt layout)."""
-    found = re.search(rf"^# {re.escape(title)}\n(.*?)(?=^# |\Z)", prompt, re.S | re.M)
-    return found.group(1).strip() if found else ""
-
-
-def _normalize(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def user_simulator_reply(prompt: str) -> str:
-    """The fake user simulator's next message for ADK's user-simulator prompt.
-
-    Rule: the plan items are the non-empty lines of the prompt's "Conversation Plan" (list
-    markers stripped); the reply is the first item the user has not said yet (no ``user:``
-    line of the "Conversation History" equals it, case and spacing ignored), or the stop
-    signal the prompt asks for (``</finished>`` in google-adk 2.13) when every item was said.
-    """
-    plan = [
-        _PLAN_ITEM_MARKER.sub("", line).strip()
-        for line in _section(prompt, "Conversation Plan").splitlines()
-    ]
-    said = {
-        _normalize(entry.split(":", 1)[1])
-        for entry in _section(prompt, "Conversation History").split("\n\n")
-        if entry.startswith("user:")
-    }
-    for item in plan:
-        if item and _normalize(item) not in said:
-            return item
+    """The fake user simulator's next message for ADK's user-simulator prompt: the next
+    item of the conversation plan, or the stop signal the prompt asks for
+    (:func:`adk_eval_action.testing.user_turns.next_user_turn`)."""
     stop = _STOP_SIGNAL.search(prompt)
-    return stop.group(1) if stop else "</finished>"
+    return next_user_turn(prompt, stop.group(1) if stop else DEFAULT_STOP_SIGNAL)
 
 
 def _llm_request(body: dict[str, Any], model: str) -> LlmRequest:

@@ -20,6 +20,12 @@ from google.genai import types as genai_types
 from adk_eval_action.adk.compat import llm_capabilities
 from adk_eval_action.testing.flaky import JUDGE_SEED_VARIABLE, flip_verdicts
 from adk_eval_action.testing.scripted import usage_metadata
+from adk_eval_action.testing.user_turns import (
+    DEFAULT_STOP_SIGNAL,
+    next_user_turn,
+    normalized,
+    section,
+)
 
 TIMEOUT_JUDGE_MODEL = "stand-in-judge-timeout"
 """Judge model name whose every call raises ``asyncio.TimeoutError``."""
@@ -331,6 +337,7 @@ _PROMPT_KINDS: tuple[tuple[str, str], ...] = (
     ("final_response_match", "You are an expert rater for an AI agent."),
     ("hallucination_segmenter", "segment the provided response sentence by sentence"),
     ("hallucination_validator", "analyze sentence by sentence and classify each sentence"),
+    ("user_simulator_quality", "evaluating the quality of a User Simulator that is interacting"),
 )
 
 
@@ -357,6 +364,9 @@ def answer_judge_prompt(prompt: str) -> str:
       list) judged against ``<conversation_history>``.
     * ``final_response_match_v2``: see :func:`response_matches_reference`.
     * ``hallucinations_v1`` segmenter and validator: see :func:`sentence_label`.
+    * ``per_turn_user_simulator_quality_v1``: the generated user response is valid when
+      it is what :func:`adk_eval_action.testing.user_turns.next_user_turn` says the user
+      says next (the plan's next item, or the stop signal once every item was said).
 
     Rubric verdicts follow :func:`property_verdict`. An unrecognised prompt
     gets an empty answer, which every ADK parser treats as "no verdict".
@@ -374,7 +384,28 @@ def answer_judge_prompt(prompt: str) -> str:
         return _answer_segmenter(prompt)
     if kind == "hallucination_validator":
         return _answer_validator(prompt)
+    if kind == "user_simulator_quality":
+        return _answer_user_turn(prompt)
     return ""
+
+
+_JUDGED_STOP_SIGNAL = re.compile(r"User Simulator outputs `([^`]+)`")
+
+
+def _answer_user_turn(prompt: str) -> str:
+    """The verdict on one simulated user turn, in the JSON layout of ADK's prompt (the
+    ``"is_valid"`` label is what ADK's ``_parse_llm_response`` reads)."""
+    stop = _JUDGED_STOP_SIGNAL.search(prompt)
+    expected = next_user_turn(prompt, stop.group(1) if stop else DEFAULT_STOP_SIGNAL)
+    generated = section(prompt, "Generated User Response")
+    valid = normalized(generated) == normalized(expected)
+    reasoning = ("the next step of the conversation plan" if valid
+                 else f"the plan's next step is {expected!r}")
+    return json.dumps({
+        "criteria": [{"name": "CONVERSATION_PLAN_FOLLOWED", "reasoning": reasoning,
+                      "passes": valid}],
+        "is_valid": valid,
+    }, indent=4)
 
 
 def _is_target(block: str, target: str, by_id: bool) -> bool:

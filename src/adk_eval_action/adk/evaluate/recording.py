@@ -48,6 +48,7 @@ from adk_eval_action.adk.evaluate.verdicts import (
     gaps_reason,
     judge_conversation,
     judge_each_invocation,
+    settle_user_turns,
 )
 from adk_eval_action.adk.files.convert import judge_model
 from adk_eval_action.adk.files.rubrics import RUBRIC_METRIC_TYPES
@@ -291,7 +292,7 @@ class _RecordingEvaluator(Evaluator):
 
     async def _call(self, call: Awaitable[EvaluationResult], invocations: int
                     ) -> EvaluationResult:
-        result = await call
+        result = settle_user_turns(await call, self._metric)
         # LocalEvalService raises for the whole eval case on such a result
         # (_evaluate_metric_for_eval_case, "should return results for each invocation"); as
         # the metric's own raise it is that metric's error alone, its code's fault.

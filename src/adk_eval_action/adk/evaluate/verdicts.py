@@ -223,6 +223,32 @@ def settle(result: EvaluationResult, gaps: list[RubricGap], metric: EvalMetric) 
     )
 
 
+USER_SIMULATOR_QUALITY = "per_turn_user_simulator_quality_v1"
+"""The metric whose judge gives a verdict per simulated user turn (after the first, which
+google-adk compares with the starting prompt itself)."""
+
+
+def settle_user_turns(result: EvaluationResult, metric: EvalMetric) -> EvaluationResult:
+    """``per_turn_user_simulator_quality_v1``'s ``result`` with the turns its judge gave no
+    verdict on (an answer without ``"is_valid"``: google-adk's
+    ``simulation/per_turn_user_simulator_quality_v1.py`` leaves that turn NOT_EVALUATED
+    without a score, then counts it as an invalid turn in the overall score) made a gap as
+    for rubric metrics: NOT_EVALUATED without a score, or FAILED with ADK's score when the
+    verdicts given fail it whatever the missing ones would say (:func:`_unsure_status`).
+    Other results, and this metric's without such turns, are returned as they are. A
+    missing verdict on the stop signal is not seen: ADK keeps only a failed one."""
+    turns = list(result.per_invocation_results or [])[1:]
+    missing = sum(t.score is None and t.eval_status == EvalStatus.NOT_EVALUATED for t in turns)
+    if metric.metric_name != USER_SIMULATOR_QUALITY or not missing:
+        return result
+    known = [float(t.score) for t in result.per_invocation_results if t.score is not None]
+    status = _unsure_status(known, missing, _threshold(metric))
+    update: dict[str, Any] = {"overall_eval_status": status}
+    if status == EvalStatus.NOT_EVALUATED:
+        update["overall_score"] = None  # ADK's counts each missing verdict as invalid
+    return result.model_copy(update=update)
+
+
 def _sent_rubrics(evaluator: Any) -> list[Rubric]:
     """The rubrics ADK put in the prompt it formatted last (``get_effective_rubrics_list``)."""
     try:
