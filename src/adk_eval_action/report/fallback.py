@@ -31,18 +31,29 @@ def incomplete_markdown(
         "",
         f"⚠️ **ADK eval incomplete** ({md(headline.cause)}): {md(headline.details, 300)}.",
         "",
-        f"{md(error.message, 600)}" + (f" ({md(error.hint, 300)})" if error.hint else ""),
+        f"{_where(error)}{md(error.message, 600)}"
+        + (f" ({md(error.hint, 300)})" if error.hint else ""),
         "",
         f"{fix}The gate was not decided; the check fails as incomplete (exit {code}).",
     ]
     others = [e for e in results.all_errors() if e is not error][:20]
     if others:
         lines += ["", "Other errors:", ""]
-        lines += [f"- {md(e.kind)}: {md(e.message, 300)}" for e in others]
+        lines += [f"- {md(e.kind)}: {_where(e)}{md(e.message, 300)}" for e in others]
     kept = "Everything that was computed is" if results.suites else "The error is recorded"
     if results_path is not None:
         lines += ["", f"{kept} in {md(results_path, 200)}."]
     return strip_markers("\n".join(lines) + "\n")
+
+
+def _where(error: ErrorRecord) -> str:
+    """``suite NAME, FILE: `` for an error of one suite or file (a monorepo's reader must
+    know whose it is), the file left out when the message names it already; else ''."""
+    file = error.file if error.file and error.file not in error.message else None
+    parts = [f"suite {md(error.suite, 80)}" if error.suite else "",
+             (md(f"`{file}`", 200) if "`" not in file else md(file, 200)) if file else ""]
+    shown = ", ".join(p for p in parts if p)
+    return f"{shown}: " if shown else ""
 
 
 def skipped_markdown(reason: str, results_path: str, heading: str = "###") -> str:

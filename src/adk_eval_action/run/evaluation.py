@@ -1,5 +1,6 @@
 """The evaluate stage of the pipeline: which suites, with which engine settings; the
-preflight on all of them first, so that what cannot work is refused before any agent runs
+preflight on all of them first, so that what cannot work is refused (in the suites it is
+found in) before any agent runs
 (:mod:`adk_eval_action.adk.evaluate.preflight`); then every suite in one work pool
 (:mod:`adk_eval_action.adk.evaluate.scheduler`) with every model call retried and counted
 (:mod:`adk_eval_action.adk.runtime.model_calls`); and the cost plan of the same suites.
@@ -240,14 +241,25 @@ def engine_hooks(request: RunRequest) -> EngineHooks:
     return EngineHooks(on_progress=None if request.settings.quiet else _progress)
 
 
+class Preflight(NamedTuple):
+    """What the preflight decided (:func:`_preflight`): whether the run goes on, and the
+    errors of each suite it found one in, which then is recorded with them and not run."""
+
+    proceed: bool
+    refused: dict[str, list[ErrorRecord]]
+
+
 async def _preflight(
     request: RunRequest, suites: list[Suite], writer: ResultsWriter, note: str | None,
-) -> bool:
-    """The preflight on every suite; its problems become the run's errors (each names its
-    file and field). Missing model credentials with ``on_missing_credentials: skip`` are no
-    error: the run is marked skipped (``RunMetadata.skipped``). ``note`` (what the event
-    says about credentials: a fork's pull request) is added to their message. True when
-    it found nothing that cannot work."""
+) -> Preflight:
+    """The preflight on every suite. What it finds in one suite (an unknown metric, a judge
+    that cannot be set up, the missing key of the models that suite calls) refuses that
+    suite alone while another suite can run: one team's typo in a repository of many
+    agents costs no other suite its check. A problem of no one suite, or of every suite,
+    stops the run before evaluation: its problems become the run's errors (each names its
+    file and field). Missing model credentials with ``on_missing_credentials: skip`` are
+    no error: the run is marked skipped (``RunMetadata.skipped``). ``note`` (what the
+    event says about credentials: a fork's pull request) is added to their message."""
     from adk_eval_action.adk.evaluate.preflight import check_suites
     from adk_eval_action.adk.runtime.model_calls import quiet_client_cleanup
 
@@ -259,27 +271,42 @@ async def _preflight(
         else p
         for p in report.problems
     ]
-    if request.settings.on_missing_credentials == "skip" and report.missing_credentials:
+    skipped = request.settings.on_missing_credentials == "skip" and report.missing_credentials
+    if skipped:
         writer.skip("; ".join(p.message for p in problems if p.kind == "credentials"))
         problems = [p for p in problems if p.kind != "credentials"]
+    names = {s.name for s in suites}
+    if not skipped and problems and all(p.suite in names for p in problems) and (
+            {p.suite for p in problems} != names):
+        refused: dict[str, list[ErrorRecord]] = {}
+        for problem in problems:
+            refused.setdefault(problem.suite or "", []).append(_preflight_error(
+                problem, "found before any agent ran; this suite was not evaluated, the "
+                "other suites were"))
+        return Preflight(True, refused)
     for problem in problems:
-        writer.add_error(
-            ErrorRecord(
-                kind=problem.kind,
-                suite=problem.suite,
-                file=problem.file,
-                message=problem.message + (f" (field `{problem.field}`)" if problem.field else ""),
-                hint="found before any agent ran; nothing was evaluated",
-            )
-        )
-    return not report.problems
+        writer.add_error(_preflight_error(problem, "found before any agent ran; nothing was "
+                                          "evaluated"))
+    return Preflight(not report.problems, {})
+
+
+def _preflight_error(problem: PreflightProblem, hint: str) -> ErrorRecord:
+    """The error record of one preflight problem (its message names the field)."""
+    return ErrorRecord(
+        kind=problem.kind,
+        suite=problem.suite,
+        file=problem.file,
+        message=problem.message + (f" (field `{problem.field}`)" if problem.field else ""),
+        hint=hint,
+    )
 
 
 async def _evaluate_all(
     request: RunRequest, suites: list[Suite], calls: ModelCalls, writer: ResultsWriter,
     note: str | None,
 ) -> bool:
-    """The preflight, then every suite in one pool when it found nothing that cannot work;
+    """The preflight, then every suite in one pool when it found nothing that cannot work,
+    or found it in some suites only (those are recorded with their errors and not run);
     else no suite is evaluated nor recorded: the run stopped before evaluation started
     (``RunResults.stopped_by``: its errors are the preflight's; what was found is still
     said, and the eval configs' lint warnings kept in the results' ``warnings``), or was
@@ -289,7 +316,8 @@ async def _evaluate_all(
     from adk_eval_action.adk.evaluate.scheduler import PlanRefused, evaluate_suites
 
     settings = engine_settings(request)
-    if not await _preflight(request, suites, writer, note):
+    preflight = await _preflight(request, suites, writer, note)
+    if not preflight.proceed:
         if writer.errors():
             found = [open_suite(suite, settings)[0] for suite in suites]
             writer.add_warnings(w for record in found for w in record.warnings)
@@ -299,7 +327,8 @@ async def _evaluate_all(
     try:
         # The evaluation hands the writer each suite's record as it opens it and each
         # case run as it finishes: a signal keeps what was done.
-        evaluation = await evaluate_suites(suites, settings, hooks, calls, sink=writer)
+        evaluation = await evaluate_suites(suites, settings, hooks, calls, sink=writer,
+                                           refused=preflight.refused)
     except PlanRefused as refused:
         writer.add_warnings(refused.warnings)
         writer.add_error(ErrorRecord(

@@ -240,7 +240,7 @@ def replay_evaluation(monkeypatch: pytest.MonkeyPatch, results: Path) -> list[li
 
     async def evaluate_suites(suites: list[Any], settings: Any, hooks: Any = None,
                               calls: Any = None, sink: SuiteRecords | None = None,
-                              ) -> scheduler.Evaluation:
+                              refused: Any = None) -> scheduler.Evaluation:
         sink = sink if sink is not None else SuiteRecords()
         replays.append([suite.name for suite in suites])
         for suite in suites:

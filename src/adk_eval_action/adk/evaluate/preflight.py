@@ -30,7 +30,7 @@ the preflight cannot judge (a custom ``BaseLlm``) is not refused.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -279,21 +279,31 @@ def _vertex_eval_problem(
 
 
 def _credentials_problem(
-    uses: list[ModelUse], environ: Mapping[str, str]
+    uses: list[ModelUse], environ: Mapping[str, str], suites: Sequence[str] = (),
 ) -> list[PreflightProblem]:
+    """Missing Google credentials, said once for every model that needs them; when only
+    some of ``suites`` call such models (each use's ``suite``), once per such suite,
+    naming it, so that the others can run without the key."""
     google = [u for u in uses if u.google]
     missing = missing_google_credentials(environ) if google else None
     if missing is None:
         return []
-    names = sorted({f"`{u.model}` ({u.where})" for u in google})
+    calling = {u.suite for u in google}
+    if None in calling or calling >= set(suites):
+        return [_no_credentials(google, missing, None)]
+    return [_no_credentials([u for u in google if u.suite == name], missing, name)
+            for name in suites if name in calling]
+
+
+def _no_credentials(uses: list[ModelUse], missing: str, suite: str | None
+                    ) -> PreflightProblem:
+    names = sorted({f"`{u.model}` ({u.where})" for u in uses})
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return [
-        PreflightProblem(
-            kind="credentials",
-            message=f"no model credentials: {missing}, but {shown} "
-            f"{'needs' if len(names) == 1 else 'need'} them; {CREDENTIALS_HINT}",
-        )
-    ]
+    return PreflightProblem(
+        kind="credentials", suite=suite,
+        message=f"no model credentials: {missing}, but {shown} "
+        f"{'needs' if len(names) == 1 else 'need'} them; {CREDENTIALS_HINT}",
+    )
 
 
 def preflight(suites: list[SuiteToCheck], environ: Mapping[str, str]) -> PreflightReport:
@@ -354,12 +364,14 @@ async def check_suites(
                 for suite in (s for s in checkable if s.agent_dir in agents):
                     assert suite.agent_dir is not None
                     found = _findings(suite, agents[suite.agent_dir], shared, memo, environ)
-                    uses += found[0]
+                    uses += [u.model_copy(update={"suite": suite.name}) for u in found[0]]
                     problems += [p.model_copy(update={"suite": suite.name}) for p in found[1]]
             finally:
                 for agent in agents.values():
                     await agent.close()
-    return PreflightReport(problems=[*_credentials_problem(uses, environ), *problems], models=uses)
+    names = [s.name for s in checkable]
+    return PreflightReport(problems=[*_credentials_problem(uses, environ, names), *problems],
+                           models=uses)
 
 
 Findings = tuple[list[ModelUse], list[PreflightProblem]]

@@ -45,12 +45,14 @@ class ModelUse(BaseModel):
         where: Who uses it, for people ("agent `travel`", "judge of `metric` in FILE").
         google: Whether it is ADK's ``Gemini`` class (google-genai), whose credentials the
             preflight can check.
+        suite: The suite that calls it, when known.
     """
 
     model: str
     role: Role
     where: str
     google: bool
+    suite: str | None = None
 
 
 class SuiteToCheck(BaseModel):

@@ -28,7 +28,7 @@ of one work pool (:mod:`.pool`), and ``parallelism`` bounds the model calls in f
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -165,18 +165,22 @@ def _no_agent(record: SuiteRecord, suite: Suite, repo_root: Path) -> None:
 def open_suites(
     suites: list[Suite], settings: EngineSettings, hooks: EngineHooks,
     shared: SharedInputs | None = None,
+    refused: Mapping[str, Sequence[ErrorRecord]] | None = None,
 ) -> list[OpenSuite]:
     """Loads every suite's files (each suite's log lines in a section of its own);
     through ``shared`` when given (:func:`~.engine.open_suite`): then a suite alike an
     earlier one (the same agent, files, overrides, runs and warnings) takes the earlier
-    one's record and inputs under its own name, which only readers may share."""
+    one's record and inputs under its own name, which only readers may share. A suite
+    named in ``refused`` (the preflight's errors of it) is recorded with those errors
+    and has no case runs."""
     opened = []
     alike: dict[tuple[object, ...], tuple[SuiteRecord, SuiteInputs]] = {}
+    refused = refused or {}
     for suite in suites:
         with hooks.section(f"suite {suite.name}"):
             key = (shared.key(suite), suite.agent_dir, suite.agent_error, suite.agent_error_file,
-                   suite.num_runs,
-                   tuple(suite.warnings)) if shared is not None else None
+                   suite.num_runs, tuple(suite.warnings)) if (
+                shared is not None and suite.name not in refused) else None
             if key is not None and key in alike:
                 record, inputs = _renamed(*alike[key], suite)
             else:
@@ -185,8 +189,10 @@ def open_suites(
                     _no_agent(record, suite, settings.repo_root)
                 if key is not None:
                     alike[key] = (record, inputs)
+            record.errors.extend(refused.get(suite.name, ()))
         opened.append(OpenSuite(suite, record, inputs))
-        opened[-1].items = case_runs(record, record.num_runs) if opened[-1].runnable else []
+        opened[-1].items = case_runs(record, record.num_runs) if (
+            opened[-1].runnable and suite.name not in refused) else []
     return opened
 
 
@@ -430,13 +436,16 @@ async def evaluate_suites(
     hooks: EngineHooks | None = None,
     calls: ModelCalls | None = None,
     sink: SuiteRecords | None = None,
+    refused: Mapping[str, Sequence[ErrorRecord]] | None = None,
 ) -> Evaluation:
     """Evaluates the suites with google-adk on the running event loop (module docstring);
     with ``calls``, every model call (agent, judge, user simulator) is retried and counted
     there (:mod:`adk_eval_action.adk.runtime.model_calls`). Each suite's record, each
     finished case run and each suite's summary are handed to ``sink`` as they come (the
     run's results writer; None: a collector of its own), even when the evaluation is
-    cancelled (a signal), so the caller keeps what was evaluated.
+    cancelled (a signal), so the caller keeps what was evaluated. The suites named in
+    ``refused`` (what the preflight found in each) are recorded with those errors and not
+    run; the others run as usual.
 
     Never raises for a problem in the user's files: config, eval set, agent, inference,
     model and metric failures become error records and every other result is kept.
@@ -447,7 +456,7 @@ async def evaluate_suites(
     """
     hooks = hooks or EngineHooks()
     sink = sink if sink is not None else SuiteRecords()
-    opened = open_suites(suites, settings, hooks)
+    opened = open_suites(suites, settings, hooks, refused=refused)
     plan = make_plan(opened, settings)
     log.info("%s", plan.summary())
     shard = select_shard(opened, plan, settings) if settings.shard else None
