@@ -1,5 +1,5 @@
 """The HTML report in a real browser: Debian's Chromium driven by Playwright for Python
-(``executable_path``: no browser is downloaded). Skipped, saying why, where either is
+(``support.chromium``: no browser is downloaded). Skipped, saying why, where either is
 missing; ``.ci/run`` installs Chromium so CI runs them.
 
 The regressed example's report (the session's ``regressed_run`` against ``good_run``)
@@ -12,10 +12,8 @@ the headline, the tables and the evidence are there; hostile text renders as tex
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,32 +26,13 @@ from adk_eval_action.report.render import CommentContext
 from adk_eval_action.results.io import load_results
 from adk_eval_action.run.pipeline import score_tables
 from conftest import SharedRun
+from support.chromium import needs_chromium
 from support.evidence_fixtures import evidence_context, evidence_sides
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run"]
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Dialog, Page
 
-try:
-    from playwright.sync_api import Browser, Dialog, Page, sync_playwright
-except ImportError:  # pragma: no cover - the test extra installs it
-    sync_playwright = None
-
-pytestmark = pytest.mark.skipif(
-    sync_playwright is None or not CHROMIUM.exists() or not shutil.which(str(CHROMIUM)),
-    reason=f"needs Playwright (pip install -e '.[test]') and Chromium at {CHROMIUM} "
-    "(apt-get install chromium)",
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for the module."""
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+pytestmark = needs_chromium
 
 
 class Opened:

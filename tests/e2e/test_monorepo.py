@@ -241,6 +241,8 @@ def _suite_tables(comment: str) -> dict[str, list[str]]:
     for line in comment.splitlines():
         if line.startswith("**") and line.endswith("**"):
             suite = line.strip("*")
+            if suite in tables:  # a later table of the suite's (efficiency, eval cases, …)
+                suite = None
         elif suite is not None and line.startswith("| `"):
             tables.setdefault(suite, []).append(line)
         elif not line.startswith("|") and line:

@@ -58,7 +58,7 @@ def test_untyped_case_rubric_reaches_judge_and_shows_delta(
     row = next(
         line
         for line in comment.splitlines()
-        if line.startswith("| `rubric_based") and "`states_celsius`" in line
+        if line.startswith("| `states_celsius`")  # under "Metric `rubric_based_…`"
     )
     # 5 paired cases, no interval: inconclusive, so the drop reads neutral, not red.
     assert "| 1.000 | 0.000 | −1.000 (worse) ❔ inconclusive" in row

@@ -157,8 +157,9 @@ def test_the_comment_labels_the_flaky_case_and_names_the_baseline_commit(pull_re
     assert f"Baseline: file r{RECORDED - 1}.json · commit `{baseline_sha[:7]}` · recorded " in (
         comment)
     assert f"History of main: {RECORDED} recorded runs" in comment
-    # The compact trend line of the metric: eight recorded runs, then the head.
-    row = next(x for x in comment.splitlines() if x.startswith("| noisy\\_agent | `response"))
+    # The compact trend line of the metric: eight recorded runs, then the head (one suite:
+    # no suite's name above the table).
+    row = next(x for x in comment.splitlines() if x.startswith("| `response_match_score` | "))
     assert re.search(r"\| [▁▂▃▄▅▆▇█]{8} → [▁▂▃▄▅▆▇█] \|", row), row
 
 

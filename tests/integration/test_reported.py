@@ -158,7 +158,9 @@ def test_judge_no_verdict_by_default_is_the_judges_fault_not_the_agents(reported
     text = json.loads((Path.cwd() / "queue_bot/eval/test_config.json").read_text())[
         "criteria"]["rubric_based_final_response_quality_v1"]["rubrics"][0][
         "rubric_content"]["text_property"]
-    rubric_row = "| `rubric_based_final_response_quality_v1` | `names_total` "
+    # Under the judge metric's name, a row per rubric.
+    assert "\nMetric `rubric_based_final_response_quality_v1`\n" in comment
+    rubric_row = "| `names_total` "
     [row] = [line for line in comment.splitlines() if line.startswith(rubric_row)]
     assert row == f"{rubric_row}{md_text(text)} | — |"
 

@@ -61,9 +61,10 @@ def metric_changes(case: CaseComparison) -> str:
 
 
 class TableLayout(BaseModel):
-    """Which optional columns the comment's compact tables show: ``suite`` when the rows
-    come from more than one suite, ``interval`` when some delta has an interval with
-    bounds, ``threshold`` when some gated metric has a threshold."""
+    """How the comment's compact tables are laid out: ``suite`` when the rows come from
+    more than one suite (each table is then one per suite, under the suite's name),
+    ``interval`` when some delta has an interval with bounds, ``threshold`` when some
+    gated metric has a threshold."""
 
     suite: bool
     interval: bool

@@ -739,9 +739,11 @@ def _controls_shown_escaped(run: Run) -> None:
                        ("summary", run.files["summary.md"])]:
         assert text and not bad.search(text.replace("\n", "").replace("\t", "")), name
     shown = "cur\\u202eRTL\\u2066iso\\x00nul\\x1b[31mred\\x0dover\\x85c1"
-    # The case's table cell: a line break (CR too) becomes a space, as in every cell.
+    # The case's table cell: a line break (CR too) becomes a space, as in every cell; the
+    # comment's cell cuts the id to 40 characters, the job summary's shows it whole.
     cell = shown.replace("\\x0d", " ")
-    assert f"| `{cell}` |" in run.comment_file
+    assert f"| `{cell}` |" in run.files["summary.md"]
+    assert f"| `{cell[:10]}…{cell[-29:]}`<br>" in run.comment_file
     assert f"`{shown}` holds a line break" in run.comment_file
     assert re.search(r"warning: .*hostile_agent/eval/hostile\.evalset\.json: eval case id `"
                      + re.escape(shown) + "` holds a line break, control or bidi", run.log)

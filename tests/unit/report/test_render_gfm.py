@@ -158,12 +158,14 @@ def test_the_rendered_comment_and_the_posted_body_neutralise_markers_alike():
     head = results({hostile: [[metric("response_match_score", 0.1)]]})
     head.suites[0].errors.append(ErrorRecord(kind="metric", message=hostile, suite="travel"))
     comparison = compare(head, None, "none given")
-    rendered = render_comment(
-        CommentContext(comparison=comparison, gate=decide(comparison, GateConfig())))
+    context = CommentContext(comparison=comparison, gate=decide(comparison, GateConfig()))
+    rendered = render_comment(context)
     # In a code span the id's "<!--" is broken by a zero-width space, in text it is
-    # HTML-escaped: no marker is left for the posted body to remove.
+    # HTML-escaped: no marker is left for the posted body to remove. The comment's eval
+    # case table cuts the id to 40 characters; the job summary's shows it whole.
+    assert "`x<!-\u200b- adk-eval-action:default --…:abc-->`" in rendered
     assert "`x<!-\u200b- adk-eval-action:default -->y<!-\u200b-ADK-EVAL-ACTION-head:abc-->`" \
-        in rendered
+        in render_summary(context)
     assert "&lt;\\!-- adk-eval-action:default --&gt;" in rendered
     assert strip_markers(rendered) == rendered
     body = compose_comment_body(rendered, comment_marker())

@@ -127,7 +127,7 @@ def test_mixed_case_has_each_classification() -> None:
 def test_golden_comment() -> None:
     comment = render_comment(mixed_context())
     assert "[Chart of baseline vs head per metric](" + RUN_URL in comment
-    assert "| `c01` | overall 2/3, `response_match_score` 2/3 | — |" in comment
+    assert "| `c01` | head: overall 2/3, `response_match_score` 2/3<br>baseline: — |" in comment
     assert "| Metric | Baseline | Head | Δ and call | Interval | Pass rate and status |" in comment
     _check_golden("mixed_comment.md", comment)
 
