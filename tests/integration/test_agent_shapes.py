@@ -102,7 +102,8 @@ def test_the_hint_tells_a_missing_package_from_the_repositorys_own_code(tmp_path
                                 name="google.cloud.firestore")
     assert import_hint(third, agent_dir, root) == (
         "`google.cloud.firestore` is not installed where the evaluation runs: install the "
-        "agent's dependencies: name backend/requirements.txt, which lists it, in the action's "
+        "agent's dependencies: name backend/requirements.txt, which lists it, as the suite's "
+        "`requirements` in adk-eval.yaml (`adk-eval-action init` does), or in the action's "
         "`requirements` input (locally: `pip install -r backend/requirements.txt`)")
     own = ModuleNotFoundError("No module named 'src'", name="src")
     assert "add backend to PYTHONPATH" in import_hint(own, agent_dir, root)

@@ -45,8 +45,9 @@ def test_a_missing_third_party_package_says_to_install_the_agents_dependencies(
                            "import: ModuleNotFoundError: No module named 'notes_store_client' "
                            "(at notes_bot/agent.py:4)")
     assert ("`notes_store_client` is not installed where the evaluation runs: install the "
-            "agent's dependencies: name notes_bot/requirements.txt, which lists it, in the "
-            "action's `requirements` input (locally: `pip install -r "
+            "agent's dependencies: name notes_bot/requirements.txt, which lists it, as the "
+            "suite's `requirements` in adk-eval.yaml (`adk-eval-action init` does), or in "
+            "the action's `requirements` input (locally: `pip install -r "
             "notes_bot/requirements.txt`)") in line
     assert "fix the agent module" not in output
     assert results is not None

@@ -108,11 +108,13 @@ def import_hint(error: BaseException, agent_dir: Path, root: Path) -> str:
     what = f"`{missing}` is not installed where the evaluation runs: install the agent's " \
            "dependencies"
     if found is None:
-        return (f"{what} (list them in a requirements.txt beside the agent and name it in the "
-                "action's `requirements` input)")
+        return (f"{what} (list them in a requirements.txt beside the agent and name it as "
+                "the suite's `requirements` in adk-eval.yaml, or in the action's "
+                "`requirements` input)")
     listed = ", which lists it," if _names(found, missing) or _names(found, top) else ""
     shown = _shown(found, root)
     local = (f"pip install -r {shown}" if found.name == "requirements.txt"
              else f"pip install -e {_shown(found.parent, root)}")
-    return (f"{what}: name {shown}{listed} in the action's `requirements` input (locally: "
-            f"`{local}`)")
+    return (f"{what}: name {shown}{listed} as the suite's `requirements` in adk-eval.yaml "
+            f"(`adk-eval-action init` does), or in the action's `requirements` input "
+            f"(locally: `{local}`)")
