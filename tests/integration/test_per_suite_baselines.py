@@ -177,6 +177,16 @@ def test_a_suite_failing_as_on_the_baseline_does_not_decide_the_check(tmp_path, 
     assert "❌ **ADK eval failed**: 0/2 eval cases passed" in comment  # brand_search apart
     assert "(agent setup: No module named 'selenium'); this run fails the same way: the " \
         "base branch's own breakage, which does not decide this check." in comment
+    # A pass beside a suite still broken says so in the headline: never a plain ✅.
+    save_results(_broken(_suites({"alpha": 0.9, "brand_search": 0.9}), "brand_search"),
+                 tmp_path / "fine.json")
+    done = cli("compare", "fine.json", "--baseline", "base.json", "--comment-out", "f.md")
+    assert done.exit_code == 0, done.output
+    assert ("gate PASSED with warnings: 2/2 eval cases passed; suite `brand_search` could "
+            "not be evaluated, as on the base branch (not decided here)") in done.output
+    assert ("⚠️ **ADK eval passed with warnings**: 2/2 eval cases passed; suite "
+            "`brand_search` could not be evaluated, as on the base branch (not decided "
+            "here)") in (tmp_path / "f.md").read_text()
     other = _broken(_suites({"alpha": 0.9, "brand_search": 0.9}), "brand_search")
     other.suites[1].errors[0].message = "No module named 'playwright'"
     save_results(other, tmp_path / "other.json")

@@ -114,6 +114,28 @@ class GateResult(BaseModel):
     #: Failing eval cases that ``quarantine: flaky`` kept from failing the gate (known
     #: flaky from the default branch's history); still among ``failing_cases``.
     quarantined: list[CaseComparison] = Field(default_factory=list)
+    #: Suites that could not be evaluated, as in the baseline run (the base branch's own
+    #: breakage, :attr:`Comparison.known_broken`): left out of the counts, never unsaid.
+    broken_on_base: list[str] = Field(default_factory=list)
+
+    @property
+    def warned(self) -> bool:
+        """Whether a pass is one "with warnings": some head cases could not be evaluated,
+        or some suites were broken on the base branch as on the head."""
+        return bool(self.cases_unsure or self.broken_on_base)
+
+    @property
+    def broken_note(self) -> str:
+        """The headline's clause for :attr:`broken_on_base` (markdown code spans), e.g.
+        ``suite `billing` could not be evaluated, as on the base branch (not decided
+        here)``; "" when there is none."""
+        if not self.broken_on_base:
+            return ""
+        names = ", ".join(f"`{n}`" for n in self.broken_on_base[:5]) + (
+            f" and {len(self.broken_on_base) - 5} more" if len(self.broken_on_base) > 5 else "")
+        subject = "suite" if len(self.broken_on_base) == 1 else "suites"
+        return (f"{subject} {names} could not be evaluated, as on the base branch (not "
+                "decided here)")
 
     @property
     def ungated_drops(self) -> list[MetricDrop]:
@@ -212,6 +234,7 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
     result.warnings += [f"suite `{name}` could not be evaluated, as in the baseline run: the "
                         "base branch's own breakage, which does not decide this check"
                         for name in sorted(broken)]
+    result.broken_on_base = sorted(broken)
     failing = [c for c in head_cases if _case_fails(c, config)]
     result.cases_total = len(head_cases)
     result.cases_passed = sum(c.head_status == CaseStatus.PASSED for c in head_cases)

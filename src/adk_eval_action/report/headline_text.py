@@ -46,7 +46,7 @@ def verdict(context: CommentContext) -> Verdict:
     if gate.report_only:
         why = gate.unchecked or "fail_on: none"
         tone, title = "info", f"ADK eval report only ({why}: nothing fails the check)"
-    elif gate.passed and gate.cases_unsure:
+    elif gate.passed and gate.warned:
         tone, title = "warn", "ADK eval passed with warnings"
     elif gate.passed:
         tone, title = "pass", "ADK eval passed"
@@ -55,7 +55,8 @@ def verdict(context: CommentContext) -> Verdict:
     parts = [gate.count_text]
     if comparison.num_runs > 1 and gate.cases_evaluated:
         parts[0] += f" ({comparison.num_runs} runs each)"
-    parts += [note for note in (gate.unsure_note, comparison.removed_note) if note]
+    parts += [note for note in (gate.unsure_note, gate.broken_note.replace("`", ""),
+                                comparison.removed_note) if note]
     drops = drops_text(gate, comparison, markdown=False)
     parts += [f"worse: {drops}"] if drops else []
     return Verdict(tone=tone, title=title, text="; ".join(parts), reasons=gate.reasons)

@@ -55,10 +55,10 @@ def print_table(
         verdict = "PASSED" if gate.passed else "FAILED"
         if gate.report_only:
             verdict = f"REPORT ONLY ({gate.unchecked or 'fail_on: none'}, nothing fails the check)"
-        elif gate.passed and gate.cases_unsure:
+        elif gate.passed and gate.warned:
             verdict = "PASSED with warnings"
-        notes = "".join(f"; {note}" for note in (gate.unsure_note, comparison.removed_note)
-                        if note)
+        notes = "".join(f"; {note}" for note in (gate.unsure_note, gate.broken_note,
+                                                 comparison.removed_note) if note)
         drops = drops_text(gate, comparison, markdown=False)
         # The comment's headline names every drop the gate did not fail on; so does this.
         notes += f"; worse: {drops}" if drops else ""
