@@ -82,6 +82,10 @@ def test_a_baseline_file_incomplete_for_one_suite_is_the_baseline_of_the_others(
     assert [(g["suite"], g["why"]) for g in comparison["suites_without_baseline"]] == [
         ("brand_search", "incomplete"), ("gamma", "absent")]
     assert "alpha_1" in comment and "newly failing" in comment.lower()
+    # brand_search's cases were in the baseline (which could not score them): not new.
+    changes = {c["eval_id"]: c["change"] for c in comparison["cases"]}
+    assert (changes["brand_search_1"], changes["brand_search_2"]) == ("unchanged", "unchanged")
+    assert (changes["gamma_1"], changes["gamma_2"]) == ("new", "new")
     # Not also called a comparability problem: the lines above say it.
     assert "has no baseline" not in comment
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -269,9 +270,13 @@ def _not_run(head: RunResults) -> dict[str, str]:
     return {name: why for name, why in out.items() if why}
 
 
-def compare_cases(head: Side, baseline: Side | None) -> list[CaseComparison]:
+def compare_cases(head: Side, baseline: Side | None,
+                  incomplete: AbstractSet[str] = frozenset()) -> list[CaseComparison]:
     """Every head case in head order (with its baseline counterpart when there is one),
-    then the cases only the baseline has (``removed``)."""
+    then the cases only the baseline has (``removed``). The cases of the suites in
+    ``incomplete`` (whose baseline run could not score them:
+    :class:`~adk_eval_action.analysis.comparison.SuiteWithoutBaseline`) change as on a
+    run without a baseline: they are not new, their baseline had them."""
     head_rows = {k: i for i, k in enumerate(head.table.case_keys)}
     base_rows = {k: i for i, k in enumerate(baseline.table.case_keys)} if baseline else {}
     deltas = _case_deltas(head, baseline)
@@ -287,7 +292,8 @@ def compare_cases(head: Side, baseline: Side | None) -> list[CaseComparison]:
                 suite=key[0],
                 eval_set_id=key[1],
                 eval_id=key[2],
-                change=_case_change(head_status, base_status, has_baseline),
+                change=_case_change(head_status, base_status,
+                                    has_baseline and key[0] not in incomplete),
                 file=head.table.case_files[h],
                 line=head.table.case_lines[h],
                 baseline_status=base_status,

@@ -475,6 +475,9 @@ def _compare(
                                           options, case_ids, flips)
     head_skeleton = head_table.skeleton
     base_skeleton = base_table.skeleton if base_table is not None else None
+    facts = suite_facts(head_skeleton, base_skeleton, options.gate,
+                        {(m.suite, m.metric_name): m.higher_is_better for m in metrics})
+    incomplete = {w.suite for w in facts["suites_without_baseline"] if w.why == "incomplete"}
     return Comparison(
         has_baseline=base_skeleton is not None,
         baseline_note=baseline_note,
@@ -482,7 +485,7 @@ def _compare(
         baseline_metadata=base_skeleton.metadata if base_skeleton else None,
         metrics=metrics,
         rubrics=rubrics,
-        cases=compare_cases(head_side, base_side),
+        cases=compare_cases(head_side, base_side, incomplete),
         errors=head_skeleton.all_errors(),
         warnings=[
             *head_skeleton.warnings,
@@ -490,8 +493,7 @@ def _compare(
             *(base_table.repeated_warnings("baseline") if base_table is not None else []),
         ],
         num_runs=head_table.num_runs,
-        **suite_facts(head_skeleton, base_skeleton, options.gate,
-                      {(m.suite, m.metric_name): m.higher_is_better for m in metrics}),
+        **facts,
         confidence=confidence,
         no_interval_reason=_no_interval_reason(metrics),
         tests=tests,
