@@ -239,9 +239,9 @@ def test_a_token_budget_holds_within_one_calls_size(
     example_repo: Path, cli: CliRun, gemini_api: GeminiFake
 ):
     """Half the whole run's tokens as max_tokens, four calls in flight: each call reserves
-    its expected tokens before it starts and the call that would pass the budget is not
-    made, so what the API reported ends within one call's size of the budget (it passed
-    by the calls in flight: up to four whole calls)."""
+    a high quantile of its model's answered calls before it starts and the call that would
+    pass the budget is not made, so what the API reported ends within one call's size of
+    the budget (it passed by the calls in flight: up to four whole calls)."""
     gemini_api.clear_calls()
     _run(cli, EVAL_SET)
     spent = sum(i + o for i, o in _reported(gemini_api).values())
@@ -258,7 +258,7 @@ def test_a_token_budget_holds_within_one_calls_size(
     calls = len(gemini_api.calls)
     assert re.fullmatch(
         rf"the budget's max_tokens {cap:,} (would have been passed by the next model call, "
-        rf"expected to use ~[\d,]+ tokens|was reached) \({calls} model call\(s\), "
+        rf"which reserves ~[\d,]+ tokens|was reached) \({calls} model call\(s\), "
         rf"{used:,} tokens spent\); \d+ model call\(s\) were not made, so the eval cases "
         "they belonged to have no scores", stop["message"]), stop["message"]
 

@@ -2,7 +2,7 @@
 ``--max-tokens``, ``--max-usd``), the model calls that keep it
 (:mod:`adk_eval_action.adk.runtime.spend`), what is left of it for later stages, the error
 of a run it stopped and the warning of one the calls in flight carried past it (each call
-reserves its expected use: adk.runtime.spend), the cost
+reserves a high quantile of its model's answered calls: adk.runtime.spend), the cost
 ``plan`` estimates from a baseline file, and the console's model-calls line.
 
 google-adk is imported only inside the functions that need it (as in
@@ -72,7 +72,7 @@ def budget_check(
 ) -> PlanCheck | None:
     """The check of the plan against the run's budget (adk.evaluate.estimate.refusal; with
     ``baseline``, its estimated tokens and dollars too, which also give ``spend`` what one
-    call is expected to use: :meth:`~adk_eval_action.adk.models.spend.Spend.expect`); None
+    call is expected to use: :meth:`~adk_eval_action.adk.runtime.spend.Spend.expect`); None
     without a budget."""
     from adk_eval_action.adk.evaluate.estimate import estimate, planned_calls, refusal
 
@@ -130,9 +130,9 @@ def budget_passed(calls: ModelCalls) -> str | None:
     if not over:
         return None
     return (f"the budget's {' and '.join(over)} was passed by calls that used more than "
-            f"they were expected to ({spend.spent()} spent); each call reserves its expected "
-            "use before it starts, so the total passes the budget by no more than the calls "
-            "in flight misjudged")
+            f"they reserved ({spend.spent()} spent); each call reserves what 9 in 10 of its "
+            "model's answered calls used at most before it starts, so the total passes the "
+            "budget only by what the calls in flight used beyond their reservations")
 
 
 def budget_error(calls: ModelCalls) -> ErrorRecord | None:
@@ -147,7 +147,7 @@ def budget_error(calls: ModelCalls) -> ErrorRecord | None:
     else:
         usd = f", ${before[1]:.4f}" if spend.stopped_by.startswith("max_usd") else ""
         stop = (f"the budget's {spend.stopped_by} would have been passed by the next model "
-                f"call, expected to use ~{before[0]:,.0f} tokens{usd} ({spend.spent()} "
+                f"call, which reserves ~{before[0]:,.0f} tokens{usd} ({spend.spent()} "
                 "spent)")
     return ErrorRecord(
         kind="budget",

@@ -163,14 +163,16 @@ class RunSettings(BaseModel):
         commands=RUN_AND_PLAN, config="budget.model_calls",
     )] = None
     max_tokens: Annotated[int | None, Field(ge=1), Option(
-        "Budget: at most this many tokens; each model call reserves what it is expected to "
-        "use before it starts, a call that would pass the budget is not made, and the run "
-        "then ends incomplete.", commands=RUN_AND_PLAN, config="budget.tokens",
+        "Budget: at most this many tokens; each model call reserves what 9 in 10 of its "
+        "model's answered calls used at most before it starts, a call that would pass the "
+        "budget is not made, and the run then ends incomplete.", commands=RUN_AND_PLAN,
+        config="budget.tokens",
     )] = None
     max_usd: Annotated[float | None, Field(gt=0), Option(
         "Budget: at most this many dollars (at the prices of models: in adk-eval.yaml); each "
-        "model call reserves what it is expected to cost before it starts, a call that would "
-        "pass the budget is not made, and the run then ends incomplete.",
+        "model call reserves what 9 in 10 of its model's answered calls cost at most before "
+        "it starts, a call that would pass the budget is not made, and the run then ends "
+        "incomplete.",
         commands=RUN_AND_PLAN, config="budget.usd",
     )] = None
     quiet: Annotated[bool, Option(

@@ -14,29 +14,43 @@ an evaluation passes through (agents, judges, user simulator):
   (:mod:`adk_eval_action.adk.runtime.model_limits`), so a call that waited for a slot is checked
   against what was spent while it waited. ``model_calls`` is a hard cap: a request is
   counted as it is admitted, so never more are sent. Tokens and dollars are known only once
-  a call answers, so each admitted request **reserves** what it is expected to use, and a
-  request whose reservation would take what was spent, what the calls in flight reserved
-  and its own past ``tokens`` or ``usd`` is refused: the run stops starting calls there, and
-  the total ends within the calls in flight's misestimate of the cap instead of past it by
-  ``parallelism`` whole calls. When the call answers, its reservation is replaced by what it
-  reported (a call that reported nothing keeps its expected tokens against the budget: its
-  tokens are unknown, never zero); a call that failed before answering gives it back. A
-  request's expected use (:meth:`Spend.expected`) is the mean of the answered calls of the
-  same model and role, else of the same model, else the plan's estimate per call (the
-  baseline's recorded usage over the calls the plan counts:
-  :mod:`adk_eval_action.adk.evaluate.estimate`, :meth:`Spend.expect`); with none of these
-  known, the request is a *probe*, reserving nothing: it waits until no other probe of its
-  model and role is in flight, so a model's first calls in a role go one at a time until one
-  has answered (a judge's calls are not guessed from an agent's). A
-  refused request is a :class:`~.model_faults.ModelFault` of kind ``budget``: the case run it
-  belonged to ends as an error of that kind, never a score; once one is refused, every
-  later one is (the budget has stopped the run).
+  a call answers, so each admitted request **reserves** what it may use, and the rule is:
+
+  - *What a request reserves* (:meth:`Spend.expected`, tokens and USD): a high quantile of
+    what the answered calls of the same model and role reported, else of the same model:
+    the nearest-rank :data:`QUANTILE` (90th percentile: the smallest answered size that at
+    least 9 in 10 of them did not pass; with fewer than 10 answered calls, the largest).
+    With none answered, the plan's estimate per call (the baseline's recorded usage over
+    the calls the plan counts: :mod:`adk_eval_action.adk.evaluate.estimate`,
+    :meth:`Spend.expect`); with that unknown too, nothing (the request is a *probe*).
+  - *Slow start*: a model and role has at most as many calls in flight as it has answered
+    calls (at least one), so its first call goes alone, then two, four…: the reservations
+    of many calls never rest on one answered size, and a judge's calls are not guessed
+    from an agent's.
+  - *Fit*: a request fits when what was spent, what the calls in flight reserved and its own
+    reservation stay within ``tokens`` and ``usd``. One that does not fit waits while calls
+    are in flight (each gives back its reservation when it answers or fails); one that
+    would pass the budget on what was spent alone is refused, and the run stops starting
+    calls there (once one is refused, every later one is).
+
+  So the total passes the cap only by what the calls in flight at the end used beyond
+  their reservations, within one call's size (``benchmarks/bench_budget.py``), where
+  reserving each call's mean passed it by up to 2.3 calls, and no reservations by up to
+  ``parallelism`` whole calls; and waiting instead of refusing keeps the high reservations
+  from leaving the budget unspent. When a call answers, its reservation is replaced by
+  what it reported (a call that reported nothing keeps its reservation against the
+  budget: its tokens are unknown, never zero; a model that reports no usage reserves
+  nothing); a call that failed before answering gives it back. A refused request is a
+  :class:`~.model_faults.ModelFault` of kind ``budget``: the case run it belonged to ends
+  as an error of that kind, never a score.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextvars
+import math
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -135,11 +149,16 @@ def case_usage() -> Iterator[CaseUsage]:
         _CASE.reset(token)
 
 
+#: The share of a model's answered calls at or below what its next call reserves (module
+#: docstring): the nearest-rank 90th percentile of their sizes.
+QUANTILE = 0.9
+
+
 @dataclass(frozen=True)
 class Reservation:
-    """What one admitted request holds of the budget until it answers or fails: its
-    expected ``tokens`` and ``usd``, and whether it is a probe (nothing was known to
-    expect: module docstring) of its ``key`` (model, role)."""
+    """What one admitted request holds of the budget until it answers or fails: the
+    ``tokens`` and ``usd`` it reserved, whether it is a probe (nothing was known to reserve:
+    module docstring), and its ``key`` (model, role)."""
 
     tokens: float = 0.0
     usd: float = 0.0
@@ -147,24 +166,31 @@ class Reservation:
     key: tuple[str, str] = ("", "")
 
 
-class _Means:
-    """Running sums of the answered calls that reported usage, per key."""
+class _Sizes:
+    """The tokens and dollars of the answered calls that reported usage, each kept sorted,
+    per key ((model, role) or model)."""
 
     def __init__(self) -> None:
-        self.sums: dict[Any, tuple[float, float, int]] = {}
+        self.sizes: dict[Any, tuple[list[float], list[float]]] = {}
 
     def add(self, key: Any, tokens: float, usd: float) -> None:
-        total, dollars, n = self.sums.get(key, (0.0, 0.0, 0))
-        self.sums[key] = (total + tokens, dollars + usd, n + 1)
+        tokens_seen, usd_seen = self.sizes.setdefault(key, ([], []))
+        bisect.insort(tokens_seen, tokens)
+        bisect.insort(usd_seen, usd)
 
-    def mean(self, key: Any) -> tuple[float, float] | None:
-        found = self.sums.get(key)
-        return None if found is None else (found[0] / found[2], found[1] / found[2])
+    def high(self, key: Any) -> tuple[float, float] | None:
+        """The nearest-rank :data:`QUANTILE` of the key's tokens and of its dollars (the
+        value at rank ``ceil(QUANTILE * n)`` of ``n`` sorted); None: none answered."""
+        found = self.sizes.get(key)
+        if not found:
+            return None
+        rank = max(1, math.ceil(QUANTILE * len(found[0])))
+        return found[0][rank - 1], found[1][rank - 1]
 
 
 class Spend:
-    """The run's spending and its budget (module docstring). Safe across threads; a
-    probe's wait (:meth:`admit`) is on the running event loop.
+    """The run's spending and its budget (module docstring). Safe across threads; the waits
+    of :meth:`admit` are on the running event loop.
 
     Args:
         budget: The limits (none: nothing is refused).
@@ -184,14 +210,16 @@ class Spend:
         self.usd: float | None = None
         self.unpriced: list[str] = []
         self.stopped_by: str | None = None
-        #: What the first refused request was expected to use, when the total had not
-        #: reached the limit yet (it would have passed it); None otherwise.
+        #: What the first refused request would have reserved (tokens, USD), when the total
+        #: had not reached the limit yet (it would have passed it); None otherwise.
         self.stopped_before: tuple[float, float] | None = None
-        self._means = _Means()
+        self._sizes = _Sizes()
         self._planned: tuple[float, float] | None = None
         self._reserved = (0.0, 0.0)  # tokens and dollars the calls in flight hold
         self._assumed = (0.0, 0.0)  # what answered calls that reported nothing are taken at
-        self._probes: dict[tuple[str, str], asyncio.Event] = {}
+        self._in_flight: dict[tuple[str, str], int] = {}  # admitted, not answered or failed
+        self._answered: dict[tuple[str, str], int] = {}  # answered calls, reported or not
+        self._settled: asyncio.Event | None = None  # set when a call in flight settles
 
     def expect(self, tokens: float | None, usd: float | None = None) -> None:
         """The plan's estimate of one model call's tokens and dollars (module docstring;
@@ -200,13 +228,14 @@ class Spend:
             self._planned = None if tokens is None else (tokens, usd or 0.0)
 
     def expected(self, model: str, role: Role) -> tuple[float, float] | None:
-        """What one request of ``model`` in ``role`` is expected to use, ``(tokens,
-        dollars)``; None when nothing is known (module docstring)."""
+        """What one request of ``model`` in ``role`` reserves, ``(tokens, USD)``: the
+        :data:`QUANTILE` of its model's and role's answered calls, else of its model's,
+        else the plan's estimate; None when nothing is known (module docstring)."""
         with self._lock:
             return self._expected(model, role)
 
     def _expected(self, model: str, role: Role) -> tuple[float, float] | None:
-        found = self._means.mean((model, role)) or self._means.mean(model) or self._planned
+        found = self._sizes.high((model, role)) or self._sizes.high(model) or self._planned
         # A model that reports no usage would make every call of it a probe: nothing is
         # learnt from its answers, so its calls reserve nothing (their tokens are unknown).
         silent = any(u.unreported and (u.model, u.role) == (model, role) for u in self._usage)
@@ -218,45 +247,61 @@ class Spend:
 
     async def admit(self, model: str = "", role: Role = "agent") -> Reservation | ModelFault:
         """Admits one request to a model (counted in :attr:`requests`) with what it
-        reserves, or the ``budget`` fault that refuses it (module docstring). A probe
-        waits here while another probe of its model and role is in flight."""
+        reserves, or the ``budget`` fault that refuses it (module docstring). Waits here,
+        on the running event loop, while its model and role have as many calls in flight as
+        answered ones (slow start) and while its reservation does not fit beside the calls
+        in flight's."""
         while True:
             with self._lock:
-                waiting = self._probes.get((model, role))
-                probe = self._limits_spend and self._expected(model, role) is None
-                if waiting is None or not probe or self.stopped_by:
-                    return self._admit(model, role)
-            await waiting.wait()
+                found = self._admit(model, role)
+                if found is not None:
+                    return found
+                if self._settled is None:
+                    self._settled = asyncio.Event()
+                settled = self._settled
+            await settled.wait()
 
-    def _admit(self, model: str, role: Role) -> Reservation | ModelFault:
-        expected = self._expected(model, role) if self._limits_spend else (0.0, 0.0)
-        spent = self.stopped_by or self._spent_limit(expected or (0.0, 0.0))
+    def _admit(self, model: str, role: Role) -> Reservation | ModelFault | None:
+        """The request's admission or refusal; None: it waits for a call in flight."""
+        budget, key = self.budget, (model, role)
+        known: tuple[float, float] | None = (0.0, 0.0)
+        if self._limits_spend and not self.stopped_by:
+            if self._in_flight.get(key, 0) >= max(1, self._answered.get(key, 0)):
+                return None  # slow start
+            known = self._expected(model, role)
+        expected = known or (0.0, 0.0)
+        spent = self.stopped_by
+        if spent is None and budget.model_calls is not None and (
+                self.requests >= budget.model_calls):
+            spent = f"max_model_calls {budget.model_calls}"
+        if spent is None:
+            spent = self._crosses(expected, held=False)
+            if spent is not None and self._crosses((0.0, 0.0), held=False) is None:
+                self.stopped_before = expected  # it fit; its reservation would not have
         if spent is not None:
             self.refused += 1
-            if self.stopped_by is None and self._spent_limit((0.0, 0.0)) is None:
-                self.stopped_before = expected  # it fit; its expected use would not have
             self.stopped_by = spent
             return ModelFault(kind="budget", summary=f"budget spent ({spent})",
                               retryable=False)
+        if any(self._in_flight.values()) and self._crosses(expected, held=True) is not None:
+            return None  # the calls in flight may give back what they reserved
         self.requests += 1
-        if expected is None:
-            self._probes[(model, role)] = asyncio.Event()
-            return Reservation(probe=True, key=(model, role))
+        self._in_flight[key] = self._in_flight.get(key, 0) + 1
         tokens, usd = self._reserved
         self._reserved = (tokens + expected[0], usd + expected[1])
-        return Reservation(tokens=expected[0], usd=expected[1])
+        return Reservation(tokens=expected[0], usd=expected[1], probe=known is None, key=key)
 
-    def _spent_limit(self, expected: tuple[float, float]) -> str | None:
-        """The limit a request expected to use ``expected`` would cross, counting what was
-        spent, assumed and reserved; None when it fits."""
+    def _crosses(self, expected: tuple[float, float], held: bool) -> str | None:
+        """The ``tokens`` or ``usd`` limit a request reserving ``expected`` would cross,
+        counting what was spent and assumed, and with ``held`` what the calls in flight
+        reserved; None when it fits."""
         budget = self.budget
-        if budget.model_calls is not None and self.requests >= budget.model_calls:
-            return f"max_model_calls {budget.model_calls}"
-        tokens = self.tokens + self._assumed[0] + self._reserved[0]
+        reserved = self._reserved if held else (0.0, 0.0)
+        tokens = self.tokens + self._assumed[0] + reserved[0]
         if budget.tokens is not None and (
                 tokens >= budget.tokens or tokens + expected[0] > budget.tokens):
             return f"max_tokens {budget.tokens:,}"
-        usd = (self.usd or 0.0) + self._assumed[1] + self._reserved[1]
+        usd = (self.usd or 0.0) + self._assumed[1] + reserved[1]
         if budget.usd is not None and (self.usd is not None or expected[1]) and (
                 usd >= budget.usd or usd + expected[1] > budget.usd):
             return f"max_usd ${budget.usd:g}"
@@ -272,9 +317,14 @@ class Spend:
     def _unreserve(self, reservation: Reservation) -> None:
         tokens, usd = self._reserved
         self._reserved = (max(0.0, tokens - reservation.tokens), max(0.0, usd - reservation.usd))
-        waiting = self._probes.pop(reservation.key, None) if reservation.probe else None
-        if waiting is not None:
-            waiting.set()
+        flying = self._in_flight.get(reservation.key, 0)
+        if flying:
+            self._in_flight[reservation.key] = flying - 1
+        if not any(self._in_flight.values()):
+            self._reserved = (0.0, 0.0)  # no rounding left over from the sums of dollars
+        if self._settled is not None:  # the waiting requests look again
+            self._settled.set()
+            self._settled = None
 
     def answered(
         self, model: str, role: Role, metadata: Any, reservation: Reservation | None = None
@@ -286,6 +336,7 @@ class Spend:
         usage = usage_of(model, role, metadata)
         dollars = usd_of(usage, self.prices.get(model))
         with self._lock:
+            self._answered[(model, role)] = self._answered.get((model, role), 0) + 1
             if reservation is not None:
                 self._unreserve(reservation)
             self._usage = merge_usage(self._usage, [usage])
@@ -295,7 +346,7 @@ class Spend:
             else:
                 self.tokens += usage.tokens
                 for key in ((model, role), model):
-                    self._means.add(key, usage.tokens, dollars or 0.0)
+                    self._sizes.add(key, usage.tokens, dollars or 0.0)
             if dollars is not None:
                 self.usd = (self.usd or 0.0) + dollars
             elif model not in self.unpriced:
