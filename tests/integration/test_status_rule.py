@@ -74,3 +74,9 @@ def test_the_chart_is_mentioned_only_when_a_job_summary_is_written(
     assert "### ADK evaluation" in without and "📈" not in without
     with_summary = _compare(regressed_run, "--summary-out", str(tmp_path / "s.md"))
     assert "📈 A chart of baseline vs head per metric is in the job summary." in with_summary
+    # Without a baseline the chart is of the head's scores alone, and says so.
+    with working_directory(regressed_run.root):
+        alone = CliRunner().invoke(main, [
+            "compare", str(regressed_run.results), "--summary-out", str(tmp_path / "a.md"),
+            "--print-comment"], catch_exceptions=False).output
+    assert "📈 A chart of the head's scores per metric is in the job summary." in alone
