@@ -231,10 +231,10 @@ def _case_counts(comparison: Comparison, config: GateConfig, result: GateResult)
     broken = comparison.known_broken  # the base branch's own breakage: not this run's
     head_cases = [c for c in comparison.cases if c.head_status is not None
                   and c.suite not in broken]
+    result.broken_on_base = sorted(broken)
     result.warnings += [f"suite `{name}` could not be evaluated, as in the baseline run: the "
                         "base branch's own breakage, which does not decide this check"
-                        for name in sorted(broken)]
-    result.broken_on_base = sorted(broken)
+                        for name in result.broken_on_base]
     failing = [c for c in head_cases if _case_fails(c, config)]
     result.cases_total = len(head_cases)
     result.cases_passed = sum(c.head_status == CaseStatus.PASSED for c in head_cases)

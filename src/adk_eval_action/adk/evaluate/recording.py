@@ -270,7 +270,7 @@ class _RecordingEvaluator(Evaluator):
                 _record_model_error(self._recorder, name, cause)
             elif isinstance(cause, JudgeCallError):  # the judge raised: the judge's fault
                 self._recorder.record(name, f"{JUDGE_CALL_FAILED}{cause}")
-            elif judge_model(self._metric) and no_sample_parsed(e):
+            elif judged and no_sample_parsed(e):
                 self._recorder.record(name, NO_PARSABLE_VERDICT)  # not its code's fault
                 raise
             self._recorder.record(name, self._recorder.raised(e), errored=True)

@@ -237,9 +237,11 @@ def settle_user_turns(result: EvaluationResult, metric: EvalMetric) -> Evaluatio
     verdicts given fail it whatever the missing ones would say (:func:`_unsure_status`).
     Other results, and this metric's without such turns, are returned as they are. A
     missing verdict on the stop signal is not seen: ADK keeps only a failed one."""
+    if metric.metric_name != USER_SIMULATOR_QUALITY:
+        return result  # every other metric's result, on every case run: nothing to count
     turns = list(result.per_invocation_results or [])[1:]
     missing = sum(t.score is None and t.eval_status == EvalStatus.NOT_EVALUATED for t in turns)
-    if metric.metric_name != USER_SIMULATOR_QUALITY or not missing:
+    if not missing:
         return result
     known = [float(t.score) for t in result.per_invocation_results if t.score is not None]
     status = _unsure_status(known, missing, _threshold(metric))
